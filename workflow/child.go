@@ -1,0 +1,100 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// RunChild starts a run of def as a child of the current run and waits for
+// its result, durably: the child is a run of its own (its parent_run_id links
+// it), started once per step name, and the parent is parked without a worker
+// slot until the child finishes, when it is woken at once. A replay returns
+// the memoized outcome. A failed or cancelled child returns its *RunError,
+// which the parent may handle like any step error.
+func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], input In, opts *StartOpts) (Out, error) {
+	var zero Out
+	w := ctx.state()
+	if err := w.enter(name, StepKindChild); err != nil {
+		return zero, err
+	}
+	if def == nil || def.err != nil {
+		err := error(&ValidationError{Field: "child definition", Problem: "is nil; pass a definition made with Define"})
+		if def != nil {
+			err = def.err
+		}
+		return zero, w.fail(name, NonRetryable(err))
+	}
+	resultType := typeName[Out]()
+	m := w.memo(name)
+	if m != nil && (m.Kind != StepKindChild || m.ResultType != resultType) {
+		return zero, w.diverge(name, m, "child run returning "+resultType)
+	}
+	if m != nil && m.Status == StepStatusCompleted {
+		return decodeWaitResult[Out](w, name, m)
+	}
+
+	var encoded []byte
+	if m == nil {
+		var err error
+		if encoded, err = json.Marshal(input); err != nil {
+			return zero, w.fail(name, NonRetryable(&ValidationError{Field: "child input", Problem: err.Error()}))
+		}
+	}
+
+	var (
+		done    *memo
+		childID *uuid.UUID
+	)
+	if m != nil {
+		childID = m.ChildRunID
+	}
+	req := &parkRequest{name: name, kind: StepKindChild, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, resultType: resultType}
+	_, err := w.parkTx(req,
+		func(ctx context.Context, tx pgx.Tx) (bool, error) {
+			c := w.c
+			if childID == nil {
+				parent := w.info.ID
+				started, err := c.startTx(ctx, tx, &startParams{typeName: def.name, defaults: def.opts, input: encoded, opts: opts, parentID: &parent, parentStep: name})
+				if err != nil {
+					return false, fmt.Errorf("start child run: %w", err)
+				}
+				childID = &started.ID
+				req.childRunID = childID
+				// The park below inserts the memo with this child id; the
+				// child cannot have finished yet, its job is not committed.
+				return false, nil
+			}
+			var (
+				status   string
+				output   []byte
+				errBytes []byte
+			)
+			if err := tx.QueryRow(ctx, c.q.childOutcome, *childID).Scan(&status, &output, &errBytes); err != nil {
+				return false, fmt.Errorf("read child run %s: %w", *childID, err)
+			}
+			if !Status(status).Finished() {
+				return false, nil
+			}
+			childErr, err := decodeRunError(errBytes)
+			if err != nil {
+				return false, err
+			}
+			if childErr == nil && Status(status) != StatusCompleted {
+				childErr = &RunError{Kind: status, Message: "child run " + status, Attempt: w.info.Attempt}
+			}
+			if output == nil {
+				output = []byte("null")
+			}
+			done = &memo{Name: name, Kind: StepKindChild, Status: StepStatusCompleted, ResultType: resultType, Output: output, Error: childErr, ChildRunID: childID}
+			return true, c.finishWaitTx(ctx, tx, w.info.ID, done, false)
+		})
+	if err != nil {
+		return zero, err
+	}
+	w.setMemo(done)
+	return decodeWaitResult[Out](w, name, done)
+}

@@ -1,0 +1,236 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Recommended River settings that Tributary applies to the River client it
+// builds when Config.River leaves them zero. River's defaults (100 ms fetch
+// cooldown) cap a queue of 20 workers at about 200 jobs per second; workflows
+// that sleep, wait and replay are short jobs, so Tributary fetches sooner.
+const (
+	// DefaultFetchCooldown is the shortest gap between two fetches of a
+	// queue. River's own benchmark uses the same value.
+	DefaultFetchCooldown = 2 * time.Millisecond
+
+	// DefaultFetchPollInterval is how often an idle queue polls when no
+	// LISTEN/NOTIFY wake-up arrived. New runs, signals and child results wake
+	// workers through notifications, so the poll is only a safety net.
+	DefaultFetchPollInterval = 1 * time.Second
+
+	// DefaultMaxInputBytes bounds the encoded input of a run and the payload
+	// of a signal.
+	DefaultMaxInputBytes = 1 << 20
+)
+
+// Config configures a Client.
+type Config struct {
+	// Logger receives the engine's logs. River's client gets it too unless
+	// River.Logger is set.
+	//
+	// Defaults to a logger that discards everything.
+	Logger *slog.Logger
+
+	// MaxInputBytes bounds a run's encoded input and a signal's payload; a
+	// larger one is refused with a *ValidationError before anything is
+	// written.
+	//
+	// Defaults to DefaultMaxInputBytes (1 MiB).
+	MaxInputBytes int
+
+	// River configures the River client that Tributary builds and runs the
+	// workflows on. Its Workers bundle (created when nil) gets one worker per
+	// workflow in Workflows, next to any of the application's own workers.
+	// Queues nil makes an insert-only client: it starts and reads runs but
+	// does not work them. Schema and Logger are taken from this Config when
+	// unset. FetchCooldown and FetchPollInterval default to
+	// DefaultFetchCooldown and DefaultFetchPollInterval.
+	//
+	// Defaults to an insert-only River configuration.
+	River *river.Config
+
+	// Schema is the Postgres schema of Tributary's tables, which must be the
+	// schema of River's tables too (River.Schema is set to it).
+	//
+	// Defaults to "", the connection's search_path.
+	Schema string
+
+	// Workflows are the workflow types this client runs and can start by
+	// name. Each becomes one River worker, job kind "workflow:<name>".
+	// Starting a typed Definition does not require it to be listed here.
+	//
+	// Defaults to none.
+	Workflows []Registrable
+}
+
+// Client starts, reads, signals and cancels workflow runs, and runs the
+// workflows registered in its Config on a River client. It is safe for
+// concurrent use.
+type Client struct {
+	logger        *slog.Logger
+	maxInputBytes int
+	pool          *pgxpool.Pool
+	q             *queries
+	river         *river.Client[pgx.Tx]
+	schema        string
+	types         map[string]*registration
+	waiter        *waiter
+	writer        *memoWriter
+
+	works bool // River queues are configured: Start starts River
+
+	startStopMu sync.Mutex
+	started     bool
+}
+
+// NewClient validates config, registers the workflows on the River workers
+// bundle and builds the River client. It does not touch the database; call
+// Start to begin working runs (or nothing, for an insert-only client).
+func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
+	if pool == nil {
+		return nil, &ValidationError{Field: "pool", Problem: "is nil; pass the *pgxpool.Pool of your database"}
+	}
+	if config == nil {
+		config = &Config{}
+	}
+	logger := config.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	maxInput := orDefault(config.MaxInputBytes, DefaultMaxInputBytes)
+	if maxInput < 0 {
+		return nil, &ValidationError{Field: "Config.MaxInputBytes", Problem: "is negative; leave it 0 for the 1 MiB default"}
+	}
+
+	riverConfig := &river.Config{}
+	if config.River != nil {
+		riverConfig = config.River.WithDefaults()
+		// WithDefaults fills FetchCooldown and FetchPollInterval with River's
+		// own defaults; only override what the caller left unset.
+		if config.River.FetchCooldown == 0 {
+			riverConfig.FetchCooldown = DefaultFetchCooldown
+		}
+		if config.River.FetchPollInterval == 0 {
+			riverConfig.FetchPollInterval = DefaultFetchPollInterval
+		}
+	} else {
+		riverConfig.FetchCooldown = DefaultFetchCooldown
+		riverConfig.FetchPollInterval = DefaultFetchPollInterval
+	}
+	if riverConfig.Schema == "" {
+		riverConfig.Schema = config.Schema
+	}
+	if riverConfig.Schema != config.Schema {
+		return nil, &ValidationError{Field: "Config.Schema", Problem: fmt.Sprintf("is %q but River.Schema is %q; Tributary's tables live beside River's, so leave River.Schema empty or equal", config.Schema, riverConfig.Schema)}
+	}
+	if riverConfig.Logger == nil {
+		riverConfig.Logger = logger
+	}
+	// An insert-only client without workflows keeps Workers nil, so River
+	// does not refuse to insert jobs of kinds that other processes work.
+	if riverConfig.Workers == nil && (len(config.Workflows) > 0 || len(riverConfig.Queues) > 0) {
+		riverConfig.Workers = river.NewWorkers()
+	}
+
+	c := &Client{
+		logger:        logger,
+		maxInputBytes: maxInput,
+		pool:          pool,
+		q:             newQueries(config.Schema),
+		schema:        config.Schema,
+		types:         make(map[string]*registration, len(config.Workflows)),
+		works:         len(riverConfig.Queues) > 0,
+	}
+	for _, def := range config.Workflows {
+		if def == nil {
+			return nil, &ValidationError{Field: "Config.Workflows", Problem: "contains a nil definition"}
+		}
+		reg := def.definition()
+		if reg.err != nil {
+			return nil, reg.err
+		}
+		if _, dup := c.types[reg.name]; dup {
+			return nil, &ValidationError{Field: "Config.Workflows", Problem: fmt.Sprintf("workflow %q is listed twice; list each workflow once", reg.name)}
+		}
+		c.types[reg.name] = reg
+		if err := addWorker(riverConfig.Workers, c, reg); err != nil {
+			return nil, fmt.Errorf("workflow: register %q on River workers: %w", reg.name, err)
+		}
+	}
+
+	rc, err := river.NewClient(riverpgxv5.New(pool), riverConfig)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: build River client: %w", err)
+	}
+	c.river = rc
+	c.writer = newMemoWriter(pool, c.q, logger)
+	c.waiter = newWaiter(pool, c.q, logger)
+	return c, nil
+}
+
+// River returns the River client the workflows run on, for the application's
+// own jobs and for River UI.
+func (c *Client) River() *river.Client[pgx.Tx] { return c.river }
+
+// Pool returns the pool the client was built with.
+func (c *Client) Pool() *pgxpool.Pool { return c.pool }
+
+// Schema returns the Postgres schema of Tributary's and River's tables.
+func (c *Client) Schema() string { return c.schema }
+
+// Types returns the names of the registered workflow types, sorted.
+func (c *Client) Types() []string {
+	names := make([]string, 0, len(c.types))
+	for name := range c.types {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Start starts the engine's memo writer and, when River queues are
+// configured, the River client that works runs. ctx bounds start-up only.
+func (c *Client) Start(ctx context.Context) error {
+	c.startStopMu.Lock()
+	defer c.startStopMu.Unlock()
+	if c.started {
+		return nil
+	}
+	c.writer.start()
+	if c.works {
+		if err := c.river.Start(ctx); err != nil {
+			c.writer.stop()
+			return fmt.Errorf("workflow: start River client: %w", err)
+		}
+	}
+	c.started = true
+	return nil
+}
+
+// Stop stops working new runs, waits for attempts in progress to finish (up
+// to ctx's deadline), then stops the memo writer and the result waiter.
+func (c *Client) Stop(ctx context.Context) error {
+	c.startStopMu.Lock()
+	defer c.startStopMu.Unlock()
+	var err error
+	if c.started {
+		if c.works {
+			err = c.river.Stop(ctx)
+		}
+		c.writer.stop()
+		c.started = false
+	}
+	c.waiter.stop()
+	return err
+}

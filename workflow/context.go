@@ -1,0 +1,144 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Context is what a workflow function receives: a context.Context for the
+// current attempt (cancelled when the run is cancelled or the attempt times
+// out) that also carries the run's replay state. Pass it to Step, StepTx,
+// Sleep, WaitSignal and RunChild.
+type Context interface {
+	context.Context
+
+	// Run describes the run and the current attempt.
+	Run() RunInfo
+
+	// Logger is the client's logger with the run's id and type attached.
+	Logger() *slog.Logger
+
+	state() *wfContext
+}
+
+// RunInfo describes a run from inside its workflow function.
+type RunInfo struct {
+	// ID is the run's id.
+	ID uuid.UUID
+	// Type is the workflow type's name.
+	Type string
+	// Attempt is the current attempt, starting at 1. Sleeping and waiting do
+	// not count as attempts.
+	Attempt int
+	// MaxAttempts is how many attempts the run gets.
+	MaxAttempts int
+	// JobID is the River job of the run.
+	JobID int64
+	// ScheduleID is the schedule that started the run, if one did.
+	ScheduleID *uuid.UUID
+	// FireAt is the schedule slot the run was started for, if any.
+	FireAt *time.Time
+	// ParentID is the parent run of a child run.
+	ParentID *uuid.UUID
+	// Metadata is StartOpts.Metadata as stored.
+	Metadata json.RawMessage
+}
+
+// wfContext is the state of one attempt of one run.
+type wfContext struct {
+	context.Context
+
+	c      *Client
+	info   RunInfo
+	job    *rivertype.JobRow
+	logger *slog.Logger
+
+	mu         sync.Mutex
+	memos      map[string]*memo
+	seen       map[string]struct{}
+	failErr    error  // the first step failure; no step runs after it
+	failStep   string // the step that failed
+	diverged   *DivergenceError
+	parkedTill *time.Time // set when a sleep or wait parked the attempt
+}
+
+func (w *wfContext) Run() RunInfo           { return w.info }
+func (w *wfContext) Logger() *slog.Logger   { return w.logger }
+func (w *wfContext) state() *wfContext      { return w }
+func (w *wfContext) memo(name string) *memo { return w.memos[name] }
+
+// enter is the step boundary: every step kind passes it first. It validates
+// the name, rejects a name used twice in one run, stops the workflow after a
+// failed step or a park, and checks for cancellation.
+func (w *wfContext) enter(name string, kind StepKind) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.diverged != nil:
+		return w.diverged
+	case w.failErr != nil:
+		return fmt.Errorf("workflow: step %q not run because step %q failed in this attempt: %w", name, w.failStep, w.failErr)
+	case w.parkedTill != nil:
+		return errSuspended
+	}
+	if name == "" {
+		return w.failLocked(name, NonRetryable(&ValidationError{Field: "step name", Problem: fmt.Sprintf("a %s has an empty name; give every step a short name that is unique in the workflow", kind)}))
+	}
+	if len(name) > maxStepNameLength {
+		return w.failLocked(name, NonRetryable(&ValidationError{Field: "step name", Problem: fmt.Sprintf("%q is %d bytes, the limit is %d", name[:32]+"…", len(name), maxStepNameLength)}))
+	}
+	if _, dup := w.seen[name]; dup {
+		return w.failLocked(name, NonRetryable(&ValidationError{Field: "step name", Problem: fmt.Sprintf("%q is used twice in one run; step names must be unique within a run (add an index for steps in a loop, e.g. \"charge-3\")", name)}))
+	}
+	w.seen[name] = struct{}{}
+	if err := w.Err(); err != nil {
+		return fmt.Errorf("workflow: stopped before step %q: %w", name, context.Cause(w))
+	}
+	return nil
+}
+
+func (w *wfContext) failLocked(step string, err error) error {
+	if w.failErr == nil {
+		w.failErr, w.failStep = err, step
+	}
+	return err
+}
+
+func (w *wfContext) fail(step string, err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failLocked(step, err)
+}
+
+// diverge records a replay divergence; the run fails without retry.
+func (w *wfContext) diverge(step string, recorded *memo, replayed string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rec := string(recorded.Kind)
+	if recorded.Kind == StepKindStep {
+		rec = "step returning " + recorded.ResultType
+	}
+	if w.diverged == nil {
+		w.diverged = &DivergenceError{Step: step, Recorded: rec, Replayed: replayed}
+	}
+	return w.diverged
+}
+
+func (w *wfContext) setMemo(m *memo) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.memos[m.Name] = m
+}
+
+func (w *wfContext) parked(until time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parkedTill = &until
+}

@@ -1,0 +1,171 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// GetRun reads a run with its step records. Returns ErrNotFound when there is
+// no such run.
+func (c *Client) GetRun(ctx context.Context, id uuid.UUID) (*Run, error) {
+	run, err := scanRun(c.pool.QueryRow(ctx, c.q.runByID, id))
+	if err != nil {
+		return nil, err
+	}
+	if run.Steps, err = c.Steps(ctx, id); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// Steps reads a run's step records in the order they started.
+func (c *Client) Steps(ctx context.Context, runID uuid.UUID) ([]StepRun, error) {
+	rows, err := c.pool.Query(ctx, c.q.stepsOfRun, runID)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: read steps of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	steps := []StepRun{}
+	for rows.Next() {
+		step, err := scanStep(rows)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, *step)
+	}
+	return steps, rows.Err()
+}
+
+// ListParams filter and page ListRuns. The zero value lists the newest runs.
+type ListParams struct {
+	// Type keeps runs of this workflow type.
+	Type string
+	// Status keeps runs in this status.
+	Status Status
+	// ScheduleID keeps runs started by this schedule.
+	ScheduleID *uuid.UUID
+	// After continues a listing after this run id (the last one of the
+	// previous page); runs are listed newest first.
+	After *uuid.UUID
+	// Limit is the page size. Defaults to 100; at most 1000.
+	Limit int
+}
+
+// ListRuns lists runs newest first, without their steps.
+func (c *Client) ListRuns(ctx context.Context, params *ListParams) ([]*Run, error) {
+	if params == nil {
+		params = &ListParams{}
+	}
+	limit := orDefault(params.Limit, 100)
+	if limit < 1 || limit > 1000 {
+		return nil, &ValidationError{Field: "ListParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
+	}
+	rows, err := c.pool.Query(ctx, c.q.listRuns, params.Type, string(params.Status), params.ScheduleID, params.After, limit)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: list runs: %w", err)
+	}
+	defer rows.Close()
+	runs := []*Run{}
+	for rows.Next() {
+		run, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+	}
+	return runs, rows.Err()
+}
+
+// Cancel cancels a run. A run that is pending, sleeping or waiting is
+// cancelled at once (its River job too). A running run is cancelled at its
+// next step boundary: River cancels the attempt's context, so the step in
+// progress sees ctx.Done(), no later step starts, and the run ends cancelled.
+// Completed steps stay recorded. Returns ErrRunFinished for a finished run.
+func (c *Client) Cancel(ctx context.Context, id uuid.UUID) error {
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.CancelTx(ctx, tx, id) })
+}
+
+// CancelTx is like Cancel, within tx; the caller commits or rolls back.
+func (c *Client) CancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
+	var (
+		status string
+		jobID  int64
+		queue  string
+	)
+	err := tx.QueryRow(ctx, c.q.touchRun, id).Scan(&status, &jobID, &queue)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("workflow: cancel run %s: %w", id, err)
+	}
+	if Status(status).Finished() {
+		return fmt.Errorf("%w: run %s is %s", ErrRunFinished, id, status)
+	}
+	if Status(status) == StatusRunning {
+		if _, err := tx.Exec(ctx, c.q.requestCancel, id); err != nil {
+			return fmt.Errorf("workflow: request cancellation of run %s: %w", id, err)
+		}
+	} else {
+		stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while " + status, At: time.Now().UTC()}
+		var parentID *uuid.UUID
+		if err := tx.QueryRow(ctx, c.q.cancelRun, id, encodeRunError(stored)).Scan(&parentID); err != nil {
+			return fmt.Errorf("workflow: cancel run %s: %w", id, err)
+		}
+		if err := c.afterFinishTx(ctx, tx, id, parentID); err != nil {
+			return err
+		}
+	}
+	if jobID != 0 {
+		// A job that is not running is cancelled now; a running one gets a
+		// cancellation notice that cancels its attempt's context.
+		if _, err := c.river.JobCancelTx(ctx, tx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
+			return fmt.Errorf("workflow: cancel River job %d of run %s: %w", jobID, id, err)
+		}
+	}
+	return nil
+}
+
+// Retry makes a failed or cancelled run run again. The replay returns the
+// memoized results of its completed steps and continues from the step that
+// failed. The run's River job is retried (River gives it one more attempt),
+// or a new job is inserted when River's cleaner already deleted it. Returns
+// ErrRunNotRetryable for a run in another status.
+func (c *Client) Retry(ctx context.Context, id uuid.UUID) error {
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.RetryTx(ctx, tx, id) })
+}
+
+// RetryTx is like Retry, within tx; the caller commits or rolls back.
+func (c *Client) RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
+	run, err := scanRun(tx.QueryRow(ctx, c.q.runByID+" FOR UPDATE", id))
+	if err != nil {
+		return err
+	}
+	if run.Status != StatusFailed && run.Status != StatusCancelled {
+		return fmt.Errorf("%w: run %s is %s", ErrRunNotRetryable, id, run.Status)
+	}
+	var newJobID *int64
+	_, err = c.river.JobRetryTx(ctx, tx, run.JobID)
+	if errors.Is(err, river.ErrNotFound) || run.JobID == 0 {
+		args := runArgs{kind: kindOf(run.Type), RunID: run.ID, Workflow: run.Type, ScheduleID: run.ScheduleID, FireAt: run.FireAt}
+		res, err := c.river.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: run.MaxAttempts, Priority: run.Priority, Queue: run.Queue, Tags: run.Tags})
+		if err != nil {
+			return fmt.Errorf("workflow: insert new River job to retry run %s: %w", id, err)
+		}
+		newJobID = &res.Job.ID
+	} else if err != nil {
+		return fmt.Errorf("workflow: retry River job %d of run %s: %w", run.JobID, id, err)
+	} else if err := c.notifyQueueTx(ctx, tx, run.Queue); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, c.q.resetForRetry, id, newJobID); err != nil {
+		return fmt.Errorf("workflow: reset run %s for retry: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+/*
+Package workflow runs durable workflows on River: Go functions whose steps
+are memoized in Postgres, so that an attempt that fails, crashes or parks is
+replayed and skips every step that already finished.
+
+# A workflow in 30 seconds
+
+Define a workflow type from a function with typed input and output. Every
+side effect goes in a step:
+
+	type Order struct{ ID int64 }
+	type Receipt struct{ ChargeID string }
+
+	var ProcessOrder = workflow.Define("process_order",
+		func(ctx workflow.Context, order Order) (Receipt, error) {
+			charge, err := workflow.Step(ctx, "charge", func(ctx context.Context) (string, error) {
+				return payments.Charge(ctx, order.ID) // runs once per run, even across crashes
+			})
+			if err != nil {
+				return Receipt{}, err
+			}
+			if err := workflow.Sleep(ctx, "cool-off", time.Hour); err != nil {
+				return Receipt{}, err // durable: holds no worker while it sleeps
+			}
+			_, err = workflow.StepTx(ctx, "record", func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+				_, err := tx.Exec(ctx, "UPDATE orders SET charged = true WHERE id = $1", order.ID)
+				return struct{}{}, err // exactly once: the write and the memo commit together
+			})
+			return Receipt{ChargeID: charge}, err
+		}, nil)
+
+Build a Client with the types it runs; it builds the River client (one River
+worker per workflow type, job kind "workflow:<name>") with Tributary's
+recommended settings:
+
+	client, err := workflow.NewClient(dbPool, &workflow.Config{
+		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
+		Workflows: []workflow.Registrable{ProcessOrder},
+	})
+	if err := client.Start(ctx); err != nil { ... }
+	handle, err := ProcessOrder.Start(ctx, client, Order{ID: 42}, nil)
+	receipt, err := handle.Result(ctx)
+
+# Guarantees
+
+  - Every attempt of a run is one River job (ONE_JOB_PER_ATTEMPT): River's
+    fetching, retries with backoff, rescue of stuck jobs and notifications
+    do the scheduling; Tributary never claims work itself.
+  - A step's result is durable before the workflow moves past it; a replay
+    returns it without calling the step's function (MEMO_BEFORE_PROGRESS).
+    All of a run's memos load in one query per attempt.
+  - StepTx commits a step's writes and its memo in one transaction.
+  - Starting a run (StartTx), parking it (Sleep, WaitSignal, RunChild) and
+    finishing it (with river.JobCompleteTx) each change the run's row and its
+    River job in one transaction (TRANSACTIONAL_EDGES).
+  - Sleeping and waiting runs hold no worker slot and use up no attempt; a
+    signal or a finished child wakes its run at once through River.
+  - Replaying an old run with code whose steps do not fit its history fails
+    the run with a *DivergenceError instead of returning a wrong value.
+  - Bad input (unknown type, unencodable or oversized input, bad names and
+    options) is a typed error and writes nothing.
+
+What is not guaranteed: a plain Step's function may run more than once if the
+process dies after its side effect and before its memo commits (make it
+idempotent, or use StepTx); and code outside steps runs on every replay.
+
+# Configuration
+
+Tributary applies DefaultFetchCooldown (2 ms) and DefaultFetchPollInterval
+(1 s) to the River client unless Config.River sets them: River's default
+100 ms fetch cooldown caps a queue of 20 workers near 200 jobs per second.
+*/
+package workflow

@@ -1,0 +1,81 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// foreverish is how long a wait without a timeout parks its job: a wake-up
+// (signal, child result, cancel) makes it available long before.
+const foreverish = 100 * 365 * 24 * time.Hour
+
+// parkRequest describes a park: the step record to keep and the run status to
+// show while the run holds no worker slot.
+type parkRequest struct {
+	name       string
+	kind       StepKind
+	stepStatus StepStatus
+	runStatus  Status
+	wakeAt     *time.Time // nil: no timeout
+	childRunID *uuid.UUID
+	resultType string
+}
+
+// parkTx ends the attempt without using it up: in one transaction it writes
+// the step record, sets the run's status and snoozes the River job until the
+// wake time. Because the job leaves the running state in the same
+// transaction, a wake-up committed after it (a signal, a child finishing)
+// always finds a job it can make available.
+//
+// before runs first in the same transaction (it may still fill in req), after the run row is locked; if
+// it reports resolved, the step finished without parking (a signal or child
+// result was already there) and the transaction commits only its writes.
+func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx pgx.Tx) (resolved bool, err error)) (resolved bool, err error) {
+	c := w.c
+	ctx := context.WithoutCancel(w)
+	wakeAt := time.Now().Add(foreverish)
+	if req.wakeAt != nil {
+		wakeAt = *req.wakeAt
+	}
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var (
+			status          string
+			cancelRequested bool
+		)
+		if err := tx.QueryRow(ctx, c.q.lockRun, w.info.ID).Scan(&status, &cancelRequested); err != nil {
+			return fmt.Errorf("lock run: %w", err)
+		}
+		if cancelRequested || Status(status).Finished() {
+			return ErrCancelled
+		}
+		if before != nil {
+			var err error
+			if resolved, err = before(ctx, tx); err != nil || resolved {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, c.q.parkMemo, w.info.ID, req.name, string(req.kind), string(req.stepStatus),
+			req.wakeAt, req.childRunID, req.resultType); err != nil {
+			return fmt.Errorf("record %s %q: %w", req.kind, req.name, err)
+		}
+		if _, err := tx.Exec(ctx, c.q.setRunStatus, w.info.ID, string(req.runStatus)); err != nil {
+			return fmt.Errorf("set run %s: %w", req.runStatus, err)
+		}
+		return c.snoozeJobTx(ctx, tx, w.job, wakeAt)
+	})
+	switch {
+	case errors.Is(err, ErrCancelled):
+		return false, w.fail(req.name, fmt.Errorf("workflow: run cancelled before %s %q", req.kind, req.name))
+	case err != nil:
+		return false, w.fail(req.name, fmt.Errorf("workflow: park run at %s %q: %w", req.kind, req.name, err))
+	case resolved:
+		return true, nil
+	}
+	w.parked(wakeAt)
+	return false, errSuspended
+}

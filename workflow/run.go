@@ -1,0 +1,112 @@
+package workflow
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Status is a run's status.
+type Status string
+
+// Run statuses. A run is pending until an attempt starts, running during an
+// attempt, sleeping or waiting while parked (no worker slot held), and ends
+// completed, failed, cancelled or skipped (a schedule slot that did not run).
+const (
+	StatusPending   Status = "pending"
+	StatusRunning   Status = "running"
+	StatusSleeping  Status = "sleeping"
+	StatusWaiting   Status = "waiting"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
+	StatusSkipped   Status = "skipped"
+)
+
+// Finished reports whether s is a final status.
+func (s Status) Finished() bool {
+	switch s {
+	case StatusCompleted, StatusFailed, StatusCancelled, StatusSkipped:
+		return true
+	}
+	return false
+}
+
+// Run is a workflow run as stored in workflow_runs.
+type Run struct {
+	ID                uuid.UUID       `json:"id"`
+	Type              string          `json:"workflow_type"`
+	Status            Status          `json:"status"`
+	IdempotencyKey    string          `json:"idempotency_key,omitempty"`
+	Input             json.RawMessage `json:"input"`
+	Output            json.RawMessage `json:"output,omitempty"`
+	Error             *RunError       `json:"error,omitempty"`
+	Attempt           int             `json:"attempt"`
+	MaxAttempts       int             `json:"max_attempts"`
+	Queue             string          `json:"queue"`
+	Priority          int             `json:"priority"`
+	JobID             int64           `json:"job_id,omitempty"`
+	ScheduleID        *uuid.UUID      `json:"schedule_id,omitempty"`
+	FireAt            *time.Time      `json:"fire_at,omitempty"`
+	ParentID          *uuid.UUID      `json:"parent_run_id,omitempty"`
+	ParentStep        string          `json:"parent_step,omitempty"`
+	Metadata          json.RawMessage `json:"metadata"`
+	Tags              []string        `json:"tags"`
+	SkipReason        string          `json:"skip_reason,omitempty"`
+	CancelRequestedAt *time.Time      `json:"cancel_requested_at,omitempty"`
+	CreatedAt         time.Time       `json:"created_at"`
+	UpdatedAt         time.Time       `json:"updated_at"`
+	StartedAt         *time.Time      `json:"started_at,omitempty"`
+	FinishedAt        *time.Time      `json:"finished_at,omitempty"`
+
+	// Steps are the run's step records in start order. Only Client.GetRun
+	// fills them.
+	Steps []StepRun `json:"steps,omitempty"`
+}
+
+// StepKind is what a step record stands for.
+type StepKind string
+
+// Step kinds.
+const (
+	StepKindStep   StepKind = "step"
+	StepKindSleep  StepKind = "sleep"
+	StepKindSignal StepKind = "signal"
+	StepKindChild  StepKind = "child"
+)
+
+// StepStatus is the state of a step record.
+type StepStatus string
+
+// Step statuses: completed and failed for steps; sleeping and waiting while
+// a sleep, signal wait or child wait is parked.
+const (
+	StepStatusCompleted StepStatus = "completed"
+	StepStatusFailed    StepStatus = "failed"
+	StepStatusSleeping  StepStatus = "sleeping"
+	StepStatusWaiting   StepStatus = "waiting"
+)
+
+// StepRun is one step record of a run (a row of step_runs).
+type StepRun struct {
+	Name       string          `json:"name"`
+	Kind       StepKind        `json:"kind"`
+	Status     StepStatus      `json:"status"`
+	ResultType string          `json:"result_type,omitempty"`
+	Output     json.RawMessage `json:"output,omitempty"`
+	Error      *RunError       `json:"error,omitempty"`
+	Attempts   int             `json:"attempts"`
+	WakeAt     *time.Time      `json:"wake_at,omitempty"`
+	ChildRunID *uuid.UUID      `json:"child_run_id,omitempty"`
+	StartedAt  time.Time       `json:"started_at"`
+	FinishedAt *time.Time      `json:"finished_at,omitempty"`
+}
+
+// Duration is how long the step took, or zero while it is unfinished.
+func (s *StepRun) Duration() time.Duration {
+	if s.FinishedAt == nil {
+		return 0
+	}
+	return s.FinishedAt.Sub(s.StartedAt)
+}

@@ -1,0 +1,63 @@
+package workflow
+
+import (
+	"context"
+	"time"
+)
+
+// Sleep pauses the run for d, durably: the attempt ends, the River job is
+// snoozed until the wake time (no worker slot is held, so a sleep of days
+// costs nothing), and the replay after it continues past the sleep. The wake
+// time is fixed the first time the sleep is reached; replays and restarts do
+// not extend it. Sleep returns nil when the sleep is over, or an error that
+// the workflow function must return (the attempt is suspended).
+//
+// Wake-up accuracy is River's: a sleep of up to 5 s wakes at the next fetch,
+// a longer one when River's scheduler next moves due jobs (every 5 s by
+// default).
+func Sleep(ctx Context, name string, d time.Duration) error {
+	return sleep(ctx, name, func() time.Time { return time.Now().Add(d) })
+}
+
+// SleepUntil is like Sleep with an absolute wake time. A time in the past
+// does not park.
+func SleepUntil(ctx Context, name string, t time.Time) error {
+	return sleep(ctx, name, func() time.Time { return t })
+}
+
+func sleep(ctx Context, name string, wakeAt func() time.Time) error {
+	w := ctx.state()
+	if err := w.enter(name, StepKindSleep); err != nil {
+		return err
+	}
+	m := w.memo(name)
+	if m != nil && m.Kind != StepKindSleep {
+		return w.diverge(name, m, "sleep")
+	}
+	if m != nil && m.Status == StepStatusCompleted {
+		return nil
+	}
+
+	var wake time.Time
+	if m != nil && m.WakeAt != nil {
+		wake = *m.WakeAt
+	} else {
+		wake = wakeAt()
+	}
+	if !time.Now().Before(wake) {
+		done := &memo{Name: name, Kind: StepKindSleep, Status: StepStatusCompleted, Output: []byte("null"), WakeAt: &wake}
+		var err error
+		if m != nil { // parked earlier: keep its start and wake time
+			_, err = w.c.pool.Exec(context.WithoutCancel(w), w.c.q.finishWaitMemo, w.info.ID, name, []byte("null"), nil)
+		} else {
+			err = w.c.writer.write(context.WithoutCancel(w), w.info.ID, done, time.Now().UTC())
+		}
+		if err != nil {
+			return w.fail(name, err)
+		}
+		w.setMemo(done)
+		return nil
+	}
+	_, err := w.parkTx(&parkRequest{name: name, kind: StepKindSleep, stepStatus: StepStatusSleeping, runStatus: StatusSleeping, wakeAt: &wake}, nil)
+	return err
+}

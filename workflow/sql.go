@@ -1,0 +1,252 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// dbtx is what both *pgxpool.Pool and pgx.Tx offer.
+type dbtx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// runDoneChannel is the LISTEN/NOTIFY channel a finished run is announced on
+// (payload: the run id). Result waits on it instead of polling.
+const runDoneChannel = "tributary_run_done"
+
+const runColumns = `id, workflow_type, coalesce(idempotency_key, ''), status, input, output, error, attempt,
+	max_attempts, queue, priority, coalesce(job_id, 0), schedule_id, fire_at, parent_run_id,
+	coalesce(parent_step, ''), metadata, tags, coalesce(skip_reason, ''), cancel_requested_at,
+	created_at, updated_at, started_at, finished_at`
+
+const stepColumns = `name, kind, status, result_type, output, error, attempts, wake_at, child_run_id, started_at, finished_at`
+
+// queries holds the engine's SQL with the schema filled in.
+type queries struct {
+	beginAttempt   string
+	completeRun    string
+	consumeSignal  string
+	failRun        string
+	insertRun      string
+	insertSignal   string
+	listRuns       string
+	lockRun        string
+	memoUpsert     string
+	parkMemo       string
+	recordRunError string
+	runByKey       string
+	runTable       string
+	runByID        string
+	setRunJob      string
+	setRunStatus   string
+	stepByName     string
+	stepFailed     string
+	stepsOfRun     string
+	cancelRun      string
+	requestCancel  string
+	resetForRetry  string
+	touchRun       string
+	childOutcome   string
+	finishWaitMemo string
+	runStatusByID  string
+}
+
+func newQueries(schema string) *queries {
+	prefix := ""
+	if schema != "" {
+		prefix = pgx.Identifier{schema}.Sanitize() + "."
+	}
+	t := func(sql string) string { return strings.ReplaceAll(sql, "{s}", prefix) }
+	return &queries{
+		beginAttempt: t(`
+WITH run AS (
+	UPDATE {s}workflow_runs
+	SET status = 'running', attempt = $2, updated_at = now(), started_at = coalesce(started_at, now())
+	WHERE id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') AND cancel_requested_at IS NULL
+	RETURNING id, workflow_type, input, schedule_id, fire_at, parent_run_id, metadata
+)
+SELECT run.workflow_type, run.input, run.schedule_id, run.fire_at, run.parent_run_id, run.metadata,
+	coalesce((
+		SELECT json_agg(json_build_object(
+			'name', s.name, 'kind', s.kind, 'status', s.status, 'result_type', s.result_type,
+			'output', s.output, 'error', s.error, 'wake_at', s.wake_at, 'child_run_id', s.child_run_id))
+		FROM {s}step_runs s WHERE s.run_id = $1
+	), '[]'::json)
+FROM run`),
+		cancelRun: t(`
+UPDATE {s}workflow_runs
+SET status = 'cancelled', cancel_requested_at = coalesce(cancel_requested_at, now()), error = $2,
+	updated_at = now(), finished_at = now()
+WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
+RETURNING parent_run_id`),
+		childOutcome: t(`SELECT status, output, error FROM {s}workflow_runs WHERE id = $1`),
+		completeRun: t(`
+UPDATE {s}workflow_runs
+SET status = 'completed', output = $2, error = NULL, updated_at = now(), finished_at = now()
+WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
+RETURNING parent_run_id`),
+		consumeSignal: t(`
+UPDATE {s}workflow_signals SET consumed_at = now(), consumed_by_step = $3
+WHERE id = (
+	SELECT id FROM {s}workflow_signals
+	WHERE run_id = $1 AND name = $2 AND consumed_at IS NULL
+	ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
+)
+RETURNING payload`),
+		failRun: t(`
+UPDATE {s}workflow_runs
+SET status = 'failed', error = $2, updated_at = now(), finished_at = now()
+WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
+RETURNING parent_run_id`),
+		finishWaitMemo: t(`
+UPDATE {s}step_runs SET status = 'completed', output = $3, error = $4, finished_at = now()
+WHERE run_id = $1 AND name = $2`),
+		insertRun: t(`
+INSERT INTO {s}workflow_runs (id, workflow_type, idempotency_key, input, max_attempts, queue, priority,
+	job_id, schedule_id, fire_at, parent_run_id, parent_step, metadata, tags, status, skip_reason, finished_at)
+VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nullif($12, ''), $13, $14, $15,
+	nullif($16, ''), CASE WHEN $15 = 'skipped' THEN now() END)
+ON CONFLICT DO NOTHING
+RETURNING ` + runColumns),
+		insertSignal: t(`INSERT INTO {s}workflow_signals (run_id, name, payload) VALUES ($1, $2, $3)`),
+		listRuns: t(`
+SELECT ` + runColumns + ` FROM {s}workflow_runs
+WHERE ($1 = '' OR workflow_type = $1)
+	AND ($2 = '' OR status = $2)
+	AND ($3::uuid IS NULL OR schedule_id = $3)
+	AND ($4::uuid IS NULL OR id < $4)
+ORDER BY id DESC
+LIMIT $5`),
+		lockRun: t(`SELECT status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = $1 FOR UPDATE`),
+		memoUpsert: t(`
+INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at)
+SELECT r, n, k, st, rt, o::jsonb, sa, fa
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
+	AS t(r, n, k, st, rt, o, sa, fa)
+ON CONFLICT (run_id, name) DO UPDATE SET
+	kind = excluded.kind, status = excluded.status, result_type = excluded.result_type,
+	output = excluded.output, error = NULL, attempts = step_runs.attempts + 1,
+	started_at = excluded.started_at, finished_at = excluded.finished_at
+WHERE step_runs.status <> 'completed'`),
+		parkMemo: t(`
+INSERT INTO {s}step_runs (run_id, name, kind, status, wake_at, child_run_id, result_type)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (run_id, name) DO NOTHING`),
+		recordRunError: t(`
+UPDATE {s}workflow_runs SET status = 'pending', error = $2, updated_at = now()
+WHERE id = $1 AND status = 'running'`),
+		requestCancel: t(`UPDATE {s}workflow_runs SET cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now() WHERE id = $1`),
+		resetForRetry: t(`
+UPDATE {s}workflow_runs
+SET status = 'pending', error = NULL, cancel_requested_at = NULL, finished_at = NULL, updated_at = now(),
+	job_id = coalesce($2, job_id)
+WHERE id = $1`),
+		runTable:      t(`{s}workflow_runs`),
+		runByID:       t(`SELECT ` + runColumns + ` FROM {s}workflow_runs WHERE id = $1`),
+		runByKey:      t(`SELECT ` + runColumns + ` FROM {s}workflow_runs WHERE workflow_type = $1 AND idempotency_key = $2`),
+		runStatusByID: t(`SELECT status, output, error FROM {s}workflow_runs WHERE id = $1`),
+		setRunJob:     t(`UPDATE {s}workflow_runs SET job_id = $2 WHERE id = $1`),
+		setRunStatus:  t(`UPDATE {s}workflow_runs SET status = $2, updated_at = now() WHERE id = $1`),
+		stepFailed: t(`
+INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, error, started_at, finished_at)
+VALUES ($1, $2, 'step', 'failed', $3, $4, $5, now())
+ON CONFLICT (run_id, name) DO UPDATE SET
+	status = 'failed', error = excluded.error, attempts = step_runs.attempts + 1,
+	started_at = excluded.started_at, finished_at = excluded.finished_at
+WHERE step_runs.status <> 'completed'`),
+		stepByName: t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 AND name = $2`),
+		stepsOfRun: t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 ORDER BY started_at, name`),
+		touchRun:   t(`UPDATE {s}workflow_runs SET updated_at = now() WHERE id = $1 RETURNING status, coalesce(job_id, 0), queue`),
+	}
+}
+
+func scanRun(row pgx.Row) (*Run, error) {
+	var (
+		r        Run
+		status   string
+		errBytes []byte
+		output   []byte
+	)
+	err := row.Scan(&r.ID, &r.Type, &r.IdempotencyKey, &status, &r.Input, &output, &errBytes, &r.Attempt,
+		&r.MaxAttempts, &r.Queue, &r.Priority, &r.JobID, &r.ScheduleID, &r.FireAt, &r.ParentID,
+		&r.ParentStep, &r.Metadata, &r.Tags, &r.SkipReason, &r.CancelRequestedAt,
+		&r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.FinishedAt)
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		return nil, err
+	}
+	r.Status = Status(status)
+	if len(output) > 0 {
+		r.Output = output
+	}
+	if r.Error, err = decodeRunError(errBytes); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func scanStep(row pgx.Row) (*StepRun, error) {
+	var (
+		s        StepRun
+		kind     string
+		status   string
+		errBytes []byte
+		output   []byte
+	)
+	if err := row.Scan(&s.Name, &kind, &status, &s.ResultType, &output, &errBytes, &s.Attempts,
+		&s.WakeAt, &s.ChildRunID, &s.StartedAt, &s.FinishedAt); err != nil {
+		return nil, err
+	}
+	s.Kind, s.Status = StepKind(kind), StepStatus(status)
+	if len(output) > 0 {
+		s.Output = output
+	}
+	var err error
+	if s.Error, err = decodeRunError(errBytes); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func decodeRunError(b []byte) (*RunError, error) {
+	if len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	var e RunError
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, fmt.Errorf("decode stored run error: %w", err)
+	}
+	return &e, nil
+}
+
+func encodeRunError(e *RunError) []byte {
+	if e == nil {
+		return nil
+	}
+	b, _ := json.Marshal(e) // RunError has only plain fields: cannot fail
+	return b
+}
+
+// memo is a step record as loaded at the start of an attempt.
+type memo struct {
+	ChildRunID *uuid.UUID      `json:"child_run_id"`
+	Error      *RunError       `json:"error"`
+	Kind       StepKind        `json:"kind"`
+	Name       string          `json:"name"`
+	Output     json.RawMessage `json:"output"`
+	ResultType string          `json:"result_type"`
+	Status     StepStatus      `json:"status"`
+	WakeAt     *time.Time      `json:"wake_at"`
+}

@@ -1,0 +1,284 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// StartOpts are per-run options. A nil *StartOpts uses the workflow's
+// DefineOpts.
+type StartOpts struct {
+	// IdempotencyKey makes starting idempotent: starting the same workflow
+	// type twice with the same key returns the first run (Handle.Existing is
+	// true) and never starts a second one, also under concurrent callers.
+	// The first run's input wins.
+	//
+	// Defaults to "", no key: every Start starts a run.
+	IdempotencyKey string
+
+	// MaxAttempts overrides DefineOpts.MaxAttempts for this run.
+	MaxAttempts int
+
+	// Metadata is stored with the run (a JSON object) and shown by the
+	// dashboard; workflow code reads it from RunInfo.
+	//
+	// Defaults to an empty object.
+	Metadata map[string]any
+
+	// Priority overrides DefineOpts.Priority for this run.
+	Priority int
+
+	// Queue overrides DefineOpts.Queue for this run.
+	Queue string
+
+	// ScheduledAt delays the run's first attempt until this time.
+	//
+	// Defaults to now.
+	ScheduledAt time.Time
+
+	// Tags are stored with the run and on its River job, where River UI can
+	// filter by them. Each must match River's tag format (letters, digits,
+	// _ and -, at most 255 characters).
+	Tags []string
+
+	// Timeout overrides DefineOpts.Timeout for this run's attempts.
+	Timeout time.Duration
+}
+
+// Handle refers to a run that was started, typed by the workflow's output.
+type Handle[Out any] struct {
+	// ID is the run's id (a UUIDv7, so ids sort by start time).
+	ID uuid.UUID
+
+	// Existing is true when StartOpts.IdempotencyKey matched a run started
+	// earlier: no new run was started and ID is that run's.
+	Existing bool
+
+	client *Client
+}
+
+// Get reads the run's current state.
+func (h *Handle[Out]) Get(ctx context.Context) (*Run, error) { return h.client.GetRun(ctx, h.ID) }
+
+// Result waits until the run finishes and returns its output, or its error
+// as a *RunError (errors.Is(err, ErrCancelled) for a cancelled run). It waits
+// on a Postgres notification, so it works across processes and does not
+// poll; ctx bounds the wait.
+func (h *Handle[Out]) Result(ctx context.Context) (Out, error) {
+	var out Out
+	raw, err := h.client.waitResult(ctx, h.ID)
+	if err != nil {
+		return out, err
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, fmt.Errorf("workflow: decode output of run %s into %s: %w", h.ID, typeName[Out](), err)
+	}
+	return out, nil
+}
+
+// Start starts a run of the workflow with input and returns its handle. The
+// run's row and its River job are inserted in one transaction.
+func (d *Definition[In, Out]) Start(ctx context.Context, c *Client, input In, opts *StartOpts) (*Handle[Out], error) {
+	var h *Handle[Out]
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var err error
+		h, err = d.StartTx(ctx, c, tx, input, opts)
+		return err
+	})
+	return h, err
+}
+
+// StartTx is like Start, within tx: the run and its job become visible when
+// the caller commits and vanish if it rolls back, together with the caller's
+// own writes. Everything is validated before the first write, so a
+// *ValidationError leaves tx untouched and usable.
+func (d *Definition[In, Out]) StartTx(ctx context.Context, c *Client, tx pgx.Tx, input In, opts *StartOpts) (*Handle[Out], error) {
+	if d == nil {
+		return nil, &ValidationError{Field: "definition", Problem: "is nil; pass a definition made with Define"}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	encoded, err := json.Marshal(input)
+	if err != nil {
+		return nil, &ValidationError{Field: "input", Problem: fmt.Sprintf("cannot be encoded as JSON (%v); use a JSON-encodable %s", err, typeName[In]())}
+	}
+	run, err := c.startTx(ctx, tx, &startParams{typeName: d.name, defaults: d.opts, input: encoded, opts: opts})
+	if err != nil {
+		return nil, err
+	}
+	return &Handle[Out]{ID: run.ID, Existing: run.existing, client: c}, nil
+}
+
+// StartByName starts a run of a registered workflow type named typeName with
+// a JSON input, for callers that do not have the Definition (an HTTP API, a
+// CLI, a schedule). An unregistered type is an *UnknownTypeError.
+func (c *Client) StartByName(ctx context.Context, typeName string, input json.RawMessage, opts *StartOpts) (*Run, error) {
+	var run *Run
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var err error
+		run, err = c.StartByNameTx(ctx, tx, typeName, input, opts)
+		return err
+	})
+	return run, err
+}
+
+// StartByNameTx is like StartByName, within tx; the caller commits or rolls
+// back.
+func (c *Client) StartByNameTx(ctx context.Context, tx pgx.Tx, typeName string, input json.RawMessage, opts *StartOpts) (*Run, error) {
+	reg, ok := c.types[typeName]
+	if !ok {
+		if err := validateName(typeName); err != nil {
+			return nil, err
+		}
+		return nil, &UnknownTypeError{Type: typeName, Known: c.Types()}
+	}
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	if !json.Valid(input) {
+		return nil, &ValidationError{Field: "input", Problem: "is not valid JSON; pass a JSON document such as {\"user_id\": 42}"}
+	}
+	r, err := c.startTx(ctx, tx, &startParams{typeName: reg.name, defaults: reg.opts, input: input, opts: opts})
+	if err != nil {
+		return nil, err
+	}
+	return r.Run, nil
+}
+
+// runArgs are the args of every workflow job: the run id (input and state
+// live in workflow_runs) and the type name, so River UI shows what ran.
+type runArgs struct {
+	kind string
+
+	FireAt     *time.Time `json:"fire_at,omitempty"`
+	RunID      uuid.UUID  `json:"run_id"`
+	ScheduleID *uuid.UUID `json:"schedule_id,omitempty"`
+	TimeoutMS  int64      `json:"timeout_ms,omitempty"`
+	Workflow   string     `json:"workflow"`
+}
+
+func (a runArgs) Kind() string { return a.kind }
+
+type startParams struct {
+	typeName string
+	defaults DefineOpts
+	input    []byte
+	opts     *StartOpts
+
+	parentID   *uuid.UUID
+	parentStep string
+}
+
+type startedRun struct {
+	*Run
+	existing bool
+}
+
+var tagRE = regexp.MustCompile(`\A[\w][\w\-]+[\w]\z`)
+
+// startTx validates p, then inserts the run row and its River job. With an
+// idempotency key the row goes first (ON CONFLICT DO NOTHING decides the
+// winner); without one the job goes first so the row carries its id in one
+// insert.
+func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*startedRun, error) {
+	opts := p.opts
+	if opts == nil {
+		opts = &StartOpts{}
+	}
+	maxAttempts := orDefault(opts.MaxAttempts, p.defaults.MaxAttempts)
+	priority := orDefault(opts.Priority, p.defaults.Priority)
+	queue := orDefaultString(opts.Queue, p.defaults.Queue)
+	timeout := orDefault(opts.Timeout, p.defaults.Timeout)
+	if err := validatePolicy("StartOpts", maxAttempts, priority, queue); err != nil {
+		return nil, err
+	}
+	if len(p.input) > c.maxInputBytes {
+		return nil, &ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (Config.MaxInputBytes); store large data elsewhere and pass a reference", len(p.input), c.maxInputBytes)}
+	}
+	if len(opts.IdempotencyKey) > 255 {
+		return nil, &ValidationError{Field: "StartOpts.IdempotencyKey", Problem: fmt.Sprintf("is %d bytes, the limit is 255", len(opts.IdempotencyKey))}
+	}
+	for _, tag := range opts.Tags {
+		if len(tag) > 255 || !tagRE.MatchString(tag) {
+			return nil, &ValidationError{Field: "StartOpts.Tags", Problem: fmt.Sprintf("tag %q is not a valid River tag; use letters, digits, _ and - (at most 255)", tag)}
+		}
+	}
+	metadata := []byte("{}")
+	if len(opts.Metadata) > 0 {
+		var err error
+		if metadata, err = json.Marshal(opts.Metadata); err != nil {
+			return nil, &ValidationError{Field: "StartOpts.Metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
+		}
+	}
+	tags := opts.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("workflow: new run id: %w", err)
+	}
+	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName}
+	switch {
+	case timeout < 0:
+		args.TimeoutMS = -1
+	case timeout > 0:
+		args.TimeoutMS = max(timeout.Milliseconds(), 1)
+	}
+	insertOpts := &river.InsertOpts{MaxAttempts: maxAttempts, Priority: priority, Queue: queue, ScheduledAt: opts.ScheduledAt, Tags: opts.Tags}
+
+	insertRun := func(jobID int64) (*Run, error) {
+		return scanRun(tx.QueryRow(ctx, c.q.insertRun, id, p.typeName, opts.IdempotencyKey, p.input, maxAttempts,
+			queue, priority, jobID, nil, nil, p.parentID, p.parentStep, metadata, tags, string(StatusPending), ""))
+	}
+	insertJob := func() (int64, error) {
+		res, err := c.river.InsertTx(ctx, tx, args, insertOpts)
+		if err != nil {
+			return 0, fmt.Errorf("workflow: insert River job for run %s: %w", id, err)
+		}
+		return res.Job.ID, nil
+	}
+
+	if opts.IdempotencyKey == "" {
+		jobID, err := insertJob()
+		if err != nil {
+			return nil, err
+		}
+		run, err := insertRun(jobID)
+		if err != nil {
+			return nil, fmt.Errorf("workflow: insert run: %w", err)
+		}
+		return &startedRun{Run: run}, nil
+	}
+
+	run, err := insertRun(0)
+	if errors.Is(err, ErrNotFound) { // conflict: the key is taken
+		existing, err := scanRun(tx.QueryRow(ctx, c.q.runByKey, p.typeName, opts.IdempotencyKey))
+		if err != nil {
+			return nil, fmt.Errorf("workflow: read run with idempotency key %q: %w", opts.IdempotencyKey, err)
+		}
+		return &startedRun{Run: existing, existing: true}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workflow: insert run: %w", err)
+	}
+	jobID, err := insertJob()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, c.q.setRunJob, id, jobID); err != nil {
+		return nil, fmt.Errorf("workflow: link run %s to job %d: %w", id, jobID, err)
+	}
+	run.JobID = jobID
+	return &startedRun{Run: run}, nil
+}

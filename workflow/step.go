@@ -1,0 +1,191 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Step runs fn once per run and memoizes its result: a replayed attempt (after
+// a failure, a crash, a sleep or a wait) returns the stored result without
+// calling fn. Guarantees:
+//
+//   - The result is durable in step_runs before Step returns, so the workflow
+//     never moves past a step whose result could be lost
+//     (MEMO_BEFORE_PROGRESS).
+//   - fn runs at least once and, once it has returned successfully and its
+//     memo is stored, never again for this run. A crash after fn's side
+//     effect but before its memo commits runs fn again: make fn idempotent,
+//     or use StepTx for database writes.
+//   - When fn fails, the attempt fails: later steps are not run and the run
+//     is retried with River's backoff (or fails at once for a NonRetryable
+//     error, or after RetryAfter's delay). Completed steps are not run again.
+//
+// name identifies the step within the run: it must be unique in the run and
+// stable across deploys. T must be JSON-encodable; replaying a memo into a
+// different T is a *DivergenceError.
+func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, error)) (T, error) {
+	var zero T
+	w := ctx.state()
+	if err := w.enter(name, StepKindStep); err != nil {
+		return zero, err
+	}
+	resultType := typeName[T]()
+	if out, done, err := replayStep[T](w, name, resultType); done || err != nil {
+		return out, err
+	}
+
+	startedAt := time.Now().UTC()
+	out, err := callStep(w, fn)
+	if err != nil {
+		return zero, w.stepFailed(name, resultType, startedAt, err)
+	}
+	encoded, err := json.Marshal(out)
+	if err != nil {
+		return zero, w.fail(name, NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err)))
+	}
+	m := &memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded}
+	if err := w.c.writer.write(w, w.info.ID, m, startedAt); err != nil {
+		return zero, w.fail(name, fmt.Errorf("workflow: store result of step %q: %w", name, err))
+	}
+	w.setMemo(m)
+	return out, nil
+}
+
+// StepTx is like Step for database work: fn runs inside a transaction that
+// also writes the step's memo, and both commit together. The step's writes
+// happen exactly once: a crash before the commit leaves neither, and a
+// replay after it returns the memo without calling fn. fn must not commit or
+// roll back tx.
+//
+// If two attempts of the same run race (a job rescued while its first worker
+// still runs), the second to commit rolls back its writes and returns the
+// first one's result.
+func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
+	var zero T
+	w := ctx.state()
+	if err := w.enter(name, StepKindStep); err != nil {
+		return zero, err
+	}
+	resultType := typeName[T]()
+	if out, done, err := replayStep[T](w, name, resultType); done || err != nil {
+		return out, err
+	}
+
+	startedAt := time.Now().UTC()
+	var (
+		out     T
+		encoded []byte
+		lost    bool // another attempt stored the memo first
+	)
+	err := pgx.BeginFunc(w, w.c.pool, func(tx pgx.Tx) error {
+		var err error
+		out, err = callStep(w, func(ctx context.Context) (T, error) { return fn(ctx, tx) })
+		if err != nil {
+			return err
+		}
+		if encoded, err = json.Marshal(out); err != nil {
+			return NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err))
+		}
+		tag, err := tx.Exec(w, w.c.q.memoUpsert, []any{w.info.ID}, []string{name}, []string{string(StepKindStep)},
+			[]string{string(StepStatusCompleted)}, []string{resultType}, []string{string(encoded)},
+			[]time.Time{startedAt}, []time.Time{time.Now().UTC()})
+		if err != nil {
+			return fmt.Errorf("workflow: store result of step %q: %w", name, err)
+		}
+		if tag.RowsAffected() == 0 {
+			lost = true
+			return errLostRace
+		}
+		return nil
+	})
+	if lost {
+		return reloadStep[T](w, name, resultType)
+	}
+	if err != nil {
+		return zero, w.stepFailed(name, resultType, startedAt, err)
+	}
+	w.setMemo(&memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded})
+	return out, nil
+}
+
+var errLostRace = errors.New("workflow: another attempt stored this step first")
+
+// replayStep returns a completed step's stored result. done is false when
+// the step has no completed memo and must run.
+func replayStep[T any](w *wfContext, name, resultType string) (out T, done bool, err error) {
+	m := w.memo(name)
+	if m == nil {
+		return out, false, nil
+	}
+	if m.Kind != StepKindStep {
+		return out, true, w.diverge(name, m, "step returning "+resultType)
+	}
+	if m.Status != StepStatusCompleted {
+		return out, false, nil
+	}
+	if m.ResultType != resultType {
+		return out, true, w.diverge(name, m, "step returning "+resultType)
+	}
+	if err := json.Unmarshal(m.Output, &out); err != nil {
+		return out, true, w.diverge(name, m, fmt.Sprintf("step returning %s (stored value does not decode: %v)", resultType, err))
+	}
+	return out, true, nil
+}
+
+// reloadStep reads a memo another attempt stored and returns it.
+func reloadStep[T any](w *wfContext, name, resultType string) (T, error) {
+	var zero T
+	step, err := scanStep(w.c.pool.QueryRow(w, w.c.q.stepByName, w.info.ID, name))
+	if err != nil {
+		return zero, w.fail(name, fmt.Errorf("workflow: read step %q stored by a concurrent attempt: %w", name, err))
+	}
+	w.setMemo(&memo{Name: step.Name, Kind: step.Kind, Status: step.Status, ResultType: step.ResultType, Output: step.Output})
+	out, _, err := replayStep[T](w, name, resultType)
+	return out, err
+}
+
+// callStep calls fn, turning a panic into an error so that one bad step
+// fails its attempt instead of the worker.
+func callStep[T any](w *wfContext, fn func(ctx context.Context) (T, error)) (out T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+	}()
+	return fn(w.Context)
+}
+
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// stepFailed records a failed step (its error and attempt count) and fails
+// the attempt.
+func (w *wfContext) stepFailed(name, resultType string, startedAt time.Time, cause error) error {
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: name, Attempt: w.info.Attempt, At: time.Now().UTC()}
+	if _, err := w.c.pool.Exec(context.WithoutCancel(w), w.c.q.stepFailed, w.info.ID, name, resultType, encodeRunError(stored), startedAt); err != nil {
+		w.logger.ErrorContext(w, "tributary: Failed to record step failure", "step", name, "err", err)
+	}
+	return w.fail(name, cause)
+}
+
+func errorKind(err error) string {
+	var (
+		nonRetryable *nonRetryableError
+		panicked     *panicError
+	)
+	switch {
+	case errors.Is(err, ErrDivergence):
+		return ErrorKindDivergence
+	case errors.As(err, &nonRetryable):
+		return ErrorKindNonRetryable
+	case errors.As(err, &panicked):
+		return ErrorKindPanic
+	}
+	return ErrorKindError
+}

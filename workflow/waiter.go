@@ -1,0 +1,198 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// waiter lets Result wait for runs to finish without polling: one connection
+// per client LISTENs on runDoneChannel and wakes the waiters of each run
+// announced there. It starts on first use and reconnects after errors; a
+// reconnect wakes every waiter to re-read its run, so nothing is missed.
+type waiter struct {
+	logger *slog.Logger
+	pool   *pgxpool.Pool
+	q      *queries
+
+	mu      sync.Mutex
+	subs    map[uuid.UUID]map[chan struct{}]struct{}
+	ready   chan struct{} // closed once LISTEN is active
+	cancel  context.CancelFunc
+	done    chan struct{}
+	running bool
+}
+
+func newWaiter(pool *pgxpool.Pool, q *queries, logger *slog.Logger) *waiter {
+	return &waiter{logger: logger, pool: pool, q: q, subs: map[uuid.UUID]map[chan struct{}]struct{}{}}
+}
+
+// waitResult waits until run id finishes and returns its output or error.
+func (c *Client) waitResult(ctx context.Context, id uuid.UUID) (json.RawMessage, error) {
+	ch, unsubscribe, err := c.waiter.subscribe(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unsubscribe()
+	for {
+		var (
+			status   string
+			output   []byte
+			errBytes []byte
+		)
+		if err := c.pool.QueryRow(ctx, c.q.runStatusByID, id).Scan(&status, &output, &errBytes); err != nil {
+			if errors.Is(err, ErrNotFound) || err.Error() == "no rows in result set" {
+				return nil, ErrNotFound
+			}
+			return nil, fmt.Errorf("workflow: read run %s: %w", id, err)
+		}
+		switch Status(status) {
+		case StatusCompleted:
+			return output, nil
+		case StatusFailed, StatusCancelled, StatusSkipped:
+			runErr, err := decodeRunError(errBytes)
+			if err != nil {
+				return nil, err
+			}
+			if runErr == nil {
+				runErr = &RunError{Kind: status, Message: "run " + status}
+			}
+			return nil, runErr
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("workflow: waiting for run %s (%s): %w", id, status, ctx.Err())
+		}
+	}
+}
+
+// subscribe registers interest in id and returns once LISTEN is active, so
+// a notification sent after the caller's next read cannot be missed.
+func (w *waiter) subscribe(ctx context.Context, id uuid.UUID) (<-chan struct{}, func(), error) {
+	ch := make(chan struct{}, 1)
+	w.mu.Lock()
+	if w.subs[id] == nil {
+		w.subs[id] = map[chan struct{}]struct{}{}
+	}
+	w.subs[id][ch] = struct{}{}
+	if !w.running {
+		w.running = true
+		w.ready = make(chan struct{})
+		w.done = make(chan struct{})
+		lctx, cancel := context.WithCancel(context.Background())
+		w.cancel = cancel
+		go w.listen(lctx, w.ready, w.done)
+	}
+	ready := w.ready
+	w.mu.Unlock()
+
+	unsubscribe := func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.subs[id], ch)
+		if len(w.subs[id]) == 0 {
+			delete(w.subs, id)
+		}
+	}
+	select {
+	case <-ready:
+		return ch, unsubscribe, nil
+	case <-ctx.Done():
+		unsubscribe()
+		return nil, nil, ctx.Err()
+	}
+}
+
+func (w *waiter) listen(ctx context.Context, ready, done chan struct{}) {
+	defer close(done)
+	readyOnce := sync.OnceFunc(func() { close(ready) })
+	defer readyOnce() // never leave subscribers blocked
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := w.listenOnce(ctx, readyOnce)
+		if ctx.Err() != nil {
+			return
+		}
+		w.logger.WarnContext(ctx, "tributary: Run result listener lost its connection; reconnecting", slog.String("err", fmt.Sprint(err)))
+		w.wakeAll()
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (w *waiter) listenOnce(ctx context.Context, readyOnce func()) error {
+	conn, err := w.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+runDoneChannel); err != nil {
+		return err
+	}
+	defer func() {
+		// Leave the pooled connection clean.
+		uctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := conn.Exec(uctx, "UNLISTEN *"); err != nil {
+			conn.Conn().Close(uctx) //nolint:errcheck // the connection is discarded
+		}
+	}()
+	w.wakeAll() // anything that finished while we were reconnecting
+	readyOnce()
+	for {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		id, err := uuid.Parse(n.Payload)
+		if err != nil {
+			continue
+		}
+		w.mu.Lock()
+		for ch := range w.subs[id] {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *waiter) wakeAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, chans := range w.subs {
+		for ch := range chans {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+func (w *waiter) stop() {
+	w.mu.Lock()
+	if !w.running {
+		w.mu.Unlock()
+		return
+	}
+	w.running = false
+	cancel, done := w.cancel, w.done
+	w.mu.Unlock()
+	cancel()
+	<-done
+}

@@ -1,0 +1,278 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// worker is the River worker of one workflow type: each River job it works is
+// one attempt of one run.
+type worker struct {
+	river.WorkerDefaults[runArgs]
+
+	c   *Client
+	reg *registration
+}
+
+func addWorker(workers *river.Workers, c *Client, reg *registration) error {
+	w := &worker{c: c, reg: reg}
+	// River registers a worker under the Kind of its args' zero value; a
+	// workflow's kind depends on its name, so pass args carrying it.
+	return addWorkerArgsSafely(workers, runArgs{kind: reg.kind}, w)
+}
+
+func addWorkerArgsSafely(workers *river.Workers, args runArgs, w river.Worker[runArgs]) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	river.AddWorkerArgs(workers, args, w)
+	return nil
+}
+
+// Timeout applies the run's timeout (StartOpts or DefineOpts) to the attempt.
+func (w *worker) Timeout(job *river.Job[runArgs]) time.Duration {
+	switch {
+	case job.Args.TimeoutMS < 0:
+		return -1
+	case job.Args.TimeoutMS > 0:
+		return time.Duration(job.Args.TimeoutMS) * time.Millisecond
+	}
+	return 0
+}
+
+// Work runs one attempt: load the run and its memos in one query, replay the
+// workflow function, and finish the attempt in one transaction with the job.
+func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
+	c := w.c
+	runID := job.Args.RunID
+	var (
+		typ, parentID   = "", (*uuid.UUID)(nil)
+		input, metadata []byte
+		scheduleID      *uuid.UUID
+		fireAt          *time.Time
+		memosJSON       []byte
+	)
+	err := c.pool.QueryRow(ctx, c.q.beginAttempt, runID, job.Attempt).
+		Scan(&typ, &input, &scheduleID, &fireAt, &parentID, &metadata, &memosJSON)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return w.inactiveRun(ctx, job)
+	}
+	if err != nil {
+		return fmt.Errorf("workflow: begin attempt %d of run %s: %w", job.Attempt, runID, err)
+	}
+	var memos []*memo
+	if err := json.Unmarshal(memosJSON, &memos); err != nil {
+		return fmt.Errorf("workflow: decode step memos of run %s: %w", runID, err)
+	}
+
+	wctx := &wfContext{
+		Context: ctx,
+		c:       c,
+		info: RunInfo{
+			ID: runID, Type: typ, Attempt: job.Attempt, MaxAttempts: job.MaxAttempts, JobID: job.ID,
+			ScheduleID: scheduleID, FireAt: fireAt, ParentID: parentID, Metadata: metadata,
+		},
+		job:    job.JobRow,
+		logger: c.logger.With(slog.String("run_id", runID.String()), slog.String("workflow", typ)),
+		memos:  make(map[string]*memo, len(memos)),
+		seen:   make(map[string]struct{}, len(memos)),
+	}
+	for _, m := range memos {
+		wctx.memos[m.Name] = m
+	}
+
+	output, fnErr := w.call(wctx, input)
+	return w.finish(ctx, wctx, job, output, fnErr)
+}
+
+func (w *worker) call(wctx *wfContext, input []byte) (out json.RawMessage, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+	}()
+	return w.reg.run(wctx, input)
+}
+
+// finish ends the attempt according to what happened in it. The order
+// matters: a park wins over everything (the job is already parked), then a
+// divergence, a remote cancellation, a step failure, and finally the
+// function's own result.
+func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage, fnErr error) error {
+	wctx.mu.Lock()
+	parkedTill, diverged, stepErr, failStep := wctx.parkedTill, wctx.diverged, wctx.failErr, wctx.failStep
+	wctx.mu.Unlock()
+
+	// Finishing must not be cut short by the attempt's own cancellation.
+	fctx := context.WithoutCancel(ctx)
+
+	switch {
+	case parkedTill != nil:
+		// The park transaction already moved the job; River's "if running"
+		// update of this snooze is a no-op, but reports the right event.
+		return river.JobSnooze(max(time.Until(*parkedTill), 0))
+	case diverged != nil:
+		return w.failRun(fctx, wctx, job, diverged, diverged.Step)
+	case errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
+		return w.cancelRun(fctx, wctx, job)
+	case stepErr != nil:
+		fnErr = stepErr
+	}
+
+	if fnErr == nil {
+		return w.completeRun(fctx, wctx, job, output)
+	}
+
+	var (
+		nonRetryable *nonRetryableError
+		retryAfter   *retryAfterError
+	)
+	switch {
+	case errors.As(fnErr, &nonRetryable), errors.Is(fnErr, ErrInvalid), errors.Is(fnErr, ErrDivergence):
+		return w.failRun(fctx, wctx, job, fnErr, failStep)
+	case errors.As(fnErr, &retryAfter): // a snooze does not use up an attempt
+		w.recordAttemptError(fctx, wctx, fnErr, failStep)
+		return river.JobSnooze(retryAfter.after)
+	case job.Attempt >= job.MaxAttempts:
+		return w.failRun(fctx, wctx, job, fnErr, failStep)
+	}
+	w.recordAttemptError(fctx, wctx, fnErr, failStep)
+	return fnErr
+}
+
+func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
+	c := w.c
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var parentID *uuid.UUID
+		err := tx.QueryRow(ctx, c.q.completeRun, wctx.info.ID, []byte(output)).Scan(&parentID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // finished meanwhile (cancelled): leave it as it is
+		}
+		if err != nil {
+			return fmt.Errorf("mark run completed: %w", err)
+		}
+		if err := w.afterFinishTx(ctx, tx, wctx.info.ID, parentID); err != nil {
+			return err
+		}
+		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+			return fmt.Errorf("complete River job: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("workflow: complete run %s: %w", wctx.info.ID, err)
+	}
+	return nil
+}
+
+// failRun marks the run failed and discards its job, in one transaction.
+func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], cause error, step string) error {
+	c := w.c
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: job.Attempt, At: time.Now().UTC()}
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var parentID *uuid.UUID
+		err := tx.QueryRow(ctx, c.q.failRun, wctx.info.ID, encodeRunError(stored)).Scan(&parentID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("mark run failed: %w", err)
+		}
+		if err := w.afterFinishTx(ctx, tx, wctx.info.ID, parentID); err != nil {
+			return err
+		}
+		return c.discardJobTx(ctx, tx, job.JobRow, cause)
+	})
+	if err != nil {
+		wctx.logger.ErrorContext(ctx, "tributary: Failed to record run failure", slog.String("err", err.Error()))
+		return fmt.Errorf("workflow: fail run %s: %w (cause: %w)", wctx.info.ID, err, cause)
+	}
+	wctx.logger.WarnContext(ctx, "tributary: Run failed", slog.String("kind", stored.Kind), slog.String("step", step), slog.String("err", cause.Error()))
+	return river.JobCancel(cause) // no-op for River's state (already discarded); stops retries if the tx raced
+}
+
+// cancelRun records a cancellation requested through Client.Cancel or River
+// UI while the attempt was running.
+func (w *worker) cancelRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs]) error {
+	c := w.c
+	stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while running", Attempt: job.Attempt, At: time.Now().UTC()}
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var parentID *uuid.UUID
+		err := tx.QueryRow(ctx, c.q.cancelRun, wctx.info.ID, encodeRunError(stored)).Scan(&parentID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return w.afterFinishTx(ctx, tx, wctx.info.ID, parentID)
+	})
+	if err != nil {
+		return fmt.Errorf("workflow: record cancellation of run %s: %w", wctx.info.ID, err)
+	}
+	return river.JobCancel(ErrCancelled)
+}
+
+// afterFinishTx announces a finished run: it wakes a waiting parent and
+// notifies Result waiters when the transaction commits.
+func (w *worker) afterFinishTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, parentID *uuid.UUID) error {
+	return w.c.afterFinishTx(ctx, tx, runID, parentID)
+}
+
+func (c *Client) afterFinishTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, parentID *uuid.UUID) error {
+	if parentID != nil {
+		if err := c.wakeRunTx(ctx, tx, *parentID); err != nil {
+			return fmt.Errorf("wake parent run %s: %w", *parentID, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", runDoneChannel, runID.String()); err != nil {
+		return fmt.Errorf("notify run finished: %w", err)
+	}
+	return nil
+}
+
+func (w *worker) recordAttemptError(ctx context.Context, wctx *wfContext, cause error, step string) {
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC()}
+	if _, err := w.c.pool.Exec(ctx, w.c.q.recordRunError, wctx.info.ID, encodeRunError(stored)); err != nil {
+		wctx.logger.ErrorContext(ctx, "tributary: Failed to record attempt error", slog.String("err", err.Error()))
+	}
+	wctx.logger.InfoContext(ctx, "tributary: Attempt failed; River will retry", slog.Int("attempt", wctx.info.Attempt), slog.String("step", step), slog.String("err", cause.Error()))
+}
+
+// inactiveRun handles a job whose run is not runnable: finished, cancelled
+// while the job waited, or deleted.
+func (w *worker) inactiveRun(ctx context.Context, job *river.Job[runArgs]) error {
+	c := w.c
+	runID := job.Args.RunID
+	var (
+		status          string
+		cancelRequested bool
+	)
+	err := c.pool.QueryRow(ctx, `SELECT status, cancel_requested_at IS NOT NULL FROM `+c.q.runTable+` WHERE id = $1`, runID).Scan(&status, &cancelRequested)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return river.JobCancel(fmt.Errorf("run %s no longer exists", runID))
+	}
+	if err != nil {
+		return fmt.Errorf("workflow: read run %s: %w", runID, err)
+	}
+	if Status(status) == StatusCompleted {
+		return nil
+	}
+	if !Status(status).Finished() && cancelRequested {
+		wctx := &wfContext{Context: ctx, c: c, info: RunInfo{ID: runID, Attempt: job.Attempt}, logger: c.logger}
+		return w.cancelRun(context.WithoutCancel(ctx), wctx, job)
+	}
+	return river.JobCancel(fmt.Errorf("run %s is %s", runID, status))
+}
