@@ -87,7 +87,9 @@ func ctxT(t *testing.T) context.Context {
 
 // waitStatus waits until run id reaches status, failing after a deadline. It
 // polls the run row: there is no notification for intermediate statuses.
-func waitStatus(t *testing.T, c *Client, h interface{ Get(context.Context) (*Run, error) }, want Status) *Run {
+func waitStatus(t *testing.T, c *Client, h interface {
+	Get(context.Context) (*Run, error)
+}, want Status) *Run {
 	t.Helper()
 	ctx := ctxT(t)
 	for {

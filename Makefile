@@ -1,0 +1,35 @@
+# Tributary's developer tasks. `make test` needs a Postgres: TEST_DATABASE_URL,
+# a local server on 127.0.0.1:5432, or Postgres binaries to start a throw-away
+# cluster from (see internal/testdb).
+
+SHELL := bash
+.SHELLFLAGS := -o pipefail -ec
+GO ?= go
+
+.PHONY: all bench demo test vet
+
+all: vet test
+
+# Benchmarks only, no tests.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# A local playground: example workflows and schedules, and the UI.
+demo:
+	$(GO) run ./cmd/tributary demo
+
+# Every package's tests with the race detector. The log shows each test's
+# --- PASS/FAIL/SKIP line and each package's ok/FAIL line, and the full
+# output of any package that failed; the exit status is go test's.
+test:
+	$(GO) test -race -count=1 -json ./... 2>&1 | $(GO) run scripts/testfilter.go
+
+# go vet, and gofmt that fails on unformatted files.
+vet:
+	$(GO) vet ./...
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then \
+		echo "gofmt: these files are not formatted; run gofmt -w on them:"; \
+		echo "$$unformatted"; \
+		exit 1; \
+	fi

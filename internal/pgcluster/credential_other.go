@@ -1,0 +1,14 @@
+//go:build !unix
+
+package pgcluster
+
+import "os/exec"
+
+// credential is a no-op where processes can't change user.
+type credential struct{}
+
+func lookupCredential() (*credential, error) { return nil, nil }
+
+func (c *credential) apply(*exec.Cmd) {}
+
+func (c *credential) chown(...string) error { return nil }

@@ -1,0 +1,268 @@
+// Package pgcluster starts a throw-away Postgres cluster from the Postgres
+// binaries installed on this machine. It backs `tributary demo` and the test
+// harness when no running server is available.
+//
+//	cluster, err := pgcluster.Start(ctx, nil)
+//	if err != nil {
+//		// errors.Is(err, pgcluster.ErrNoPostgres) when Postgres isn't installed
+//	}
+//	defer cluster.Stop(context.WithoutCancel(ctx))
+//	pool, err := pgxpool.New(ctx, cluster.URL)
+//
+// The cluster trusts every local connection and lives in a temporary
+// directory that Stop removes: it is for tests and demos, never for data
+// that must survive.
+package pgcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Config configures Start. A nil *Config is the same as a zero Config.
+type Config struct {
+	// BinDir is the directory holding initdb, pg_ctl and postgres.
+	//
+	// Defaults to the directory of initdb on PATH, else the newest version
+	// found under /usr/lib/postgresql/*/bin (and the other usual install
+	// locations).
+	BinDir string
+
+	// ExtraArgs are extra command-line arguments for the postgres server,
+	// such as []string{"-c", "fsync=off"}.
+	//
+	// Defaults to none: the server runs with initdb's defaults, listening
+	// only on 127.0.0.1.
+	ExtraArgs []string
+
+	// StartTimeout bounds how long Start waits for the server to accept
+	// connections.
+	//
+	// Defaults to 60 seconds.
+	StartTimeout time.Duration
+}
+
+// Cluster is a running throw-away Postgres cluster. Stop it with Stop.
+type Cluster struct {
+	// URL is a connection string for the cluster's `postgres` database as
+	// the superuser `postgres`, over TCP on 127.0.0.1.
+	URL string
+
+	binDir   string
+	cred     *credential
+	dataDir  string
+	rootDir  string
+	stopErr  error
+	stopOnce sync.Once
+}
+
+// Start initializes a new cluster in a temporary directory, starts it on a
+// free port of 127.0.0.1 and waits until it accepts connections. When no
+// Postgres binaries are found, the error is a *NoPostgresError (matching
+// ErrNoPostgres with errors.Is) whose message says how to install Postgres.
+//
+// When the process runs as root, which initdb refuses, the cluster runs as
+// the unprivileged user `nobody` (or a dedicated user created with useradd
+// when `nobody` doesn't exist).
+func Start(ctx context.Context, config *Config) (*Cluster, error) {
+	if config == nil {
+		config = &Config{}
+	}
+
+	binDir := config.BinDir
+	if binDir == "" {
+		var err error
+		if binDir, err = FindBinDir(); err != nil {
+			return nil, err
+		}
+	} else if err := checkBinDir(binDir); err != nil {
+		return nil, &NoPostgresError{Searched: []string{binDir}}
+	}
+
+	timeout := config.StartTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	cred, err := lookupCredential()
+	if err != nil {
+		return nil, err
+	}
+
+	rootDir, err := os.MkdirTemp("", "tributary-pg-")
+	if err != nil {
+		return nil, fmt.Errorf("pgcluster: creating temporary directory: %w", err)
+	}
+	cluster := &Cluster{
+		binDir:  binDir,
+		cred:    cred,
+		dataDir: filepath.Join(rootDir, "data"),
+		rootDir: rootDir,
+	}
+
+	if err := cluster.start(ctx, config.ExtraArgs); err != nil {
+		_ = cluster.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return cluster, nil
+}
+
+// Stop stops the server (pg_ctl stop -m fast) and removes its directory. It
+// is safe to call more than once; later calls return the first call's
+// result.
+func (c *Cluster) Stop(ctx context.Context) error {
+	c.stopOnce.Do(func() {
+		var errs []error
+		if _, err := os.Stat(filepath.Join(c.dataDir, "postmaster.pid")); err == nil {
+			if _, err := c.run(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", "fast", "-w", "-t", "60"); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := os.RemoveAll(c.rootDir); err != nil {
+			errs = append(errs, fmt.Errorf("pgcluster: removing %s: %w", c.rootDir, err))
+		}
+		c.stopErr = errors.Join(errs...)
+	})
+	return c.stopErr
+}
+
+func (c *Cluster) start(ctx context.Context, extraArgs []string) error {
+	socketDir := filepath.Join(c.rootDir, "socket")
+	if err := os.Mkdir(socketDir, 0o700); err != nil {
+		return fmt.Errorf("pgcluster: %w", err)
+	}
+	if err := c.cred.chown(c.rootDir, socketDir); err != nil {
+		return err
+	}
+
+	if _, err := c.run(ctx, "initdb",
+		"--pgdata", c.dataDir,
+		"--username", "postgres",
+		"--auth", "trust",
+		"--encoding", "UTF8",
+		"--locale", "C",
+		"--no-sync",
+	); err != nil {
+		return err
+	}
+
+	// A free port can be taken by someone else between our probe and the
+	// server's bind; try a few ports before giving up.
+	const attempts = 3
+	var lastErr error
+	for range attempts {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		serverArgs := append([]string{
+			"-p", strconv.Itoa(port),
+			"-c", "listen_addresses=127.0.0.1",
+			"-c", "unix_socket_directories=" + socketDir,
+		}, extraArgs...)
+
+		_, lastErr = c.run(ctx, "pg_ctl", "start",
+			"-D", c.dataDir,
+			"-l", filepath.Join(c.rootDir, "server.log"),
+			"-o", shellJoin(serverArgs),
+			"-w", "-t", "60",
+		)
+		if lastErr != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+
+		c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+		return waitReady(ctx, c.URL)
+	}
+	return fmt.Errorf("%w\n%s", lastErr, c.logTail())
+}
+
+// logTail returns the end of the server log, to explain a failed start.
+func (c *Cluster) logTail() string {
+	data, err := os.ReadFile(filepath.Join(c.rootDir, "server.log"))
+	if err != nil {
+		return ""
+	}
+	const maxLen = 2000
+	if len(data) > maxLen {
+		data = data[len(data)-maxLen:]
+	}
+	return "server log:\n" + string(data)
+}
+
+// run runs one of the Postgres binaries, as the unprivileged user when the
+// process is root, and returns its combined output.
+func (c *Cluster) run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.binDir, name), args...)
+	cmd.Dir = c.rootDir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "PGTZ=UTC")
+	c.cred.apply(cmd)
+	// pg_ctl start leaves the server running with our pipes inherited;
+	// don't wait for them to close.
+	cmd.WaitDelay = time.Second
+
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("pgcluster: %s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return out, nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("pgcluster: finding a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// shellJoin quotes args for the POSIX shell through which pg_ctl starts the
+// server.
+func shellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, arg := range args {
+		quoted[i] = "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ")
+}
+
+// waitReady connects in a loop until the server accepts a connection or ctx
+// ends. pg_ctl -w has already waited for start-up; this confirms the TCP
+// listener from our side.
+func waitReady(ctx context.Context, url string) error {
+	backoff := 10 * time.Millisecond
+	for {
+		attemptCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		conn, err := pgx.Connect(attemptCtx, url)
+		cancel()
+		if err == nil {
+			return conn.Close(ctx)
+		}
+
+		timer := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return fmt.Errorf("pgcluster: server did not accept connections: %w (last error: %w)", ctx.Err(), err)
+		case <-timer.C:
+		}
+		backoff = min(2*backoff, 250*time.Millisecond)
+	}
+}

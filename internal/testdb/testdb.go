@@ -1,0 +1,284 @@
+// Package testdb gives tests a Postgres schema of their own, with River's
+// and Tributary's tables, on a real server.
+//
+//	func TestMain(m *testing.M) { testdb.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		t.Parallel()
+//
+//		db := testdb.New(t)
+//		_, err := db.Pool.Exec(ctx, "INSERT INTO workflow_runs ...")
+//	}
+//
+// The server is found once per test process: TEST_DATABASE_URL when set;
+// else a server on 127.0.0.1:5432 or the /var/run/postgresql socket, as user
+// postgres; else a throw-away cluster started from the local Postgres
+// binaries (internal/pgcluster), which Main stops. When there is none of
+// these, tests fail with instructions to install Postgres; they never skip.
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
+
+	"github.com/tributary-go/tributary/internal/pgcluster"
+	"github.com/tributary-go/tributary/migrations"
+)
+
+// localURLs are the servers tried, in order, when TEST_DATABASE_URL is not
+// set.
+var localURLs = []string{
+	"postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+	"postgres://postgres@/postgres?host=/var/run/postgresql&sslmode=disable",
+}
+
+const (
+	// probeTimeout bounds each attempt to reach a local server.
+	probeTimeout = 2 * time.Second
+
+	// setupTimeout bounds creating, migrating and dropping a schema.
+	setupTimeout = time.Minute
+)
+
+// server is the process-wide result of finding a server.
+var server struct {
+	cluster *pgcluster.Cluster // started by this process, or nil
+	err     error
+	mu      sync.Mutex
+	once    sync.Once
+	url     string
+}
+
+// DB is a schema of its own on the test server.
+type DB struct {
+	// Pool connects to the server with search_path set to Schema, so SQL can
+	// name tables without a schema.
+	Pool *pgxpool.Pool
+
+	// Schema is the schema's name, unique to this DB, such as
+	// test_workflow_5f0c2a91.
+	Schema string
+
+	// URL is a connection string that selects Schema through the options
+	// parameter (-csearch_path=…), for a child process or another pool.
+	URL string
+}
+
+// New returns a fresh schema with River's and Tributary's tables, migrated
+// by migrations.Migrator.Up. The schema is dropped and the pool closed when
+// the test ends.
+func New(t testing.TB) *DB {
+	t.Helper()
+
+	db := NewEmpty(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+
+	migrator, err := migrations.New(db.Pool, &migrations.Config{Schema: db.Schema})
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	if _, err := migrator.Up(ctx); err != nil {
+		t.Fatalf("testdb: migrating schema %s: %v", db.Schema, err)
+	}
+	return db
+}
+
+// NewEmpty is like New without the migrations: the schema has no tables.
+func NewEmpty(t testing.TB) *DB {
+	t.Helper()
+
+	serverURL := ServerURL(t)
+	schema := schemaName()
+
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+
+	if err := execOnce(ctx, serverURL, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatalf("testdb: creating schema %s: %v", schema, err)
+	}
+
+	db := &DB{Schema: schema, URL: withSearchPath(serverURL, schema)}
+
+	config, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	config.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	if db.Pool, err = pgxpool.NewWithConfig(ctx, config); err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+
+	t.Cleanup(func() {
+		db.Pool.Close()
+
+		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+		defer cancel()
+		if err := execOnce(ctx, serverURL, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("testdb: dropping schema %s: %v", schema, err)
+		}
+	})
+	return db
+}
+
+// ServerURL returns the URL of the test server, finding it on first use.
+// The URL selects no particular schema. It fails the test when there is no
+// server and none can be started.
+func ServerURL(t testing.TB) string {
+	t.Helper()
+
+	server.once.Do(func() {
+		var cluster *pgcluster.Cluster
+		server.url, cluster, server.err = findServer(os.Getenv, localURLs)
+
+		server.mu.Lock()
+		server.cluster = cluster
+		server.mu.Unlock()
+	})
+	if server.err != nil {
+		t.Fatalf("testdb: %v", server.err)
+	}
+	return server.url
+}
+
+// Main runs a package's tests, for its TestMain. After the tests it stops
+// the throw-away cluster if this process started one, and checks for
+// goroutines left running (with goleak) when the tests passed. It exits the
+// process with the tests' status, or 1 when goroutines leaked.
+func Main(m *testing.M) {
+	code := m.Run()
+
+	if err := stopCluster(); err != nil {
+		fmt.Fprintf(os.Stderr, "testdb: stopping the throw-away Postgres cluster: %v\n", err)
+		code = max(code, 1)
+	}
+
+	if code == 0 {
+		if err := goleak.Find(
+			// A pool's health check goroutine ends shortly after Close.
+			goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
+		); err != nil {
+			fmt.Fprintf(os.Stderr, "testdb: goroutines left running after the tests passed: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// findServer returns TEST_DATABASE_URL, or the first of localURLs that
+// accepts a connection, or the URL of a throw-away cluster it starts.
+func findServer(getenv func(string) string, localURLs []string) (string, *pgcluster.Cluster, error) {
+	ctx := context.Background()
+
+	if envURL := getenv("TEST_DATABASE_URL"); envURL != "" {
+		probeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := execOnce(probeCtx, envURL, "SELECT 1"); err != nil {
+			return "", nil, fmt.Errorf("TEST_DATABASE_URL is set but the server can't be reached: %w; start that server or fix the variable", err)
+		}
+		return envURL, nil, nil
+	}
+
+	var probeErrs []error
+	for _, localURL := range localURLs {
+		probeCtx, cancel := context.WithTimeout(ctx, probeTimeout)
+		err := execOnce(probeCtx, localURL, "SELECT 1")
+		cancel()
+		if err == nil {
+			return localURL, nil, nil
+		}
+		probeErrs = append(probeErrs, err)
+	}
+
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cluster, err := pgcluster.Start(startCtx, nil)
+	if err != nil {
+		return "", nil, fmt.Errorf("no Postgres server at %s (%w), and starting a throw-away cluster failed: %w",
+			strings.Join(localURLs, " or "), errors.Join(probeErrs...), err)
+	}
+	return cluster.URL, cluster, nil
+}
+
+func stopCluster() error {
+	server.mu.Lock()
+	defer server.mu.Unlock()
+
+	if server.cluster == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := server.cluster.Stop(ctx)
+	server.cluster = nil
+	return err
+}
+
+// execOnce runs one statement on a connection of its own.
+func execOnce(ctx context.Context, connString, sql string) error {
+	conn, err := pgx.Connect(ctx, connString)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// schemaName returns a new schema name made of the test binary's package
+// name and random hex: test_migrations_3f9a0c1e.
+func schemaName() string {
+	pkg := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe"), ".test")
+	pkg = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return '_'
+	}, pkg)
+	if len(pkg) > 30 {
+		pkg = pkg[:30]
+	}
+
+	var random [4]byte
+	_, _ = rand.Read(random[:]) // never fails
+	return "test_" + pkg + "_" + hex.EncodeToString(random[:])
+}
+
+// withSearchPath adds -csearch_path=<schema> to the options parameter of a
+// URL or keyword/value connection string. Schema names from schemaName need
+// no quoting.
+func withSearchPath(connString, schema string) string {
+	option := "-csearch_path=" + schema
+
+	if strings.HasPrefix(connString, "postgres://") || strings.HasPrefix(connString, "postgresql://") {
+		parsed, err := url.Parse(connString)
+		if err == nil {
+			query := parsed.Query()
+			query.Set("options", strings.TrimSpace(query.Get("options")+" "+option))
+			// Encode writes a space as "+", which libpq and pgx don't
+			// decode; a literal "+" is already "%2B".
+			parsed.RawQuery = strings.ReplaceAll(query.Encode(), "+", "%20")
+			return parsed.String()
+		}
+	}
+	return connString + " options='" + option + "'"
+}

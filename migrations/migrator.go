@@ -1,0 +1,531 @@
+package migrations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// maxIdentifierLen is Postgres's limit on identifier length in bytes; longer
+// names are silently truncated by the server.
+const maxIdentifierLen = 63
+
+// Config configures a Migrator. A nil *Config is the same as a zero Config.
+type Config struct {
+	// Logger receives a line for every migration applied or rolled back,
+	// River's included, at info level.
+	//
+	// Defaults to a logger that discards everything.
+	Logger *slog.Logger
+
+	// Schema is the Postgres schema holding River's and Tributary's tables.
+	// It must already exist; Up does not create it.
+	//
+	// Defaults to "", which means the first schema of each connection's
+	// search_path, as with River's Config.Schema.
+	Schema string
+}
+
+// Direction is the direction of a migration run.
+type Direction string
+
+const (
+	// DirectionDown rolls migrations back.
+	DirectionDown Direction = "down"
+	// DirectionUp applies migrations.
+	DirectionUp Direction = "up"
+)
+
+// DownOpts are options for Down. A nil *DownOpts is the same as a zero
+// DownOpts: remove all of Tributary's tables and keep River's.
+type DownOpts struct {
+	// IncludeRiver also removes River's tables, all of them, once
+	// Tributary's are gone. It requires TargetVersion 0.
+	IncludeRiver bool
+
+	// TargetVersion is the version to keep: migrations above it are rolled
+	// back, newest first. 0 rolls back all of Tributary's migrations and
+	// drops the tributary_migration table.
+	TargetVersion int
+}
+
+// MigrateVersion is one migration applied or rolled back.
+type MigrateVersion struct {
+	// Duration is how long the migration's transaction took.
+	Duration time.Duration
+
+	// Name is the migration's name, such as "workflows".
+	Name string
+
+	// Version is the migration's number.
+	Version int
+}
+
+// Result says what Up or Down did.
+type Result struct {
+	// Direction is DirectionUp for Up and DirectionDown for Down.
+	Direction Direction
+
+	// River lists River's migrations applied or rolled back, in order.
+	River []MigrateVersion
+
+	// Versions lists Tributary's migrations applied or rolled back, in
+	// order. Empty when there was nothing to do.
+	Versions []MigrateVersion
+}
+
+// Status is the migration state of a database.
+type Status struct {
+	// RiverLatest is the newest River migration version this build knows.
+	RiverLatest int
+
+	// RiverVersion is the newest River migration applied to the database; 0
+	// when River's tables are absent.
+	RiverVersion int
+
+	// Versions lists every Tributary migration this build knows, oldest
+	// first, plus any newer one the database has from a newer build.
+	Versions []VersionStatus
+}
+
+// VersionStatus is the state of one Tributary migration in a database.
+type VersionStatus struct {
+	// Applied is whether the database has the migration.
+	Applied bool
+
+	// AppliedAt is when the migration was applied; zero when it wasn't.
+	AppliedAt time.Time
+
+	// Name is the migration's name, such as "workflows".
+	Name string
+
+	// Version is the migration's number.
+	Version int
+}
+
+// Migrator applies and rolls back River's and Tributary's migrations on one
+// schema. It is safe for concurrent use.
+type Migrator struct {
+	logger     *slog.Logger
+	migrations []migration
+	pool       *pgxpool.Pool
+	prefix     string // quoted schema and a dot, or "" for the search_path
+	river      *rivermigrate.Migrator[pgx.Tx]
+	schema     string
+}
+
+// New returns a Migrator for the database behind pool. The config may be
+// nil. It returns an error when Config.Schema is not a usable schema name.
+func New(pool *pgxpool.Pool, config *Config) (*Migrator, error) {
+	return newMigrator(pool, config, embedded)
+}
+
+func newMigrator(pool *pgxpool.Pool, config *Config, set []migration) (*Migrator, error) {
+	if pool == nil {
+		return nil, errors.New("migrations: pool is nil")
+	}
+	if config == nil {
+		config = &Config{}
+	}
+	if err := validateSchema(config.Schema); err != nil {
+		return nil, err
+	}
+
+	logger := config.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+
+	river, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{
+		Logger: logger,
+		Schema: config.Schema,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+
+	var prefix string
+	if config.Schema != "" {
+		prefix = pgx.Identifier{config.Schema}.Sanitize() + "."
+	}
+
+	return &Migrator{
+		logger:     logger,
+		migrations: set,
+		pool:       pool,
+		prefix:     prefix,
+		river:      river,
+		schema:     config.Schema,
+	}, nil
+}
+
+// Down rolls back Tributary's migrations above opts.TargetVersion, newest
+// first, each in its own transaction, and then River's when
+// opts.IncludeRiver is set. Like Up, it holds the schema's migration lock
+// throughout. It returns an error when the database has a Tributary
+// migration this build doesn't know.
+func (m *Migrator) Down(ctx context.Context, opts *DownOpts) (*Result, error) {
+	if opts == nil {
+		opts = &DownOpts{}
+	}
+	latest := m.migrations[len(m.migrations)-1].Version
+	if opts.TargetVersion < 0 || opts.TargetVersion > latest {
+		return nil, fmt.Errorf("migrations: target version %d does not exist; use 0 to remove all of Tributary's tables, or a version up to %d", opts.TargetVersion, latest)
+	}
+	if opts.IncludeRiver && opts.TargetVersion != 0 {
+		return nil, errors.New("migrations: IncludeRiver removes River's tables and needs TargetVersion 0, which removes all of Tributary's first")
+	}
+
+	res := &Result{Direction: DirectionDown}
+	err := m.withLock(ctx, func(conn *pgx.Conn, lockKey int64) error {
+		applied, err := m.appliedVersions(ctx, conn)
+		if err != nil {
+			return err
+		}
+		for version := range applied {
+			if version > latest {
+				return fmt.Errorf("migrations: the database has Tributary migration %03d, which this build doesn't know; roll back with the newer build that applied it", version)
+			}
+		}
+
+		for _, mig := range slices.Backward(m.migrations) {
+			if mig.Version <= opts.TargetVersion {
+				break
+			}
+			if _, ok := applied[mig.Version]; !ok {
+				continue
+			}
+			duration, err := m.apply(ctx, conn, lockKey, mig, DirectionDown)
+			if err != nil {
+				return err
+			}
+			res.Versions = append(res.Versions, MigrateVersion{Duration: duration, Name: mig.Name, Version: mig.Version})
+		}
+
+		if opts.TargetVersion == 0 {
+			if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+m.prefix+"tributary_migration"); err != nil {
+				return fmt.Errorf("migrations: dropping tributary_migration: %w", err)
+			}
+		}
+
+		if opts.IncludeRiver {
+			riverRes, err := m.river.Migrate(ctx, rivermigrate.DirectionDown, &rivermigrate.MigrateOpts{TargetVersion: -1})
+			if err != nil {
+				return fmt.Errorf("migrations: rolling back River's migrations: %w", err)
+			}
+			res.River = fromRiver(riverRes)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Status reports which of Tributary's migrations the database has, and
+// River's current version. It takes no lock and changes nothing.
+func (m *Migrator) Status(ctx context.Context) (*Status, error) {
+	conn, err := m.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: connecting: %w", err)
+	}
+	defer conn.Release()
+
+	if _, err := m.checkSchema(ctx, conn.Conn()); err != nil {
+		return nil, err
+	}
+
+	rows, err := m.appliedRows(ctx, conn.Conn())
+	if err != nil {
+		return nil, err
+	}
+
+	status := &Status{}
+	for _, mig := range m.migrations {
+		versionStatus := VersionStatus{Name: mig.Name, Version: mig.Version}
+		if row, ok := rows[mig.Version]; ok {
+			versionStatus.Applied = true
+			versionStatus.AppliedAt = row.AppliedAt
+			delete(rows, mig.Version)
+		}
+		status.Versions = append(status.Versions, versionStatus)
+	}
+	for _, row := range rows { // applied by a newer build
+		status.Versions = append(status.Versions, row)
+	}
+	slices.SortFunc(status.Versions, func(a, b VersionStatus) int { return a.Version - b.Version })
+
+	riverVersions, err := m.river.ExistingVersions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: reading River's migrations: %w", err)
+	}
+	for _, version := range riverVersions {
+		status.RiverVersion = max(status.RiverVersion, version.Version)
+	}
+	for _, version := range m.river.AllVersions() {
+		status.RiverLatest = max(status.RiverLatest, version.Version)
+	}
+	return status, nil
+}
+
+// Up applies River's migrations and then Tributary's, each one that the
+// database doesn't have yet, in its own transaction. It holds the schema's
+// migration lock throughout, so concurrent callers, in this process or
+// others, take turns. Calling Up on an up-to-date database does nothing.
+func (m *Migrator) Up(ctx context.Context) (*Result, error) {
+	res := &Result{Direction: DirectionUp}
+	err := m.withLock(ctx, func(conn *pgx.Conn, lockKey int64) error {
+		// River's migrator has no lock of its own: two processes migrating
+		// at once would both try to create the same tables. Ours serializes
+		// them.
+		riverRes, err := m.river.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		if err != nil {
+			return fmt.Errorf("migrations: applying River's migrations: %w", err)
+		}
+		res.River = fromRiver(riverRes)
+
+		if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+m.prefix+`tributary_migration (
+			version integer PRIMARY KEY,
+			name text NOT NULL,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return fmt.Errorf("migrations: creating tributary_migration: %w", err)
+		}
+
+		applied, err := m.appliedVersions(ctx, conn)
+		if err != nil {
+			return err
+		}
+		for _, mig := range m.migrations {
+			if _, ok := applied[mig.Version]; ok {
+				continue
+			}
+			duration, err := m.apply(ctx, conn, lockKey, mig, DirectionUp)
+			if err != nil {
+				return err
+			}
+			res.Versions = append(res.Versions, MigrateVersion{Duration: duration, Name: mig.Name, Version: mig.Version})
+		}
+		if len(res.Versions) == 0 {
+			m.logger.InfoContext(ctx, "tributary: No migrations to apply")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// apply runs one migration in one transaction with its tributary_migration
+// row. The transaction takes the schema's advisory lock too, so a migration
+// is never applied twice even by a caller that bypassed the session lock,
+// and checks the version row again under it.
+func (m *Migrator) apply(ctx context.Context, conn *pgx.Conn, lockKey int64, mig migration, direction Direction) (time.Duration, error) {
+	start := time.Now()
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey); err != nil {
+			return fmt.Errorf("taking the migration lock: %w", err)
+		}
+
+		var applied bool
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+m.prefix+"tributary_migration WHERE version = $1)", mig.Version).Scan(&applied); err != nil {
+			return fmt.Errorf("reading tributary_migration: %w", err)
+		}
+
+		switch direction {
+		case DirectionUp:
+			if applied {
+				return nil
+			}
+			if _, err := tx.Exec(ctx, m.template(mig.SQLUp)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO "+m.prefix+"tributary_migration (version, name) VALUES ($1, $2)", mig.Version, mig.Name); err != nil {
+				return fmt.Errorf("recording the version: %w", err)
+			}
+		case DirectionDown:
+			if !applied {
+				return nil
+			}
+			if _, err := tx.Exec(ctx, m.template(mig.SQLDown)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "DELETE FROM "+m.prefix+"tributary_migration WHERE version = $1", mig.Version); err != nil {
+				return fmt.Errorf("removing the version: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("migrations: %s %03d_%s: %w", direction, mig.Version, mig.Name, err)
+	}
+	duration := time.Since(start)
+
+	m.logger.InfoContext(ctx, "tributary: Applied migration",
+		slog.String("direction", string(direction)),
+		slog.Duration("duration", duration),
+		slog.String("name", mig.Name),
+		slog.Int("version", mig.Version),
+	)
+	return duration, nil
+}
+
+// appliedRows reads the tributary_migration table, which may not exist yet.
+func (m *Migrator) appliedRows(ctx context.Context, conn *pgx.Conn) (map[int]VersionStatus, error) {
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", m.prefix+"tributary_migration").Scan(&exists); err != nil {
+		return nil, fmt.Errorf("migrations: looking for tributary_migration: %w", err)
+	}
+	if !exists {
+		return map[int]VersionStatus{}, nil
+	}
+
+	rows, err := conn.Query(ctx, "SELECT version, name, applied_at FROM "+m.prefix+"tributary_migration")
+	if err != nil {
+		return nil, fmt.Errorf("migrations: reading tributary_migration: %w", err)
+	}
+	applied := make(map[int]VersionStatus)
+	var row VersionStatus
+	_, err = pgx.ForEachRow(rows, []any{&row.Version, &row.Name, &row.AppliedAt}, func() error {
+		row.Applied = true
+		applied[row.Version] = row
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("migrations: reading tributary_migration: %w", err)
+	}
+	return applied, nil
+}
+
+func (m *Migrator) appliedVersions(ctx context.Context, conn *pgx.Conn) (map[int]struct{}, error) {
+	rows, err := m.appliedRows(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	versions := make(map[int]struct{}, len(rows))
+	for version := range rows {
+		versions[version] = struct{}{}
+	}
+	return versions, nil
+}
+
+// checkSchema returns the name of the target schema, resolving the
+// search_path when Config.Schema is empty, and a clear error when the schema
+// doesn't exist rather than letting the first CREATE TABLE fail.
+func (m *Migrator) checkSchema(ctx context.Context, conn *pgx.Conn) (string, error) {
+	if m.schema == "" {
+		var current *string
+		if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&current); err != nil {
+			return "", fmt.Errorf("migrations: reading current_schema(): %w", err)
+		}
+		if current == nil {
+			return "", errors.New("migrations: the connection's search_path names no existing schema; create one or set Config.Schema")
+		}
+		return *current, nil
+	}
+
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", m.schema).Scan(&exists); err != nil {
+		return "", fmt.Errorf("migrations: looking for schema %q: %w", m.schema, err)
+	}
+	if !exists {
+		return "", fmt.Errorf("migrations: schema %q does not exist; create it first (CREATE SCHEMA %s)", m.schema, pgx.Identifier{m.schema}.Sanitize())
+	}
+	return m.schema, nil
+}
+
+// connect opens a connection configured like the pool's, running the pool's
+// connect hooks.
+func (m *Migrator) connect(ctx context.Context) (*pgx.Conn, error) {
+	config := m.pool.Config()
+	if config.BeforeConnect != nil {
+		if err := config.BeforeConnect(ctx, config.ConnConfig); err != nil {
+			return nil, fmt.Errorf("migrations: connecting: %w", err)
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, config.ConnConfig)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: connecting: %w", err)
+	}
+	if config.AfterConnect != nil {
+		if err := config.AfterConnect(ctx, conn); err != nil {
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("migrations: connecting: %w", err)
+		}
+	}
+	return conn, nil
+}
+
+// template puts the target schema into a migration's SQL.
+func (m *Migrator) template(sql string) string {
+	return strings.ReplaceAll(sql, schemaPlaceholder, m.prefix)
+}
+
+// withLock runs fn holding the schema's session-level advisory lock on a
+// connection of its own, outside the pool so that a small pool can't
+// deadlock waiting for it. Closing the connection releases the lock, also
+// when the process dies. fn gets the connection and the lock's key.
+func (m *Migrator) withLock(ctx context.Context, fn func(conn *pgx.Conn, lockKey int64) error) error {
+	conn, err := m.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+
+	schema, err := m.checkSchema(ctx, conn)
+	if err != nil {
+		return err
+	}
+	key := lockKey(schema)
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+		return fmt.Errorf("migrations: taking the migration lock: %w", err)
+	}
+	return fn(conn, key)
+}
+
+func fromRiver(res *rivermigrate.MigrateResult) []MigrateVersion {
+	versions := make([]MigrateVersion, len(res.Versions))
+	for i, version := range res.Versions {
+		versions[i] = MigrateVersion{Duration: version.Duration, Name: version.Name, Version: version.Version}
+	}
+	return versions
+}
+
+// lockKey derives the advisory lock key for a schema (by name, the search
+// path resolved), so that migrations of different schemas don't wait for
+// each other.
+func lockKey(schema string) int64 {
+	hash := fnv.New64a()
+	_, _ = hash.Write([]byte("tributary_migrate\x00" + schema))
+	return int64(hash.Sum64()) // wraps; any 64 bits will do
+}
+
+func validateSchema(schema string) error {
+	switch {
+	case schema == "":
+		return nil
+	case strings.TrimSpace(schema) == "":
+		return fmt.Errorf("migrations: schema %q is blank; leave it empty to use the search_path", schema)
+	case strings.TrimSpace(schema) != schema:
+		return fmt.Errorf("migrations: schema %q has leading or trailing spaces", schema)
+	case len(schema) > maxIdentifierLen:
+		return fmt.Errorf("migrations: schema %q is longer than Postgres's %d-byte limit", schema, maxIdentifierLen)
+	case strings.ContainsRune(schema, 0), !utf8.ValidString(schema):
+		return fmt.Errorf("migrations: schema %q contains a NUL byte or invalid UTF-8", schema)
+	}
+	return nil
+}
