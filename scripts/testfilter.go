@@ -27,6 +27,7 @@ type event struct {
 func main() {
 	var (
 		failed  []string
+		counts  = map[string]int{}
 		output  = make(map[string]*strings.Builder) // per package, all output
 		scanner = bufio.NewScanner(os.Stdin)
 		summary = make(map[string]string) // per package, its ok/FAIL line
@@ -60,11 +61,15 @@ func main() {
 				summary[ev.Package] = ev.Output
 			}
 		case "pass", "skip":
+			if ev.Test != "" {
+				counts[ev.Action]++
+			}
 			if ev.Test == "" {
 				fmt.Print(summary[ev.Package])
 			}
 		case "fail":
 			if ev.Test != "" {
+				counts["fail"]++
 				continue
 			}
 			failed = append(failed, ev.Package)
@@ -83,9 +88,11 @@ func main() {
 		os.Exit(1)
 	}
 
+	// The closing line CI reads: how many tests (and subtests) ran.
+	closing := fmt.Sprintf("tests: %d passed, %d failed, %d skipped", counts["pass"], counts["fail"], counts["skip"])
 	if len(failed) > 0 {
-		fmt.Printf("\nFAILED: %s\n", strings.Join(failed, ", "))
+		fmt.Printf("\nFAILED: %s\n%s\n", strings.Join(failed, ", "), closing)
 		os.Exit(1)
 	}
-	fmt.Println("\nPASS: all packages")
+	fmt.Printf("\nPASS: all packages\n%s\n", closing)
 }
