@@ -282,3 +282,28 @@ func withSearchPath(connString, schema string) string {
 	}
 	return connString + " options='" + option + "'"
 }
+
+// ForExample is New for runnable examples, which have no *testing.T: it
+// panics where a test would fail, and returns the function that drops the
+// schema, to defer.
+func ForExample() (*DB, func()) {
+	tb := &exampleTB{}
+	return New(tb), tb.cleanup
+}
+
+// exampleTB stands in for the testing.TB that examples don't have.
+type exampleTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (e *exampleTB) Cleanup(f func())                  { e.cleanups = append(e.cleanups, f) }
+func (e *exampleTB) Errorf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+func (e *exampleTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (e *exampleTB) Helper()                           {}
+
+func (e *exampleTB) cleanup() {
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		e.cleanups[i]()
+	}
+}
