@@ -1,0 +1,338 @@
+package workflow
+
+// Crash tests: a worker PROCESS (the test binary re-executed as
+// TestCrashHelperProcess, see crash_helper_test.go) is SIGKILLed mid-run, and
+// a fresh client in the test process finishes the run. Side effects are
+// counted in the database, because memory does not survive the kill.
+//
+// How a run killed mid-step comes back: its River job stays 'running' with
+// the dead process's attempted_at. River's job rescuer, a maintenance service
+// of the leader client, moves a job that has been running for longer than
+// both RescueStuckJobsAfter and its timeout (worker Timeout, else
+// Config.JobTimeout; a negative timeout means never) to 'retryable' at the
+// retry policy's next retry time; River's job scheduler, another leader
+// service, makes it 'available' on its next pass (every 5 s), and a producer
+// fetches it as the next attempt. The rescuer and the scheduler each run once
+// when the leader's maintenance starts (TestOnly turns off their start-up
+// stagger) and then every 30 s and 5 s, so the tests wait until the stuck job
+// is old enough before they start the fresh client. The two first passes
+// race: when the scheduler's comes first, the rescued job waits in
+// 'retryable' for the scheduler's next pass, 5 s later.
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+// crashRescueAfter is the fresh client's RescueStuckJobsAfter and JobTimeout.
+// River requires RescueStuckJobsAfter >= JobTimeout, and its rescuer leaves
+// alone a job whose timeout has not elapsed since attempted_at (or is
+// negative), so both must be short for a prompt rescue. JobTimeout also
+// bounds the fresh client's own attempts, which take milliseconds.
+const crashRescueAfter = time.Second
+
+// newCrashClient builds, without starting it, the test's working client:
+// it starts the run (an unstarted River client can insert) and, once started
+// after the crash, finishes it. It stops when the test ends.
+func newCrashClient(t *testing.T, db *testdb.DB, def Registrable, rescue bool) *Client {
+	t.Helper()
+	config := testConfig(t, db, def)
+	if rescue {
+		config.River.JobTimeout = crashRescueAfter
+		config.River.RescueStuckJobsAfter = crashRescueAfter
+	}
+	c, err := NewClient(db.Pool, config)
+	require.NoError(t, err)
+	t.Cleanup(func() { stopClient(t, c) })
+	return c
+}
+
+// waitRescuable waits until the dead attempt's job is old enough for the
+// rescuer: running for longer than crashRescueAfter (with a margin).
+func waitRescuable(t *testing.T, db *testdb.DB, jobID int64) {
+	t.Helper()
+	threshold := (crashRescueAfter + 100*time.Millisecond).Seconds()
+	waitCond(t, "the killed attempt's job to be stuck for longer than RescueStuckJobsAfter", nil, func(ctx context.Context) (bool, error) {
+		var (
+			state string
+			old   bool
+		)
+		err := db.Pool.QueryRow(ctx, "SELECT state, now() - attempted_at > make_interval(secs => $2) FROM river_job WHERE id = $1",
+			jobID, threshold).Scan(&state, &old)
+		if err != nil {
+			return false, err
+		}
+		require.Equal(t, "running", state, "nothing may touch the dead attempt's job before the fresh client starts")
+		return old, nil
+	})
+}
+
+// requireRescued checks that River's job rescuer (and not something else)
+// brought the job back, and logs how long each stage took after the fresh
+// client started.
+func requireRescued(t *testing.T, db *testdb.DB, jobID int64, freshStart time.Time) {
+	t.Helper()
+	var (
+		state                            string
+		attempt                          int
+		rescues                          *int
+		rescueErr                        string
+		rescuedAt, attemptedAt, finished time.Time
+	)
+	require.NoError(t, db.Pool.QueryRow(ctxT(t), `
+SELECT state, attempt, (metadata->>'river:rescue_count')::int, errors[1]->>'error', (errors[1]->>'at')::timestamptz,
+	attempted_at, finalized_at
+FROM river_job WHERE id = $1`, jobID).Scan(&state, &attempt, &rescues, &rescueErr, &rescuedAt, &attemptedAt, &finished))
+	require.Equal(t, "completed", state)
+	require.Equal(t, 2, attempt)
+	require.NotNil(t, rescues, "the job's metadata has no river:rescue_count")
+	require.Equal(t, 1, *rescues)
+	require.Equal(t, "Stuck job rescued by JobRescuer", rescueErr)
+	t.Logf("after the fresh client started: rescued in %s, attempt 2 started in %s, completed in %s",
+		rescuedAt.Sub(freshStart).Round(time.Millisecond), attemptedAt.Sub(freshStart).Round(time.Millisecond),
+		finished.Sub(freshStart).Round(time.Millisecond))
+}
+
+// requireKilledMidStepTwo checks the state the killed attempt left: the run
+// is running its first attempt, step "first" is stored, "two" is not.
+func requireKilledMidStepTwo(t *testing.T, c *Client, runID uuid.UUID, first string) *Run {
+	t.Helper()
+	run, err := c.GetRun(ctxT(t), runID)
+	require.NoError(t, err)
+	require.Equal(t, StatusRunning, run.Status)
+	require.Equal(t, 1, run.Attempt)
+	require.Len(t, run.Steps, 1, "only step %q may be stored before the crash: %+v", first, run.Steps)
+	require.Equal(t, first, run.Steps[0].Name)
+	require.Equal(t, StepStatusCompleted, run.Steps[0].Status)
+	return run
+}
+
+// requireFinishedAfterCrash checks the run's record after the fresh client
+// finished it: completed on the second attempt, each step stored once.
+func requireFinishedAfterCrash(t *testing.T, c *Client, runID uuid.UUID, first string) *Run {
+	t.Helper()
+	run, err := c.GetRun(ctxT(t), runID)
+	require.NoError(t, err)
+	require.Equal(t, StatusCompleted, run.Status)
+	require.Equal(t, 2, run.Attempt)
+	require.Nil(t, run.Error)
+	require.Len(t, run.Steps, 2)
+	byName := map[string]StepRun{}
+	for _, s := range run.Steps {
+		require.Equal(t, StepStatusCompleted, s.Status, "step %q", s.Name)
+		byName[s.Name] = s
+	}
+	require.Equal(t, 1, byName[first].Attempts, "step %q must be stored once", first)
+	require.Equal(t, 1, byName["two"].Attempts, "the killed attempt stored nothing for step two")
+	return run
+}
+
+func TestCrashReplay(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	crashSetupTables(t, db)
+	def := crashReplayDef(db.Pool, false)
+	client := newCrashClient(t, db, def, true)
+	ctx := ctxT(t)
+
+	h, err := def.Start(ctx, client, crashIn{Name: "ada"}, nil)
+	require.NoError(t, err)
+
+	child := startCrashHelper(t, db, crashScenarioReplay)
+	child.waitFor(t, `step "two" to run in the helper`, func(ctx context.Context) (bool, error) {
+		var n int
+		err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM effects WHERE run_id = $1 AND step = 'two'", h.ID).Scan(&n)
+		return n > 0, err
+	})
+	child.kill(t)
+
+	run := requireKilledMidStepTwo(t, client, h.ID, "one")
+	require.Equal(t, 1, effectCount(t, db, h.ID, "one"))
+	require.Equal(t, 1, effectCount(t, db, h.ID, "two"))
+
+	waitRescuable(t, db, run.JobID)
+	freshStart := time.Now()
+	require.NoError(t, client.Start(ctx))
+	out, err := h.Result(ctxT(t))
+	require.NoError(t, err)
+	t.Logf("fresh client finished the run in %s", time.Since(freshStart).Round(time.Millisecond))
+
+	require.Equal(t, crashOut{Greeting: "hello ADA"}, out)
+	require.Equal(t, 1, effectCount(t, db, h.ID, "one"), `step "one" ran before the crash and is replayed from its memo`)
+	require.Equal(t, 2, effectCount(t, db, h.ID, "two"), `step "two" ran in the killed process and once more after`)
+	require.Equal(t, []int{child.pid(), os.Getpid()}, effectPIDs(t, db, h.ID, "two"), `step "two" ran in the helper, then here`)
+	require.Equal(t, []int{child.pid()}, effectPIDs(t, db, h.ID, "one"))
+	requireFinishedAfterCrash(t, client, h.ID, "one")
+	requireRescued(t, db, run.JobID, freshStart)
+}
+
+func TestCrashStepTxExactlyOnce(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	crashSetupTables(t, db)
+	def := crashStepTxDef(db.Pool, false)
+	client := newCrashClient(t, db, def, true)
+	ctx := ctxT(t)
+
+	h, err := def.Start(ctx, client, crashIn{Name: "grace"}, nil)
+	require.NoError(t, err)
+
+	child := startCrashHelper(t, db, crashScenarioStepTx)
+	child.waitFor(t, `step "two" to run in the helper`, func(ctx context.Context) (bool, error) {
+		var n int
+		err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM effects WHERE run_id = $1 AND step = 'two'", h.ID).Scan(&n)
+		return n > 0, err
+	})
+	child.kill(t)
+
+	run := requireKilledMidStepTwo(t, client, h.ID, "order")
+	require.Equal(t, 1, countRows(t, db.Pool, "SELECT count(*) FROM orders WHERE run_id = $1", h.ID))
+
+	waitRescuable(t, db, run.JobID)
+	freshStart := time.Now()
+	require.NoError(t, client.Start(ctx))
+	out, err := h.Result(ctxT(t))
+	require.NoError(t, err)
+	t.Logf("fresh client finished the run in %s", time.Since(freshStart).Round(time.Millisecond))
+
+	var orderID int64
+	require.Equal(t, 1, countRows(t, db.Pool, "SELECT count(*) FROM orders WHERE run_id = $1", h.ID), "the StepTx write happens exactly once")
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT id FROM orders WHERE run_id = $1", h.ID).Scan(&orderID))
+	require.Equal(t, crashOrder{OrderID: orderID, Customer: "GRACE"}, out, "the output carries the order written before the crash")
+	require.Equal(t, []int{child.pid(), os.Getpid()}, effectPIDs(t, db, h.ID, "two"), `step "two" ran in the helper, then here`)
+	requireFinishedAfterCrash(t, client, h.ID, "order")
+	requireRescued(t, db, run.JobID, freshStart)
+}
+
+// TestCrashInsideStepTx kills the process inside a StepTx, before its
+// transaction commits: Postgres rolls the write back with the dead
+// connection, and the replay writes it once.
+func TestCrashInsideStepTx(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	crashSetupTables(t, db)
+	def := crashOpenTxDef(db.Pool, false)
+	client := newCrashClient(t, db, def, true)
+	ctx := ctxT(t)
+
+	h, err := def.Start(ctx, client, crashIn{Name: "hopper"}, nil)
+	require.NoError(t, err)
+
+	child := startCrashHelper(t, db, crashScenarioOpenTx)
+	child.waitFor(t, `StepTx "order" to write in the helper`, func(ctx context.Context) (bool, error) {
+		var n int
+		err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM effects WHERE run_id = $1 AND step = 'order'", h.ID).Scan(&n)
+		return n > 0, err
+	})
+	child.kill(t)
+
+	run, err := client.GetRun(ctx, h.ID)
+	require.NoError(t, err)
+	require.Equal(t, StatusRunning, run.Status)
+	require.Empty(t, run.Steps, "the StepTx's memo must not be stored: its transaction never committed")
+	require.Equal(t, 0, countRows(t, db.Pool, "SELECT count(*) FROM orders WHERE run_id = $1", h.ID), "the uncommitted order is not visible")
+
+	waitRescuable(t, db, run.JobID)
+	freshStart := time.Now()
+	require.NoError(t, client.Start(ctx))
+	out, err := h.Result(ctxT(t))
+	require.NoError(t, err)
+	t.Logf("fresh client finished the run in %s", time.Since(freshStart).Round(time.Millisecond))
+
+	var orderID int64
+	require.Equal(t, 1, countRows(t, db.Pool, "SELECT count(*) FROM orders WHERE run_id = $1", h.ID), "the StepTx write happens exactly once")
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT id FROM orders WHERE run_id = $1", h.ID).Scan(&orderID))
+	require.Equal(t, crashOrder{OrderID: orderID, Customer: "hopper"}, out)
+	require.Equal(t, []int{child.pid(), os.Getpid()}, effectPIDs(t, db, h.ID, "order"), "the StepTx function ran in the helper, then here")
+
+	run, err = client.GetRun(ctx, h.ID)
+	require.NoError(t, err)
+	require.Equal(t, StatusCompleted, run.Status)
+	require.Equal(t, 2, run.Attempt)
+	require.Len(t, run.Steps, 1)
+	require.Equal(t, StepStatusCompleted, run.Steps[0].Status)
+	require.Equal(t, 1, run.Steps[0].Attempts)
+	requireRescued(t, db, run.JobID, freshStart)
+}
+
+func TestCrashWhileSleeping(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	crashSetupTables(t, db)
+	def := crashSleepDef(db.Pool)
+	// No short rescue settings: a parked run's job is not running, so
+	// nothing needs rescuing.
+	client := newCrashClient(t, db, def, false)
+	ctx := ctxT(t)
+
+	h, err := def.Start(ctx, client, struct{}{}, nil)
+	require.NoError(t, err)
+
+	child := startCrashHelper(t, db, crashScenarioSleep)
+	child.waitFor(t, "the run to park in its sleep", func(ctx context.Context) (bool, error) {
+		run, err := h.Get(ctx)
+		if err != nil {
+			return false, err
+		}
+		return run.Status == StatusSleeping, nil
+	})
+	child.kill(t)
+
+	run, err := client.GetRun(ctx, h.ID)
+	require.NoError(t, err)
+	require.Equal(t, StatusSleeping, run.Status, "the helper must be killed while the run sleeps")
+	require.Len(t, run.Steps, 2)
+	nap := run.Steps[1]
+	require.Equal(t, "nap", nap.Name)
+	require.Equal(t, StepStatusSleeping, nap.Status)
+	require.NotNil(t, nap.WakeAt)
+	wakeAt := *nap.WakeAt
+	var (
+		jobState    string
+		scheduledAt time.Time
+	)
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT state, scheduled_at FROM river_job WHERE id = $1", run.JobID).Scan(&jobState, &scheduledAt))
+	require.Contains(t, []string{"available", "scheduled"}, jobState, "a parked run's job is not running")
+	require.WithinDuration(t, wakeAt, scheduledAt, time.Millisecond, "the job is due at the wake time")
+	require.Equal(t, 1, effectCount(t, db, h.ID, "before"))
+	require.Equal(t, 0, effectCount(t, db, h.ID, "after"))
+
+	freshStart := time.Now()
+	require.NoError(t, client.Start(ctx))
+	out, err := h.Result(ctxT(t))
+	require.NoError(t, err)
+	t.Logf("fresh client finished the run in %s (%s after the wake time)",
+		time.Since(freshStart).Round(time.Millisecond), time.Since(wakeAt).Round(time.Millisecond))
+	require.Equal(t, "rested", out)
+
+	require.Equal(t, 1, effectCount(t, db, h.ID, "before"), `step "before" ran once, in the killed process`)
+	require.Equal(t, []int{child.pid()}, effectPIDs(t, db, h.ID, "before"))
+	require.Equal(t, []int{os.Getpid()}, effectPIDs(t, db, h.ID, "after"))
+	run, err = client.GetRun(ctx, h.ID)
+	require.NoError(t, err)
+	require.Equal(t, StatusCompleted, run.Status)
+	require.Equal(t, 1, run.Attempt, "sleeping uses up no attempt, even across a crash")
+	require.Len(t, run.Steps, 3)
+	byName := map[string]StepRun{}
+	for _, s := range run.Steps {
+		require.Equal(t, StepStatusCompleted, s.Status, "step %q", s.Name)
+		byName[s.Name] = s
+	}
+	require.Equal(t, 1, byName["before"].Attempts)
+	require.NotNil(t, byName["nap"].WakeAt)
+	require.True(t, byName["nap"].WakeAt.Equal(wakeAt), "the wake time is fixed when the sleep is first reached")
+	require.False(t, byName["after"].StartedAt.Before(wakeAt), "step after ran at %s, before the wake time %s", byName["after"].StartedAt, wakeAt)
+	require.NotNil(t, run.FinishedAt)
+	require.False(t, run.FinishedAt.Before(wakeAt))
+}
