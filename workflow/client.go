@@ -29,6 +29,13 @@ const (
 	// workers through notifications, so the poll is only a safety net.
 	DefaultFetchPollInterval = 1 * time.Second
 
+	// DefaultRescueStuckJobsAfter is how long an attempt may run before
+	// River's rescuer treats its job as stuck (its worker crashed) and retries
+	// it. River's default is an hour; workflow attempts are short because
+	// sleeps and waits end them, so Tributary rescues sooner. It applies only
+	// when River.JobTimeout is at most this long (River requires it).
+	DefaultRescueStuckJobsAfter = 5 * time.Minute
+
 	// DefaultMaxInputBytes bounds the encoded input of a run and the payload
 	// of a signal.
 	DefaultMaxInputBytes = 1 << 20
@@ -54,8 +61,11 @@ type Config struct {
 	// workflow in Workflows, next to any of the application's own workers.
 	// Queues nil makes an insert-only client: it starts and reads runs but
 	// does not work them. Schema and Logger are taken from this Config when
-	// unset. FetchCooldown and FetchPollInterval default to
-	// DefaultFetchCooldown and DefaultFetchPollInterval.
+	// unset. FetchCooldown, FetchPollInterval and RescueStuckJobsAfter
+	// default to DefaultFetchCooldown, DefaultFetchPollInterval and
+	// DefaultRescueStuckJobsAfter. A working client also gets a periodic
+	// job that repairs runs whose River job ended outside Tributary (see
+	// RepairRuns).
 	//
 	// Defaults to an insert-only River configuration.
 	River *river.Config
@@ -128,6 +138,9 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		riverConfig.FetchCooldown = DefaultFetchCooldown
 		riverConfig.FetchPollInterval = DefaultFetchPollInterval
 	}
+	if (config.River == nil || config.River.RescueStuckJobsAfter == 0) && riverConfig.JobTimeout <= DefaultRescueStuckJobsAfter {
+		riverConfig.RescueStuckJobsAfter = DefaultRescueStuckJobsAfter
+	}
 	if riverConfig.Schema == "" {
 		riverConfig.Schema = config.Schema
 	}
@@ -166,6 +179,12 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		c.types[reg.name] = reg
 		if err := addWorker(riverConfig.Workers, c, reg); err != nil {
 			return nil, fmt.Errorf("workflow: register %q on River workers: %w", reg.name, err)
+		}
+	}
+
+	if c.works {
+		if err := addRepairJob(riverConfig, c); err != nil {
+			return nil, fmt.Errorf("workflow: register run repair job: %w", err)
 		}
 	}
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -119,5 +118,4 @@ func TestDivergence(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, StatusFailed, run.Status)
 	require.Equal(t, 1, run.Attempt, "a divergence is not retried")
-	_ = time.Second
 }

@@ -39,7 +39,9 @@ type DefineOpts struct {
 	// Completed steps are kept; the next attempt continues after them.
 	//
 	// Defaults to 0, which leaves River's Config.JobTimeout in force (one
-	// minute unless configured). Use -1 for no timeout.
+	// minute unless configured). -1 means no timeout; beware that River
+	// never rescues a job without a timeout, so a run whose worker crashes
+	// mid-attempt then stays running until an operator cancels it.
 	Timeout time.Duration
 }
 

@@ -34,6 +34,7 @@ const stepColumns = `name, kind, status, result_type, output, error, attempts, w
 // queries holds the engine's SQL with the schema filled in.
 type queries struct {
 	beginAttempt   string
+	brokenRuns     string
 	completeRun    string
 	consumeSignal  string
 	failRun        string
@@ -83,6 +84,15 @@ SELECT run.workflow_type, run.input, run.schedule_id, run.fire_at, run.parent_ru
 		FROM {s}step_runs s WHERE s.run_id = $1
 	), '[]'::json)
 FROM run`),
+		brokenRuns: t(`
+SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)]
+FROM {s}workflow_runs r
+LEFT JOIN {s}river_job j ON j.id = r.job_id
+WHERE r.status IN ('pending', 'running', 'sleeping', 'waiting')
+	AND r.job_id IS NOT NULL
+	AND (j.id IS NULL OR (j.state IN ('discarded', 'cancelled', 'completed') AND j.finalized_at < now() - make_interval(secs => $1)))
+	AND r.updated_at < now() - make_interval(secs => $1)
+LIMIT 1000`),
 		cancelRun: t(`
 UPDATE {s}workflow_runs
 SET status = 'cancelled', cancel_requested_at = coalesce(cancel_requested_at, now()), error = $2,

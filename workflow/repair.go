@@ -1,0 +1,147 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// Some changes to a run's River job happen without any Tributary code
+// running: River's rescuer discards a stuck job whose attempts are used up
+// (a worker crashed on the last attempt) or cancels one whose cancellation
+// was requested while its worker died, and an operator can cancel or delete a
+// job in River UI. The run would then stay "running" forever. RepairRuns
+// finds such runs and finishes them the way their job ended; the client runs
+// it on start-up and every RepairInterval on the leader, as a River periodic
+// job.
+
+// RepairInterval is how often a working client repairs runs whose River job
+// ended outside Tributary.
+const RepairInterval = time.Minute
+
+// repairGrace keeps RepairRuns away from runs whose job changed moments ago,
+// so it never races an attempt that is finishing normally.
+const repairGrace = 5 * time.Second
+
+// RepairRuns finishes runs whose River job ended (discarded, cancelled,
+// completed) or was deleted while the run was still pending, running,
+// sleeping or waiting:
+//
+//   - a discarded job fails the run with the job's last error (for a crash
+//     on the last attempt: "Stuck job rescued by JobRescuer");
+//   - a cancelled or deleted job cancels the run;
+//   - a job completed outside Tributary fails the run, since its output is
+//     unknown.
+//
+// It returns how many runs it finished. Its cost grows with the number of
+// unfinished runs, which it reads through an index on status.
+func (c *Client) RepairRuns(ctx context.Context) (int, error) {
+	rows, err := c.pool.Query(ctx, c.q.brokenRuns, repairGrace.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("workflow: find runs to repair: %w", err)
+	}
+	type broken struct {
+		id       uuid.UUID
+		jobID    int64
+		jobState *string
+		lastErr  []byte
+	}
+	var found []broken
+	for rows.Next() {
+		var b broken
+		if err := rows.Scan(&b.id, &b.jobID, &b.jobState, &b.lastErr); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		found = append(found, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+
+	repaired := 0
+	for _, b := range found {
+		var (
+			query  = c.q.failRun
+			stored = &RunError{Kind: ErrorKindError, At: time.Now().UTC()}
+		)
+		switch {
+		case b.jobState == nil:
+			query, stored.Kind = c.q.cancelRun, ErrorKindCancelled
+			stored.Message = fmt.Sprintf("River job %d was deleted", b.jobID)
+		case *b.jobState == "cancelled":
+			query, stored.Kind = c.q.cancelRun, ErrorKindCancelled
+			stored.Message = "River job cancelled"
+		case *b.jobState == "discarded":
+			stored.Message = "River discarded the job: no attempts left"
+		default:
+			stored.Message = "River job completed outside Tributary; the run's output is unknown"
+		}
+		var last struct {
+			Attempt int    `json:"attempt"`
+			Error   string `json:"error"`
+		}
+		if len(b.lastErr) > 0 && json.Unmarshal(b.lastErr, &last) == nil && last.Error != "" {
+			stored.Message += " (last error: " + last.Error + ")"
+			stored.Attempt = last.Attempt
+		}
+		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			var parentID *uuid.UUID
+			err := tx.QueryRow(ctx, query, b.id, encodeRunError(stored)).Scan(&parentID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			repaired++
+			return c.afterFinishTx(ctx, tx, b.id, parentID)
+		})
+		if err != nil {
+			return repaired, fmt.Errorf("workflow: repair run %s: %w", b.id, err)
+		}
+		c.logger.WarnContext(ctx, "tributary: Repaired run whose River job ended outside Tributary",
+			slog.String("run_id", b.id.String()), slog.Int64("job_id", b.jobID), slog.String("error", stored.Message))
+	}
+	return repaired, nil
+}
+
+// repairArgs is the periodic job that runs RepairRuns.
+type repairArgs struct{}
+
+func (repairArgs) Kind() string { return "tributary:repair_runs" }
+
+func (repairArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: RepairInterval}}
+}
+
+type repairWorker struct {
+	river.WorkerDefaults[repairArgs]
+	c *Client
+}
+
+func (w *repairWorker) Work(ctx context.Context, _ *river.Job[repairArgs]) error {
+	_, err := w.c.RepairRuns(ctx)
+	return err
+}
+
+func addRepairJob(config *river.Config, c *Client) error {
+	if err := river.AddWorkerSafely(config.Workers, &repairWorker{c: c}); err != nil {
+		return err
+	}
+	config.PeriodicJobs = append(slices.Clip(config.PeriodicJobs), river.NewPeriodicJob(
+		river.PeriodicInterval(RepairInterval),
+		func() (river.JobArgs, *river.InsertOpts) { return repairArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "tributary:repair_runs", RunOnStart: true},
+	))
+	return nil
+}
