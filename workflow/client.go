@@ -96,7 +96,7 @@ type Client struct {
 	schema        string
 	types         map[string]*registration
 	waiter        *waiter
-	writer        *memoWriter
+	batch         *batchers
 
 	works bool // River queues are configured: Start starts River
 
@@ -182,7 +182,9 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		}
 	}
 
-	if c.works {
+	// River runs periodic jobs on the leader only; a client that never leads
+	// leaves the repair to one that does.
+	if c.works && !riverConfig.LeaderElectionDisabled {
 		if err := addRepairJob(riverConfig, c); err != nil {
 			return nil, fmt.Errorf("workflow: register run repair job: %w", err)
 		}
@@ -193,7 +195,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		return nil, fmt.Errorf("workflow: build River client: %w", err)
 	}
 	c.river = rc
-	c.writer = newMemoWriter(pool, c.q, logger)
+	c.batch = newBatchers(c)
 	c.waiter = newWaiter(pool, c.q, logger)
 	return c, nil
 }
@@ -218,7 +220,7 @@ func (c *Client) Types() []string {
 	return names
 }
 
-// Start starts the engine's memo writer and, when River queues are
+// Start starts the engine's write batchers and, when River queues are
 // configured, the River client that works runs. ctx bounds start-up only.
 func (c *Client) Start(ctx context.Context) error {
 	c.startStopMu.Lock()
@@ -226,10 +228,10 @@ func (c *Client) Start(ctx context.Context) error {
 	if c.started {
 		return nil
 	}
-	c.writer.start()
+	c.batch.start()
 	if c.works {
 		if err := c.river.Start(ctx); err != nil {
-			c.writer.stop()
+			c.batch.stop()
 			return fmt.Errorf("workflow: start River client: %w", err)
 		}
 	}
@@ -238,7 +240,7 @@ func (c *Client) Start(ctx context.Context) error {
 }
 
 // Stop stops working new runs, waits for attempts in progress to finish (up
-// to ctx's deadline), then stops the memo writer and the result waiter.
+// to ctx's deadline), then stops the write batchers and the result waiter.
 func (c *Client) Stop(ctx context.Context) error {
 	c.startStopMu.Lock()
 	defer c.startStopMu.Unlock()
@@ -247,7 +249,7 @@ func (c *Client) Stop(ctx context.Context) error {
 		if c.works {
 			err = c.river.Stop(ctx)
 		}
-		c.writer.stop()
+		c.batch.stop()
 		c.started = false
 	}
 	c.waiter.stop()

@@ -33,9 +33,10 @@ const stepColumns = `name, kind, status, result_type, output, error, attempts, w
 
 // queries holds the engine's SQL with the schema filled in.
 type queries struct {
-	beginAttempt   string
+	beginAttempts  string
+	completeRuns   string
+	notifyDone     string
 	brokenRuns     string
-	completeRun    string
 	consumeSignal  string
 	failRun        string
 	insertRun      string
@@ -69,21 +70,31 @@ func newQueries(schema string) *queries {
 	}
 	t := func(sql string) string { return strings.ReplaceAll(sql, "{s}", prefix) }
 	return &queries{
-		beginAttempt: t(`
-WITH run AS (
-	UPDATE {s}workflow_runs
-	SET status = 'running', attempt = $2, updated_at = now(), started_at = coalesce(started_at, now())
-	WHERE id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') AND cancel_requested_at IS NULL
-	RETURNING id, workflow_type, input, schedule_id, fire_at, parent_run_id, metadata
+		beginAttempts: t(`
+WITH v AS (
+	SELECT * FROM unnest($1::uuid[], $2::int[]) AS v(id, attempt)
+), run AS (
+	UPDATE {s}workflow_runs r
+	SET status = 'running', attempt = v.attempt, updated_at = now(), started_at = coalesce(r.started_at, now())
+	FROM v
+	WHERE r.id = v.id AND r.status IN ('pending', 'running', 'sleeping', 'waiting') AND r.cancel_requested_at IS NULL
+	RETURNING r.id, r.workflow_type, r.input, r.schedule_id, r.fire_at, r.parent_run_id, r.metadata
 )
-SELECT run.workflow_type, run.input, run.schedule_id, run.fire_at, run.parent_run_id, run.metadata,
+SELECT run.id, run.workflow_type, run.input, run.schedule_id, run.fire_at, run.parent_run_id, run.metadata,
 	coalesce((
 		SELECT json_agg(json_build_object(
 			'name', s.name, 'kind', s.kind, 'status', s.status, 'result_type', s.result_type,
 			'output', s.output, 'error', s.error, 'wake_at', s.wake_at, 'child_run_id', s.child_run_id))
-		FROM {s}step_runs s WHERE s.run_id = $1
+		FROM {s}step_runs s WHERE s.run_id = run.id
 	), '[]'::json)
 FROM run`),
+		completeRuns: t(`
+UPDATE {s}workflow_runs r
+SET status = 'completed', output = v.output::jsonb, error = NULL, updated_at = now(), finished_at = now()
+FROM unnest($1::uuid[], $2::text[]) AS v(id, output)
+WHERE r.id = v.id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
+RETURNING r.parent_run_id`),
+		notifyDone: t(`SELECT pg_notify('` + runDoneChannel + `', id::text) FROM unnest($1::uuid[]) AS id`),
 		brokenRuns: t(`
 SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)]
 FROM {s}workflow_runs r
@@ -100,11 +111,6 @@ SET status = 'cancelled', cancel_requested_at = coalesce(cancel_requested_at, no
 WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 RETURNING parent_run_id`),
 		childOutcome: t(`SELECT status, output, error FROM {s}workflow_runs WHERE id = $1`),
-		completeRun: t(`
-UPDATE {s}workflow_runs
-SET status = 'completed', output = $2, error = NULL, updated_at = now(), finished_at = now()
-WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
-RETURNING parent_run_id`),
 		consumeSignal: t(`
 UPDATE {s}workflow_signals SET consumed_at = now(), consumed_by_step = $3
 WHERE id = (

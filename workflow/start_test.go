@@ -52,7 +52,7 @@ func TestStart(t *testing.T) {
 		}
 		require.Equal(t, callers-1, existing)
 		require.Equal(t, 1, countRows(t, env.pool, "SELECT count(*) FROM workflow_runs"))
-		require.Equal(t, 1, countRows(t, env.pool, "SELECT count(*) FROM river_job"))
+		require.Equal(t, 1, countRows(t, env.pool, "SELECT count(*) FROM river_job WHERE kind LIKE 'workflow:%'"))
 
 		out, err := handles[7].Result(ctx)
 		require.NoError(t, err)
@@ -71,7 +71,7 @@ func TestStart(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, tx.Rollback(ctx))
 		require.Equal(t, 0, countRows(t, env.pool, "SELECT count(*) FROM workflow_runs"))
-		require.Equal(t, 0, countRows(t, env.pool, "SELECT count(*) FROM river_job"))
+		require.Equal(t, 0, countRows(t, env.pool, "SELECT count(*) FROM river_job WHERE kind LIKE 'workflow:%'"))
 		_, err = env.client.GetRun(ctx, h.ID)
 		require.ErrorIs(t, err, ErrNotFound)
 
@@ -121,7 +121,7 @@ func TestBadInput(t *testing.T) {
 	requireNothingWritten := func(t *testing.T) {
 		t.Helper()
 		require.Equal(t, 0, countRows(t, db.Pool, "SELECT count(*) FROM workflow_runs"))
-		require.Equal(t, 0, countRows(t, db.Pool, "SELECT count(*) FROM river_job"))
+		require.Equal(t, 0, countRows(t, db.Pool, "SELECT count(*) FROM river_job WHERE kind LIKE 'workflow:%'"))
 	}
 
 	t.Run("Definitions", func(t *testing.T) {

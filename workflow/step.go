@@ -30,12 +30,8 @@ import (
 // different T is a *DivergenceError.
 func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
-	w := ctx.state()
-	if err := w.enter(name, StepKindStep); err != nil {
-		return zero, err
-	}
-	resultType := typeName[T]()
-	if out, done, err := replayStep[T](w, name, resultType); done || err != nil {
+	w, resultType := ctx.state(), typeName[T]()
+	if out, done, err := enterStep[T](w, name, resultType); done || err != nil {
 		return out, err
 	}
 
@@ -49,7 +45,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		return zero, w.fail(name, NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err)))
 	}
 	m := &memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded}
-	if err := w.c.writer.write(w, w.info.ID, m, startedAt); err != nil {
+	if err := w.c.writeMemo(w, w.info.ID, m, startedAt); err != nil {
 		return zero, w.fail(name, fmt.Errorf("workflow: store result of step %q: %w", name, err))
 	}
 	w.setMemo(m)
@@ -67,12 +63,8 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 // first one's result.
 func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
 	var zero T
-	w := ctx.state()
-	if err := w.enter(name, StepKindStep); err != nil {
-		return zero, err
-	}
-	resultType := typeName[T]()
-	if out, done, err := replayStep[T](w, name, resultType); done || err != nil {
+	w, resultType := ctx.state(), typeName[T]()
+	if out, done, err := enterStep[T](w, name, resultType); done || err != nil {
 		return out, err
 	}
 
@@ -114,6 +106,15 @@ func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx
 }
 
 var errLostRace = errors.New("workflow: another attempt stored this step first")
+
+// enterStep passes the step boundary and replays a completed step. done is
+// false when the step must run.
+func enterStep[T any](w *wfContext, name, resultType string) (out T, done bool, err error) {
+	if err := w.enter(name, StepKindStep); err != nil {
+		return out, true, err
+	}
+	return replayStep[T](w, name, resultType)
+}
 
 // replayStep returns a completed step's stored result. done is false when
 // the step has no completed memo and must run.

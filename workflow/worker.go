@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 )
 
@@ -57,43 +56,31 @@ func (w *worker) Timeout(job *river.Job[runArgs]) time.Duration {
 func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	c := w.c
 	runID := job.Args.RunID
-	var (
-		typ, parentID   = "", (*uuid.UUID)(nil)
-		input, metadata []byte
-		scheduleID      *uuid.UUID
-		fireAt          *time.Time
-		memosJSON       []byte
-	)
-	err := c.pool.QueryRow(ctx, c.q.beginAttempt, runID, job.Attempt).
-		Scan(&typ, &input, &scheduleID, &fireAt, &parentID, &metadata, &memosJSON)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return w.inactiveRun(ctx, job)
-	}
+	st, err := c.batch.begins.do(ctx, beginReq{attempt: job.Attempt, runID: runID})
 	if err != nil {
 		return fmt.Errorf("workflow: begin attempt %d of run %s: %w", job.Attempt, runID, err)
 	}
-	var memos []*memo
-	if err := json.Unmarshal(memosJSON, &memos); err != nil {
-		return fmt.Errorf("workflow: decode step memos of run %s: %w", runID, err)
+	if st == nil {
+		return w.inactiveRun(ctx, job)
 	}
 
 	wctx := &wfContext{
 		Context: ctx,
 		c:       c,
 		info: RunInfo{
-			ID: runID, Type: typ, Attempt: job.Attempt, MaxAttempts: job.MaxAttempts, JobID: job.ID,
-			ScheduleID: scheduleID, FireAt: fireAt, ParentID: parentID, Metadata: metadata,
+			ID: runID, Type: st.typ, Attempt: job.Attempt, MaxAttempts: job.MaxAttempts, JobID: job.ID,
+			ScheduleID: st.scheduleID, FireAt: st.fireAt, ParentID: st.parentID, Metadata: st.metadata,
 		},
 		job:    job.JobRow,
-		logger: c.logger.With(slog.String("run_id", runID.String()), slog.String("workflow", typ)),
-		memos:  make(map[string]*memo, len(memos)),
-		seen:   make(map[string]struct{}, len(memos)),
+		logger: c.logger.With(slog.String("run_id", runID.String()), slog.String("workflow", st.typ)),
+		memos:  make(map[string]*memo, len(st.memos)),
+		seen:   make(map[string]struct{}, len(st.memos)),
 	}
-	for _, m := range memos {
+	for _, m := range st.memos {
 		wctx.memos[m.Name] = m
 	}
 
-	output, fnErr := w.call(wctx, input)
+	output, fnErr := w.call(wctx, st.input)
 	return w.finish(ctx, wctx, job, output, fnErr)
 }
 
@@ -152,25 +139,13 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 	return fnErr
 }
 
+// completeRun completes the run and its River job in one transaction,
+// shared with other runs completing at the same moment.
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
-	c := w.c
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		var parentID *uuid.UUID
-		err := tx.QueryRow(ctx, c.q.completeRun, wctx.info.ID, []byte(output)).Scan(&parentID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // finished meanwhile (cancelled): leave it as it is
-		}
-		if err != nil {
-			return fmt.Errorf("mark run completed: %w", err)
-		}
-		if err := w.afterFinishTx(ctx, tx, wctx.info.ID, parentID); err != nil {
-			return err
-		}
-		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
-			return fmt.Errorf("complete River job: %w", err)
-		}
-		return nil
-	})
+	_, err := w.c.batch.completes.do(ctx, completeReq{job: job, output: output})
+	if errors.Is(err, errJobNotRunning) {
+		return nil // River already moved the job (rescued or cancelled); nothing to complete
+	}
 	if err != nil {
 		return fmt.Errorf("workflow: complete run %s: %w", wctx.info.ID, err)
 	}

@@ -1,0 +1,149 @@
+package workflow
+
+import (
+	"context"
+	"sync"
+)
+
+// batcher groups requests from concurrent runs into one database round trip
+// and one commit, the way River's completer batches job completions. A
+// request waits for its own batch to commit, so batching never weakens a
+// guarantee; it never waits to build a batch either: a batch is whatever
+// queued up while the previous one was being written. Under load that
+// amortizes commits (and their fsync) over many runs; when idle, a lone
+// request goes straight through.
+type batcher[Req, Res any] struct {
+	// flush writes a batch. It sets each item's res or err; a returned error
+	// is given to every item it did not set an error for.
+	flush func(ctx context.Context, items []*batchItem[Req, Res]) error
+	flows int // batches in flight at once
+	max   int // largest batch
+
+	reqs chan *batchItem[Req, Res]
+
+	mu      sync.RWMutex
+	running bool
+	stopCh  chan struct{}
+	wg      sync.WaitGroup
+}
+
+type batchItem[Req, Res any] struct {
+	ctx  context.Context // the requester's, without its cancellation
+	req  Req
+	res  Res
+	err  error
+	done chan struct{}
+}
+
+func newBatcher[Req, Res any](flows, max int, flush func(ctx context.Context, items []*batchItem[Req, Res]) error) *batcher[Req, Res] {
+	return &batcher[Req, Res]{flush: flush, flows: flows, max: max, reqs: make(chan *batchItem[Req, Res], max)}
+}
+
+func (b *batcher[Req, Res]) start() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running {
+		return
+	}
+	b.running = true
+	b.stopCh = make(chan struct{})
+	for range b.flows {
+		b.wg.Add(1)
+		go b.loop()
+	}
+}
+
+// stop flushes what is queued and stops the flushing goroutines.
+func (b *batcher[Req, Res]) stop() {
+	b.mu.Lock()
+	if !b.running {
+		b.mu.Unlock()
+		return
+	}
+	b.running = false
+	close(b.stopCh)
+	b.mu.Unlock()
+	b.wg.Wait()
+}
+
+// do queues req and waits until its batch is written. Once queued, the
+// request is written even if ctx ends first.
+func (b *batcher[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
+	item := &batchItem[Req, Res]{ctx: context.WithoutCancel(ctx), req: req, done: make(chan struct{})}
+	b.mu.RLock()
+	if !b.running {
+		b.mu.RUnlock()
+		b.run([]*batchItem[Req, Res]{item})
+		return item.res, item.err
+	}
+	select {
+	case b.reqs <- item:
+		b.mu.RUnlock()
+	case <-ctx.Done():
+		b.mu.RUnlock()
+		var zero Res
+		return zero, ctx.Err()
+	}
+	select {
+	case <-item.done:
+		return item.res, item.err
+	case <-ctx.Done():
+		var zero Res
+		return zero, ctx.Err()
+	}
+}
+
+func (b *batcher[Req, Res]) loop() {
+	defer b.wg.Done()
+	batch := make([]*batchItem[Req, Res], 0, b.max)
+	for {
+		select {
+		case item := <-b.reqs:
+			batch = append(batch[:0], item)
+		drain:
+			for len(batch) < b.max {
+				select {
+				case more := <-b.reqs:
+					batch = append(batch, more)
+				default:
+					break drain
+				}
+			}
+			b.run(batch)
+		case <-b.stopCh:
+			for {
+				select {
+				case item := <-b.reqs:
+					b.run([]*batchItem[Req, Res]{item})
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// run flushes items. A batch is written in one transaction, so when it
+// fails (a deadlock with another batch, one bad row) nothing of it was
+// written, and each item is tried alone so that one item's problem is not
+// every item's.
+func (b *batcher[Req, Res]) run(items []*batchItem[Req, Res]) {
+	err := b.flush(context.Background(), items)
+	if err != nil && len(items) > 1 {
+		for _, item := range items {
+			var zero Res
+			item.res, item.err = zero, nil
+			if err := b.flush(context.Background(), []*batchItem[Req, Res]{item}); err != nil && item.err == nil {
+				item.err = err
+			}
+			close(item.done)
+		}
+		return
+	}
+	for _, item := range items {
+		if item.err == nil && err != nil {
+			item.err = err
+		}
+		close(item.done)
+	}
+}

@@ -1,0 +1,224 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// The three writes every run makes on its hot path go through batchers (see
+// batcher): starting an attempt, storing a step's memo, and completing the
+// run with its River job. Each request still waits for its own commit.
+const (
+	batchFlows = 2   // batches of one kind in flight at once
+	batchMax   = 500 // largest batch
+)
+
+type batchers struct {
+	begins    *batcher[beginReq, *attemptState]
+	completes *batcher[completeReq, struct{}]
+	memos     *batcher[memoReq, struct{}]
+}
+
+func newBatchers(c *Client) *batchers {
+	return &batchers{
+		begins:    newBatcher(batchFlows, batchMax, c.flushBegins),
+		completes: newBatcher(batchFlows, batchMax, c.flushCompletes),
+		memos:     newBatcher(batchFlows, batchMax, c.flushMemos),
+	}
+}
+
+func (b *batchers) start() {
+	b.begins.start()
+	b.completes.start()
+	b.memos.start()
+}
+
+func (b *batchers) stop() {
+	b.begins.stop()
+	b.completes.stop()
+	b.memos.stop()
+}
+
+// beginReq starts attempt attempt of run runID.
+type beginReq struct {
+	attempt int
+	runID   uuid.UUID
+}
+
+// attemptState is what an attempt starts from: the run and all its memos.
+type attemptState struct {
+	fireAt     *time.Time
+	input      []byte
+	memos      []*memo
+	metadata   []byte
+	parentID   *uuid.UUID
+	scheduleID *uuid.UUID
+	typ        string
+}
+
+// flushBegins marks runs running and loads their memos, in one statement.
+// A run that is not runnable (finished, cancelled) gets a nil state.
+func (c *Client) flushBegins(ctx context.Context, items []*batchItem[beginReq, *attemptState]) error {
+	ids := make([]uuid.UUID, 0, len(items))
+	attempts := make([]int32, 0, len(items))
+	seen := make(map[uuid.UUID]bool, len(items))
+	for _, item := range items {
+		if !seen[item.req.runID] {
+			seen[item.req.runID] = true
+			ids = append(ids, item.req.runID)
+			attempts = append(attempts, int32(item.req.attempt)) //nolint:gosec // attempts are small
+		}
+	}
+	rows, err := c.pool.Query(ctx, c.q.beginAttempts, ids, attempts)
+	if err != nil {
+		return fmt.Errorf("begin attempts: %w", err)
+	}
+	defer rows.Close()
+	states := make(map[uuid.UUID]*attemptState, len(ids))
+	for rows.Next() {
+		var (
+			id        uuid.UUID
+			st        attemptState
+			memosJSON []byte
+		)
+		if err := rows.Scan(&id, &st.typ, &st.input, &st.scheduleID, &st.fireAt, &st.parentID, &st.metadata, &memosJSON); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(memosJSON, &st.memos); err != nil {
+			return fmt.Errorf("decode step memos of run %s: %w", id, err)
+		}
+		states[id] = &st
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, item := range items {
+		item.res = states[item.req.runID]
+	}
+	return nil
+}
+
+// memoReq stores one step record.
+type memoReq struct {
+	at        time.Time
+	memo      *memo
+	runID     uuid.UUID
+	startedAt time.Time
+}
+
+// writeMemo stores m for runID and returns once it is committed.
+func (c *Client) writeMemo(ctx context.Context, runID uuid.UUID, m *memo, startedAt time.Time) error {
+	_, err := c.batch.memos.do(ctx, memoReq{at: time.Now().UTC(), memo: m, runID: runID, startedAt: startedAt})
+	return err
+}
+
+func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, struct{}]) error {
+	n := len(items)
+	var (
+		runIDs     = make([]uuid.UUID, 0, n)
+		names      = make([]string, 0, n)
+		kinds      = make([]string, 0, n)
+		statuses   = make([]string, 0, n)
+		types      = make([]string, 0, n)
+		outputs    = make([]string, 0, n)
+		startedAts = make([]time.Time, 0, n)
+		at         = make([]time.Time, 0, n)
+		seen       = make(map[[2]string]bool, n)
+	)
+	for _, item := range items {
+		r := item.req
+		// Two attempts of one run racing on one step (a rescued job) may meet
+		// in a batch; Postgres refuses to upsert a row twice in a statement.
+		key := [2]string{r.runID.String(), r.memo.Name}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		runIDs = append(runIDs, r.runID)
+		names = append(names, r.memo.Name)
+		kinds = append(kinds, string(r.memo.Kind))
+		statuses = append(statuses, string(r.memo.Status))
+		types = append(types, r.memo.ResultType)
+		output := string(r.memo.Output)
+		if output == "" {
+			output = "null"
+		}
+		outputs = append(outputs, output)
+		startedAts = append(startedAts, r.startedAt)
+		at = append(at, r.at)
+	}
+	if _, err := c.pool.Exec(ctx, c.q.memoUpsert, runIDs, names, kinds, statuses, types, outputs, startedAts, at); err != nil {
+		return fmt.Errorf("store %d step memos: %w", len(runIDs), err)
+	}
+	return nil
+}
+
+// completeReq completes a run with its output, and its River job.
+type completeReq struct {
+	job    *river.Job[runArgs]
+	output []byte
+}
+
+// flushCompletes completes runs and their River jobs in one transaction: for
+// each run, river.JobCompleteTx, then one UPDATE for all the runs whose job
+// was still running, the wake-up of waiting parents, and one NOTIFY per run
+// for Result waiters.
+func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[completeReq, struct{}]) error {
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		ids := make([]uuid.UUID, 0, len(items))
+		outputs := make([]string, 0, len(items))
+		for _, item := range items {
+			// item.ctx is the attempt's context without its cancellation:
+			// JobCompleteTx finds the River client in it.
+			_, err := river.JobCompleteTx[*riverpgxv5.Driver](item.ctx, tx, item.req.job)
+			if errors.Is(err, river.ErrNotFound) {
+				item.err = errJobNotRunning // rescued or cancelled meanwhile: leave the run be
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("complete River job %d: %w", item.req.job.ID, err)
+			}
+			ids = append(ids, item.req.job.Args.RunID)
+			outputs = append(outputs, string(item.req.output))
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		rows, err := tx.Query(ctx, c.q.completeRuns, ids, outputs)
+		if err != nil {
+			return fmt.Errorf("mark runs completed: %w", err)
+		}
+		var parents []uuid.UUID
+		for rows.Next() {
+			var parentID *uuid.UUID
+			if err := rows.Scan(&parentID); err != nil {
+				rows.Close()
+				return err
+			}
+			if parentID != nil {
+				parents = append(parents, *parentID)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, parent := range parents {
+			if err := c.wakeRunTx(ctx, tx, parent); err != nil {
+				return fmt.Errorf("wake parent run %s: %w", parent, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, c.q.notifyDone, ids); err != nil {
+			return fmt.Errorf("notify runs finished: %w", err)
+		}
+		return nil
+	})
+}
