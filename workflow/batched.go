@@ -3,22 +3,26 @@ package workflow
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // The three writes every run makes on its hot path go through batchers (see
 // batcher): starting an attempt, storing a step's memo, and completing the
 // run with its River job. Each request still waits for its own commit.
 const (
-	batchFlows = 2   // batches of one kind in flight at once
+	batchFlows = 1   // batches of one kind in flight at once
 	batchMax   = 500 // largest batch
+
+	// batchPoolConns is the size of the client's own pool for batched
+	// writes: one connection per batcher and flow.
+	batchPoolConns = 3 * batchFlows
 )
 
 type batchers struct {
@@ -77,7 +81,7 @@ func (c *Client) flushBegins(ctx context.Context, items []*batchItem[beginReq, *
 			attempts = append(attempts, int32(item.req.attempt)) //nolint:gosec // attempts are small
 		}
 	}
-	rows, err := c.pool.Query(ctx, c.q.beginAttempts, ids, attempts)
+	rows, err := c.writePool().Query(ctx, c.q.beginAttempts, ids, attempts)
 	if err != nil {
 		return fmt.Errorf("begin attempts: %w", err)
 	}
@@ -155,7 +159,7 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 		startedAts = append(startedAts, r.startedAt)
 		at = append(at, r.at)
 	}
-	if _, err := c.pool.Exec(ctx, c.q.memoUpsert, runIDs, names, kinds, statuses, types, outputs, startedAts, at); err != nil {
+	if _, err := c.writePool().Exec(ctx, c.q.memoUpsert, runIDs, names, kinds, statuses, types, outputs, startedAts, at); err != nil {
 		return fmt.Errorf("store %d step memos: %w", len(runIDs), err)
 	}
 	return nil
@@ -172,22 +176,38 @@ type completeReq struct {
 // was still running, the wake-up of waiting parents, and one NOTIFY per run
 // for Result waiters.
 func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[completeReq, struct{}]) error {
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
 		ids := make([]uuid.UUID, 0, len(items))
 		outputs := make([]string, 0, len(items))
+		params := &riverdriver.JobSetStateIfRunningManyParams{Schema: c.schema}
+		now := time.Now().UTC()
+		params.Now = &now
+		byJob := make(map[int64]*batchItem[completeReq, struct{}], len(items))
 		for _, item := range items {
-			// item.ctx is the attempt's context without its cancellation:
-			// JobCompleteTx finds the River client in it.
-			_, err := river.JobCompleteTx[*riverpgxv5.Driver](item.ctx, tx, item.req.job)
-			if errors.Is(err, river.ErrNotFound) {
-				item.err = errJobNotRunning // rescued or cancelled meanwhile: leave the run be
-				continue
+			p := riverdriver.JobSetStateCompleted(item.req.job.ID, now, nil)
+			params.ID = append(params.ID, p.ID)
+			params.Attempt = append(params.Attempt, p.Attempt)
+			params.ErrData = append(params.ErrData, p.ErrData)
+			params.FinalizedAt = append(params.FinalizedAt, p.FinalizedAt)
+			params.MetadataDoMerge = append(params.MetadataDoMerge, false)
+			params.MetadataUpdates = append(params.MetadataUpdates, nil)
+			params.ScheduledAt = append(params.ScheduledAt, p.ScheduledAt)
+			params.State = append(params.State, p.State)
+			byJob[p.ID] = item
+		}
+		jobs, err := c.river.Driver().UnwrapExecutor(tx).JobSetStateIfRunningMany(ctx, params)
+		if err != nil {
+			return fmt.Errorf("complete River jobs: %w", err)
+		}
+		for _, job := range jobs {
+			if item := byJob[job.ID]; item != nil && job.State == rivertype.JobStateCompleted {
+				ids = append(ids, item.req.job.Args.RunID)
+				outputs = append(outputs, string(item.req.output))
+				delete(byJob, job.ID)
 			}
-			if err != nil {
-				return fmt.Errorf("complete River job %d: %w", item.req.job.ID, err)
-			}
-			ids = append(ids, item.req.job.Args.RunID)
-			outputs = append(outputs, string(item.req.output))
+		}
+		for _, item := range byJob {
+			item.err = errJobNotRunning
 		}
 		if len(ids) == 0 {
 			return nil

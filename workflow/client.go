@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -97,6 +98,7 @@ type Client struct {
 	types         map[string]*registration
 	waiter        *waiter
 	batch         *batchers
+	batchPool     atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 
 	works bool // River queues are configured: Start starts River
 
@@ -228,6 +230,13 @@ func (c *Client) Start(ctx context.Context) error {
 	if c.started {
 		return nil
 	}
+	if c.works {
+		bp, err := newBatchPool(c.pool)
+		if err != nil {
+			return err
+		}
+		c.batchPool.Store(bp)
+	}
 	c.batch.start()
 	if c.works {
 		if err := c.river.Start(ctx); err != nil {
@@ -250,8 +259,40 @@ func (c *Client) Stop(ctx context.Context) error {
 			err = c.river.Stop(ctx)
 		}
 		c.batch.stop()
+		if bp := c.batchPool.Swap(nil); bp != nil {
+			bp.Close()
+		}
 		c.started = false
 	}
 	c.waiter.stop()
 	return err
+}
+
+// writePool is the pool for batched writes: the batch pool while the client
+// is started, else the user's pool.
+func (c *Client) writePool() *pgxpool.Pool {
+	if bp := c.batchPool.Load(); bp != nil {
+		return bp
+	}
+	return c.pool
+}
+
+// newBatchPool opens the client's own small pool for its batched writes. It
+// has the user's pool's settings plus plan_cache_mode=force_generic_plan: a
+// batch's queries take arrays whose lengths vary, which otherwise makes
+// Postgres re-plan them on almost every call, and planning cost more than
+// executing. Connections are opened on first use; Close closes them.
+func newBatchPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
+	config := pool.Config().Copy()
+	config.MaxConns = batchPoolConns
+	config.MinConns = 0
+	if config.ConnConfig.RuntimeParams == nil {
+		config.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	config.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	bp, err := pgxpool.NewWithConfig(context.Background(), config)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: open the batch pool: %w", err)
+	}
+	return bp, nil
 }

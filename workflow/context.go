@@ -35,7 +35,8 @@ type RunInfo struct {
 	// Type is the workflow type's name.
 	Type string
 	// Attempt is the current attempt, starting at 1. Sleeping and waiting do
-	// not count as attempts.
+	// not count as attempts: the attempt after a wake-up has the same number
+	// as the one that parked.
 	Attempt int
 	// MaxAttempts is how many attempts the run gets.
 	MaxAttempts int
@@ -55,6 +56,7 @@ type RunInfo struct {
 type wfContext struct {
 	context.Context
 
+	args   runArgs
 	c      *Client
 	info   RunInfo
 	job    *rivertype.JobRow

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -134,9 +135,9 @@ func (c *Client) CancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 
 // Retry makes a failed or cancelled run run again. The replay returns the
 // memoized results of its completed steps and continues from the step that
-// failed. The run's River job is retried (River gives it one more attempt),
-// or a new job is inserted when River's cleaner already deleted it. Returns
-// ErrRunNotRetryable for a run in another status.
+// failed. The run gets a new River job with the run's MaxAttempts; its
+// attempt numbers continue from the last one. Returns ErrRunNotRetryable for
+// a run in another status.
 func (c *Client) Retry(ctx context.Context, id uuid.UUID) error {
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.RetryTx(ctx, tx, id) })
 }
@@ -150,20 +151,20 @@ func (c *Client) RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 	if run.Status != StatusFailed && run.Status != StatusCancelled {
 		return fmt.Errorf("%w: run %s is %s", ErrRunNotRetryable, id, run.Status)
 	}
-	var newJobID *int64
-	_, err = c.river.JobRetryTx(ctx, tx, run.JobID)
-	if errors.Is(err, river.ErrNotFound) || run.JobID == 0 {
-		args := runArgs{kind: kindOf(run.Type), RunID: run.ID, Workflow: run.Type, ScheduleID: run.ScheduleID, FireAt: run.FireAt}
-		res, err := c.river.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: run.MaxAttempts, Priority: run.Priority, Queue: run.Queue, Tags: run.Tags})
-		if err != nil {
-			return fmt.Errorf("workflow: insert new River job to retry run %s: %w", id, err)
+	// A new job, not JobRetry of the old one: River may still hold the old
+	// attempt's outcome to apply "if running" (see handOffTx).
+	args := runArgs{kind: kindOf(run.Type), RunID: run.ID, Workflow: run.Type, ScheduleID: run.ScheduleID, FireAt: run.FireAt, AttemptBase: run.Attempt}
+	if old, err := c.river.JobGetTx(ctx, tx, run.JobID); err == nil {
+		var oldArgs runArgs
+		if json.Unmarshal(old.EncodedArgs, &oldArgs) == nil {
+			args.TimeoutMS = oldArgs.TimeoutMS
 		}
-		newJobID = &res.Job.ID
-	} else if err != nil {
-		return fmt.Errorf("workflow: retry River job %d of run %s: %w", run.JobID, id, err)
-	} else if err := c.notifyQueueTx(ctx, tx, run.Queue); err != nil {
-		return err
 	}
+	res, err := c.river.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: run.MaxAttempts, Priority: run.Priority, Queue: run.Queue, Tags: run.Tags})
+	if err != nil {
+		return fmt.Errorf("workflow: insert a River job to retry run %s: %w", id, err)
+	}
+	newJobID := &res.Job.ID
 	if _, err := tx.Exec(ctx, c.q.resetForRetry, id, newJobID); err != nil {
 		return fmt.Errorf("workflow: reset run %s for retry: %w", id, err)
 	}

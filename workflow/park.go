@@ -63,10 +63,14 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 			req.wakeAt, req.childRunID, req.resultType); err != nil {
 			return fmt.Errorf("record %s %q: %w", req.kind, req.name, err)
 		}
-		if _, err := tx.Exec(ctx, c.q.setRunStatus, w.info.ID, string(req.runStatus)); err != nil {
+		jobID, err := c.handOffTx(ctx, tx, w.job, w.args, wakeAt)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, c.q.parkRun, w.info.ID, string(req.runStatus), jobID, w.info.Attempt); err != nil {
 			return fmt.Errorf("set run %s: %w", req.runStatus, err)
 		}
-		return c.snoozeJobTx(ctx, tx, w.job, wakeAt)
+		return nil
 	})
 	switch {
 	case errors.Is(err, ErrCancelled):

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -134,6 +135,40 @@ func TestSignal(t *testing.T) {
 		out, err := h.Result(ctx)
 		require.NoError(t, err)
 		require.Equal(t, "early bird", out)
+	})
+
+	t.Run("ManyWakeUpsInARow", func(t *testing.T) {
+		t.Parallel()
+
+		// Each signal wakes the run right after it parked: the wake-up must
+		// never be lost to River applying a parked attempt's outcome late.
+		const rounds = 15
+		def := Define("ticker", func(ctx Context, _ struct{}) (int, error) {
+			sum := 0
+			for i := range rounds {
+				n, err := WaitSignal[int](ctx, "tick", &WaitOpts{Step: fmt.Sprintf("tick-%d", i)})
+				if err != nil {
+					return 0, err
+				}
+				sum += n
+			}
+			return sum, nil
+		}, nil)
+		env := newTestEnv(t, def)
+		ctx := ctxT(t)
+
+		h, err := def.Start(ctx, env.client, struct{}{}, nil)
+		require.NoError(t, err)
+		for i := 1; i <= rounds; i++ {
+			waitStatus(t, env.client, h, StatusWaiting)
+			require.NoError(t, env.client.Signal(ctx, h.ID, "tick", i))
+		}
+		sum, err := h.Result(ctx)
+		require.NoError(t, err)
+		require.Equal(t, rounds*(rounds+1)/2, sum)
+		run, err := env.client.GetRun(ctx, h.ID)
+		require.NoError(t, err)
+		require.Equal(t, 1, run.Attempt, "waiting does not use up attempts")
 	})
 
 	t.Run("SurvivesClientRestart", func(t *testing.T) {

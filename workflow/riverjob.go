@@ -21,12 +21,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// riverSchedulerInterval is River's job scheduler interval: a snooze shorter
-// than this makes the job available at once (with a future scheduled_at),
-// exactly as River's executor does, so short sleeps are not stretched to the
-// scheduler's period.
-const riverSchedulerInterval = 5 * time.Second
-
 // errJobNotRunning means River no longer considers this attempt's job running
 // (it was rescued or cancelled meanwhile); the attempt must stop.
 var errJobNotRunning = errors.New("workflow: the attempt's River job is no longer running (rescued or cancelled); abandoning this attempt")
@@ -55,21 +49,38 @@ func (c *Client) setJobState(ctx context.Context, tx pgx.Tx, params *riverdriver
 	return nil
 }
 
-// snoozeJobTx parks the attempt's job until wakeAt without using up an
-// attempt, like returning river.JobSnooze, but inside tx.
-func (c *Client) snoozeJobTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, wakeAt time.Time) error {
-	var current struct {
-		Snoozes int64 `json:"snoozes"`
+// handOffTx parks a run: inside tx it completes the attempt's River job and
+// inserts the run's next job, scheduled at wakeAt. It returns the new job's
+// id, which a wake-up (JobRetryTx) makes available early.
+//
+// Why a new job and not a snooze of the same one: River's completer applies
+// an attempt's outcome later, asynchronously, to the job "if it is still
+// running". Had the park only snoozed the job, a wake-up arriving before
+// that could let the job be fetched again, and the stale snooze would then
+// hit the new attempt. The finished job of a park is never running again,
+// so the stale update finds nothing to do (ONE_JOB_PER_ATTEMPT).
+//
+// The next job continues the run's attempt count: a park is not a failed
+// attempt, so it gets the attempts this job had left.
+func (c *Client) handOffTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, args runArgs, wakeAt time.Time) (int64, error) {
+	meta := []byte(`{"tributary_parked": true}`)
+	if err := c.setJobState(ctx, tx, riverdriver.JobSetStateCompleted(job.ID, time.Now().UTC(), meta)); err != nil {
+		return 0, err
 	}
-	_ = json.Unmarshal(job.Metadata, &current) // an unreadable count restarts at 1, as in River
-	meta, _ := json.Marshal(map[string]int64{"snoozes": current.Snoozes + 1})
-	var params *riverdriver.JobSetStateIfRunningParams
-	if time.Until(wakeAt) <= riverSchedulerInterval {
-		params = riverdriver.JobSetStateSnoozedAvailable(job.ID, wakeAt, job.Attempt-1, meta)
-	} else {
-		params = riverdriver.JobSetStateSnoozed(job.ID, wakeAt, job.Attempt-1, meta)
+	next := args
+	next.kind = kindOf(args.Workflow)
+	next.AttemptBase = args.AttemptBase + job.Attempt - 1
+	res, err := c.river.InsertTx(ctx, tx, next, &river.InsertOpts{
+		MaxAttempts: max(job.MaxAttempts-job.Attempt+1, 1),
+		Priority:    job.Priority,
+		Queue:       job.Queue,
+		ScheduledAt: wakeAt,
+		Tags:        job.Tags,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("insert the run's next River job: %w", err)
 	}
-	return c.setJobState(ctx, tx, params)
+	return res.Job.ID, nil
 }
 
 // discardJobTx ends the attempt's job as discarded (no more retries), with

@@ -50,7 +50,7 @@ type queries struct {
 	runTable       string
 	runByID        string
 	setRunJob      string
-	setRunStatus   string
+	parkRun        string
 	stepByName     string
 	stepFailed     string
 	stepsOfRun     string
@@ -77,7 +77,7 @@ WITH v AS (
 	UPDATE {s}workflow_runs r
 	SET status = 'running', attempt = v.attempt, updated_at = now(), started_at = coalesce(r.started_at, now())
 	FROM v
-	WHERE r.id = v.id AND r.status IN ('pending', 'running', 'sleeping', 'waiting') AND r.cancel_requested_at IS NULL
+	WHERE r.id = ANY($1) AND r.id = v.id AND r.status IN ('pending', 'running', 'sleeping', 'waiting') AND r.cancel_requested_at IS NULL
 	RETURNING r.id, r.workflow_type, r.input, r.schedule_id, r.fire_at, r.parent_run_id, r.metadata
 )
 SELECT run.id, run.workflow_type, run.input, run.schedule_id, run.fire_at, run.parent_run_id, run.metadata,
@@ -92,7 +92,7 @@ FROM run`),
 UPDATE {s}workflow_runs r
 SET status = 'completed', output = v.output::jsonb, error = NULL, updated_at = now(), finished_at = now()
 FROM unnest($1::uuid[], $2::text[]) AS v(id, output)
-WHERE r.id = v.id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
+WHERE r.id = ANY($1) AND r.id = v.id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 RETURNING r.parent_run_id`),
 		notifyDone: t(`SELECT pg_notify('` + runDoneChannel + `', id::text) FROM unnest($1::uuid[]) AS id`),
 		brokenRuns: t(`
@@ -172,7 +172,7 @@ WHERE id = $1`),
 		runByKey:      t(`SELECT ` + runColumns + ` FROM {s}workflow_runs WHERE workflow_type = $1 AND idempotency_key = $2`),
 		runStatusByID: t(`SELECT status, output, error FROM {s}workflow_runs WHERE id = $1`),
 		setRunJob:     t(`UPDATE {s}workflow_runs SET job_id = $2 WHERE id = $1`),
-		setRunStatus:  t(`UPDATE {s}workflow_runs SET status = $2, updated_at = now() WHERE id = $1`),
+		parkRun:       t(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, updated_at = now() WHERE id = $1`),
 		stepFailed: t(`
 INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, error, started_at, finished_at)
 VALUES ($1, $2, 'step', 'failed', $3, $4, $5, now())

@@ -159,11 +159,14 @@ func (c *Client) StartByNameTx(ctx context.Context, tx pgx.Tx, typeName string, 
 type runArgs struct {
 	kind string
 
-	FireAt     *time.Time `json:"fire_at,omitempty"`
-	RunID      uuid.UUID  `json:"run_id"`
-	ScheduleID *uuid.UUID `json:"schedule_id,omitempty"`
-	TimeoutMS  int64      `json:"timeout_ms,omitempty"`
-	Workflow   string     `json:"workflow"`
+	// AttemptBase is how many attempts the run used in earlier jobs (a
+	// parked run continues in a new job).
+	AttemptBase int        `json:"attempt_base,omitempty"`
+	FireAt      *time.Time `json:"fire_at,omitempty"`
+	RunID       uuid.UUID  `json:"run_id"`
+	ScheduleID  *uuid.UUID `json:"schedule_id,omitempty"`
+	TimeoutMS   int64      `json:"timeout_ms,omitempty"`
+	Workflow    string     `json:"workflow"`
 }
 
 func (a runArgs) Kind() string { return a.kind }

@@ -56,9 +56,10 @@ func (w *worker) Timeout(job *river.Job[runArgs]) time.Duration {
 func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	c := w.c
 	runID := job.Args.RunID
-	st, err := c.batch.begins.do(ctx, beginReq{attempt: job.Attempt, runID: runID})
+	attempt := job.Args.AttemptBase + job.Attempt
+	st, err := c.batch.begins.do(ctx, beginReq{attempt: attempt, runID: runID})
 	if err != nil {
-		return fmt.Errorf("workflow: begin attempt %d of run %s: %w", job.Attempt, runID, err)
+		return fmt.Errorf("workflow: begin attempt %d of run %s: %w", attempt, runID, err)
 	}
 	if st == nil {
 		return w.inactiveRun(ctx, job)
@@ -68,9 +69,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 		Context: ctx,
 		c:       c,
 		info: RunInfo{
-			ID: runID, Type: st.typ, Attempt: job.Attempt, MaxAttempts: job.MaxAttempts, JobID: job.ID,
+			ID: runID, Type: st.typ, Attempt: attempt, MaxAttempts: job.Args.AttemptBase + job.MaxAttempts, JobID: job.ID,
 			ScheduleID: st.scheduleID, FireAt: st.fireAt, ParentID: st.parentID, Metadata: st.metadata,
 		},
+		args:   job.Args,
 		job:    job.JobRow,
 		logger: c.logger.With(slog.String("run_id", runID.String()), slog.String("workflow", st.typ)),
 		memos:  make(map[string]*memo, len(st.memos)),
@@ -107,9 +109,9 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 
 	switch {
 	case parkedTill != nil:
-		// The park transaction already moved the job; River's "if running"
-		// update of this snooze is a no-op, but reports the right event.
-		return river.JobSnooze(max(time.Until(*parkedTill), 0))
+		// The park transaction completed this job and scheduled the run's
+		// next one; River's own "complete if running" finds nothing to do.
+		return nil
 	case diverged != nil:
 		return w.failRun(fctx, wctx, job, diverged, diverged.Step)
 	case errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
@@ -155,7 +157,7 @@ func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Jo
 // failRun marks the run failed and discards its job, in one transaction.
 func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], cause error, step string) error {
 	c := w.c
-	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: job.Attempt, At: time.Now().UTC()}
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC()}
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var parentID *uuid.UUID
 		err := tx.QueryRow(ctx, c.q.failRun, wctx.info.ID, encodeRunError(stored)).Scan(&parentID)
@@ -182,7 +184,7 @@ func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[ru
 // UI while the attempt was running.
 func (w *worker) cancelRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs]) error {
 	c := w.c
-	stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while running", Attempt: job.Attempt, At: time.Now().UTC()}
+	stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while running", Attempt: wctx.info.Attempt, At: time.Now().UTC()}
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var parentID *uuid.UUID
 		err := tx.QueryRow(ctx, c.q.cancelRun, wctx.info.ID, encodeRunError(stored)).Scan(&parentID)
@@ -246,7 +248,7 @@ func (w *worker) inactiveRun(ctx context.Context, job *river.Job[runArgs]) error
 		return nil
 	}
 	if !Status(status).Finished() && cancelRequested {
-		wctx := &wfContext{Context: ctx, c: c, info: RunInfo{ID: runID, Attempt: job.Attempt}, logger: c.logger}
+		wctx := &wfContext{Context: ctx, c: c, info: RunInfo{ID: runID, Attempt: job.Args.AttemptBase + job.Attempt}, logger: c.logger}
 		return w.cancelRun(context.WithoutCancel(ctx), wctx, job)
 	}
 	return river.JobCancel(fmt.Errorf("run %s is %s", runID, status))

@@ -1,0 +1,817 @@
+package workflow
+
+// Benchmarks of the engine against raw River on the same server, so that the
+// cost of a workflow run and of a step reads as a ratio:
+//
+//	go test -run '^$' -bench . -benchtime=5000x -count=3 ./workflow/
+//
+// Start benchmarks time starting runs (one transaction each) next to River
+// inserting a trivial job. Throughput benchmarks insert b.N items before the
+// timer starts, then start a client with one queue of benchWorkers workers
+// and River's own benchmark fetch tuning, and time until River has reported
+// every job completed (its event subscription fires after the job's final
+// state is committed, for raw jobs and workflow runs alike). They report
+// jobs/s next to ns/op. Every benchmark also reports the CPU time used per
+// item in the timed section, by the whole machine (cpu-µs/op: Postgres, this
+// process and whatever else runs) and by this process (gocpu-µs/op); Linux
+// only.
+//
+// Setting TRIBUTARY_BENCH_TRACE=1 counts, in the timed section, every SQL
+// round trip the benchmark's pool makes (River's and the engine's), the
+// transactions they open, and the server's WAL bytes and WAL syncs, and
+// reports them per item (rt/op, xact/op, walB/op, walsync/op) with a
+// per-statement breakdown in the log (run with -v to see all of it), and how
+// often Postgres planned each prepared statement anew (custom plans) rather
+// than reusing a generic plan. Tracing costs some throughput: time with it
+// off.
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+const (
+	benchWorkers       = 20                    // MaxWorkers of the one queue
+	benchFetchCooldown = 2 * time.Millisecond  // as River's riverbench
+	benchFetchPoll     = 20 * time.Millisecond // as River's riverbench
+	benchPoolConns     = 40                    // pgxpool MaxConns
+	benchParallelism   = 10                    // RunParallel goroutines per GOMAXPROCS
+	benchSteps         = 3                     // steps (or checkpoints) per item
+	benchWaitTimeout   = 5 * time.Minute       // guard against a hung benchmark
+)
+
+var benchTrace = os.Getenv("TRIBUTARY_BENCH_TRACE") != ""
+
+func benchLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// benchStepOut is the small result of each step and checkpoint.
+type benchStepOut struct {
+	Step  int    `json:"step"`
+	Value string `json:"value"`
+}
+
+var benchStepNames = [benchSteps]string{"one", "two", "three"}
+
+var benchZeroSteps = Define("bench_zero_steps", func(_ Context, n int) (int, error) {
+	return n, nil
+}, nil)
+
+var benchThreeSteps = Define("bench_three_steps", func(ctx Context, n int) (int, error) {
+	total := n
+	for i, name := range benchStepNames {
+		out, err := Step(ctx, name, func(context.Context) (benchStepOut, error) {
+			return benchStepOut{Step: i, Value: "ok"}, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		total += out.Step
+	}
+	return total, nil
+}, nil)
+
+// benchNoopArgs is the raw River job of the River benchmarks.
+type benchNoopArgs struct {
+	N int `json:"n"`
+}
+
+func (benchNoopArgs) Kind() string { return "bench_noop" }
+
+type benchNoopWorker struct {
+	river.WorkerDefaults[benchNoopArgs]
+}
+
+func (*benchNoopWorker) Work(context.Context, *river.Job[benchNoopArgs]) error { return nil }
+
+type benchCheckpointArgs struct {
+	N int `json:"n"`
+}
+
+func (benchCheckpointArgs) Kind() string { return "bench_checkpoint" }
+
+// benchCheckpointWorker persists benchSteps step results by hand, each in a
+// transaction of its own (one autocommit INSERT: one round trip and one
+// commit per step, the cheapest hand-rolled form).
+type benchCheckpointWorker struct {
+	river.WorkerDefaults[benchCheckpointArgs]
+	pool *pgxpool.Pool
+}
+
+const benchCheckpointTable = `CREATE TABLE bench_checkpoints (
+	job_id bigint NOT NULL,
+	step   int    NOT NULL,
+	output jsonb  NOT NULL,
+	PRIMARY KEY (job_id, step)
+)`
+
+func (w *benchCheckpointWorker) Work(ctx context.Context, job *river.Job[benchCheckpointArgs]) error {
+	for i := range benchSteps {
+		out, err := json.Marshal(benchStepOut{Step: i, Value: "ok"})
+		if err != nil {
+			return err
+		}
+		if _, err := w.pool.Exec(ctx, `INSERT INTO bench_checkpoints (job_id, step, output) VALUES ($1, $2, $3)`,
+			job.ID, i, out); err != nil {
+			return fmt.Errorf("checkpoint %d of job %d: %w", i, job.ID, err)
+		}
+	}
+	return nil
+}
+
+// benchEnv is a fresh schema and a pool big enough for benchWorkers workers
+// plus River's own connections.
+type benchEnv struct {
+	db     *testdb.DB
+	pool   *pgxpool.Pool
+	tracer *benchTracer // nil unless TRIBUTARY_BENCH_TRACE is set
+}
+
+func newBenchEnv(b *testing.B) *benchEnv {
+	b.Helper()
+	db := testdb.New(b)
+	config, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	config.MaxConns = benchPoolConns
+	config.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{db.Schema}.Sanitize()
+	env := &benchEnv{db: db}
+	if benchTrace {
+		env.tracer = newBenchTracer(db.Schema)
+		config.ConnConfig.Tracer = env.tracer
+	}
+	ctx := context.Background()
+	if env.pool, err = pgxpool.NewWithConfig(ctx, config); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(env.pool.Close) // runs before testdb drops the schema
+
+	// Open every connection now, so that connecting is not timed.
+	conns := make([]*pgxpool.Conn, 0, benchPoolConns)
+	for range benchPoolConns {
+		conn, err := env.pool.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, conn)
+	}
+	for _, conn := range conns {
+		conn.Release()
+	}
+	return env
+}
+
+// riverConfig is the River configuration of every benchmark: quiet, fetch
+// tuned as River's own benchmark tunes it, and one queue of benchWorkers
+// workers when working (else insert-only).
+func (env *benchEnv) riverConfig(working bool) *river.Config {
+	config := &river.Config{
+		FetchCooldown:     benchFetchCooldown,
+		FetchPollInterval: benchFetchPoll,
+		Logger:            benchLogger(),
+		Schema:            env.db.Schema,
+	}
+	if working {
+		config.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: benchWorkers}}
+	}
+	return config
+}
+
+// newRiverClient builds a plain River client working workers, or an
+// insert-only one when workers is nil.
+func (env *benchEnv) newRiverClient(b *testing.B, workers *river.Workers) *river.Client[pgx.Tx] {
+	b.Helper()
+	config := env.riverConfig(workers != nil)
+	config.Workers = workers
+	rc, err := river.NewClient(riverpgxv5.New(env.pool), config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rc
+}
+
+// newClient builds a workflow client working defs, or an insert-only one.
+func (env *benchEnv) newClient(b *testing.B, working bool, defs ...Registrable) *Client {
+	b.Helper()
+	config := &Config{Logger: benchLogger(), Schema: env.db.Schema, Workflows: defs}
+	if working {
+		config.River = env.riverConfig(true)
+	}
+	c, err := NewClient(env.pool, config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+func (env *benchEnv) count(b *testing.B, sql string) int {
+	b.Helper()
+	var n int
+	if err := env.pool.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+func reportRate(b *testing.B, elapsed time.Duration) {
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+}
+
+// benchCPU is CPU time used so far: by the whole machine (Postgres, this
+// process and anything else running) and by this process. Linux only; ok
+// is false elsewhere.
+type benchCPU struct {
+	machine, self time.Duration
+	ok            bool
+}
+
+const benchClockTick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+
+func readBenchCPU() benchCPU {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return benchCPU{}
+	}
+	line, _, _ := strings.Cut(string(stat), "\n")
+	fields := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return benchCPU{}
+	}
+	var machine int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		v, err := strconv.ParseInt(fields[i], 10, 64)
+		if err != nil {
+			return benchCPU{}
+		}
+		machine += v
+	}
+	self, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return benchCPU{}
+	}
+	i := strings.LastIndexByte(string(self), ')')
+	if i < 0 {
+		return benchCPU{}
+	}
+	fields = strings.Fields(string(self)[i+1:]) // state ppid ... utime(12th) stime(13th)
+	if len(fields) < 13 {
+		return benchCPU{}
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return benchCPU{}
+	}
+	return benchCPU{machine: time.Duration(machine) * benchClockTick, self: time.Duration(utime+stime) * benchClockTick, ok: true}
+}
+
+// reportCPU reports the CPU used per item since from: cpu-µs/op for the
+// whole machine (mostly Postgres plus this process) and gocpu-µs/op for this
+// process.
+func reportCPU(b *testing.B, from benchCPU) {
+	to := readBenchCPU()
+	if !from.ok || !to.ok {
+		return
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64((to.machine-from.machine).Microseconds())/n, "cpu-µs/op")
+	b.ReportMetric(float64((to.self-from.self).Microseconds())/n, "gocpu-µs/op")
+}
+
+// --- Starting runs --------------------------------------------------------
+
+func BenchmarkRiverInsert(b *testing.B) {
+	env := newBenchEnv(b)
+	rc := env.newRiverClient(b, nil)
+	ctx := context.Background()
+	env.tracer.reset(b, env)
+	b.ResetTimer()
+	cpu := readBenchCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := rc.Insert(ctx, benchNoopArgs{N: i}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+	reportRate(b, b.Elapsed())
+	env.tracer.report(b, env)
+}
+
+func BenchmarkRiverInsertParallel(b *testing.B) {
+	env := newBenchEnv(b)
+	rc := env.newRiverClient(b, nil)
+	ctx := context.Background()
+	var n atomic.Int64
+	env.tracer.reset(b, env)
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	cpu := readBenchCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := rc.Insert(ctx, benchNoopArgs{N: int(n.Add(1))}, nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	reportCPU(b, cpu)
+	reportRate(b, b.Elapsed())
+	env.tracer.report(b, env)
+}
+
+func BenchmarkStart(b *testing.B) {
+	env := newBenchEnv(b)
+	c := env.newClient(b, false, benchZeroSteps)
+	ctx := context.Background()
+	env.tracer.reset(b, env)
+	b.ResetTimer()
+	cpu := readBenchCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := benchZeroSteps.Start(ctx, c, i, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+	reportRate(b, b.Elapsed())
+	env.tracer.report(b, env)
+}
+
+func BenchmarkStartParallel(b *testing.B) {
+	env := newBenchEnv(b)
+	c := env.newClient(b, false, benchZeroSteps)
+	ctx := context.Background()
+	var n atomic.Int64
+	env.tracer.reset(b, env)
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	cpu := readBenchCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := benchZeroSteps.Start(ctx, c, int(n.Add(1)), nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	reportCPU(b, cpu)
+	reportRate(b, b.Elapsed())
+	env.tracer.report(b, env)
+}
+
+// --- Throughput -----------------------------------------------------------
+
+// benchRunner is what a throughput benchmark starts and stops: a River
+// client or a workflow client.
+type benchRunner struct {
+	river *river.Client[pgx.Tx]
+	start func(context.Context) error
+	stop  func(context.Context) error
+}
+
+// measureThroughput starts r with b.N items already inserted and times until
+// River has reported b.N jobs completed; then it stops r and calls verify.
+func measureThroughput(b *testing.B, env *benchEnv, r benchRunner, verify func()) {
+	b.Helper()
+	events, cancelSub := r.river.SubscribeConfig(&river.SubscribeConfig{
+		ChanSize: b.N + 1000,
+		Kinds: []river.EventKind{
+			river.EventKindJobCompleted, river.EventKindJobFailed,
+			river.EventKindJobCancelled, river.EventKindJobSnoozed,
+		},
+	})
+	done := make(chan struct{})
+	var unexpected atomic.Pointer[river.Event]
+	go func() {
+		completed := 0
+		for ev := range events {
+			if ev.Kind != river.EventKindJobCompleted {
+				unexpected.CompareAndSwap(nil, ev)
+				close(done)
+				return
+			}
+			if completed++; completed == b.N {
+				close(done)
+				return
+			}
+		}
+	}()
+
+	ctx := context.Background()
+	env.tracer.reset(b, env)
+	b.ResetTimer()
+	cpu := readBenchCPU()
+	began := time.Now()
+	if err := r.start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var timedOut bool
+	select {
+	case <-done:
+	case <-time.After(benchWaitTimeout):
+		timedOut = true
+	}
+	elapsed := time.Since(began)
+	b.StopTimer()
+	reportCPU(b, cpu)
+
+	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := r.stop(stopCtx); err != nil {
+		b.Fatal(err)
+	}
+	cancelSub() // closes events: the counting goroutine ends
+	switch {
+	case timedOut:
+		b.Fatalf("%d jobs not done after %s", b.N, benchWaitTimeout)
+	case unexpected.Load() != nil:
+		ev := unexpected.Load()
+		b.Fatalf("job %d (%s) ended %s: %v", ev.Job.ID, ev.Job.Kind, ev.Kind, ev.Job.Errors)
+	}
+	reportRate(b, elapsed)
+	verify()
+	env.tracer.report(b, env) // closes the pool
+}
+
+func riverRunner(rc *river.Client[pgx.Tx]) benchRunner {
+	return benchRunner{river: rc, start: rc.Start, stop: rc.Stop}
+}
+
+func workflowRunner(c *Client) benchRunner {
+	return benchRunner{river: c.River(), start: c.Start, stop: c.Stop}
+}
+
+func benchInsertRiver(b *testing.B, rc *river.Client[pgx.Tx], args func(i int) river.JobArgs) {
+	b.Helper()
+	const chunk = 5000
+	for from := 0; from < b.N; from += chunk {
+		params := make([]river.InsertManyParams, 0, chunk)
+		for i := from; i < min(from+chunk, b.N); i++ {
+			params = append(params, river.InsertManyParams{Args: args(i)})
+		}
+		if _, err := rc.InsertMany(context.Background(), params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchStartRuns(b *testing.B, env *benchEnv, c *Client, def *Definition[int, int]) {
+	b.Helper()
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, env.pool, func(tx pgx.Tx) error {
+		for i := 0; i < b.N; i++ {
+			if _, err := def.StartTx(ctx, c, tx, i, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkRiverJobs0Steps(b *testing.B) {
+	env := newBenchEnv(b)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &benchNoopWorker{})
+	rc := env.newRiverClient(b, workers)
+	benchInsertRiver(b, rc, func(i int) river.JobArgs { return benchNoopArgs{N: i} })
+
+	measureThroughput(b, env, riverRunner(rc), func() {
+		if n := env.count(b, `SELECT count(*) FROM river_job WHERE state = 'completed'`); n != b.N {
+			b.Fatalf("%d jobs completed, want %d", n, b.N)
+		}
+	})
+}
+
+func BenchmarkRiverJobs3Checkpoints(b *testing.B) {
+	env := newBenchEnv(b)
+	if _, err := env.pool.Exec(context.Background(), benchCheckpointTable); err != nil {
+		b.Fatal(err)
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &benchCheckpointWorker{pool: env.pool})
+	rc := env.newRiverClient(b, workers)
+	benchInsertRiver(b, rc, func(i int) river.JobArgs { return benchCheckpointArgs{N: i} })
+
+	measureThroughput(b, env, riverRunner(rc), func() {
+		if n := env.count(b, `SELECT count(*) FROM river_job WHERE state = 'completed'`); n != b.N {
+			b.Fatalf("%d jobs completed, want %d", n, b.N)
+		}
+		if n := env.count(b, `SELECT count(*) FROM bench_checkpoints`); n != benchSteps*b.N {
+			b.Fatalf("%d checkpoints, want %d", n, benchSteps*b.N)
+		}
+	})
+}
+
+func BenchmarkWorkflow0Steps(b *testing.B) {
+	benchWorkflow(b, benchZeroSteps, 0)
+}
+
+func BenchmarkWorkflow3Steps(b *testing.B) {
+	benchWorkflow(b, benchThreeSteps, benchSteps)
+}
+
+func benchWorkflow(b *testing.B, def *Definition[int, int], steps int) {
+	env := newBenchEnv(b)
+	c := env.newClient(b, true, def)
+	benchStartRuns(b, env, c, def)
+
+	measureThroughput(b, env, workflowRunner(c), func() {
+		if n := env.count(b, `SELECT count(*) FROM workflow_runs WHERE status = 'completed'`); n != b.N {
+			b.Fatalf("%d runs completed, want %d", n, b.N)
+		}
+		if n := env.count(b, `SELECT count(*) FROM step_runs WHERE status = 'completed'`); n != steps*b.N {
+			b.Fatalf("%d steps completed, want %d", n, steps*b.N)
+		}
+	})
+}
+
+// --- Tracing (TRIBUTARY_BENCH_TRACE=1) ------------------------------------
+
+// benchTracer counts the round trips a pool makes, by statement.
+type benchTracer struct {
+	schemaPrefix string
+
+	mu    sync.Mutex
+	stats map[string]*benchStmtStats
+	rt    int // round trips: statements, batches, copies, prepares
+	xact  int // transactions opened: BEGINs plus statements outside one
+
+	walLSN  string
+	walSync int64
+}
+
+type benchStmtStats struct {
+	count int
+	total time.Duration
+}
+
+type benchTraceKey struct{}
+
+type benchTraceStart struct {
+	label string
+	at    time.Time
+}
+
+func newBenchTracer(schema string) *benchTracer {
+	return &benchTracer{schemaPrefix: pgx.Identifier{schema}.Sanitize() + ".", stats: map[string]*benchStmtStats{}}
+}
+
+// label names a statement: River's by their sqlc name, the rest by their
+// first words.
+func (t *benchTracer) label(sql string) string {
+	s := strings.TrimSpace(sql)
+	if rest, ok := strings.CutPrefix(s, "-- name: "); ok {
+		if i := strings.IndexAny(rest, " \n"); i >= 0 {
+			rest = rest[:i]
+		}
+		return "river " + rest
+	}
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, t.schemaPrefix, "")), " ")
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return s
+}
+
+func (t *benchTracer) add(label string, d time.Duration, roundTrip, xact bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.stats[label]
+	if st == nil {
+		st = &benchStmtStats{}
+		t.stats[label] = st
+	}
+	st.count++
+	st.total += d
+	if roundTrip {
+		t.rt++
+	}
+	if xact {
+		t.xact++
+	}
+}
+
+func (t *benchTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	label := t.label(data.SQL)
+	lower := strings.ToLower(label)
+	if conn.PgConn().TxStatus() == 'I' && !strings.HasPrefix(lower, "begin") {
+		label = "[autocommit] " + label
+	}
+	return context.WithValue(ctx, benchTraceKey{}, benchTraceStart{label: label, at: time.Now()})
+}
+
+func (t *benchTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	start, ok := ctx.Value(benchTraceKey{}).(benchTraceStart)
+	if !ok {
+		return
+	}
+	lower := strings.ToLower(start.label)
+	xact := strings.HasPrefix(lower, "begin") || strings.HasPrefix(lower, "[autocommit]")
+	t.add(start.label, time.Since(start.at), true, xact)
+}
+
+func (t *benchTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	return context.WithValue(ctx, benchTraceKey{}, benchTraceStart{label: fmt.Sprintf("batch of %d", data.Batch.Len()), at: time.Now()})
+}
+
+func (t *benchTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	t.add("  in batch: "+t.label(data.SQL), 0, false, false)
+}
+
+func (t *benchTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	if start, ok := ctx.Value(benchTraceKey{}).(benchTraceStart); ok {
+		t.add(start.label, time.Since(start.at), true, false)
+	}
+}
+
+func (t *benchTracer) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceCopyFromStartData) context.Context {
+	return context.WithValue(ctx, benchTraceKey{}, benchTraceStart{label: "COPY " + data.TableName.Sanitize(), at: time.Now()})
+}
+
+func (t *benchTracer) TraceCopyFromEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromEndData) {
+	if start, ok := ctx.Value(benchTraceKey{}).(benchTraceStart); ok {
+		t.add(start.label, time.Since(start.at), true, false)
+	}
+}
+
+func (t *benchTracer) TracePrepareStart(ctx context.Context, _ *pgx.Conn, data pgx.TracePrepareStartData) context.Context {
+	return context.WithValue(ctx, benchTraceKey{}, benchTraceStart{label: "PREPARE " + t.label(data.SQL), at: time.Now()})
+}
+
+func (t *benchTracer) TracePrepareEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareEndData) {
+	if start, ok := ctx.Value(benchTraceKey{}).(benchTraceStart); ok {
+		t.add("PREPARE (first use on a connection)", time.Since(start.at), true, false)
+	}
+}
+
+// walStats reads the server's WAL position and WAL sync count, from a
+// connection outside the traced pool.
+func benchWALStats(b *testing.B) (lsn string, syncs int64) {
+	b.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testdb.ServerURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text, wal_sync FROM pg_stat_wal`).Scan(&lsn, &syncs); err != nil {
+		b.Fatal(err)
+	}
+	return lsn, syncs
+}
+
+// reset starts counting. A nil tracer does nothing.
+func (t *benchTracer) reset(b *testing.B, _ *benchEnv) {
+	if t == nil {
+		return
+	}
+	b.Helper()
+	lsn, syncs := benchWALStats(b)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stats = map[string]*benchStmtStats{}
+	t.rt, t.xact = 0, 0
+	t.walLSN, t.walSync = lsn, syncs
+}
+
+// report reports the counts per item and logs the statements by count.
+func (t *benchTracer) report(b *testing.B, env *benchEnv) {
+	if t == nil {
+		return
+	}
+	b.Helper()
+	t.mu.Lock()
+	stats := t.stats
+	t.stats = map[string]*benchStmtStats{}
+	rt, xact := t.rt, t.xact
+	t.mu.Unlock()
+
+	ctx := context.Background()
+	plans := t.planCounts(b, env)
+
+	// Backends report WAL syncs to the statistics at most once a second, and
+	// at exit: close the pool's connections and let the counter settle.
+	env.pool.Close()
+	lsn, syncs := benchWALStats(b)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond) // trace mode only: polling a statistics counter
+		var again int64
+		lsn, again = benchWALStats(b)
+		if again == syncs {
+			break
+		}
+		syncs = again
+	}
+	conn, err := pgx.Connect(ctx, testdb.ServerURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var walBytes int64
+	if err := conn.QueryRow(ctx, `SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint`, lsn, t.walLSN).Scan(&walBytes); err != nil {
+		b.Fatal(err)
+	}
+
+	n := float64(b.N)
+	b.ReportMetric(float64(rt)/n, "rt/op")
+	b.ReportMetric(float64(xact)/n, "xact/op")
+	b.ReportMetric(float64(walBytes)/n, "walB/op")
+	b.ReportMetric(float64(syncs-t.walSync)/n, "walsync/op")
+
+	type row struct {
+		label string
+		*benchStmtStats
+	}
+	rows := make([]row, 0, len(stats))
+	for label, st := range stats {
+		rows = append(rows, row{label, st})
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(b.count, a.count), strings.Compare(a.label, b.label))
+	})
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "N=%d: %.2f round trips, %.2f transactions per item\n", b.N, float64(rt)/n, float64(xact)/n)
+	fmt.Fprintf(&sb, "%9s %9s %10s  %s\n", "per item", "avg µs", "total ms", "statement")
+	for _, r := range rows {
+		avg := 0.0
+		if r.count > 0 {
+			avg = float64(r.total.Microseconds()) / float64(r.count)
+		}
+		fmt.Fprintf(&sb, "%9.3f %9.0f %10.0f  %s\n", float64(r.count)/n, avg, float64(r.total.Milliseconds()), r.label)
+	}
+	fmt.Fprintf(&sb, "prepared statements, all connections: %9s %9s  %s\n", "generic", "custom", "statement")
+	for _, p := range plans {
+		fmt.Fprintf(&sb, "%47d %9d  %s\n", p.generic, p.custom, p.label)
+	}
+	b.Log(sb.String())
+}
+
+type benchPlanCount struct {
+	label           string
+	generic, custom int64
+}
+
+// planCounts sums, over the pool's idle connections, how often each prepared
+// statement ran with a generic plan and how often Postgres planned it anew
+// (a custom plan), by statement.
+func (t *benchTracer) planCounts(b *testing.B, env *benchEnv) []benchPlanCount {
+	b.Helper()
+	ctx := context.Background()
+	byLabel := map[string]*benchPlanCount{}
+	for _, conn := range env.pool.AcquireAllIdle(ctx) {
+		rows, err := conn.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements`)
+		if err == nil {
+			for rows.Next() {
+				var (
+					sql             string
+					generic, custom int64
+				)
+				if err := rows.Scan(&sql, &generic, &custom); err != nil {
+					break
+				}
+				label := t.label(sql)
+				pc := byLabel[label]
+				if pc == nil {
+					pc = &benchPlanCount{label: label}
+					byLabel[label] = pc
+				}
+				pc.generic += generic
+				pc.custom += custom
+			}
+			rows.Close()
+		}
+		conn.Release()
+	}
+	counts := make([]benchPlanCount, 0, len(byLabel))
+	for _, pc := range byLabel {
+		counts = append(counts, *pc)
+	}
+	slices.SortFunc(counts, func(a, b benchPlanCount) int {
+		return cmp.Or(cmp.Compare(b.custom+b.generic, a.custom+a.generic), strings.Compare(a.label, b.label))
+	})
+	return counts
+}
