@@ -26,7 +26,7 @@ const (
 )
 
 type batchers struct {
-	begins    *batcher[beginReq, *attemptState]
+	begins    *batcher[uuid.UUID, *attemptState]
 	completes *batcher[completeReq, struct{}]
 	memos     *batcher[memoReq, struct{}]
 }
@@ -51,12 +51,6 @@ func (b *batchers) stop() {
 	b.memos.stop()
 }
 
-// beginReq starts attempt attempt of run runID.
-type beginReq struct {
-	attempt int
-	runID   uuid.UUID
-}
-
 // attemptState is what an attempt starts from: the run and all its memos.
 type attemptState struct {
 	fireAt     *time.Time
@@ -68,20 +62,15 @@ type attemptState struct {
 	typ        string
 }
 
-// flushBegins marks runs running and loads their memos, in one statement.
-// A run that is not runnable (finished, cancelled) gets a nil state.
-func (c *Client) flushBegins(ctx context.Context, items []*batchItem[beginReq, *attemptState]) error {
+// flushBegins loads the runs that attempts start on, with all their memos,
+// in one query. A run that is not runnable (finished, cancelled) gets a nil
+// state.
+func (c *Client) flushBegins(ctx context.Context, items []*batchItem[uuid.UUID, *attemptState]) error {
 	ids := make([]uuid.UUID, 0, len(items))
-	attempts := make([]int32, 0, len(items))
-	seen := make(map[uuid.UUID]bool, len(items))
 	for _, item := range items {
-		if !seen[item.req.runID] {
-			seen[item.req.runID] = true
-			ids = append(ids, item.req.runID)
-			attempts = append(attempts, int32(item.req.attempt)) //nolint:gosec // attempts are small
-		}
+		ids = append(ids, item.req)
 	}
-	rows, err := c.writePool().Query(ctx, c.q.beginAttempts, ids, attempts)
+	rows, err := c.writePool().Query(ctx, c.q.beginAttempts, ids)
 	if err != nil {
 		return fmt.Errorf("begin attempts: %w", err)
 	}
@@ -105,7 +94,7 @@ func (c *Client) flushBegins(ctx context.Context, items []*batchItem[beginReq, *
 		return err
 	}
 	for _, item := range items {
-		item.res = states[item.req.runID]
+		item.res = states[item.req]
 	}
 	return nil
 }
@@ -167,18 +156,23 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 
 // completeReq completes a run with its output, and its River job.
 type completeReq struct {
-	job    *river.Job[runArgs]
-	output []byte
+	attempt   int
+	job       *river.Job[runArgs]
+	output    []byte
+	startedAt *time.Time
 }
 
-// flushCompletes completes runs and their River jobs in one transaction: for
-// each run, river.JobCompleteTx, then one UPDATE for all the runs whose job
-// was still running, the wake-up of waiting parents, and one NOTIFY per run
-// for Result waiters.
+// flushCompletes completes runs and their River jobs in one transaction:
+// one call of River's JobSetStateIfRunningMany for all the jobs (the call
+// river.JobCompleteTx makes for one), then one statement that completes the
+// runs whose job was still running and NOTIFYs Result waiters of each, then
+// the wake-up of waiting parents.
 func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[completeReq, struct{}]) error {
 	return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
 		ids := make([]uuid.UUID, 0, len(items))
 		outputs := make([]string, 0, len(items))
+		attempts := make([]int32, 0, len(items))
+		startedAts := make([]*time.Time, 0, len(items))
 		params := &riverdriver.JobSetStateIfRunningManyParams{Schema: c.schema}
 		now := time.Now().UTC()
 		params.Now = &now
@@ -203,6 +197,8 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 			if item := byJob[job.ID]; item != nil && job.State == rivertype.JobStateCompleted {
 				ids = append(ids, item.req.job.Args.RunID)
 				outputs = append(outputs, string(item.req.output))
+				attempts = append(attempts, int32(item.req.attempt)) //nolint:gosec // attempts are small
+				startedAts = append(startedAts, item.req.startedAt)
 				delete(byJob, job.ID)
 			}
 		}
@@ -212,14 +208,14 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		if len(ids) == 0 {
 			return nil
 		}
-		rows, err := tx.Query(ctx, c.q.completeRuns, ids, outputs)
+		rows, err := tx.Query(ctx, c.q.completeRuns, ids, outputs, attempts, startedAts)
 		if err != nil {
 			return fmt.Errorf("mark runs completed: %w", err)
 		}
 		var parents []uuid.UUID
 		for rows.Next() {
 			var parentID *uuid.UUID
-			if err := rows.Scan(&parentID); err != nil {
+			if err := rows.Scan(&parentID, nil); err != nil {
 				rows.Close()
 				return err
 			}
@@ -235,9 +231,6 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 			if err := c.wakeRunTx(ctx, tx, parent); err != nil {
 				return fmt.Errorf("wake parent run %s: %w", parent, err)
 			}
-		}
-		if _, err := tx.Exec(ctx, c.q.notifyDone, ids); err != nil {
-			return fmt.Errorf("notify runs finished: %w", err)
 		}
 		return nil
 	})

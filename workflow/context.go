@@ -144,3 +144,12 @@ func (w *wfContext) parked(until time.Time) {
 	defer w.mu.Unlock()
 	w.parkedTill = &until
 }
+
+// attemptedAt is when River started this attempt, recorded as the run's
+// start time if it has none yet.
+func (w *wfContext) attemptedAt() *time.Time {
+	if w.job == nil {
+		return nil
+	}
+	return w.job.AttemptedAt
+}

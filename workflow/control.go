@@ -95,11 +95,12 @@ func (c *Client) Cancel(ctx context.Context, id uuid.UUID) error {
 // CancelTx is like Cancel, within tx; the caller commits or rolls back.
 func (c *Client) CancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 	var (
-		status string
-		jobID  int64
-		queue  string
+		status   string
+		jobID    int64
+		queue    string
+		jobState string
 	)
-	err := tx.QueryRow(ctx, c.q.touchRun, id).Scan(&status, &jobID, &queue)
+	err := tx.QueryRow(ctx, c.q.touchRun, id).Scan(&status, &jobID, &queue, &jobState)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -109,7 +110,7 @@ func (c *Client) CancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 	if Status(status).Finished() {
 		return fmt.Errorf("%w: run %s is %s", ErrRunFinished, id, status)
 	}
-	if Status(status) == StatusRunning {
+	if Status(status) == StatusRunning || jobState == "running" {
 		if _, err := tx.Exec(ctx, c.q.requestCancel, id); err != nil {
 			return fmt.Errorf("workflow: request cancellation of run %s: %w", id, err)
 		}
@@ -144,7 +145,7 @@ func (c *Client) Retry(ctx context.Context, id uuid.UUID) error {
 
 // RetryTx is like Retry, within tx; the caller commits or rolls back.
 func (c *Client) RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	run, err := scanRun(tx.QueryRow(ctx, c.q.runByID+" FOR UPDATE", id))
+	run, err := scanRun(tx.QueryRow(ctx, c.q.runByID+" FOR UPDATE OF r", id))
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, c.q.parkRun, w.info.ID, string(req.runStatus), jobID, w.info.Attempt); err != nil {
+		if _, err := tx.Exec(ctx, c.q.parkRun, w.info.ID, string(req.runStatus), jobID, w.info.Attempt, w.attemptedAt()); err != nil {
 			return fmt.Errorf("set run %s: %w", req.runStatus, err)
 		}
 		return nil

@@ -96,7 +96,11 @@ func (c *Client) RepairRuns(ctx context.Context) (int, error) {
 		}
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 			var parentID *uuid.UUID
-			err := tx.QueryRow(ctx, query, b.id, encodeRunError(stored)).Scan(&parentID)
+			args := []any{b.id, encodeRunError(stored)}
+			if query == c.q.failRun {
+				args = append(args, nil, nil)
+			}
+			err := tx.QueryRow(ctx, query, args...).Scan(&parentID)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return nil
 			}

@@ -107,7 +107,7 @@ func (c *Client) wakeRunTx(ctx context.Context, tx pgx.Tx, runID any) error {
 		jobID  int64
 		queue  string
 	)
-	err := tx.QueryRow(ctx, c.q.touchRun, runID).Scan(&status, &jobID, &queue)
+	err := tx.QueryRow(ctx, c.q.touchRun, runID).Scan(&status, &jobID, &queue, new(string))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}

@@ -45,7 +45,7 @@ func (c *Client) SignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, name 
 		jobID  int64
 		queue  string
 	)
-	err = tx.QueryRow(ctx, c.q.touchRun, runID).Scan(&status, &jobID, &queue)
+	err = tx.QueryRow(ctx, c.q.touchRun, runID).Scan(&status, &jobID, &queue, new(string))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}

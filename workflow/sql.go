@@ -29,13 +29,28 @@ const runColumns = `id, workflow_type, coalesce(idempotency_key, ''), status, in
 	coalesce(parent_step, ''), metadata, tags, coalesce(skip_reason, ''), cancel_requested_at,
 	created_at, updated_at, started_at, finished_at`
 
+// runReadColumns are runColumns for reads, with the run's River job joined
+// as j: a run whose job River is working right now reads as running, with
+// the job's attempt. (The row itself is only written when an attempt ends:
+// starting an attempt is a read, which keeps a run's hot path short.)
+const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''),
+	CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END,
+	r.input, r.output, r.error,
+	CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running'
+		THEN coalesce((j.args->>'attempt_base')::int, 0) + j.attempt ELSE r.attempt END,
+	r.max_attempts, r.queue, r.priority, coalesce(r.job_id, 0), r.schedule_id, r.fire_at, r.parent_run_id,
+	coalesce(r.parent_step, ''), r.metadata, r.tags, coalesce(r.skip_reason, ''), r.cancel_requested_at,
+	r.created_at, r.updated_at, coalesce(r.started_at, CASE WHEN j.state = 'running' THEN j.attempted_at END), r.finished_at`
+
+// runReadFrom is the FROM clause of runReadColumns.
+const runReadFrom = ` FROM {s}workflow_runs r LEFT JOIN {s}river_job j ON j.id = r.job_id `
+
 const stepColumns = `name, kind, status, result_type, output, error, attempts, wake_at, child_run_id, started_at, finished_at`
 
 // queries holds the engine's SQL with the schema filled in.
 type queries struct {
 	beginAttempts  string
 	completeRuns   string
-	notifyDone     string
 	brokenRuns     string
 	consumeSignal  string
 	failRun        string
@@ -71,30 +86,27 @@ func newQueries(schema string) *queries {
 	t := func(sql string) string { return strings.ReplaceAll(sql, "{s}", prefix) }
 	return &queries{
 		beginAttempts: t(`
-WITH v AS (
-	SELECT * FROM unnest($1::uuid[], $2::int[]) AS v(id, attempt)
-), run AS (
-	UPDATE {s}workflow_runs r
-	SET status = 'running', attempt = v.attempt, updated_at = now(), started_at = coalesce(r.started_at, now())
-	FROM v
-	WHERE r.id = ANY($1) AND r.id = v.id AND r.status IN ('pending', 'running', 'sleeping', 'waiting') AND r.cancel_requested_at IS NULL
-	RETURNING r.id, r.workflow_type, r.input, r.schedule_id, r.fire_at, r.parent_run_id, r.metadata
-)
-SELECT run.id, run.workflow_type, run.input, run.schedule_id, run.fire_at, run.parent_run_id, run.metadata,
+SELECT r.id, r.workflow_type, r.input, r.schedule_id, r.fire_at, r.parent_run_id, r.metadata,
 	coalesce((
 		SELECT json_agg(json_build_object(
 			'name', s.name, 'kind', s.kind, 'status', s.status, 'result_type', s.result_type,
 			'output', s.output, 'error', s.error, 'wake_at', s.wake_at, 'child_run_id', s.child_run_id))
-		FROM {s}step_runs s WHERE s.run_id = run.id
+		FROM {s}step_runs s WHERE s.run_id = r.id
 	), '[]'::json)
-FROM run`),
+FROM {s}workflow_runs r
+WHERE r.id = ANY($1) AND r.status IN ('pending', 'running', 'sleeping', 'waiting') AND r.cancel_requested_at IS NULL`),
 		completeRuns: t(`
-UPDATE {s}workflow_runs r
-SET status = 'completed', output = v.output::jsonb, error = NULL, updated_at = now(), finished_at = now()
-FROM unnest($1::uuid[], $2::text[]) AS v(id, output)
-WHERE r.id = ANY($1) AND r.id = v.id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
-RETURNING r.parent_run_id`),
-		notifyDone: t(`SELECT pg_notify('` + runDoneChannel + `', id::text) FROM unnest($1::uuid[]) AS id`),
+WITH done AS (
+	UPDATE {s}workflow_runs r
+	SET status = 'completed', output = v.output::jsonb, error = NULL, attempt = v.attempt,
+		started_at = coalesce(r.started_at, v.started_at), updated_at = now(), finished_at = now()
+	FROM unnest($1::uuid[], $2::text[], $3::int[], $4::timestamptz[]) AS v(id, output, attempt, started_at)
+	WHERE r.id = ANY($1) AND r.id = v.id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
+	RETURNING r.id, r.parent_run_id
+), notified AS (
+	SELECT pg_notify('` + runDoneChannel + `', done.id::text) FROM done
+)
+SELECT done.parent_run_id, (SELECT count(*) FROM notified) FROM done`),
 		brokenRuns: t(`
 SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)]
 FROM {s}workflow_runs r
@@ -121,7 +133,8 @@ WHERE id = (
 RETURNING payload`),
 		failRun: t(`
 UPDATE {s}workflow_runs
-SET status = 'failed', error = $2, updated_at = now(), finished_at = now()
+SET status = 'failed', error = $2, attempt = coalesce($3, attempt), started_at = coalesce(started_at, $4),
+	updated_at = now(), finished_at = now()
 WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 RETURNING parent_run_id`),
 		finishWaitMemo: t(`
@@ -136,12 +149,12 @@ ON CONFLICT DO NOTHING
 RETURNING ` + runColumns),
 		insertSignal: t(`INSERT INTO {s}workflow_signals (run_id, name, payload) VALUES ($1, $2, $3)`),
 		listRuns: t(`
-SELECT ` + runColumns + ` FROM {s}workflow_runs
-WHERE ($1 = '' OR workflow_type = $1)
-	AND ($2 = '' OR status = $2)
-	AND ($3::uuid IS NULL OR schedule_id = $3)
-	AND ($4::uuid IS NULL OR id < $4)
-ORDER BY id DESC
+SELECT ` + runReadColumns + runReadFrom + `
+WHERE ($1 = '' OR r.workflow_type = $1)
+	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
+	AND ($3::uuid IS NULL OR r.schedule_id = $3)
+	AND ($4::uuid IS NULL OR r.id < $4)
+ORDER BY r.id DESC
 LIMIT $5`),
 		lockRun: t(`SELECT status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = $1 FOR UPDATE`),
 		memoUpsert: t(`
@@ -159,8 +172,8 @@ INSERT INTO {s}step_runs (run_id, name, kind, status, wake_at, child_run_id, res
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (run_id, name) DO NOTHING`),
 		recordRunError: t(`
-UPDATE {s}workflow_runs SET status = 'pending', error = $2, updated_at = now()
-WHERE id = $1 AND status = 'running'`),
+UPDATE {s}workflow_runs SET status = 'pending', error = $2, attempt = $3, started_at = coalesce(started_at, $4), updated_at = now()
+WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')`),
 		requestCancel: t(`UPDATE {s}workflow_runs SET cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now() WHERE id = $1`),
 		resetForRetry: t(`
 UPDATE {s}workflow_runs
@@ -168,11 +181,11 @@ SET status = 'pending', error = NULL, cancel_requested_at = NULL, finished_at = 
 	job_id = coalesce($2, job_id)
 WHERE id = $1`),
 		runTable:      t(`{s}workflow_runs`),
-		runByID:       t(`SELECT ` + runColumns + ` FROM {s}workflow_runs WHERE id = $1`),
-		runByKey:      t(`SELECT ` + runColumns + ` FROM {s}workflow_runs WHERE workflow_type = $1 AND idempotency_key = $2`),
+		runByID:       t(`SELECT ` + runReadColumns + runReadFrom + `WHERE r.id = $1`),
+		runByKey:      t(`SELECT ` + runReadColumns + runReadFrom + `WHERE r.workflow_type = $1 AND r.idempotency_key = $2`),
 		runStatusByID: t(`SELECT status, output, error FROM {s}workflow_runs WHERE id = $1`),
 		setRunJob:     t(`UPDATE {s}workflow_runs SET job_id = $2 WHERE id = $1`),
-		parkRun:       t(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, updated_at = now() WHERE id = $1`),
+		parkRun:       t(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, started_at = coalesce(started_at, $5), updated_at = now() WHERE id = $1`),
 		stepFailed: t(`
 INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, error, started_at, finished_at)
 VALUES ($1, $2, 'step', 'failed', $3, $4, $5, now())
@@ -182,7 +195,7 @@ ON CONFLICT (run_id, name) DO UPDATE SET
 WHERE step_runs.status <> 'completed'`),
 		stepByName: t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 AND name = $2`),
 		stepsOfRun: t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 ORDER BY started_at, name`),
-		touchRun:   t(`UPDATE {s}workflow_runs SET updated_at = now() WHERE id = $1 RETURNING status, coalesce(job_id, 0), queue`),
+		touchRun:   t(`UPDATE {s}workflow_runs r SET updated_at = now() WHERE id = $1 RETURNING status, coalesce(job_id, 0), queue, coalesce((SELECT j.state::text FROM {s}river_job j WHERE j.id = r.job_id), '')`),
 	}
 }
 

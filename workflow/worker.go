@@ -53,11 +53,13 @@ func (w *worker) Timeout(job *river.Job[runArgs]) time.Duration {
 
 // Work runs one attempt: load the run and its memos in one query, replay the
 // workflow function, and finish the attempt in one transaction with the job.
+// Starting an attempt writes nothing: while River works the job, reads of
+// the run show it running (see runReadColumns).
 func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	c := w.c
 	runID := job.Args.RunID
 	attempt := job.Args.AttemptBase + job.Attempt
-	st, err := c.batch.begins.do(ctx, beginReq{attempt: attempt, runID: runID})
+	st, err := c.batch.begins.do(ctx, runID)
 	if err != nil {
 		return fmt.Errorf("workflow: begin attempt %d of run %s: %w", attempt, runID, err)
 	}
@@ -144,7 +146,7 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 // completeRun completes the run and its River job in one transaction,
 // shared with other runs completing at the same moment.
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
-	_, err := w.c.batch.completes.do(ctx, completeReq{job: job, output: output})
+	_, err := w.c.batch.completes.do(ctx, completeReq{attempt: wctx.info.Attempt, job: job, output: output, startedAt: wctx.attemptedAt()})
 	if errors.Is(err, errJobNotRunning) {
 		return nil // River already moved the job (rescued or cancelled); nothing to complete
 	}
@@ -160,7 +162,7 @@ func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[ru
 	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC()}
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var parentID *uuid.UUID
-		err := tx.QueryRow(ctx, c.q.failRun, wctx.info.ID, encodeRunError(stored)).Scan(&parentID)
+		err := tx.QueryRow(ctx, c.q.failRun, wctx.info.ID, encodeRunError(stored), wctx.info.Attempt, wctx.attemptedAt()).Scan(&parentID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -222,7 +224,7 @@ func (c *Client) afterFinishTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, 
 
 func (w *worker) recordAttemptError(ctx context.Context, wctx *wfContext, cause error, step string) {
 	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC()}
-	if _, err := w.c.pool.Exec(ctx, w.c.q.recordRunError, wctx.info.ID, encodeRunError(stored)); err != nil {
+	if _, err := w.c.pool.Exec(ctx, w.c.q.recordRunError, wctx.info.ID, encodeRunError(stored), wctx.info.Attempt, wctx.attemptedAt()); err != nil {
 		wctx.logger.ErrorContext(ctx, "tributary: Failed to record attempt error", slog.String("err", err.Error()))
 	}
 	wctx.logger.InfoContext(ctx, "tributary: Attempt failed; River will retry", slog.Int("attempt", wctx.info.Attempt), slog.String("step", step), slog.String("err", cause.Error()))

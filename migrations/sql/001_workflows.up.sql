@@ -26,13 +26,20 @@ CREATE TABLE /* TEMPLATE: schema */workflow_runs (
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now(),
     started_at timestamptz,
-    finished_at timestamptz,
-    CONSTRAINT workflow_runs_idempotency_key UNIQUE (workflow_type, idempotency_key),
-    CONSTRAINT workflow_runs_schedule_slot UNIQUE (schedule_id, fire_at)
+    finished_at timestamptz
 );
 
+-- The unique keys are partial: most runs have neither key, and a status
+-- change rewrites every index that holds the row.
+CREATE UNIQUE INDEX workflow_runs_idempotency_key ON /* TEMPLATE: schema */workflow_runs (workflow_type, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+-- A schedule slot fires at most once, forever (SLOT_IS_UNIQUE).
+CREATE UNIQUE INDEX workflow_runs_schedule_slot ON /* TEMPLATE: schema */workflow_runs (schedule_id, fire_at)
+    WHERE schedule_id IS NOT NULL;
 CREATE INDEX workflow_runs_type_status_id ON /* TEMPLATE: schema */workflow_runs (workflow_type, status, id DESC);
-CREATE INDEX workflow_runs_status_id ON /* TEMPLATE: schema */workflow_runs (status, id DESC);
+-- Unfinished runs, for the repair pass and operators' "what is in flight".
+CREATE INDEX workflow_runs_unfinished ON /* TEMPLATE: schema */workflow_runs (status, id DESC)
+    WHERE status IN ('pending', 'running', 'sleeping', 'waiting');
 CREATE INDEX workflow_runs_parent ON /* TEMPLATE: schema */workflow_runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
 
 -- Step memos: one row per named step of a run. A completed row is the step's
