@@ -97,6 +97,7 @@ type Client struct {
 	schema        string
 	types         map[string]*registration
 	waiter        *waiter
+	waker         *waker
 	batch         *batchers
 	batchPool     atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 
@@ -199,6 +200,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	c.river = rc
 	c.batch = newBatchers(c)
 	c.waiter = newWaiter(pool, c.q, logger)
+	c.waker = newWaker(c)
 	return c, nil
 }
 
@@ -238,6 +240,7 @@ func (c *Client) Start(ctx context.Context) error {
 		c.batchPool.Store(bp)
 	}
 	c.batch.start()
+	c.waker.start()
 	if c.works {
 		if err := c.river.Start(ctx); err != nil {
 			c.batch.stop()
@@ -258,6 +261,7 @@ func (c *Client) Stop(ctx context.Context) error {
 		if c.works {
 			err = c.river.Stop(ctx)
 		}
+		c.waker.stop()
 		c.batch.stop()
 		if bp := c.batchPool.Swap(nil); bp != nil {
 			bp.Close()

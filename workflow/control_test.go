@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -118,4 +119,59 @@ func TestDivergence(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, StatusFailed, run.Status)
 	require.Equal(t, 1, run.Attempt, "a divergence is not retried")
+}
+
+func TestDivergenceSleepWhereStepWas(t *testing.T) {
+	t.Parallel()
+
+	// Version 1 ran a step named "pause", then waited.
+	v1 := Define("reshaped", func(ctx Context, _ struct{}) (string, error) {
+		if _, err := Step(ctx, "pause", func(context.Context) (bool, error) { return true, nil }); err != nil {
+			return "", err
+		}
+		_, err := WaitSignal[string](ctx, "go", nil)
+		return "v1", err
+	}, nil)
+	// Version 2 made "pause" a durable sleep.
+	v2 := Define("reshaped", func(ctx Context, _ struct{}) (string, error) {
+		if err := Sleep(ctx, "pause", time.Millisecond); err != nil {
+			return "", err
+		}
+		_, err := WaitSignal[string](ctx, "go", nil)
+		return "v2", err
+	}, nil)
+
+	db := testdb.New(t)
+	old, err := NewClient(db.Pool, testConfig(t, db, v1))
+	require.NoError(t, err)
+	require.NoError(t, old.Start(context.Background()))
+	ctx := ctxT(t)
+	h, err := v1.Start(ctx, old, struct{}{}, nil)
+	require.NoError(t, err)
+	waitStatus(t, old, h, StatusWaiting)
+	stopClient(t, old)
+
+	deployed := startClient(t, db, v2)
+	require.NoError(t, deployed.Signal(ctx, h.ID, "go", "now"))
+	_, err = (&Handle[string]{ID: h.ID, client: deployed}).Result(ctx)
+	require.ErrorIs(t, err, ErrDivergence)
+	require.Contains(t, err.Error(), `history has step returning bool, code now asks for sleep`)
+}
+
+func TestStartScheduledAt(t *testing.T) {
+	t.Parallel()
+
+	env := newTestEnv(t, echo)
+	ctx := ctxT(t)
+	at := time.Now().Add(time.Hour)
+	h, err := echo.Start(ctx, env.client, greetIn{Name: "later"}, &StartOpts{ScheduledAt: at})
+	require.NoError(t, err)
+	run, err := h.Get(ctx)
+	require.NoError(t, err)
+	var state string
+	var scheduledAt time.Time
+	require.NoError(t, env.pool.QueryRow(ctx, "SELECT state, scheduled_at FROM river_job WHERE id = $1", run.JobID).Scan(&state, &scheduledAt))
+	require.Equal(t, "scheduled", state)
+	require.WithinDuration(t, at, scheduledAt, time.Second)
+	require.Equal(t, StatusPending, run.Status)
 }

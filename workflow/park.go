@@ -42,6 +42,7 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 	if req.wakeAt != nil {
 		wakeAt = *req.wakeAt
 	}
+	var jobID int64
 	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var (
 			status          string
@@ -63,8 +64,8 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 			req.wakeAt, req.childRunID, req.resultType); err != nil {
 			return fmt.Errorf("record %s %q: %w", req.kind, req.name, err)
 		}
-		jobID, err := c.handOffTx(ctx, tx, w.job, w.args, wakeAt)
-		if err != nil {
+		var err error
+		if jobID, err = c.handOffTx(ctx, tx, w.job, w.args, wakeAt); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, c.q.parkRun, w.info.ID, string(req.runStatus), jobID, w.info.Attempt, w.attemptedAt()); err != nil {
@@ -81,5 +82,6 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 		return true, nil
 	}
 	w.parked(wakeAt)
+	w.c.waker.schedule(jobID, w.job.Queue, wakeAt)
 	return false, errSuspended
 }

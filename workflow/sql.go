@@ -55,6 +55,7 @@ type queries struct {
 	consumeSignal  string
 	failRun        string
 	insertRun      string
+	jobTable       string
 	insertSignal   string
 	listRuns       string
 	lockRun        string
@@ -147,6 +148,7 @@ VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nul
 	nullif($16, ''), CASE WHEN $15 = 'skipped' THEN now() END)
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns),
+		jobTable:     t(`{s}river_job`),
 		insertSignal: t(`INSERT INTO {s}workflow_signals (run_id, name, payload) VALUES ($1, $2, $3)`),
 		listRuns: t(`
 SELECT ` + runReadColumns + runReadFrom + `

@@ -1,0 +1,103 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// wakerHorizon bounds the wake-ups a client times itself. River's scheduler
+// makes a scheduled job available within about five seconds of its time; for
+// wake-ups that are near, the parking client sets a timer and makes the job
+// available at the exact time, so a one-second sleep takes one second, not
+// six. Further wake-ups are left to River alone (five seconds late at most
+// is small next to a long sleep, and a timer per far wake-up would add up).
+// If the client stops or dies first, River's scheduler still wakes the run.
+const wakerHorizon = 10 * time.Minute
+
+// waker holds the client's pending wake-up timers.
+type waker struct {
+	c *Client
+
+	mu      sync.Mutex
+	stopped bool
+	timers  map[int64]*time.Timer
+	running sync.WaitGroup // wake-ups in progress
+}
+
+func newWaker(c *Client) *waker { return &waker{c: c, timers: map[int64]*time.Timer{}} }
+
+// schedule wakes job jobID of queue at wakeAt if that is within
+// wakerHorizon.
+func (wk *waker) schedule(jobID int64, queue string, wakeAt time.Time) {
+	d := time.Until(wakeAt)
+	if d > wakerHorizon {
+		return
+	}
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	if wk.stopped {
+		return
+	}
+	wk.timers[jobID] = time.AfterFunc(max(d, 0), func() {
+		wk.mu.Lock()
+		delete(wk.timers, jobID)
+		if wk.stopped {
+			wk.mu.Unlock()
+			return
+		}
+		wk.running.Add(1)
+		wk.mu.Unlock()
+		defer wk.running.Done()
+		if err := wk.wake(jobID, queue); err != nil {
+			wk.c.logger.Warn("tributary: Timed wake-up failed; River's scheduler will wake the run", slog.Int64("job_id", jobID), slog.String("err", err.Error()))
+		}
+	})
+}
+
+// wake makes job jobID available now if it is still scheduled: a job that
+// was woken, worked or cancelled meanwhile is left alone.
+func (wk *waker) wake(jobID int64, queue string) error {
+	c := wk.c
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var state string
+		err := tx.QueryRow(ctx, `SELECT state::text FROM `+c.q.jobTable+` WHERE id = $1 FOR UPDATE`, jobID).Scan(&state)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && state != "scheduled") {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := c.river.JobRetryTx(ctx, tx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
+			return fmt.Errorf("make job available: %w", err)
+		}
+		return c.notifyQueueTx(ctx, tx, queue)
+	})
+}
+
+// stop cancels the pending timers (River's scheduler wakes those runs) and
+// waits for wake-ups in progress.
+func (wk *waker) stop() {
+	wk.mu.Lock()
+	wk.stopped = true
+	for id, t := range wk.timers {
+		t.Stop()
+		delete(wk.timers, id)
+	}
+	wk.mu.Unlock()
+	wk.running.Wait()
+}
+
+func (wk *waker) start() {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	wk.stopped = false
+}
