@@ -9,8 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivertype"
 )
 
 // The three writes every run makes on its hot path go through batchers (see
@@ -157,74 +155,73 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 // completeReq completes a run with its output, and its River job.
 type completeReq struct {
 	attempt   int
+	hasParent bool
 	job       *river.Job[runArgs]
 	output    []byte
 	startedAt *time.Time
 }
 
-// flushCompletes completes runs and their River jobs in one transaction:
-// one call of River's JobSetStateIfRunningMany for all the jobs (the call
-// river.JobCompleteTx makes for one), then one statement that completes the
-// runs whose job was still running and NOTIFYs Result waiters of each, then
-// the wake-up of waiting parents.
+// flushCompletes completes runs and their River jobs atomically, in one
+// statement (SQL completeRuns): it makes the state change river.JobCompleteTx
+// makes (state completed, finalized_at set, only if the job is still
+// running: River's "if running" rule) for every job of the batch, completes
+// the runs whose job it completed, and NOTIFYs Result waiters. A batch that
+// holds a child run also wakes the parents in the same transaction. One
+// statement instead of River's general-purpose completion query plus
+// BEGIN/COMMIT: completion is on every run's hot path.
 func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[completeReq, struct{}]) error {
-	return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
-		ids := make([]uuid.UUID, 0, len(items))
-		outputs := make([]string, 0, len(items))
-		attempts := make([]int32, 0, len(items))
-		startedAts := make([]*time.Time, 0, len(items))
-		params := &riverdriver.JobSetStateIfRunningManyParams{Schema: c.schema}
-		now := time.Now().UTC()
-		params.Now = &now
-		byJob := make(map[int64]*batchItem[completeReq, struct{}], len(items))
-		for _, item := range items {
-			p := riverdriver.JobSetStateCompleted(item.req.job.ID, now, nil)
-			params.ID = append(params.ID, p.ID)
-			params.Attempt = append(params.Attempt, p.Attempt)
-			params.ErrData = append(params.ErrData, p.ErrData)
-			params.FinalizedAt = append(params.FinalizedAt, p.FinalizedAt)
-			params.MetadataDoMerge = append(params.MetadataDoMerge, false)
-			params.MetadataUpdates = append(params.MetadataUpdates, nil)
-			params.ScheduledAt = append(params.ScheduledAt, p.ScheduledAt)
-			params.State = append(params.State, p.State)
-			byJob[p.ID] = item
-		}
-		jobs, err := c.river.Driver().UnwrapExecutor(tx).JobSetStateIfRunningMany(ctx, params)
+	n := len(items)
+	var (
+		jobIDs     = make([]int64, 0, n)
+		runIDs     = make([]uuid.UUID, 0, n)
+		outputs    = make([]string, 0, n)
+		attempts   = make([]int32, 0, n)
+		startedAts = make([]*time.Time, 0, n)
+		byJob      = make(map[int64]*batchItem[completeReq, struct{}], n)
+		hasParent  bool
+	)
+	for _, item := range items {
+		r := item.req
+		jobIDs = append(jobIDs, r.job.ID)
+		runIDs = append(runIDs, r.job.Args.RunID)
+		outputs = append(outputs, string(r.output))
+		attempts = append(attempts, int32(r.attempt)) //nolint:gosec // attempts are small
+		startedAts = append(startedAts, r.startedAt)
+		byJob[r.job.ID] = item
+		hasParent = hasParent || r.hasParent
+	}
+	complete := func(db dbtx) ([]uuid.UUID, error) {
+		rows, err := db.Query(ctx, c.q.completeRuns, jobIDs, runIDs, outputs, attempts, startedAts)
 		if err != nil {
-			return fmt.Errorf("complete River jobs: %w", err)
+			return nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 		}
-		for _, job := range jobs {
-			if item := byJob[job.ID]; item != nil && job.State == rivertype.JobStateCompleted {
-				ids = append(ids, item.req.job.Args.RunID)
-				outputs = append(outputs, string(item.req.output))
-				attempts = append(attempts, int32(item.req.attempt)) //nolint:gosec // attempts are small
-				startedAts = append(startedAts, item.req.startedAt)
-				delete(byJob, job.ID)
-			}
-		}
-		for _, item := range byJob {
-			item.err = errJobNotRunning
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		rows, err := tx.Query(ctx, c.q.completeRuns, ids, outputs, attempts, startedAts)
-		if err != nil {
-			return fmt.Errorf("mark runs completed: %w", err)
-		}
+		defer rows.Close()
 		var parents []uuid.UUID
 		for rows.Next() {
-			var parentID *uuid.UUID
-			if err := rows.Scan(&parentID, nil); err != nil {
-				rows.Close()
-				return err
+			var (
+				jobID     int64
+				completed bool
+				parentID  *uuid.UUID
+			)
+			if err := rows.Scan(&jobID, &completed, &parentID, nil); err != nil {
+				return nil, err
+			}
+			if !completed {
+				byJob[jobID].err = errJobNotRunning // rescued or cancelled meanwhile: leave the run be
 			}
 			if parentID != nil {
 				parents = append(parents, *parentID)
 			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		return parents, rows.Err()
+	}
+	if !hasParent {
+		_, err := complete(c.writePool())
+		return err
+	}
+	return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
+		parents, err := complete(tx)
+		if err != nil {
 			return err
 		}
 		for _, parent := range parents {

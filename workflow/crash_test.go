@@ -35,8 +35,10 @@ import (
 // River requires RescueStuckJobsAfter >= JobTimeout, and its rescuer leaves
 // alone a job whose timeout has not elapsed since attempted_at (or is
 // negative), so both must be short for a prompt rescue. JobTimeout also
-// bounds the fresh client's own attempts, which take milliseconds.
-const crashRescueAfter = time.Second
+// bounds the fresh client's own attempts, which take milliseconds when the
+// machine is idle; three seconds leaves room for a loaded CI machine, where
+// a timed-out attempt would add an attempt the test does not expect.
+const crashRescueAfter = 3 * time.Second
 
 // newCrashClient builds, without starting it, the test's working client:
 // it starts the run (an unstarted River client can insert) and, once started

@@ -97,17 +97,26 @@ SELECT r.id, r.workflow_type, r.input, r.schedule_id, r.fire_at, r.parent_run_id
 FROM {s}workflow_runs r
 WHERE r.id = ANY($1) AND r.status IN ('pending', 'running', 'sleeping', 'waiting') AND r.cancel_requested_at IS NULL`),
 		completeRuns: t(`
-WITH done AS (
+WITH v AS (
+	SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::int[], $5::timestamptz[])
+		AS v(job_id, run_id, output, attempt, started_at)
+), jobs AS (
+	UPDATE {s}river_job j SET state = 'completed', finalized_at = now()
+	FROM v
+	WHERE j.id = ANY($1) AND j.id = v.job_id AND j.state = 'running'
+	RETURNING j.id
+), done AS (
 	UPDATE {s}workflow_runs r
 	SET status = 'completed', output = v.output::jsonb, error = NULL, attempt = v.attempt,
 		started_at = coalesce(r.started_at, v.started_at), updated_at = now(), finished_at = now()
-	FROM unnest($1::uuid[], $2::text[], $3::int[], $4::timestamptz[]) AS v(id, output, attempt, started_at)
-	WHERE r.id = ANY($1) AND r.id = v.id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
+	FROM v JOIN jobs ON jobs.id = v.job_id
+	WHERE r.id = ANY($2) AND r.id = v.run_id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 	RETURNING r.id, r.parent_run_id
 ), notified AS (
 	SELECT pg_notify('` + runDoneChannel + `', done.id::text) FROM done
 )
-SELECT done.parent_run_id, (SELECT count(*) FROM notified) FROM done`),
+SELECT v.job_id, jobs.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified)
+FROM v LEFT JOIN jobs ON jobs.id = v.job_id LEFT JOIN done ON done.id = v.run_id`),
 		brokenRuns: t(`
 SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)]
 FROM {s}workflow_runs r

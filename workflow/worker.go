@@ -146,7 +146,7 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 // completeRun completes the run and its River job in one transaction,
 // shared with other runs completing at the same moment.
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
-	_, err := w.c.batch.completes.do(ctx, completeReq{attempt: wctx.info.Attempt, job: job, output: output, startedAt: wctx.attemptedAt()})
+	_, err := w.c.batch.completes.do(ctx, completeReq{attempt: wctx.info.Attempt, hasParent: wctx.info.ParentID != nil, job: job, output: output, startedAt: wctx.attemptedAt()})
 	if errors.Is(err, errJobNotRunning) {
 		return nil // River already moved the job (rescued or cancelled); nothing to complete
 	}
