@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // schedules name IANA zones; work on machines without zone files too
 
 	"github.com/tributary-go/tributary/internal/cli"
 )

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/tributary-go/tributary/schedule"
+)
+
+// scheduleCommand is the `tributary schedule` group. A file that adds a
+// schedule subcommand calls addScheduleCommand from its init function, in
+// any order: the group is registered here, and Register keeps a pointer to
+// it, so subcommands added before or after are all part of it.
+var scheduleCommand = &Command{
+	Name:    "schedule",
+	Summary: "Work with cron schedules",
+	Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York`,
+}
+
+// addScheduleCommand adds a subcommand to `tributary schedule`. It panics
+// when the command is malformed or its name is taken: both are programming
+// errors.
+func addScheduleCommand(cmd *Command) {
+	validate(cmd)
+	if slices.ContainsFunc(scheduleCommand.Subcommands, func(c *Command) bool { return c.Name == cmd.Name }) {
+		panic("cli: command registered twice: schedule " + cmd.Name)
+	}
+	scheduleCommand.Subcommands = append(scheduleCommand.Subcommands, cmd)
+	slices.SortFunc(scheduleCommand.Subcommands, func(a, b *Command) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+func init() {
+	addScheduleCommand(&Command{
+		Name:    "next",
+		Summary: "Print when a cron expression fires next in a time zone, with its DST rules (needs no database)",
+		Usage:   "--cron <expression> [--tz <zone>] [--from <time>] [--count <n>] [--json]",
+		Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York --from 2026-03-07T00:00:00Z
+			tributary schedule next --cron @hourly --count 24 --json`,
+		Setup: setupScheduleNext,
+	})
+	Register(scheduleCommand)
+}
+
+// maxScheduleNextCount bounds `schedule next --count`.
+const maxScheduleNextCount = 1000
+
+func setupScheduleNext(fs *flag.FlagSet, env *Env) Action {
+	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (required)")
+	zone := fs.String("tz", "UTC", "IANA time `zone` the expression is in, such as Europe/Paris (default UTC)")
+	from := fs.String("from", "", "print fire times after this RFC 3339 `time`, such as 2026-03-08T00:00:00Z (default now)")
+	count := fs.Int("count", 5, fmt.Sprintf("print the next `n` fire times, at most %d (default 5)", maxScheduleNextCount))
+	asJSON := fs.Bool("json", false, "print a JSON array of {at, nominal, shifted, note} instead of one time per line")
+
+	return func(ctx context.Context, args []string) error {
+		switch {
+		case len(args) > 0 && *expr != "":
+			return withHint(usageErrorf("unexpected argument %q", args[0]),
+				`quote the whole cron expression, e.g. --cron "0 9 * * 1-5"`)
+		case len(args) > 0:
+			return noArgs(args)
+		case *expr == "":
+			return withHint(usageErrorf("schedule next needs --cron"),
+				`pass a cron expression, e.g. --cron "0 9 * * 1-5" or --cron @daily`)
+		case *count < 1 || *count > maxScheduleNextCount:
+			return withHint(usageErrorf("--count must be from 1 to %d, not %d", maxScheduleNextCount, *count),
+				fmt.Sprintf("pass --count 5, or up to --count %d", maxScheduleNextCount))
+		}
+
+		after := time.Now()
+		if *from != "" {
+			var err error
+			if after, err = time.Parse(time.RFC3339, *from); err != nil {
+				return withHint(usageErrorf("--from %q is not an RFC 3339 time", *from),
+					"use a time like 2026-03-08T00:00:00Z or 2026-03-08T09:00:00+01:00")
+			}
+		}
+
+		spec, err := schedule.ParseSpec(*expr, *zone)
+		if err != nil {
+			return withHint(err, "fix --cron or --tz")
+		}
+		occurrences := spec.NextN(after, *count)
+		if *asJSON {
+			return printOccurrencesJSON(env.Stdout, occurrences)
+		}
+		return printOccurrences(env.Stdout, env.Stderr, occurrences)
+	}
+}
+
+// printOccurrences prints one RFC 3339 time per line on stdout, for
+// scripts, and what daylight saving time did to any of them on stderr.
+func printOccurrences(stdout, stderr io.Writer, occurrences []schedule.Occurrence) error {
+	for _, occurrence := range occurrences {
+		at := occurrence.At.Format(time.RFC3339)
+		if _, err := fmt.Fprintln(stdout, at); err != nil {
+			return err
+		}
+		if occurrence.Note != "" {
+			fmt.Fprintf(stderr, "note: %s: %s\n", at, occurrence.Note)
+		}
+	}
+	return nil
+}
+
+// occurrenceJSON is the shape of one element of `schedule next --json`.
+type occurrenceJSON struct {
+	At      time.Time `json:"at"`
+	Nominal string    `json:"nominal"`
+	Shifted bool      `json:"shifted"`
+	Note    string    `json:"note"`
+}
+
+func printOccurrencesJSON(w io.Writer, occurrences []schedule.Occurrence) error {
+	out := make([]occurrenceJSON, len(occurrences))
+	for i, occurrence := range occurrences {
+		out[i] = occurrenceJSON{At: occurrence.At, Nominal: occurrence.Nominal, Shifted: occurrence.Shifted, Note: occurrence.Note}
+	}
+	encoder := json.NewEncoder(w)
+	encoder.SetIndent("", "  ")
+	return encoder.Encode(out)
+}

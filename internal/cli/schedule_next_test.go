@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestScheduleNext(t *testing.T) {
+	t.Parallel()
+
+	t.Run("DefaultCountInUTC", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "schedule", "next", "--cron", "0 9 * * 1-5", "--from", "2026-03-06T12:00:00Z")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Empty(t, res.stderr)
+		require.Equal(t, "2026-03-09T09:00:00Z\n2026-03-10T09:00:00Z\n2026-03-11T09:00:00Z\n2026-03-12T09:00:00Z\n2026-03-13T09:00:00Z\n", res.stdout)
+	})
+
+	t.Run("SpringForward", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "schedule", "next", "--cron", "30 2 * * *", "--tz", "America/New_York",
+			"--from", "2026-03-07T00:00:00-05:00", "--count", "3")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, "2026-03-07T02:30:00-05:00\n2026-03-08T03:00:00-04:00\n2026-03-09T02:30:00-04:00\n", res.stdout)
+		require.Equal(t, "note: 2026-03-08T03:00:00-04:00: 02:30 does not exist on 2026-03-08 in America/New_York "+
+			"(clocks jump from 02:00 to 03:00); runs at 03:00, right after the jump\n", res.stderr)
+	})
+
+	t.Run("FallBackJSON", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "schedule", "next", "--cron", "30 1 * * *", "--tz", "America/New_York",
+			"--from", "2026-10-31T12:00:00Z", "--count", "2", "--json")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Empty(t, res.stderr) // notes are in the JSON
+
+		var out []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &out))
+		require.Equal(t, []map[string]any{
+			{
+				"at": "2026-11-01T01:30:00-04:00", "nominal": "2026-11-01T01:30:00", "shifted": false,
+				"note": "01:30 occurs twice on 2026-11-01 in America/New_York (clocks go back from 02:00 to 01:00); runs once, at the first (-04:00)",
+			},
+			{"at": "2026-11-02T01:30:00-05:00", "nominal": "2026-11-02T01:30:00", "shifted": false, "note": ""},
+		}, out)
+	})
+
+	t.Run("ShiftedJSON", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "schedule", "next", "--cron", "15 2 * * *", "--tz", "Australia/Lord_Howe",
+			"--from", "2026-10-03T12:00:00+10:30", "--count", "1", "--json")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		var out []occurrenceJSON
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &out))
+		require.Len(t, out, 1)
+		require.Equal(t, "2026-10-04T02:30:00+11:00", out[0].At.Format(time.RFC3339))
+		require.Equal(t, "2026-10-04T02:15:00", out[0].Nominal)
+		require.True(t, out[0].Shifted)
+		require.Contains(t, out[0].Note, "(clocks jump from 02:00 to 02:30); runs at 02:30, right after the jump")
+	})
+
+	t.Run("DefaultFromIsNow", func(t *testing.T) {
+		t.Parallel()
+
+		before := time.Now()
+		res := runCLI(t, nil, "schedule", "next", "--cron", "*/10 * * * * *", "--tz", "Asia/Tokyo", "--count", "3")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		lines := strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n")
+		require.Len(t, lines, 3)
+		for _, line := range lines {
+			at, err := time.Parse(time.RFC3339, line)
+			require.NoError(t, err)
+			require.True(t, at.After(before.Add(-time.Second)), line)
+			require.True(t, strings.HasSuffix(line, "+09:00"), line)
+		}
+	})
+
+	t.Run("MaxCount", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "schedule", "next", "--cron", "@every 1s", "--from", "2026-01-01T00:00:00Z", "--count", "1000")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, 1000, strings.Count(res.stdout, "\n"))
+		require.True(t, strings.HasSuffix(res.stdout, "\n2026-01-01T00:16:40Z\n"))
+	})
+
+	t.Run("Errors", func(t *testing.T) {
+		t.Parallel()
+
+		tests := []struct {
+			name     string
+			args     []string
+			wantCode int
+			want     string
+		}{
+			{
+				name: "BadCron", args: []string{"--cron", "0 9 * *"}, wantCode: ExitError,
+				want: `tributary: schedule: bad cron expression "0 9 * *": expected 5 to 6 fields, found 4: [0 9 * *]; ` +
+					`use 5 fields like "0 9 * * 1-5" or a descriptor like @daily`,
+			},
+			{
+				name: "UnknownZone", args: []string{"--cron", "@daily", "--tz", "Europe/Pariss"}, wantCode: ExitError,
+				want: `tributary: schedule: bad time zone "Europe/Pariss": unknown time zone; use an IANA name like "Europe/Paris" or "America/New_York", or "" for UTC`,
+			},
+			{
+				name: "LocalZone", args: []string{"--cron", "@daily", "--tz", "Local"}, wantCode: ExitError,
+				want: `tributary: schedule: bad time zone "Local": Local is the server's own zone, which differs from machine to machine; ` +
+					`use an IANA name like "Europe/Paris" or "America/New_York", or "" for UTC`,
+			},
+			{
+				name: "ZonePrefix", args: []string{"--cron", "CRON_TZ=Europe/Paris 0 9 * * *"}, wantCode: ExitError,
+				want: `tributary: schedule: bad cron expression "CRON_TZ=Europe/Paris 0 9 * * *": a time zone prefix (CRON_TZ=Europe/Paris) is not allowed in the expression; ` +
+					`write "0 9 * * *" and set the schedule's time zone to "Europe/Paris" instead`,
+			},
+			{
+				name: "NeverFires", args: []string{"--cron", "0 0 30 2 *"}, wantCode: ExitError,
+				want: `tributary: schedule: cron expression "0 0 30 2 *" never fires: no date matches its day-of-month, month and day-of-week fields; ` +
+					`fix the day of month (February has 28 or 29 days; April, June, September and November have 30) or the month`,
+			},
+			{
+				name: "NoCron", args: nil, wantCode: ExitUsage,
+				want: `tributary: schedule next needs --cron; pass a cron expression, e.g. --cron "0 9 * * 1-5" or --cron @daily`,
+			},
+			{
+				name: "UnquotedCron", args: []string{"--cron", "0", "9", "*", "*", "*"}, wantCode: ExitUsage,
+				want: `tributary: unexpected argument "9"; quote the whole cron expression, e.g. --cron "0 9 * * 1-5"`,
+			},
+			{
+				name: "StrayArgument", args: []string{"0 9 * * *"}, wantCode: ExitUsage,
+				want: `tributary: unexpected argument "0 9 * * *"; see 'tributary schedule next --help'`,
+			},
+			{
+				name: "CountTooLarge", args: []string{"--cron", "@daily", "--count", "1001"}, wantCode: ExitUsage,
+				want: `tributary: --count must be from 1 to 1000, not 1001; pass --count 5, or up to --count 1000`,
+			},
+			{
+				name: "CountZero", args: []string{"--cron", "@daily", "--count", "0"}, wantCode: ExitUsage,
+				want: `tributary: --count must be from 1 to 1000, not 0; pass --count 5, or up to --count 1000`,
+			},
+			{
+				name: "CountNotANumber", args: []string{"--cron", "@daily", "--count", "five"}, wantCode: ExitUsage,
+				want: `tributary: invalid value "five" for flag -count: parse error; see 'tributary schedule next --help'`,
+			},
+			{
+				name: "BadFrom", args: []string{"--cron", "@daily", "--from", "2026-03-08 00:00"}, wantCode: ExitUsage,
+				want: `tributary: --from "2026-03-08 00:00" is not an RFC 3339 time; use a time like 2026-03-08T00:00:00Z or 2026-03-08T09:00:00+01:00`,
+			},
+			{
+				name: "UnknownFlag", args: []string{"--cron", "@daily", "--zone", "UTC"}, wantCode: ExitUsage,
+				want: `tributary: flag provided but not defined: -zone; see 'tributary schedule next --help'`,
+			},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+
+				res := runCLI(t, nil, append([]string{"schedule", "next"}, tt.args...)...)
+				require.Equal(t, tt.wantCode, res.code)
+				require.Empty(t, res.stdout)
+				require.Equal(t, tt.want+"\n", res.stderr)
+			})
+		}
+	})
+
+	t.Run("Help", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "schedule", "--help")
+		require.Equal(t, ExitOK, res.code)
+		require.Contains(t, res.stdout, "\nCommands:\n  next  Print when a cron expression fires next")
+
+		res = runCLI(t, nil, "help", "schedule", "next")
+		require.Equal(t, ExitOK, res.code)
+		require.Contains(t, res.stdout, "Usage:\n  tributary schedule next --cron <expression> [--tz <zone>] [--from <time>] [--count <n>] [--json]\n")
+		require.Contains(t, res.stdout, "  --cron expression\n")
+		require.Contains(t, res.stdout, "  --tz zone\n")
+	})
+}
+
+func TestAddScheduleCommand(t *testing.T) {
+	t.Parallel()
+
+	require.PanicsWithValue(t, "cli: command registered twice: schedule next", func() {
+		addScheduleCommand(&Command{Name: "next", Summary: "Again", Example: "tributary schedule next", Setup: setupScheduleNext})
+	})
+	require.Panics(t, func() {
+		addScheduleCommand(&Command{Name: "bad name", Summary: "x", Example: "x", Setup: setupScheduleNext})
+	})
+}

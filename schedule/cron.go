@@ -1,0 +1,388 @@
+package schedule
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// horizon is how far Next looks for an occurrence. Consecutive occurrences
+// of any cron expression are less than 8 years apart (29 February 2096 and
+// 2104 are the furthest); the extra year is a margin.
+const horizon = 9
+
+// nominalLayout is the layout of Occurrence.Nominal.
+const nominalLayout = "2006-01-02T15:04:05"
+
+// parser parses the standard 5 fields, an optional leading seconds field and
+// descriptors.
+var parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// Spec is a parsed cron expression in a time zone: when a schedule fires.
+// It is immutable and safe for concurrent use. ParseSpec makes one.
+type Spec struct {
+	expr   string
+	fields fields
+	fixed  bool
+	every  time.Duration // for @every; zero for a cron expression
+	loc    *time.Location
+}
+
+// ParseSpec parses a cron expression for a time zone.
+//
+// expr is 5 fields (minute, hour, day of month, month, day of week), or 6
+// with a leading seconds field, or a descriptor: @yearly (or @annually),
+// @monthly, @weekly, @daily (or @midnight), @hourly, or @every followed by a
+// Go duration of whole seconds, at least 1s, such as "@every 1h30m". Fields
+// take numbers, ranges (1-5), lists (1,15), steps (*/15, 10-50/20), * and ?,
+// and English names of months and days (JAN, mon-fri). Day of week runs from
+// 0 (Sunday) to 6. Whitespace around and between fields is ignored. A
+// time zone prefix (CRON_TZ= or TZ=) is rejected: the zone is its own
+// argument.
+//
+// zone is an IANA time zone name such as "Europe/Paris"; "" is UTC, never
+// the server's zone, and "Local" is rejected, so that a schedule fires at
+// the same instants on every machine.
+//
+// The error is a *CronError, a *ZoneError, or a *NoOccurrenceError when the
+// expression names no date that exists (30 February); all of them match
+// ErrInvalid.
+func ParseSpec(expr string, zone string) (*Spec, error) {
+	normalized := strings.Join(strings.Fields(expr), " ")
+	if normalized == "" {
+		return nil, &CronError{Expr: expr, Reason: "the expression is empty"}
+	}
+	if upper := strings.ToUpper(normalized); strings.HasPrefix(upper, "CRON_TZ=") || strings.HasPrefix(upper, "TZ=") {
+		prefix, rest, _ := strings.Cut(normalized, " ")
+		_, prefixZone, _ := strings.Cut(prefix, "=")
+		hint := fmt.Sprintf("remove it and set the schedule's time zone to %q instead", prefixZone)
+		if rest != "" {
+			hint = fmt.Sprintf("write %q and set the schedule's time zone to %q instead", rest, prefixZone)
+		}
+		return nil, &CronError{
+			Expr:   expr,
+			Reason: fmt.Sprintf("a time zone prefix (%s) is not allowed in the expression", prefix),
+			hint:   hint,
+		}
+	}
+
+	schedule, err := parse(normalized)
+	if err != nil {
+		return nil, &CronError{Expr: expr, Reason: err.Error()}
+	}
+
+	loc, err := loadZone(zone)
+	if err != nil {
+		return nil, err
+	}
+
+	spec := &Spec{expr: normalized, loc: loc}
+	switch schedule := schedule.(type) {
+	case cron.ConstantDelaySchedule:
+		// robfig/cron rounds @every up to 1s and drops fractions of a
+		// second without a word; say so instead.
+		every, _ := time.ParseDuration(strings.TrimPrefix(normalized, "@every "))
+		switch {
+		case every < time.Second:
+			return nil, &CronError{Expr: expr, Reason: fmt.Sprintf("@every needs a duration of at least 1s, not %s", every), hint: everyHint}
+		case every%time.Second != 0:
+			return nil, &CronError{Expr: expr, Reason: fmt.Sprintf("@every takes whole seconds, not %s", every), hint: everyHint}
+		}
+		spec.every = every
+
+	case *cron.SpecSchedule:
+		spec.fields = fieldsOf(schedule)
+		if name := spec.fields.empty(); name != "" {
+			return nil, &CronError{Expr: expr, Reason: "the " + name + " field has no values"}
+		}
+		spec.fixed = isFixedTime(normalized)
+
+		// Whether a date matches does not depend on the zone or the year
+		// but through leap years, so any 8 years will do.
+		from := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+		if _, ok := spec.fields.next(from.Add(-time.Second), from.AddDate(8, 0, 0)); !ok {
+			return nil, &NoOccurrenceError{Expr: expr}
+		}
+
+	default:
+		return nil, &CronError{Expr: expr, Reason: fmt.Sprintf("unsupported schedule type %T", schedule)}
+	}
+	return spec, nil
+}
+
+const everyHint = `use a Go duration of whole seconds, like "@every 1h30m" or "@every 90s"`
+
+// parse parses a normalized expression with robfig/cron, turning a panic of
+// the parser into an error.
+func parse(expr string) (schedule cron.Schedule, err error) {
+	defer func() {
+		if recovered := recover(); recovered != nil {
+			schedule, err = nil, fmt.Errorf("%v", recovered)
+		}
+	}()
+	return parser.Parse(expr)
+}
+
+// isFixedTime reports whether a valid normalized cron expression is
+// fixed-time: not a descriptor that repeats within a day (@hourly, @every),
+// and with neither a wildcard (* or ?) nor a step (/) in its minute and hour
+// fields. See the package documentation.
+func isFixedTime(expr string) bool {
+	switch {
+	case expr == "@hourly" || strings.HasPrefix(expr, "@every "):
+		return false
+	case strings.HasPrefix(expr, "@"):
+		return true
+	}
+	fields := strings.Fields(expr)
+	if len(fields) == 6 {
+		fields = fields[1:] // seconds
+	}
+	return !strings.ContainsAny(fields[0]+fields[1], "*?/")
+}
+
+// Expr returns the cron expression, with runs of whitespace made single
+// spaces.
+func (s *Spec) Expr() string { return s.expr }
+
+// Zone returns the time zone's IANA name; "UTC" when the zone given to
+// ParseSpec was "".
+func (s *Spec) Zone() string { return s.loc.String() }
+
+// Location returns the time zone.
+func (s *Spec) Location() *time.Location { return s.loc }
+
+// FixedTime reports whether the spec is fixed-time, and so follows the
+// wall clock through daylight saving time changes: once a day at each of its
+// times, even on the day a time does not exist or occurs twice. A spec
+// that is not fixed-time follows real elapsed time. See the package
+// documentation.
+func (s *Spec) FixedTime() bool { return s.fixed }
+
+// Interval returns the duration of an @every spec, and 0 for a cron
+// expression.
+func (s *Spec) Interval() time.Duration { return s.every }
+
+// Occurrence is one time a spec fires.
+type Occurrence struct {
+	// At is the instant to run, in the spec's zone, a whole second.
+	At time.Time
+
+	// Nominal is the local wall time the spec names for this occurrence,
+	// such as "2026-03-08T02:30:00", without a UTC offset. It is At's wall
+	// time, except for a shifted occurrence.
+	Nominal string
+
+	// Shifted is set when Nominal does not exist: the clocks jumped over
+	// it (spring forward), and a fixed-time spec runs at the instant the
+	// clocks jump to instead (see the package documentation). At is then the
+	// first instant after the gap, and Note says so.
+	Shifted bool
+
+	// Note explains in one sentence what daylight saving time did to this
+	// occurrence, for a run ledger: "02:30 does not exist on 2026-03-08 in
+	// America/New_York (clocks jump from 02:00 to 03:00); runs at 03:00,
+	// right after the jump". Notes are written for shifted occurrences, for
+	// wall times that occur twice (which of them this is), and for the
+	// first occurrence after times a non-fixed-time spec skipped because
+	// they did not exist. Empty when daylight saving time played no part.
+	Note string
+}
+
+// Next returns the first occurrence strictly after after. It returns false
+// only when there is none within 9 years, which ParseSpec rules out for cron
+// expressions except in exotic zones where every matching time falls in a
+// gap.
+//
+// Occurrences are whole seconds, so Next(o.At) of an occurrence o is the
+// occurrence after o, and successive calls never return the same instant
+// twice. An @every spec fires its interval after after, with after's
+// fraction of a second dropped: the schedule anchors it to its start by
+// passing the previous occurrence.
+func (s *Spec) Next(after time.Time) (Occurrence, bool) {
+	after = time.Unix(after.Unix(), 0) // the whole second at or before after
+	switch {
+	case s.every != 0:
+		at := after.Add(s.every).In(s.loc)
+		return Occurrence{At: at, Nominal: wallOf(at).Format(nominalLayout)}, true
+	case s.fixed:
+		return s.nextFixedTime(after)
+	default:
+		return s.nextElapsed(after)
+	}
+}
+
+// NextN returns the first n occurrences after after, in order: fewer only
+// when Next runs out.
+func (s *Spec) NextN(after time.Time, n int) []Occurrence {
+	occurrences := make([]Occurrence, 0, max(n, 0))
+	for range n {
+		occurrence, ok := s.Next(after)
+		if !ok {
+			break
+		}
+		occurrences = append(occurrences, occurrence)
+		after = occurrence.At
+	}
+	return occurrences
+}
+
+// nextFixedTime returns the first occurrence after the whole second after of
+// a fixed-time spec: the first wall time that matches, placed in the zone at
+// its first instant or, when it does not exist, at the end of the gap.
+// Placing is monotonic in the wall time, so the first match placed after
+// after is the answer.
+func (s *Spec) nextFixedTime(after time.Time) (Occurrence, bool) {
+	local := after.In(s.loc)
+	wall := wallOf(local)
+
+	// In the second pass of a wall time that occurs twice, wall times up to
+	// the end of the repeated stretch already ran in the first pass.
+	if start, _ := zoneBounds(local); !start.IsZero() {
+		_, offset := local.Zone()
+		if before := offsetAt(start.Add(-time.Second), s.loc); before > offset {
+			if repeatedUntil := wallAt(start, before); wall.Before(repeatedUntil) {
+				wall = repeatedUntil.Add(-time.Second)
+			}
+		}
+	}
+
+	limit := wall.AddDate(horizon, 0, 0)
+	for {
+		candidate, ok := s.fields.next(wall, limit)
+		if !ok {
+			return Occurrence{}, false
+		}
+		if p := place(candidate, s.loc); p.first.After(after) {
+			return s.fixedTimeOccurrence(candidate, p), true
+		}
+		wall = candidate
+	}
+}
+
+func (s *Spec) fixedTimeOccurrence(wall time.Time, p placement) Occurrence {
+	occurrence := Occurrence{At: p.first.In(s.loc), Nominal: wall.Format(nominalLayout)}
+	switch {
+	case p.gap:
+		occurrence.Shifted = true
+		occurrence.Note = s.gapNote(p, true)
+	case !p.second.IsZero():
+		occurrence.Note = fmt.Sprintf("%s occurs twice on %s in %s (%s); runs once, at the first (%s)",
+			clock(wall), wall.Format(time.DateOnly), s.loc, back(p), utcOffset(p.offsetBefore))
+	}
+	return occurrence
+}
+
+// nextElapsed returns the first occurrence after the whole second after of
+// a spec that follows real elapsed time: the first instant whose wall time
+// matches. It walks the zone's periods of constant offset, in each of which
+// wall time runs with real time.
+func (s *Spec) nextElapsed(after time.Time) (Occurrence, bool) {
+	limit := after.AddDate(horizon, 0, 0)
+	var notes []string
+	for t := after.Add(time.Second).In(s.loc); !t.After(limit); {
+		_, offset := t.Zone()
+		_, next := zoneBounds(t)
+		end := limit
+		if !next.IsZero() && next.Before(limit) {
+			end = next.Add(-time.Second)
+		}
+		if wall, ok := s.fields.next(wallAt(t, offset).Add(-time.Second), wallAt(end, offset)); ok {
+			at := instantAt(wall, offset).In(s.loc)
+			occurrence := Occurrence{At: at, Nominal: wall.Format(nominalLayout)}
+			if p := place(wall, s.loc); !p.second.IsZero() {
+				which, whichOffset := "first", p.offsetBefore
+				if at.Equal(p.second) {
+					which, whichOffset = "second", p.offsetAfter
+				}
+				notes = append(notes, fmt.Sprintf("%s occurs twice on %s in %s (%s); this schedule follows elapsed time, so it runs at both: this is the %s (%s)",
+					clock(wall), wall.Format(time.DateOnly), s.loc, back(p), which, utcOffset(whichOffset)))
+			}
+			occurrence.Note = strings.Join(notes, ". ")
+			return occurrence, true
+		}
+		if next.IsZero() {
+			break
+		}
+
+		// Moving on to the next period: note the wall times it skips.
+		if nextOffset := offsetAt(next, s.loc); nextOffset > offset {
+			p := placement{first: next, gap: true, transition: next, offsetBefore: offset, offsetAfter: nextOffset}
+			if note := s.gapNote(p, false); note != "" {
+				notes = append(notes, note)
+			}
+		}
+		t = next.In(s.loc)
+	}
+	return Occurrence{}, false
+}
+
+// gapNote explains what happened to the wall times that match the spec in
+// the gap of p: shifted to its end (fixed-time specs), or skipped. It is
+// empty when none match.
+func (s *Spec) gapNote(p placement, shifted bool) string {
+	from, to := wallAt(p.transition, p.offsetBefore), wallAt(p.transition, p.offsetAfter)
+	first, ok := s.fields.next(from.Add(-time.Second), to.Add(-time.Second))
+	if !ok {
+		return ""
+	}
+	last, count := first, 1
+	for {
+		wall, ok := s.fields.next(last, to.Add(-time.Second))
+		if !ok {
+			break
+		}
+		last, count = wall, count+1
+	}
+
+	times := clock(first)
+	switch count {
+	case 1:
+	case 2:
+		times += " and " + clock(last)
+	default:
+		times = fmt.Sprintf("the %d times from %s to %s", count, clock(first), clock(last))
+	}
+	jump := fmt.Sprintf("(clocks jump from %s to %s)", clock(from), clock(to))
+
+	if !shifted {
+		verb, what := "does", "it does not run"
+		if count > 1 {
+			verb, what = "do", "they do not run"
+		}
+		return fmt.Sprintf("%s %s not exist on %s in %s %s; this schedule follows elapsed time, so %s",
+			times, verb, from.Format(time.DateOnly), s.loc, jump, what)
+	}
+
+	verb, run := "does", "runs at"
+	if count > 1 {
+		verb, run = "do", "they run once, at"
+	}
+	merged := ""
+	if s.fields.matches(to) {
+		merged = ", merged with the " + clock(to) + " time"
+	}
+	return fmt.Sprintf("%s %s not exist on %s in %s %s; %s %s, right after the jump%s",
+		times, verb, from.Format(time.DateOnly), s.loc, jump, run, clock(to), merged)
+}
+
+// back describes the clocks going back in p.
+func back(p placement) string {
+	return fmt.Sprintf("clocks go back from %s to %s", clock(wallAt(p.transition, p.offsetBefore)), clock(wallAt(p.transition, p.offsetAfter)))
+}
+
+// clock formats a wall time's time of day: "02:30", or "02:30:15" when it
+// has seconds.
+func clock(wall time.Time) string {
+	if wall.Second() != 0 {
+		return wall.Format(time.TimeOnly)
+	}
+	return wall.Format("15:04")
+}
+
+// utcOffset formats an offset in seconds like "-04:00".
+func utcOffset(offset int) string {
+	return time.Unix(0, 0).In(time.FixedZone("", offset)).Format("-07:00")
+}

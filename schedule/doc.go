@@ -1,0 +1,82 @@
+// Package schedule provides Tributary's cron schedules: workflow runs started
+// on a cron expression in an IANA time zone, exactly once per slot, with
+// daylight saving time handled the way people expect.
+//
+// A schedule will be a row in Postgres (a cron expression, a time zone, the
+// workflow type and input to start, start and end dates, an overlap policy, a
+// catch-up window) with an API to create, list, pause, resume, trigger,
+// backfill and delete schedules and to read their run ledger. That part is
+// being built on the time core the package offers today: ParseSpec parses a
+// cron expression for a zone, and Spec.Next computes when it fires. It is
+// pure computation, with no database.
+//
+// # When a schedule fires
+//
+//	spec, err := schedule.ParseSpec("30 2 * * *", "America/New_York")
+//	if err != nil {
+//		// a *CronError, *ZoneError or *NoOccurrenceError; all match ErrInvalid
+//	}
+//	for _, occurrence := range spec.NextN(time.Now(), 5) {
+//		fmt.Println(occurrence.At, occurrence.Note)
+//	}
+//
+// Spec.Next returns the first Occurrence strictly after a time; NextN the next
+// n. Occurrences are whole seconds and strictly increase: Next(o.At) is the
+// occurrence after o. `tributary schedule next` prints them from the command
+// line.
+//
+// # Cron expressions
+//
+// ParseSpec takes the standard 5 fields (minute, hour, day of month, month,
+// day of week), optionally a 6th leading seconds field, or a descriptor:
+// @yearly (@annually), @monthly, @weekly, @daily (@midnight), @hourly, or
+// @every <duration>. It parses them with github.com/robfig/cron/v3, and keeps
+// cron's day rule: when day of month and day of week are both restricted
+// (neither is *), a day matches either ("0 0 13 * 5" fires on every 13th and
+// every Friday). "0 0 29 2 *" fires in leap years only and "0 0 31 * *" in
+// months with 31 days; an expression that matches no date at all, such as
+// "0 0 30 2 *", is rejected with a *NoOccurrenceError.
+//
+// @every d fires every d of real elapsed time. Next(after) is after + d; the
+// schedule will anchor the chain to its start by passing each previous
+// occurrence, so its slots are start + k·d.
+//
+// # Time zones
+//
+// A spec's zone is an IANA name such as "Europe/Paris". The empty zone is UTC,
+// never the server's zone, and "Local" is rejected: a schedule fires at the
+// same instants on every machine. The zone is not part of the expression: a
+// CRON_TZ= or TZ= prefix is rejected.
+//
+// # Daylight saving time
+//
+// On the day clocks spring forward some wall times do not exist (02:00 to
+// 02:59 in New York); on the day they fall back some occur twice (01:00 to
+// 01:59). robfig/cron alone skips the first kind and fires the second twice.
+// Tributary does what cronie and Vixie cron do, and what users expect of a
+// daily job:
+//
+//   - A spec is fixed-time when neither its minute nor its hour field
+//     contains a wildcard (* or ?) or a step (/): each is a number, a name, a
+//     range or a list of them, such as "30 2 * * *", "0 9-17 * * 1-5" or
+//     "0,30 8,20 * * *". The seconds field does not count. @daily, @weekly,
+//     @monthly and @yearly are fixed-time; @hourly and @every are not.
+//   - A fixed-time spec fires once for each matching wall time of each day.
+//     When the wall time does not exist, it fires once at the instant the
+//     clocks jump to: 02:30 on the spring-forward day in New York fires at
+//     03:00 EDT, the first instant after the gap (in Lord Howe, whose clocks
+//     jump from 02:00 to 02:30, at 02:30). Several wall times in one gap
+//     (02:00 and 02:30), and the wall time the clocks jump to (03:00), make
+//     one occurrence, whose Nominal is the first of them. When the wall time
+//     occurs twice, it fires once, at the first occurrence (01:30 EDT, not
+//     01:30 EST), and not in the repeated hour.
+//   - Any other spec follows real elapsed time: it fires at every instant
+//     whose wall time matches. "0 * * * *" fires 23 times on the
+//     spring-forward day in New York and 25 times on the fall-back day (at
+//     01:00 EDT and at 01:00 EST); "*/15 2 * * *" does not fire at all on the
+//     spring-forward day.
+//
+// Occurrence.Nominal is the wall time the expression named, Occurrence.Shifted
+// marks an occurrence moved to the end of a gap, and Occurrence.Note explains
+// in a sentence what daylight saving time did, for the run ledger.
+package schedule
