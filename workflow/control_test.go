@@ -95,19 +95,8 @@ func TestDivergence(t *testing.T) {
 		return "v2", err
 	}, nil)
 
-	db := testdb.New(t)
-	old, err := NewClient(db.Pool, testConfig(t, db, v1))
-	require.NoError(t, err)
-	require.NoError(t, old.Start(context.Background()))
 	ctx := ctxT(t)
-	h, err := v1.Start(ctx, old, struct{}{}, nil)
-	require.NoError(t, err)
-	waitStatus(t, old, h, StatusWaiting)
-	stopClient(t, old)
-
-	deployed := startClient(t, db, v2)
-	require.NoError(t, deployed.Signal(ctx, h.ID, "go", "now"))
-	_, err = (&Handle[string]{ID: h.ID, client: deployed}).Result(ctx)
+	deployed, h, err := redeployWhileWaiting(t, v1, v2)
 	require.ErrorIs(t, err, ErrDivergence)
 	var runErr *RunError
 	require.ErrorAs(t, err, &runErr)
@@ -141,19 +130,7 @@ func TestDivergenceSleepWhereStepWas(t *testing.T) {
 		return "v2", err
 	}, nil)
 
-	db := testdb.New(t)
-	old, err := NewClient(db.Pool, testConfig(t, db, v1))
-	require.NoError(t, err)
-	require.NoError(t, old.Start(context.Background()))
-	ctx := ctxT(t)
-	h, err := v1.Start(ctx, old, struct{}{}, nil)
-	require.NoError(t, err)
-	waitStatus(t, old, h, StatusWaiting)
-	stopClient(t, old)
-
-	deployed := startClient(t, db, v2)
-	require.NoError(t, deployed.Signal(ctx, h.ID, "go", "now"))
-	_, err = (&Handle[string]{ID: h.ID, client: deployed}).Result(ctx)
+	_, _, err := redeployWhileWaiting(t, v1, v2)
 	require.ErrorIs(t, err, ErrDivergence)
 	require.Contains(t, err.Error(), `history has step returning bool, code now asks for sleep`)
 }
@@ -174,4 +151,26 @@ func TestStartScheduledAt(t *testing.T) {
 	require.Equal(t, "scheduled", state)
 	require.WithinDuration(t, at, scheduledAt, time.Second)
 	require.Equal(t, StatusPending, run.Status)
+}
+
+// redeployWhileWaiting starts a run of v1 and lets it park in a wait for the
+// signal "go"; then it "deploys" v2 (same name, new code) on a new client,
+// sends the signal and returns the new client, the run and its result.
+func redeployWhileWaiting(t *testing.T, v1, v2 *Definition[struct{}, string]) (*Client, *Handle[string], error) {
+	t.Helper()
+	db := testdb.New(t)
+	old, err := NewClient(db.Pool, testConfig(t, db, v1))
+	require.NoError(t, err)
+	require.NoError(t, old.Start(context.Background()))
+	ctx := ctxT(t)
+	h, err := v1.Start(ctx, old, struct{}{}, nil)
+	require.NoError(t, err)
+	waitStatus(t, old, h, StatusWaiting)
+	stopClient(t, old)
+
+	deployed := startClient(t, db, v2)
+	require.NoError(t, deployed.Signal(ctx, h.ID, "go", "now"))
+	h = &Handle[string]{ID: h.ID, client: deployed}
+	_, err = h.Result(ctx)
+	return deployed, h, err
 }
