@@ -150,7 +150,9 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	if riverConfig.Schema != config.Schema {
 		return nil, &ValidationError{Field: "Config.Schema", Problem: fmt.Sprintf("is %q but River.Schema is %q; Tributary's tables live beside River's, so leave River.Schema empty or equal", config.Schema, riverConfig.Schema)}
 	}
-	if riverConfig.Logger == nil {
+	// WithDefaults gave River a logger of its own; use the client's unless
+	// the caller chose one for River.
+	if config.River == nil || config.River.Logger == nil {
 		riverConfig.Logger = logger
 	}
 	// An insert-only client without workflows keeps Workers nil, so River

@@ -63,15 +63,15 @@ func addDatabaseFlags(fs *flag.FlagSet, env *Env) *databaseFlags {
 	return flags
 }
 
-// migrator connects to the database and returns a migrator and the
-// function that closes its pool.
-func (f *databaseFlags) migrator(ctx context.Context) (*migrations.Migrator, func(), error) {
+// pool connects to the database the flags (or DATABASE_URL) name and
+// returns the pool with the schema (--schema, else TRIBUTARY_SCHEMA).
+func (f *databaseFlags) pool(ctx context.Context) (*pgxpool.Pool, string, error) {
 	url := f.url
 	if url == "" {
 		url = f.env.Getenv("DATABASE_URL")
 	}
 	if url == "" {
-		return nil, nil, withHint(errors.New("no database URL given"),
+		return nil, "", withHint(errors.New("no database URL given"),
 			"pass --database-url or set DATABASE_URL, e.g. DATABASE_URL=postgres://user:password@localhost:5432/app")
 	}
 	schema := f.schema
@@ -81,20 +81,29 @@ func (f *databaseFlags) migrator(ctx context.Context) (*migrations.Migrator, fun
 
 	config, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, nil, withHint(fmt.Errorf("invalid database URL: %w", err),
+		return nil, "", withHint(fmt.Errorf("invalid database URL: %w", err),
 			"use a URL like postgres://user:password@localhost:5432/app")
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, config)
 	if err != nil {
-		return nil, nil, withHint(fmt.Errorf("connecting to the database: %w", err),
+		return nil, "", withHint(fmt.Errorf("connecting to the database: %w", err),
 			"check the database URL and that Postgres is running")
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, nil, withHint(fmt.Errorf("connecting to the database: %w", err),
+		return nil, "", withHint(fmt.Errorf("connecting to the database: %w", err),
 			"check the database URL and that Postgres is running")
 	}
+	return pool, schema, nil
+}
 
+// migrator connects to the database and returns a migrator and the
+// function that closes its pool.
+func (f *databaseFlags) migrator(ctx context.Context) (*migrations.Migrator, func(), error) {
+	pool, schema, err := f.pool(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	migrator, err := migrations.New(pool, &migrations.Config{Logger: f.env.Logger, Schema: schema})
 	if err != nil {
 		pool.Close()
