@@ -2,13 +2,42 @@
 // on a cron expression in an IANA time zone, exactly once per slot, with
 // daylight saving time handled the way people expect.
 //
-// A schedule will be a row in Postgres (a cron expression, a time zone, the
-// workflow type and input to start, start and end dates, an overlap policy, a
-// catch-up window) with an API to create, list, pause, resume, trigger,
-// backfill and delete schedules and to read their run ledger. That part is
-// being built on the time core the package offers today: ParseSpec parses a
-// cron expression for a zone, and Spec.Next computes when it fires. It is
-// pure computation, with no database.
+// A schedule is a row in Postgres: a cron expression, a time zone, the
+// workflow type and input to start, start and end times, an overlap policy
+// and a catch-up window. Build a Client with New, list it in
+// workflow.Config.Extensions, and manage schedules with Create (and
+// CreateTx), Get, List, Pause, Resume, Delete and Next:
+//
+//	schedules := schedule.New(nil)
+//	wf, err := workflow.NewClient(pool, &workflow.Config{
+//		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
+//		Workflows:  []workflow.Registrable{Digest},
+//		Extensions: []workflow.Extension{schedules},
+//	})
+//	s, err := schedules.Create(ctx, &schedule.Params{
+//		Name: "morning digest", Owner: "user-42", Workflow: "digest",
+//		Cron: "0 8 * * *", TimeZone: "Europe/Paris",
+//	})
+//
+// # How slots fire
+//
+// Each slot is one River job (kind tributary:schedule_fire), unique on
+// (schedule, slot); the slot's run is unique on the same pair, forever. The
+// transaction that fires a slot starts its run (or records it as skipped:
+// "overlap" when the previous run is unfinished under OverlapSkip, "missed"
+// when the slot is found later than the catch-up window), inserts the next
+// slot's job and advances next_fire_at. Nothing polls the schedules table.
+// The client that inserts a slot's job also times it, so a slot fires within
+// milliseconds of its time while that client runs; otherwise River's
+// scheduler fires it within about five seconds. Downtime never mass-fires:
+// a missed slot moves the chain to the next future slot. Resume skips the
+// slots missed while paused.
+//
+// Not yet built (see the project's issues): Update, Trigger, Backfill,
+// History, the queue and replace overlap policies, catch-up "latest",
+// execution grants, failure counting, and the reconciler that repairs a
+// broken chain. Until the reconciler exists, a chain whose pending job is
+// deleted by hand stops; Resume after Pause re-seeds it.
 //
 // # When a schedule fires
 //

@@ -3,7 +3,9 @@ package schedule
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/tributary-go/tributary/internal/testdb"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, stops a throw-away Postgres if one was started,
+// and checks for leaked goroutines.
+func TestMain(m *testing.M) { testdb.Main(m) }

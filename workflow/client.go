@@ -44,6 +44,13 @@ const (
 
 // Config configures a Client.
 type Config struct {
+	// Extensions add River workers and periodic jobs to the River client
+	// that NewClient builds, and are given the Client. A schedule.Client is
+	// one: list it here to fire schedules on this client.
+	//
+	// Defaults to none.
+	Extensions []Extension
+
 	// Logger receives the engine's logs. River's client gets it too unless
 	// River.Logger is set.
 	//
@@ -83,6 +90,13 @@ type Config struct {
 	//
 	// Defaults to none.
 	Workflows []Registrable
+}
+
+// Extension extends the River client a Client builds. Extend is called once,
+// by NewClient, before the River client exists; c is the Client being built
+// (its River client is set when NewClient returns).
+type Extension interface {
+	Extend(c *Client, river *river.Config) error
 }
 
 // Client starts, reads, signals and cancels workflow runs, and runs the
@@ -157,7 +171,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	}
 	// An insert-only client without workflows keeps Workers nil, so River
 	// does not refuse to insert jobs of kinds that other processes work.
-	if riverConfig.Workers == nil && (len(config.Workflows) > 0 || len(riverConfig.Queues) > 0) {
+	if riverConfig.Workers == nil && (len(config.Workflows) > 0 || len(riverConfig.Queues) > 0 || len(config.Extensions) > 0) {
 		riverConfig.Workers = river.NewWorkers()
 	}
 
@@ -192,6 +206,12 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	if c.works && !riverConfig.LeaderElectionDisabled {
 		if err := addRepairJob(riverConfig, c); err != nil {
 			return nil, fmt.Errorf("workflow: register run repair job: %w", err)
+		}
+	}
+
+	for _, ext := range config.Extensions {
+		if err := ext.Extend(c, riverConfig); err != nil {
+			return nil, fmt.Errorf("workflow: extension: %w", err)
 		}
 	}
 

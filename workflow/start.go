@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/internal/wfhook"
 )
 
 // StartOpts are per-run options. A nil *StartOpts uses the workflow's
@@ -162,9 +164,9 @@ type runArgs struct {
 	// AttemptBase is how many attempts the run used in earlier jobs (a
 	// parked run continues in a new job).
 	AttemptBase int        `json:"attempt_base,omitempty"`
-	FireAt      *time.Time `json:"fire_at,omitempty"`
+	FireAt      *time.Time `json:"fire_at,omitempty" river:"unique"`
 	RunID       uuid.UUID  `json:"run_id"`
-	ScheduleID  *uuid.UUID `json:"schedule_id,omitempty"`
+	ScheduleID  *uuid.UUID `json:"schedule_id,omitempty" river:"unique"`
 	TimeoutMS   int64      `json:"timeout_ms,omitempty"`
 	Workflow    string     `json:"workflow"`
 }
@@ -179,6 +181,12 @@ type startParams struct {
 
 	parentID   *uuid.UUID
 	parentStep string
+
+	// A schedule slot's run: unique on (scheduleID, fireAt), its job unique
+	// on the same pair (SLOT_IS_UNIQUE). skip records it as skipped.
+	fireAt     *time.Time
+	scheduleID *uuid.UUID
+	skip       string
 }
 
 type startedRun struct {
@@ -231,7 +239,7 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 	if err != nil {
 		return nil, fmt.Errorf("workflow: new run id: %w", err)
 	}
-	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName}
+	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt}
 	switch {
 	case timeout < 0:
 		args.TimeoutMS = -1
@@ -239,10 +247,17 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 		args.TimeoutMS = max(timeout.Milliseconds(), 1)
 	}
 	insertOpts := &river.InsertOpts{MaxAttempts: maxAttempts, Priority: priority, Queue: queue, ScheduledAt: opts.ScheduledAt, Tags: opts.Tags}
+	if p.scheduleID != nil {
+		insertOpts.UniqueOpts = river.UniqueOpts{ByArgs: true}
+	}
+	status := StatusPending
+	if p.skip != "" {
+		status = StatusSkipped
+	}
 
 	insertRun := func(jobID int64) (*Run, error) {
 		return scanRun(tx.QueryRow(ctx, c.q.insertRun, id, p.typeName, opts.IdempotencyKey, p.input, maxAttempts,
-			queue, priority, jobID, nil, nil, p.parentID, p.parentStep, metadata, tags, string(StatusPending), ""))
+			queue, priority, jobID, p.scheduleID, p.fireAt, p.parentID, p.parentStep, metadata, tags, string(status), p.skip))
 	}
 	insertJob := func() (int64, error) {
 		res, err := c.river.InsertTx(ctx, tx, args, insertOpts)
@@ -252,7 +267,7 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 		return res.Job.ID, nil
 	}
 
-	if opts.IdempotencyKey == "" {
+	if opts.IdempotencyKey == "" && p.scheduleID == nil {
 		jobID, err := insertJob()
 		if err != nil {
 			return nil, err
@@ -265,6 +280,9 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 	}
 
 	run, err := insertRun(0)
+	if errors.Is(err, ErrNotFound) && p.scheduleID != nil { // the slot already has its run
+		return &startedRun{Run: &Run{}, existing: true}, nil
+	}
 	if errors.Is(err, ErrNotFound) { // conflict: the key is taken
 		existing, err := scanRun(tx.QueryRow(ctx, c.q.runByKey, p.typeName, opts.IdempotencyKey))
 		if err != nil {
@@ -274,6 +292,9 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 	}
 	if err != nil {
 		return nil, fmt.Errorf("workflow: insert run: %w", err)
+	}
+	if p.skip != "" {
+		return &startedRun{Run: run}, nil
 	}
 	jobID, err := insertJob()
 	if err != nil {
@@ -285,3 +306,36 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 	run.JobID = jobID
 	return &startedRun{Run: run}, nil
 }
+
+// StartScheduledTx starts the run of a schedule slot within tx, or records
+// the slot as skipped. It is package schedule's way in: its argument type is
+// internal to Tributary. The run is unique on (ScheduleID, FireAt) and its
+// job is a River unique job on the same pair; a slot that already has its
+// run returns Existing and inserts nothing.
+func (c *Client) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduledStart) (*wfhook.Started, error) {
+	if err := validateName(s.Type); err != nil {
+		return nil, err
+	}
+	defaults := DefineOpts{MaxAttempts: defaultMaxAttempts, Priority: 1, Queue: river.QueueDefault}
+	if reg, ok := c.types[s.Type]; ok {
+		defaults = reg.opts
+	}
+	input := s.Input
+	if len(input) == 0 {
+		input = []byte("null")
+	}
+	fireAt, scheduleID := s.FireAt, s.ScheduleID
+	r, err := c.startTx(ctx, tx, &startParams{
+		typeName: s.Type, defaults: defaults, input: input,
+		opts:   &StartOpts{MaxAttempts: s.MaxAttempts, Priority: s.Priority, Queue: s.Queue, Timeout: s.Timeout},
+		fireAt: &fireAt, scheduleID: &scheduleID, skip: s.Skip,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &wfhook.Started{Existing: r.existing, JobID: r.JobID, RunID: r.ID}, nil
+}
+
+// WakeAt makes a scheduled River job available at w.At, exactly, while this
+// client runs (River's scheduler is the fallback). For package schedule.
+func (c *Client) WakeAt(w *wfhook.Wake) { c.waker.schedule(w.JobID, w.Queue, w.At) }

@@ -64,7 +64,7 @@ func TestMigrate(t *testing.T) {
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
 		require.Regexp(t, `(?m)^applied river 001_create_river_migration \(\d.*\)$`, res.stdout)
-		require.Regexp(t, `(?m)^applied 001_workflows \(\d.*\)\n$`, res.stdout) // Tributary's come last
+		require.Regexp(t, `(?m)^applied 001_workflows \(\d.*\)\napplied 002_schedules \(\d.*\)\n$`, res.stdout) // Tributary's come last
 
 		res = runCLI(t, vars, "migrate", "up")
 		require.Equal(t, ExitOK, res.code, res.stderr)
@@ -90,7 +90,7 @@ func TestMigrate(t *testing.T) {
 		res = runCLI(t, map[string]string{"DATABASE_URL": "postgres://wrong"}, "migrate", "down", "--target", "0",
 			"--database-url", db.URL, "--schema", db.Schema)
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Regexp(t, `^rolled back 001_workflows \(\d.*\)\n$`, res.stdout)
+		require.Regexp(t, `^rolled back 002_schedules \(\d.*\)\nrolled back 001_workflows \(\d.*\)\n$`, res.stdout)
 
 		res = runCLI(t, vars, "migrate", "status", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)

@@ -1,0 +1,41 @@
+// Package wfhook holds the types through which package schedule reaches
+// into the workflow engine: the workflow methods that take them are
+// exported, but only Tributary's own packages can build their arguments.
+package wfhook
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ScheduledStart starts (or records as skipped) the run of a schedule slot.
+type ScheduledStart struct {
+	FireAt      time.Time
+	Input       []byte
+	MaxAttempts int
+	Priority    int
+	Queue       string
+	ScheduleID  uuid.UUID
+	// Skip, when set, records the slot as a skipped run with this reason and
+	// inserts no job.
+	Skip    string
+	Timeout time.Duration
+	Type    string
+}
+
+// Started is what StartScheduledTx did.
+type Started struct {
+	// Existing is true when the slot already had its run: nothing was
+	// inserted.
+	Existing bool
+	JobID    int64
+	RunID    uuid.UUID
+}
+
+// Wake asks a client to make a scheduled River job available at At.
+type Wake struct {
+	At    time.Time
+	JobID int64
+	Queue string
+}

@@ -1,0 +1,40 @@
+-- Schedules: a cron expression in an IANA zone that starts workflow runs.
+-- The chain of slots lives in River: each slot is one fire job, and the
+-- transaction that fires a slot inserts the next one (PRODUCER_ENQUEUES_NEXT).
+CREATE TABLE /* TEMPLATE: schema */schedules (
+    id uuid PRIMARY KEY,
+    name text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 200),
+    description text NOT NULL DEFAULT '',
+    owner text NOT NULL DEFAULT '',
+    workflow_type text NOT NULL CHECK (char_length(workflow_type) BETWEEN 1 AND 128),
+    input jsonb NOT NULL DEFAULT 'null',
+    cron text NOT NULL,
+    time_zone text NOT NULL DEFAULT 'UTC',
+    start_at timestamptz,
+    end_at timestamptz,
+    overlap_policy text NOT NULL DEFAULT 'skip' CHECK (overlap_policy IN ('allow', 'skip', 'queue', 'replace')),
+    catchup_window_ms bigint NOT NULL DEFAULT 60000 CHECK (catchup_window_ms >= 0),
+    max_attempts integer NOT NULL DEFAULT 0,
+    timeout_ms bigint NOT NULL DEFAULT 0,
+    queue text NOT NULL DEFAULT '',
+    priority smallint NOT NULL DEFAULT 0,
+    paused boolean NOT NULL DEFAULT false,
+    pause_note text NOT NULL DEFAULT '',
+    next_fire_at timestamptz,
+    last_fire_at timestamptz,
+    run_count bigint NOT NULL DEFAULT 0,
+    failure_count bigint NOT NULL DEFAULT 0,
+    last_run_status text,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    CHECK (end_at IS NULL OR start_at IS NULL OR end_at > start_at)
+);
+
+CREATE INDEX schedules_owner ON /* TEMPLATE: schema */schedules (owner, id);
+CREATE INDEX schedules_workflow_type ON /* TEMPLATE: schema */schedules (workflow_type, id);
+-- Live schedules by their next slot, for the reconciler that repairs chains.
+CREATE INDEX schedules_next_fire ON /* TEMPLATE: schema */schedules (next_fire_at) WHERE NOT paused AND next_fire_at IS NOT NULL;
+
+ALTER TABLE /* TEMPLATE: schema */workflow_runs
+    ADD CONSTRAINT workflow_runs_schedule_fk FOREIGN KEY (schedule_id)
+    REFERENCES /* TEMPLATE: schema */schedules (id) ON DELETE SET NULL;

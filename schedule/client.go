@@ -1,0 +1,380 @@
+package schedule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Logger receives the client's logs.
+	//
+	// Defaults to a logger that discards everything.
+	Logger *slog.Logger
+}
+
+// Client creates and manages schedules and fires their slots. Build it with
+// New and list it in workflow.Config.Extensions: the workflow client then
+// runs the River worker that fires slots, and the Client uses that workflow
+// client's pool, schema and River client.
+//
+//	schedules := schedule.New(nil)
+//	wf, err := workflow.NewClient(pool, &workflow.Config{
+//		River:      &river.Config{Queues: ...},
+//		Workflows:  []workflow.Registrable{DailyDigest},
+//		Extensions: []workflow.Extension{schedules},
+//	})
+//	s, err := schedules.Create(ctx, &schedule.Params{Name: "digest", Workflow: "daily_digest", Cron: "0 8 * * *", TimeZone: "Europe/Paris"})
+type Client struct {
+	logger *slog.Logger
+	q      *queries
+	wf     *workflow.Client
+}
+
+// New returns a Client to list in workflow.Config.Extensions. config may be
+// nil.
+func New(config *Config) *Client {
+	if config == nil {
+		config = &Config{}
+	}
+	logger := config.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Client{logger: logger}
+}
+
+// Extend registers the slot-firing worker on the River configuration the
+// workflow client builds. workflow.NewClient calls it.
+func (c *Client) Extend(wf *workflow.Client, config *river.Config) error {
+	if c.wf != nil {
+		return errors.New("schedule: this Client is already bound to a workflow client; make one per workflow client")
+	}
+	c.wf = wf
+	c.q = newQueries(wf.Schema())
+	return river.AddWorkerSafely(config.Workers, &fireWorker{c: c})
+}
+
+func (c *Client) bound() error {
+	if c.wf == nil {
+		return errors.New("schedule: Client not bound; list it in workflow.Config.Extensions before using it")
+	}
+	return nil
+}
+
+// Create validates p, then inserts the schedule and its first slot's fire
+// job in one transaction. Validation errors (a bad cron, an unknown zone, an
+// end before the start, no occurrence in range, an unknown workflow type,
+// bad input) match ErrInvalid and write nothing.
+func (c *Client) Create(ctx context.Context, p *Params) (*Schedule, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	var s *Schedule
+	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		var err error
+		s, err = c.CreateTx(ctx, tx, p)
+		return err
+	})
+	return s, err
+}
+
+// CreateTx is like Create, within tx; the caller commits or rolls back.
+func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	v, err := c.validate(p)
+	if err != nil {
+		return nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	var next *time.Time
+	if !p.Paused {
+		next = &v.first
+	}
+	s, err := scanSchedule(tx.QueryRow(ctx, c.q.insert, id, p.Name, p.Description, p.Owner, p.Workflow, v.input,
+		v.spec.Expr(), v.spec.Zone(), nullTime(p.StartAt), nullTime(p.EndAt), string(v.overlap), v.catchUp.Milliseconds(),
+		p.MaxAttempts, p.Timeout.Milliseconds(), p.Queue, p.Priority, p.Paused, p.PauseNote, next))
+	if err != nil {
+		return nil, fmt.Errorf("schedule: insert schedule: %w", err)
+	}
+	if next != nil {
+		if err := c.seedTx(ctx, tx, s.ID, *next); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+type validated struct {
+	catchUp time.Duration
+	first   time.Time
+	input   []byte
+	overlap OverlapPolicy
+	spec    *Spec
+}
+
+func (c *Client) validate(p *Params) (*validated, error) {
+	if p == nil {
+		return nil, &ValidationError{Field: "Params", Problem: "is nil"}
+	}
+	switch {
+	case strings.TrimSpace(p.Name) == "":
+		return nil, &ValidationError{Field: "Name", Problem: "is empty; give the schedule a name operators recognize"}
+	case len(p.Name) > 200:
+		return nil, &ValidationError{Field: "Name", Problem: fmt.Sprintf("is %d bytes, the limit is 200", len(p.Name))}
+	case p.Workflow == "":
+		return nil, &ValidationError{Field: "Workflow", Problem: "is empty; name the workflow type each slot starts"}
+	}
+	if types := c.wf.Types(); len(types) > 0 && !slices.Contains(types, p.Workflow) {
+		return nil, &ValidationError{Field: "Workflow", Problem: fmt.Sprintf("%q is not a workflow type of this client (registered: %v)", p.Workflow, types)}
+	}
+	spec, err := ParseSpec(p.Cron, p.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	overlap := p.Overlap
+	switch overlap {
+	case "":
+		overlap = OverlapSkip
+	case OverlapAllow, OverlapSkip:
+	default:
+		return nil, &ValidationError{Field: "Overlap", Problem: fmt.Sprintf("%q is not supported; use %q or %q", overlap, OverlapSkip, OverlapAllow)}
+	}
+	if !p.StartAt.IsZero() && !p.EndAt.IsZero() && !p.EndAt.After(p.StartAt) {
+		return nil, &ValidationError{Field: "EndAt", Problem: fmt.Sprintf("%s is not after StartAt %s", p.EndAt.Format(time.RFC3339), p.StartAt.Format(time.RFC3339))}
+	}
+	input, err := json.Marshal(p.Input)
+	if err != nil {
+		return nil, &ValidationError{Field: "Input", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
+	}
+	if len(input) > workflow.DefaultMaxInputBytes {
+		return nil, &ValidationError{Field: "Input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d", len(input), workflow.DefaultMaxInputBytes)}
+	}
+	catchUp := p.CatchUpWindow
+	if catchUp == 0 {
+		catchUp = DefaultCatchUpWindow
+	}
+	first, ok := firstSlot(spec, p.StartAt, p.EndAt, time.Now())
+	if !ok {
+		return nil, &ValidationError{Field: "Cron", Problem: fmt.Sprintf("%q has no occurrence between now (or StartAt) and EndAt; widen the range or change the expression", p.Cron)}
+	}
+	return &validated{catchUp: max(catchUp, 0), first: first, input: input, overlap: overlap, spec: spec}, nil
+}
+
+// firstSlot is the first occurrence after max(now, start) and before end.
+func firstSlot(spec *Spec, start, end, now time.Time) (time.Time, bool) {
+	after := now
+	if start.After(after) {
+		after = start.Add(-time.Second) // StartAt itself may be a slot
+	}
+	occ, ok := spec.Next(after)
+	if !ok || (!end.IsZero() && !occ.At.Before(end)) {
+		return time.Time{}, false
+	}
+	return occ.At, true
+}
+
+// Get reads a schedule. Returns ErrNotFound when there is none.
+func (c *Client) Get(ctx context.Context, id uuid.UUID) (*Schedule, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	return scanSchedule(c.wf.Pool().QueryRow(ctx, c.q.get, id))
+}
+
+// ListParams filter and page List. The zero value lists the first 100
+// schedules by id.
+type ListParams struct {
+	Owner    string
+	Workflow string
+	// Paused, when set, keeps schedules that are (or are not) paused.
+	Paused *bool
+	// After continues a listing after this id.
+	After *uuid.UUID
+	// Limit defaults to 100; at most 1000.
+	Limit int
+}
+
+// List lists schedules in id order.
+func (c *Client) List(ctx context.Context, p *ListParams) ([]*Schedule, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		p = &ListParams{}
+	}
+	limit := p.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	if limit < 1 || limit > 1000 {
+		return nil, &ValidationError{Field: "ListParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
+	}
+	rows, err := c.wf.Pool().Query(ctx, c.q.list, p.Owner, p.Workflow, p.Paused, p.After, limit)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: list: %w", err)
+	}
+	defer rows.Close()
+	out := []*Schedule{}
+	for rows.Next() {
+		s, err := scanSchedule(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Pause pauses a schedule: no slot fires until Resume. The pending slot's
+// fire job finds the schedule paused and ends the chain.
+func (c *Client) Pause(ctx context.Context, id uuid.UUID, note string) (*Schedule, error) {
+	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.PauseTx(ctx, tx, id, note) })
+}
+
+// PauseTx is like Pause, within tx; the caller commits or rolls back.
+func (c *Client) PauseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, note string) (*Schedule, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	return scanSchedule(tx.QueryRow(ctx, c.q.pause, id, note))
+}
+
+// Resume resumes a paused schedule. Slots missed while it was paused are
+// skipped: the chain restarts at the first occurrence after now.
+func (c *Client) Resume(ctx context.Context, id uuid.UUID) (*Schedule, error) {
+	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.ResumeTx(ctx, tx, id) })
+}
+
+// ResumeTx is like Resume, within tx; the caller commits or rolls back.
+func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) (*Schedule, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+	if err != nil {
+		return nil, err
+	}
+	if !s.Paused {
+		return s, nil
+	}
+	spec, err := s.Spec()
+	if err != nil {
+		return nil, err
+	}
+	var next *time.Time
+	if at, ok := firstSlot(spec, deref(s.StartAt), deref(s.EndAt), time.Now()); ok {
+		next = &at
+	}
+	if s, err = scanSchedule(tx.QueryRow(ctx, c.q.resume, id, next)); err != nil {
+		return nil, err
+	}
+	if next != nil {
+		if err := c.seedTx(ctx, tx, id, *next); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Delete deletes a schedule. Its past runs stay, with their schedule id set
+// to NULL; its pending slot does not fire.
+func (c *Client) Delete(ctx context.Context, id uuid.UUID) error {
+	if err := c.bound(); err != nil {
+		return err
+	}
+	return c.delete(ctx, c.wf.Pool(), id)
+}
+
+// DeleteTx is like Delete, within tx; the caller commits or rolls back.
+func (c *Client) DeleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
+	if err := c.bound(); err != nil {
+		return err
+	}
+	return c.delete(ctx, tx, id)
+}
+
+func (c *Client) delete(ctx context.Context, db interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}, id uuid.UUID,
+) error {
+	tag, err := db.Exec(ctx, c.q.delete, id)
+	if err != nil {
+		return fmt.Errorf("schedule: delete %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Next returns the schedule's next n fire times from now, by the same
+// evaluation the firing uses, within its start and end.
+func (c *Client) Next(ctx context.Context, id uuid.UUID, n int) ([]Occurrence, error) {
+	s, err := c.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := s.Spec()
+	if err != nil {
+		return nil, err
+	}
+	after := time.Now()
+	if s.StartAt != nil && s.StartAt.After(after) {
+		after = s.StartAt.Add(-time.Second)
+	}
+	out := []Occurrence{}
+	for _, occ := range spec.NextN(after, n) {
+		if s.EndAt != nil && !occ.At.Before(*s.EndAt) {
+			break
+		}
+		out = append(out, occ)
+	}
+	return out, nil
+}
+
+func (c *Client) inTx(ctx context.Context, fn func(tx pgx.Tx) (*Schedule, error)) (*Schedule, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	var s *Schedule
+	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		var err error
+		s, err = fn(tx)
+		return err
+	})
+	return s, err
+}
+
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}

@@ -1,0 +1,223 @@
+package schedule
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+var tick = workflow.Define("tick", func(ctx workflow.Context, _ struct{}) (string, error) {
+	return ctx.Run().FireAt.UTC().Format(time.RFC3339), nil
+}, nil)
+
+var stuck = workflow.Define("stuck", func(ctx workflow.Context, _ struct{}) (string, error) {
+	return workflow.WaitSignal[string](ctx, "never", nil)
+}, nil)
+
+// startClients starts n working clients on db, each with its own schedule
+// Client; they stop when the test ends.
+func startClients(t *testing.T, db *testdb.DB, n int) []*Client {
+	t.Helper()
+	var out []*Client
+	for range n {
+		sc := New(nil)
+		wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+			Extensions: []workflow.Extension{sc},
+			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+			River: &river.Config{
+				Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+				Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+				TestOnly: true,
+			},
+			Schema:    db.Schema,
+			Workflows: []workflow.Registrable{tick, stuck},
+		})
+		require.NoError(t, err)
+		require.NoError(t, wf.Start(context.Background()))
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			require.NoError(t, wf.Stop(ctx))
+		})
+		out = append(out, sc)
+	}
+	return out
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// waitRuns waits until schedule id has at least n runs (any status).
+func waitRuns(t *testing.T, db *testdb.DB, id uuid.UUID, n int, within time.Duration) {
+	t.Helper()
+	ctx := ctxT(t, within)
+	for {
+		var got int
+		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1", id).Scan(&got))
+		if got >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("schedule %s has %d runs after %s, want %d", id, got, within, n)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func TestCreateValidation(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := startClients(t, db, 1)[0]
+	ctx := ctxT(t, 30*time.Second)
+	valid := func() *Params {
+		return &Params{Name: "n", Workflow: "tick", Cron: "0 9 * * *", TimeZone: "Europe/Paris"}
+	}
+	for name, mutate := range map[string]func(p *Params){
+		"bad cron":      func(p *Params) { p.Cron = "61 * * * *" },
+		"unknown zone":  func(p *Params) { p.TimeZone = "Mars/Olympus" },
+		"no occurrence": func(p *Params) { p.Cron = "0 0 31 2 *" },
+		"end before start": func(p *Params) {
+			p.StartAt, p.EndAt = time.Now().Add(48*time.Hour), time.Now().Add(24*time.Hour)
+		},
+		"empty range":      func(p *Params) { p.EndAt = time.Now().Add(time.Minute); p.Cron = "0 0 1 1 *" },
+		"unknown workflow": func(p *Params) { p.Workflow = "nope" },
+		"empty name":       func(p *Params) { p.Name = " " },
+		"bad input":        func(p *Params) { p.Input = make(chan int) },
+		"bad overlap":      func(p *Params) { p.Overlap = "sometimes" },
+	} {
+		p := valid()
+		mutate(p)
+		_, err := sc.Create(ctx, p)
+		require.ErrorIs(t, err, ErrInvalid, name)
+	}
+	var schedules, jobs int
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM schedules").Scan(&schedules))
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'tributary:schedule_fire'").Scan(&jobs))
+	require.Zero(t, schedules)
+	require.Zero(t, jobs)
+
+	s, err := sc.Create(ctx, valid())
+	require.NoError(t, err)
+	require.Equal(t, "Europe/Paris", s.TimeZone)
+	require.Equal(t, OverlapSkip, s.Overlap)
+	require.NotNil(t, s.NextFireAt)
+	next, err := sc.Next(ctx, s.ID, 3)
+	require.NoError(t, err)
+	require.Len(t, next, 3)
+	require.True(t, next[0].At.Equal(*s.NextFireAt))
+}
+
+// TestFiresEverySlotOnce fires a every-second schedule on two clients: every
+// slot runs exactly once, none is missing.
+func TestFiresEverySlotOnce(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	clients := startClients(t, db, 2)
+	ctx := ctxT(t, 60*time.Second)
+	s, err := clients[0].Create(ctx, &Params{Name: "every second", Owner: "ops", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow})
+	require.NoError(t, err)
+
+	const slots = 6
+	waitRuns(t, db, s.ID, slots, 30*time.Second)
+	_, err = clients[1].Pause(ctx, s.ID, "test over")
+	require.NoError(t, err)
+
+	rows, err := db.Pool.Query(ctx, "SELECT fire_at, status FROM workflow_runs WHERE schedule_id = $1 ORDER BY fire_at", s.ID)
+	require.NoError(t, err)
+	var fired []time.Time
+	for rows.Next() {
+		var (
+			at     time.Time
+			status string
+		)
+		require.NoError(t, rows.Scan(&at, &status))
+		require.NotEqual(t, "skipped", status, "slot %s", at)
+		fired = append(fired, at)
+	}
+	require.NoError(t, rows.Err())
+	require.GreaterOrEqual(t, len(fired), slots)
+	require.True(t, fired[0].Equal(*s.NextFireAt), "the first slot is the one Create scheduled")
+	for i := 1; i < len(fired); i++ {
+		require.Equal(t, time.Second, fired[i].Sub(fired[i-1]), "slots %s and %s", fired[i-1], fired[i])
+	}
+
+	got, err := clients[0].Get(ctx, s.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, len(fired), got.RunCount)
+	require.True(t, got.Paused)
+	require.Nil(t, got.NextFireAt)
+}
+
+func TestOverlapSkip(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := startClients(t, db, 1)[0]
+	ctx := ctxT(t, 60*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "slow", Workflow: "stuck", Cron: "* * * * * *"})
+	require.NoError(t, err)
+	waitRuns(t, db, s.ID, 3, 30*time.Second)
+	_, err = sc.Pause(ctx, s.ID, "")
+	require.NoError(t, err)
+
+	var waiting, skipped int
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status <> 'skipped'),
+		count(*) FILTER (WHERE status = 'skipped' AND skip_reason = 'overlap')
+		FROM workflow_runs WHERE schedule_id = $1`, s.ID).Scan(&waiting, &skipped))
+	require.Equal(t, 1, waiting, "one run at a time")
+	require.GreaterOrEqual(t, skipped, 2)
+}
+
+func TestPauseResumeDelete(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := startClients(t, db, 1)[0]
+	ctx := ctxT(t, 60*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "p", Owner: "alice", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow})
+	require.NoError(t, err)
+	waitRuns(t, db, s.ID, 2, 30*time.Second)
+
+	paused, err := sc.Pause(ctx, s.ID, "maintenance")
+	require.NoError(t, err)
+	require.True(t, paused.Paused)
+	require.Equal(t, "maintenance", paused.PauseNote)
+
+	before := time.Now()
+	resumed, err := sc.Resume(ctx, s.ID)
+	require.NoError(t, err)
+	require.False(t, resumed.Paused)
+	require.NotNil(t, resumed.NextFireAt)
+	require.True(t, resumed.NextFireAt.After(before), "resume skips the slots missed while paused")
+
+	listed, err := sc.List(ctx, &ListParams{Owner: "alice"})
+	require.NoError(t, err)
+	require.Len(t, listed, 1)
+	none, err := sc.List(ctx, &ListParams{Owner: "bob"})
+	require.NoError(t, err)
+	require.Empty(t, none)
+
+	require.NoError(t, sc.Delete(ctx, s.ID))
+	require.ErrorIs(t, sc.Delete(ctx, s.ID), ErrNotFound)
+	_, err = sc.Get(ctx, s.ID)
+	require.ErrorIs(t, err, ErrNotFound)
+	var kept int
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id IS NULL AND fire_at IS NOT NULL").Scan(&kept))
+	require.GreaterOrEqual(t, kept, 2, "past runs stay, unlinked")
+}

@@ -1,0 +1,130 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/tributary-go/tributary/internal/wfhook"
+)
+
+// fireArgs is the River job of one slot of one schedule. It is a unique job
+// on (schedule, slot), and the slot's run is unique on the same pair
+// (SLOT_IS_UNIQUE): two clients, a retried transaction or a re-seed produce
+// one run per slot.
+type fireArgs struct {
+	FireAt     time.Time `json:"fire_at" river:"unique"`
+	ScheduleID uuid.UUID `json:"schedule_id" river:"unique"`
+}
+
+func (fireArgs) Kind() string { return "tributary:schedule_fire" }
+
+// seedTx inserts the fire job of schedule id's slot at, within tx, and asks
+// the workflow client to wake it at the exact time (River's scheduler alone
+// would be up to five seconds late).
+func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
+	res, err := c.wf.River().InsertTx(ctx, tx, fireArgs{FireAt: at.UTC(), ScheduleID: id}, &river.InsertOpts{
+		ScheduledAt: at,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true},
+	})
+	if err != nil {
+		return fmt.Errorf("schedule: insert the job of slot %s: %w", at.Format(time.RFC3339), err)
+	}
+	if !res.UniqueSkippedAsDuplicate {
+		c.wf.WakeAt(&wfhook.Wake{At: at, JobID: res.Job.ID, Queue: res.Job.Queue})
+	}
+	return nil
+}
+
+// fireWorker fires slots. Firing a slot is one transaction
+// (PRODUCER_ENQUEUES_NEXT, TRANSACTIONAL_EDGES): it starts the slot's run
+// (or records it as skipped), inserts the next slot's fire job, advances the
+// schedule's next_fire_at, and completes its own job.
+type fireWorker struct {
+	river.WorkerDefaults[fireArgs]
+	c *Client
+}
+
+func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
+	c := w.c
+	return pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, job.Args.ScheduleID))
+		if errors.Is(err, ErrNotFound) {
+			return complete(ctx, tx, job) // deleted: the chain ends
+		}
+		if err != nil {
+			return err
+		}
+		if s.Paused || s.NextFireAt == nil || !s.NextFireAt.Equal(job.Args.FireAt) {
+			// Paused, or a stale job from before an update or resume: the
+			// schedule's chain is elsewhere.
+			return complete(ctx, tx, job)
+		}
+		spec, err := s.Spec()
+		if err != nil {
+			return fmt.Errorf("schedule %s: %w", s.ID, err)
+		}
+
+		fireAt, now := job.Args.FireAt, time.Now()
+		skip := ""
+		if now.Sub(fireAt) > s.CatchUpWindow {
+			skip = SkipReasonMissed
+		} else if s.Overlap == OverlapSkip {
+			var busy bool
+			if err := tx.QueryRow(ctx, c.q.unfinishedRuns, s.ID).Scan(&busy); err != nil {
+				return err
+			}
+			if busy {
+				skip = SkipReasonOverlap
+			}
+		}
+		started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
+			FireAt: fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Priority: s.Priority, Queue: s.Queue,
+			ScheduleID: s.ID, Skip: skip, Timeout: s.Timeout, Type: s.Workflow,
+		})
+		if err != nil {
+			return fmt.Errorf("schedule %s: fire slot %s: %w", s.ID, fireAt.Format(time.RFC3339), err)
+		}
+
+		// A missed slot moves the chain to the next future slot: downtime
+		// never mass-fires. Otherwise the chain goes slot by slot, so a
+		// catch-up window fires each slot it covers once, oldest first.
+		after := fireAt
+		if skip == SkipReasonMissed {
+			after = now
+		}
+		var next *time.Time
+		if occ, ok := spec.Next(after); ok && (s.EndAt == nil || occ.At.Before(*s.EndAt)) {
+			next = &occ.At
+		}
+		ran := 0
+		if skip == "" && !started.Existing {
+			ran = 1
+		}
+		if _, err := tx.Exec(ctx, c.q.advance, s.ID, next, fireAt, ran); err != nil {
+			return fmt.Errorf("schedule %s: advance: %w", s.ID, err)
+		}
+		if next != nil {
+			if err := c.seedTx(ctx, tx, s.ID, *next); err != nil {
+				return err
+			}
+		}
+		if skip != "" {
+			c.logger.InfoContext(ctx, "tributary: Skipped schedule slot", slog.String("schedule_id", s.ID.String()),
+				slog.Time("fire_at", fireAt), slog.String("reason", skip))
+		}
+		return complete(ctx, tx, job)
+	})
+}
+
+func complete(ctx context.Context, tx pgx.Tx, job *river.Job[fireArgs]) error {
+	_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+	return err
+}

@@ -1,0 +1,130 @@
+package schedule
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ErrNotFound is returned for a schedule that does not exist (or no longer
+// does).
+var ErrNotFound = errors.New("schedule: schedule not found")
+
+// ValidationError reports a bad field of Params. Nothing was written when it
+// is returned. It matches ErrInvalid.
+type ValidationError struct {
+	// Field names the field, such as "Name" or "EndAt".
+	Field string
+	// Problem says what is wrong and what to do.
+	Problem string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("schedule: invalid %s: %s", e.Field, e.Problem)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// OverlapPolicy says what a slot does when the schedule's previous run has
+// not finished.
+type OverlapPolicy string
+
+// Overlap policies.
+const (
+	// OverlapAllow starts the new run alongside the previous one.
+	OverlapAllow OverlapPolicy = "allow"
+	// OverlapSkip records the slot as skipped with reason "overlap".
+	OverlapSkip OverlapPolicy = "skip"
+)
+
+// Skip reasons recorded on a skipped slot's run.
+const (
+	SkipReasonMissed  = "missed"
+	SkipReasonOverlap = "overlap"
+)
+
+// DefaultCatchUpWindow is how late a slot may fire and still run. A slot
+// found later than that (after downtime) is recorded as skipped with reason
+// "missed", and the chain moves to the next future slot: a cold start never
+// mass-fires (SKIP_MISSED_BY_DEFAULT).
+const DefaultCatchUpWindow = time.Minute
+
+// Params describe a schedule to create.
+type Params struct {
+	// Name is shown to operators. Required, at most 200 bytes.
+	Name string
+	// Description is free text. Optional.
+	Description string
+	// Owner is the tenant or user the schedule belongs to, so that one
+	// service can hold schedules for many users; List filters by it.
+	Owner string
+
+	// Workflow is the workflow type each slot starts. When the client's
+	// workflow client has registered types, it must be one of them.
+	Workflow string
+	// Input is the workflow input, encoded as JSON.
+	Input any
+
+	// Cron is the cron expression (see ParseSpec).
+	Cron string
+	// TimeZone is an IANA zone name. Defaults to "" (UTC).
+	TimeZone string
+	// StartAt, when set, is the earliest time a slot may fire.
+	StartAt time.Time
+	// EndAt, when set, is after the last slot; it must be after StartAt.
+	EndAt time.Time
+
+	// Overlap is what a slot does while the previous run is unfinished.
+	// Defaults to OverlapSkip.
+	Overlap OverlapPolicy
+	// CatchUpWindow is how late a slot may fire and still run. Defaults to
+	// DefaultCatchUpWindow; a negative value means 0.
+	CatchUpWindow time.Duration
+
+	// MaxAttempts, Priority, Queue and Timeout are the run policy of the
+	// runs started; zero leaves the workflow type's defaults.
+	MaxAttempts int
+	Priority    int
+	Queue       string
+	Timeout     time.Duration
+
+	// Paused creates the schedule paused, with PauseNote.
+	Paused    bool
+	PauseNote string
+}
+
+// Schedule is a schedule as stored.
+type Schedule struct {
+	ID            uuid.UUID       `json:"id"`
+	Name          string          `json:"name"`
+	Description   string          `json:"description"`
+	Owner         string          `json:"owner"`
+	Workflow      string          `json:"workflow_type"`
+	Input         json.RawMessage `json:"input"`
+	Cron          string          `json:"cron"`
+	TimeZone      string          `json:"time_zone"`
+	StartAt       *time.Time      `json:"start_at,omitempty"`
+	EndAt         *time.Time      `json:"end_at,omitempty"`
+	Overlap       OverlapPolicy   `json:"overlap_policy"`
+	CatchUpWindow time.Duration   `json:"catchup_window"`
+	MaxAttempts   int             `json:"max_attempts,omitempty"`
+	Priority      int             `json:"priority,omitempty"`
+	Queue         string          `json:"queue,omitempty"`
+	Timeout       time.Duration   `json:"timeout,omitempty"`
+	Paused        bool            `json:"paused"`
+	PauseNote     string          `json:"pause_note,omitempty"`
+	NextFireAt    *time.Time      `json:"next_fire_at,omitempty"`
+	LastFireAt    *time.Time      `json:"last_fire_at,omitempty"`
+	RunCount      int64           `json:"run_count"`
+	FailureCount  int64           `json:"failure_count"`
+	LastRunStatus string          `json:"last_run_status,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+}
+
+// Spec parses the schedule's cron expression in its zone.
+func (s *Schedule) Spec() (*Spec, error) { return ParseSpec(s.Cron, s.TimeZone) }

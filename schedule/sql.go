@@ -1,0 +1,82 @@
+package schedule
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+const scheduleColumns = `id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note,
+	next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), created_at, updated_at`
+
+type queries struct {
+	advance        string
+	delete         string
+	get            string
+	getForUpdate   string
+	insert         string
+	list           string
+	pause          string
+	resume         string
+	unfinishedRuns string
+}
+
+func newQueries(schema string) *queries {
+	prefix := ""
+	if schema != "" {
+		prefix = pgx.Identifier{schema}.Sanitize() + "."
+	}
+	t := func(sql string) string { return strings.ReplaceAll(sql, "{s}", prefix) }
+	return &queries{
+		advance: t(`
+UPDATE {s}schedules
+SET next_fire_at = $2, last_fire_at = $3, run_count = run_count + $4, updated_at = now()
+WHERE id = $1`),
+		delete:       t(`DELETE FROM {s}schedules WHERE id = $1`),
+		get:          t(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1`),
+		getForUpdate: t(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 FOR UPDATE`),
+		insert: t(`
+INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+RETURNING ` + scheduleColumns),
+		list: t(`
+SELECT ` + scheduleColumns + ` FROM {s}schedules
+WHERE ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
+	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id > $4)
+ORDER BY id LIMIT $5`),
+		pause: t(`
+UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL, updated_at = now()
+WHERE id = $1 RETURNING ` + scheduleColumns),
+		resume: t(`
+UPDATE {s}schedules SET paused = false, pause_note = '', next_fire_at = $2, updated_at = now()
+WHERE id = $1 RETURNING ` + scheduleColumns),
+		unfinishedRuns: t(`
+SELECT EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting'))`),
+	}
+}
+
+func scanSchedule(row pgx.Row) (*Schedule, error) {
+	var (
+		s                   Schedule
+		overlap             string
+		catchUpMS, timeoutM int64
+	)
+	err := row.Scan(&s.ID, &s.Name, &s.Description, &s.Owner, &s.Workflow, &s.Input, &s.Cron, &s.TimeZone,
+		&s.StartAt, &s.EndAt, &overlap, &catchUpMS, &s.MaxAttempts, &timeoutM, &s.Queue, &s.Priority,
+		&s.Paused, &s.PauseNote, &s.NextFireAt, &s.LastFireAt, &s.RunCount, &s.FailureCount, &s.LastRunStatus,
+		&s.CreatedAt, &s.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Overlap = OverlapPolicy(overlap)
+	s.CatchUpWindow = time.Duration(catchUpMS) * time.Millisecond
+	s.Timeout = time.Duration(timeoutM) * time.Millisecond
+	return &s, nil
+}
