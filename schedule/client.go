@@ -21,6 +21,12 @@ import (
 
 // Config configures a Client.
 type Config struct {
+	// ReconcileInterval is how often a working client's leader repairs
+	// broken chains (see Reconcile); it also runs on start-up.
+	//
+	// Defaults to DefaultReconcileInterval (one minute).
+	ReconcileInterval time.Duration
+
 	// Logger receives the client's logs.
 	//
 	// Defaults to a logger that discards everything.
@@ -40,9 +46,10 @@ type Config struct {
 //	})
 //	s, err := schedules.Create(ctx, &schedule.Params{Name: "digest", Workflow: "daily_digest", Cron: "0 8 * * *", TimeZone: "Europe/Paris"})
 type Client struct {
-	logger *slog.Logger
-	q      *queries
-	wf     *workflow.Client
+	interval time.Duration
+	logger   *slog.Logger
+	q        *queries
+	wf       *workflow.Client
 }
 
 // New returns a Client to list in workflow.Config.Extensions. config may be
@@ -55,7 +62,11 @@ func New(config *Config) *Client {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Client{logger: logger}
+	interval := config.ReconcileInterval
+	if interval <= 0 {
+		interval = DefaultReconcileInterval
+	}
+	return &Client{interval: interval, logger: logger}
 }
 
 // Extend registers the slot-firing worker on the River configuration the
@@ -66,7 +77,10 @@ func (c *Client) Extend(wf *workflow.Client, config *river.Config) error {
 	}
 	c.wf = wf
 	c.q = newQueries(wf.Schema())
-	return river.AddWorkerSafely(config.Workers, &fireWorker{c: c})
+	if err := river.AddWorkerSafely(config.Workers, &fireWorker{c: c}); err != nil {
+		return err
+	}
+	return c.addReconciler(config, c.interval)
 }
 
 func (c *Client) bound() error {

@@ -221,3 +221,42 @@ func TestPauseResumeDelete(t *testing.T) {
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id IS NULL AND fire_at IS NOT NULL").Scan(&kept))
 	require.GreaterOrEqual(t, kept, 2, "past runs stay, unlinked")
 }
+
+func TestReconcileRepairsBrokenChain(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := startClients(t, db, 1)[0]
+	ctx := ctxT(t, 60*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "fragile", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow, CatchUpWindow: time.Hour})
+	require.NoError(t, err)
+	waitRuns(t, db, s.ID, 1, 30*time.Second)
+
+	n, err := sc.Reconcile(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "a healthy chain is not touched")
+
+	// Break the chain the way an operator can: delete the pending slot's job
+	// from River's table (River UI's delete does the same).
+	_, err = db.Pool.Exec(ctx, "DELETE FROM river_job WHERE kind = 'tributary:schedule_fire' AND state IN ('scheduled', 'available')")
+	require.NoError(t, err)
+	var before int
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1", s.ID).Scan(&before))
+
+	// Once the next slot is overdue, Reconcile re-seeds it and firing resumes;
+	// the slots missed meanwhile run once each (the catch-up window is an
+	// hour), none twice.
+	for n == 0 {
+		n, err = sc.Reconcile(ctx)
+		require.NoError(t, err)
+		select {
+		case <-ctx.Done():
+			t.Fatal("the chain was never found broken")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	waitRuns(t, db, s.ID, before+3, 30*time.Second)
+	var runs, distinct int
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT fire_at) FROM workflow_runs WHERE schedule_id = $1", s.ID).Scan(&runs, &distinct))
+	require.Equal(t, runs, distinct)
+}

@@ -35,9 +35,9 @@
 //
 // Not yet built (see the project's issues): Update, Trigger, Backfill,
 // History, the queue and replace overlap policies, catch-up "latest",
-// execution grants, failure counting, and the reconciler that repairs a
-// broken chain. Until the reconciler exists, a chain whose pending job is
-// deleted by hand stops; Resume after Pause re-seeds it.
+// execution grants and failure counting. A chain whose pending job is lost
+// (deleted in River UI, say) is repaired by Reconcile, which a working
+// client's leader runs on start-up and every minute.
 //
 // # When a schedule fires
 //

@@ -19,6 +19,7 @@ type queries struct {
 	getForUpdate   string
 	insert         string
 	list           string
+	overdue        string
 	pause          string
 	resume         string
 	unfinishedRuns string
@@ -48,6 +49,10 @@ SELECT ` + scheduleColumns + ` FROM {s}schedules
 WHERE ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
 	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id > $4)
 ORDER BY id LIMIT $5`),
+		overdue: t(`
+SELECT id, next_fire_at FROM {s}schedules
+WHERE NOT paused AND next_fire_at IS NOT NULL AND next_fire_at < now() - make_interval(secs => $1)
+ORDER BY next_fire_at LIMIT 1000`),
 		pause: t(`
 UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL, updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns),
