@@ -2,6 +2,8 @@ package schedule
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -39,7 +41,7 @@ func startClients(t *testing.T, db *testdb.DB, n int) []*Client {
 				TestOnly: true,
 			},
 			Schema:    db.Schema,
-			Workflows: []workflow.Registrable{tick, stuck},
+			Workflows: []workflow.Registrable{tick, stuck, failing},
 		})
 		require.NoError(t, err)
 		require.NoError(t, wf.Start(context.Background()))
@@ -259,4 +261,177 @@ func TestReconcileRepairsBrokenChain(t *testing.T) {
 	var runs, distinct int
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT fire_at) FROM workflow_runs WHERE schedule_id = $1", s.ID).Scan(&runs, &distinct))
 	require.Equal(t, runs, distinct)
+}
+
+var failing = workflow.Define("failing", func(ctx workflow.Context, _ struct{}) (string, error) {
+	return "", workflow.NonRetryable(errors.New("report generator is down"))
+}, nil)
+
+// insertOnly returns a schedule client bound to a workflow client that
+// works nothing: slots wait until a working client starts.
+func insertOnly(t *testing.T, db *testdb.DB) *Client {
+	t.Helper()
+	sc := New(nil)
+	_, err := workflow.NewClient(db.Pool, &workflow.Config{Extensions: []workflow.Extension{sc}, Schema: db.Schema})
+	require.NoError(t, err)
+	return sc
+}
+
+func TestLedger(t *testing.T) {
+	t.Parallel()
+
+	t.Run("FailureCountAndLastStatus", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		sc := startClients(t, db, 1)[0]
+		ctx := ctxT(t, 60*time.Second)
+		s, err := sc.Create(ctx, &Params{Name: "f", Workflow: "failing", Cron: "* * * * * *", Overlap: OverlapAllow})
+		require.NoError(t, err)
+		waitRuns(t, db, s.ID, 2, 30*time.Second)
+		_, err = sc.Pause(ctx, s.ID, "")
+		require.NoError(t, err)
+		waitFor(t, func() bool {
+			got, err := sc.Get(ctx, s.ID)
+			require.NoError(t, err)
+			return got.FailureCount >= 2 && got.LastRunStatus == "failed"
+		})
+		history, err := sc.History(ctx, s.ID, nil)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, len(history), 2)
+		require.JSONEq(t, `"UTC"`, mustJSON(t, metaField(t, history[0].Metadata, "schedule_zone")))
+	})
+
+	t.Run("TriggerAndBackfill", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		sc := startClients(t, db, 1)[0]
+		ctx := ctxT(t, 60*time.Second)
+		s, err := sc.Create(ctx, &Params{Name: "daily", Workflow: "tick", Cron: "0 6 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
+		require.NoError(t, err)
+
+		runID, err := sc.Trigger(ctx, s.ID, &TriggerOpts{Input: map[string]int{"n": 1}})
+		require.NoError(t, err)
+		require.NotEqual(t, uuid.Nil, runID)
+
+		// A past week: 7 slots. Backfill twice: the second adds nothing.
+		from := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
+		to := time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC)
+		n, err := sc.Backfill(ctx, s.ID, from, to)
+		require.NoError(t, err)
+		require.Equal(t, 7, n)
+		n, err = sc.Backfill(ctx, s.ID, from, to)
+		require.NoError(t, err)
+		require.Zero(t, n, "each slot at most once")
+
+		waitRuns(t, db, s.ID, 8, 30*time.Second)
+		got, err := sc.Get(ctx, s.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, 8, got.RunCount)
+	})
+
+	t.Run("DSTNoteOnTheRun", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		sc := startClients(t, db, 1)[0]
+		ctx := ctxT(t, 60*time.Second)
+		s, err := sc.Create(ctx, &Params{Name: "night", Workflow: "tick", Cron: "30 2 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
+		require.NoError(t, err)
+		_, err = sc.Backfill(ctx, s.ID, time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC))
+		require.NoError(t, err)
+		history, err := sc.History(ctx, s.ID, nil)
+		require.NoError(t, err)
+		require.Len(t, history, 1)
+		require.Equal(t, "2026-03-08T07:00:00Z", history[0].FireAt.UTC().Format(time.RFC3339), "03:00 EDT, right after the jump")
+		require.Equal(t, "2026-03-08T02:30:00", metaField(t, history[0].Metadata, "schedule_nominal"))
+		require.Contains(t, metaField(t, history[0].Metadata, "schedule_dst_note"), "does not exist")
+	})
+}
+
+func TestUpdateTakesEffectAtNextSlot(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := insertOnly(t, db)
+	ctx := ctxT(t, 30*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "u", Workflow: "tick", Cron: "0 9 * * *", TimeZone: "Europe/Paris"})
+	require.NoError(t, err)
+
+	cron := "0 18 * * *"
+	updated, err := sc.Update(ctx, s.ID, &UpdateParams{Cron: &cron})
+	require.NoError(t, err)
+	require.Equal(t, cron, updated.Cron)
+	require.Equal(t, 18, updated.NextFireAt.In(mustZone(t, "Europe/Paris")).Hour())
+
+	var jobs int
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'tributary:schedule_fire'").Scan(&jobs))
+	require.Equal(t, 2, jobs, "the old slot's job stays and finds itself stale; the new one is seeded")
+
+	bad := "not cron"
+	_, err = sc.Update(ctx, s.ID, &UpdateParams{Cron: &bad})
+	require.ErrorIs(t, err, ErrInvalid)
+	again, err := sc.Get(ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, cron, again.Cron, "a failed update changes nothing")
+}
+
+// TestDowntimeSkipsMissedSlots: slots found later than the catch-up window
+// are recorded as skipped ("missed") and the chain jumps to the next future
+// slot: a restart never mass-fires.
+func TestDowntimeSkipsMissedSlots(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	ctx := ctxT(t, 60*time.Second)
+	s, err := insertOnly(t, db).Create(ctx, &Params{Name: "d", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow, CatchUpWindow: time.Second})
+	require.NoError(t, err)
+	// Downtime: nobody works jobs until the first slot is three seconds
+	// overdue.
+	waitFor(t, func() bool { return time.Since(*s.NextFireAt) > 3*time.Second })
+
+	startClients(t, db, 1)
+	waitRuns(t, db, s.ID, 3, 30*time.Second)
+	var missed, ran int
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE skip_reason = 'missed'), count(*) FILTER (WHERE status <> 'skipped')
+		FROM workflow_runs WHERE schedule_id = $1`, s.ID).Scan(&missed, &ran))
+	require.Equal(t, 1, missed, "the overdue slot is recorded as missed; the slots in between never get a job")
+	var first time.Time
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT min(fire_at) FROM workflow_runs WHERE schedule_id = $1 AND status <> 'skipped'`, s.ID).Scan(&first))
+	require.Greater(t, first.Sub(*s.NextFireAt), 3*time.Second, "firing resumed at a future slot")
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	ctx := ctxT(t, 30*time.Second)
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("condition not met within 30s")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func metaField(t *testing.T, raw []byte, key string) string {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	v, _ := m[key].(string)
+	return v
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	require.NoError(t, err)
+	return loc
 }

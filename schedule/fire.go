@@ -76,18 +76,12 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 		skip := ""
 		if now.Sub(fireAt) > s.CatchUpWindow {
 			skip = SkipReasonMissed
-		} else if s.Overlap == OverlapSkip {
-			var busy bool
-			if err := tx.QueryRow(ctx, c.q.unfinishedRuns, s.ID).Scan(&busy); err != nil {
-				return err
-			}
-			if busy {
-				skip = SkipReasonOverlap
-			}
+		} else if skip, err = c.overlapSkip(ctx, tx, s.ID, s.Overlap); err != nil {
+			return err
 		}
 		started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
-			FireAt: fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Priority: s.Priority, Queue: s.Queue,
-			ScheduleID: s.ID, Skip: skip, Timeout: s.Timeout, Type: s.Workflow,
+			FireAt: fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: slotMetadata(spec, fireAt),
+			Priority: s.Priority, Queue: s.Queue, ScheduleID: s.ID, Skip: skip, Timeout: s.Timeout, Type: s.Workflow,
 		})
 		if err != nil {
 			return fmt.Errorf("schedule %s: fire slot %s: %w", s.ID, fireAt.Format(time.RFC3339), err)
@@ -127,4 +121,18 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 func complete(ctx context.Context, tx pgx.Tx, job *river.Job[fireArgs]) error {
 	_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 	return err
+}
+
+// slotMetadata explains a slot in its run's metadata, so the ledger explains
+// itself: the nominal wall time in the schedule's zone, the zone, and the
+// note when the DST rule moved or merged the slot.
+func slotMetadata(spec *Spec, fireAt time.Time) map[string]any {
+	meta := map[string]any{"schedule_zone": spec.Zone(), "schedule_fire_at": fireAt.In(spec.Location()).Format(time.RFC3339)}
+	if occ, ok := spec.Next(fireAt.Add(-time.Second)); ok && occ.At.Equal(fireAt) {
+		meta["schedule_nominal"] = occ.Nominal
+		if occ.Note != "" {
+			meta["schedule_dst_note"] = occ.Note
+		}
+	}
+	return meta
 }

@@ -13,7 +13,9 @@ const scheduleColumns = `id, name, description, owner, workflow_type, input, cro
 	next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), created_at, updated_at`
 
 type queries struct {
+	addRuns        string
 	advance        string
+	countRun       string
 	delete         string
 	get            string
 	getForUpdate   string
@@ -22,6 +24,7 @@ type queries struct {
 	overdue        string
 	pause          string
 	resume         string
+	update         string
 	unfinishedRuns string
 }
 
@@ -36,6 +39,8 @@ func newQueries(schema string) *queries {
 UPDATE {s}schedules
 SET next_fire_at = $2, last_fire_at = $3, run_count = run_count + $4, updated_at = now()
 WHERE id = $1`),
+		addRuns:      t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
+		countRun:     t(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`),
 		delete:       t(`DELETE FROM {s}schedules WHERE id = $1`),
 		get:          t(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1`),
 		getForUpdate: t(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 FOR UPDATE`),
@@ -58,6 +63,12 @@ UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL, upd
 WHERE id = $1 RETURNING ` + scheduleColumns),
 		resume: t(`
 UPDATE {s}schedules SET paused = false, pause_note = '', next_fire_at = $2, updated_at = now()
+WHERE id = $1 RETURNING ` + scheduleColumns),
+		update: t(`
+UPDATE {s}schedules
+SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_policy = $7,
+	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
+	next_fire_at = $13, updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns),
 		unfinishedRuns: t(`
 SELECT EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting'))`),

@@ -327,7 +327,7 @@ func (c *Client) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.Sche
 	fireAt, scheduleID := s.FireAt, s.ScheduleID
 	r, err := c.startTx(ctx, tx, &startParams{
 		typeName: s.Type, defaults: defaults, input: input,
-		opts:   &StartOpts{MaxAttempts: s.MaxAttempts, Priority: s.Priority, Queue: s.Queue, Timeout: s.Timeout},
+		opts:   &StartOpts{MaxAttempts: s.MaxAttempts, Metadata: s.Metadata, Priority: s.Priority, Queue: s.Queue, Timeout: s.Timeout},
 		fireAt: &fireAt, scheduleID: &scheduleID, skip: s.Skip,
 	})
 	if err != nil {

@@ -14,9 +14,11 @@ type ScheduledStart struct {
 	FireAt      time.Time
 	Input       []byte
 	MaxAttempts int
-	Priority    int
-	Queue       string
-	ScheduleID  uuid.UUID
+	// Metadata is stored with the run (StartOpts.Metadata).
+	Metadata   map[string]any
+	Priority   int
+	Queue      string
+	ScheduleID uuid.UUID
 	// Skip, when set, records the slot as a skipped run with this reason and
 	// inserts no job.
 	Skip    string

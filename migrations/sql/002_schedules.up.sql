@@ -38,3 +38,32 @@ CREATE INDEX schedules_next_fire ON /* TEMPLATE: schema */schedules (next_fire_a
 ALTER TABLE /* TEMPLATE: schema */workflow_runs
     ADD CONSTRAINT workflow_runs_schedule_fk FOREIGN KEY (schedule_id)
     REFERENCES /* TEMPLATE: schema */schedules (id) ON DELETE SET NULL;
+
+-- A schedule's figures follow its runs: the last run status, and the
+-- failure count. A trigger keeps them current whichever process finishes a
+-- run (a workflow worker, a cancel, the repair pass), in the same
+-- transaction.
+CREATE FUNCTION /* TEMPLATE: schema */tributary_schedule_run_finished() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE /* TEMPLATE: schema */schedules
+    SET last_run_status = NEW.status,
+        failure_count = failure_count + CASE WHEN NEW.status = 'failed' THEN 1 ELSE 0 END,
+        updated_at = now()
+    WHERE id = NEW.schedule_id;
+    RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER workflow_runs_schedule_finished
+    AFTER UPDATE OF status ON /* TEMPLATE: schema */workflow_runs
+    FOR EACH ROW
+    WHEN (NEW.schedule_id IS NOT NULL AND NEW.status IS DISTINCT FROM OLD.status
+        AND NEW.status IN ('completed', 'failed', 'cancelled'))
+    EXECUTE FUNCTION /* TEMPLATE: schema */tributary_schedule_run_finished();
+
+CREATE TRIGGER workflow_runs_schedule_skipped
+    AFTER INSERT ON /* TEMPLATE: schema */workflow_runs
+    FOR EACH ROW
+    WHEN (NEW.schedule_id IS NOT NULL AND NEW.status = 'skipped')
+    EXECUTE FUNCTION /* TEMPLATE: schema */tributary_schedule_run_finished();

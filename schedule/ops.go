@@ -1,0 +1,260 @@
+package schedule
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/wfhook"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// UpdateParams change a schedule; nil fields stay as they are.
+type UpdateParams struct {
+	Name          *string
+	Description   *string
+	Cron          *string
+	TimeZone      *string
+	Input         any // nil: unchanged; json.RawMessage("null") for null
+	Overlap       *OverlapPolicy
+	CatchUpWindow *time.Duration
+	MaxAttempts   *int
+	Priority      *int
+	Queue         *string
+	Timeout       *time.Duration
+}
+
+// Update changes a schedule. A new cron expression or time zone takes effect
+// at once: the pending slot is replaced by the first slot of the new timing
+// after now (the old slot's job finds itself stale and fires nothing). Other
+// changes apply from the next slot, which reads the schedule when it fires.
+// Validation errors match ErrInvalid and change nothing.
+func (c *Client) Update(ctx context.Context, id uuid.UUID, p *UpdateParams) (*Schedule, error) {
+	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.UpdateTx(ctx, tx, id, p) })
+}
+
+// UpdateTx is like Update, within tx; the caller commits or rolls back.
+func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *UpdateParams) (*Schedule, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return s, nil
+	}
+	params := &Params{
+		Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow, Input: s.Input,
+		Cron: s.Cron, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
+		Overlap: s.Overlap, CatchUpWindow: s.CatchUpWindow, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
+		Queue: s.Queue, Timeout: s.Timeout,
+	}
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&params.Name, p.Name)
+	set(&params.Description, p.Description)
+	set(&params.Cron, p.Cron)
+	set(&params.TimeZone, p.TimeZone)
+	set(&params.Queue, p.Queue)
+	if p.Input != nil {
+		params.Input = p.Input
+	}
+	if p.Overlap != nil {
+		params.Overlap = *p.Overlap
+	}
+	if p.CatchUpWindow != nil {
+		params.CatchUpWindow = *p.CatchUpWindow
+	}
+	if p.MaxAttempts != nil {
+		params.MaxAttempts = *p.MaxAttempts
+	}
+	if p.Priority != nil {
+		params.Priority = *p.Priority
+	}
+	if p.Timeout != nil {
+		params.Timeout = *p.Timeout
+	}
+	v, err := c.validate(params)
+	if err != nil {
+		return nil, err
+	}
+	retimed := v.spec.Expr() != s.Cron || v.spec.Zone() != s.TimeZone
+	next := s.NextFireAt
+	if retimed && !s.Paused {
+		next = &v.first
+	}
+	updated, err := scanSchedule(tx.QueryRow(ctx, c.q.update, id, params.Name, params.Description, v.input,
+		v.spec.Expr(), v.spec.Zone(), string(v.overlap), v.catchUp.Milliseconds(), params.MaxAttempts,
+		params.Timeout.Milliseconds(), params.Queue, params.Priority, next))
+	if err != nil {
+		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
+	}
+	if retimed && next != nil {
+		if err := c.seedTx(ctx, tx, id, *next); err != nil {
+			return nil, err
+		}
+	}
+	return updated, nil
+}
+
+// TriggerOpts override, for one triggered run, the schedule's input and
+// overlap policy. A nil *TriggerOpts uses the schedule's.
+type TriggerOpts struct {
+	Input   any
+	Overlap OverlapPolicy
+}
+
+// Trigger starts a run of the schedule now, outside its cron; the chain of
+// slots is not affected. Under OverlapSkip, a trigger while a run is
+// unfinished records a skipped run (reason "overlap"). It returns the run's
+// id.
+func (c *Client) Trigger(ctx context.Context, id uuid.UUID, opts *TriggerOpts) (uuid.UUID, error) {
+	var runID uuid.UUID
+	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		var err error
+		runID, err = c.TriggerTx(ctx, tx, id, opts)
+		return err
+	})
+	return runID, err
+}
+
+// TriggerTx is like Trigger, within tx; the caller commits or rolls back.
+func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *TriggerOpts) (uuid.UUID, error) {
+	if err := c.bound(); err != nil {
+		return uuid.Nil, err
+	}
+	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if opts == nil {
+		opts = &TriggerOpts{}
+	}
+	input := []byte(s.Input)
+	if opts.Input != nil {
+		if input, err = json.Marshal(opts.Input); err != nil {
+			return uuid.Nil, &ValidationError{Field: "TriggerOpts.Input", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
+		}
+	}
+	overlap := s.Overlap
+	if opts.Overlap != "" {
+		overlap = opts.Overlap
+	}
+	skip, err := c.overlapSkip(ctx, tx, s.ID, overlap)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	// A triggered run is keyed on the moment it was triggered, to the
+	// microsecond Postgres keeps.
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
+		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Metadata: map[string]any{"schedule_trigger": true},
+		Priority: s.Priority, Queue: s.Queue, ScheduleID: s.ID, Skip: skip, Timeout: s.Timeout, Type: s.Workflow,
+	})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if skip == "" {
+		if _, err := tx.Exec(ctx, c.q.countRun, s.ID); err != nil {
+			return uuid.Nil, err
+		}
+	}
+	return started.RunID, nil
+}
+
+func (c *Client) overlapSkip(ctx context.Context, tx pgx.Tx, id uuid.UUID, overlap OverlapPolicy) (string, error) {
+	if overlap != OverlapSkip {
+		return "", nil
+	}
+	var busy bool
+	if err := tx.QueryRow(ctx, c.q.unfinishedRuns, id).Scan(&busy); err != nil {
+		return "", err
+	}
+	if busy {
+		return SkipReasonOverlap, nil
+	}
+	return "", nil
+}
+
+// MaxBackfill bounds the slots one Backfill may start.
+const MaxBackfill = 1000
+
+// Backfill runs the schedule's slots in [from, to) that have not run: each
+// slot at most once (a slot that already has its run is left alone), oldest
+// first, honouring the overlap policy (under OverlapSkip only the first
+// starts while it is unfinished; the others are recorded as skipped). It
+// returns how many slots it started or recorded.
+func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time) (int, error) {
+	if err := c.bound(); err != nil {
+		return 0, err
+	}
+	if !to.After(from) {
+		return 0, &ValidationError{Field: "to", Problem: "is not after from"}
+	}
+	n := 0
+	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+		if err != nil {
+			return err
+		}
+		spec, err := s.Spec()
+		if err != nil {
+			return err
+		}
+		slots := spec.NextN(from.Add(-time.Second), MaxBackfill+1)
+		ran := 0
+		for _, occ := range slots {
+			if !occ.At.Before(to) {
+				break
+			}
+			if n == MaxBackfill {
+				return &ValidationError{Field: "range", Problem: fmt.Sprintf("holds more than %d slots; backfill a shorter range at a time", MaxBackfill)}
+			}
+			skip, err := c.overlapSkip(ctx, tx, s.ID, s.Overlap)
+			if err != nil {
+				return err
+			}
+			started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
+				FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: slotMetadata(spec, occ.At),
+				Priority: s.Priority, Queue: s.Queue, ScheduleID: s.ID, Skip: skip, Timeout: s.Timeout, Type: s.Workflow,
+			})
+			if err != nil {
+				return err
+			}
+			if !started.Existing {
+				n++
+				if skip == "" {
+					ran++
+				}
+			}
+		}
+		_, err = tx.Exec(ctx, c.q.addRuns, s.ID, ran)
+		return err
+	})
+	return n, err
+}
+
+// History is the schedule's run ledger, newest first: one run per slot that
+// fired (completed, failed, cancelled, running, …) or was skipped, with the
+// skip reason, and the slot's nominal time and DST note in the run's
+// metadata. It pages like workflow.Client.ListRuns.
+func (c *Client) History(ctx context.Context, id uuid.UUID, params *workflow.ListParams) ([]*workflow.Run, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	p := workflow.ListParams{}
+	if params != nil {
+		p = *params
+	}
+	p.ScheduleID = &id
+	return c.wf.ListRuns(ctx, &p)
+}
