@@ -169,9 +169,9 @@ func (c *Client) validate(p *Params) (*validated, error) {
 	switch overlap {
 	case "":
 		overlap = OverlapSkip
-	case OverlapAllow, OverlapSkip:
+	case OverlapAllow, OverlapSkip, OverlapQueue, OverlapReplace:
 	default:
-		return nil, &ValidationError{Field: "Overlap", Problem: fmt.Sprintf("%q is not supported; use %q or %q", overlap, OverlapSkip, OverlapAllow)}
+		return nil, &ValidationError{Field: "Overlap", Problem: fmt.Sprintf("%q is not an overlap policy; use skip, allow, queue or replace", overlap)}
 	}
 	if !p.StartAt.IsZero() && !p.EndAt.IsZero() && !p.EndAt.After(p.StartAt) {
 		return nil, &ValidationError{Field: "EndAt", Problem: fmt.Sprintf("%s is not after StartAt %s", p.EndAt.Format(time.RFC3339), p.StartAt.Format(time.RFC3339))}

@@ -435,3 +435,76 @@ func mustZone(t *testing.T, name string) *time.Location {
 	require.NoError(t, err)
 	return loc
 }
+
+func TestOverlapQueueAndReplace(t *testing.T) {
+	t.Parallel()
+
+	t.Run("Queue", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		sc := startClients(t, db, 1)[0]
+		ctx := ctxT(t, 60*time.Second)
+		s, err := sc.Create(ctx, &Params{Name: "q", Workflow: "stuck", Cron: "* * * * * *", Overlap: OverlapQueue})
+		require.NoError(t, err)
+		waitRuns(t, db, s.ID, 4, 30*time.Second)
+		_, err = sc.Pause(ctx, s.ID, "")
+		require.NoError(t, err)
+
+		history, err := sc.History(ctx, s.ID, nil)
+		require.NoError(t, err)
+		var first, queued *workflow.Run
+		skipped := 0
+		for _, run := range history { // newest first
+			switch {
+			case run.Status == workflow.StatusSkipped:
+				require.Equal(t, SkipReasonOverlap, run.SkipReason)
+				skipped++
+			case jsonHas(t, run.Metadata, "schedule_queued"):
+				require.Nil(t, queued, "at most one run waits")
+				queued = run
+			default:
+				first = run
+			}
+		}
+		require.NotNil(t, first)
+		require.NotNil(t, queued, "the second slot waits for the first run")
+		require.GreaterOrEqual(t, skipped, 2)
+
+		// The first run finishing releases the queued one.
+		wf := sc.wf
+		require.NoError(t, wf.Signal(ctx, first.ID, "never", "done"))
+		waitFor(t, func() bool {
+			run, err := wf.GetRun(ctx, queued.ID)
+			require.NoError(t, err)
+			return run.Status == workflow.StatusWaiting
+		})
+	})
+
+	t.Run("Replace", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		sc := startClients(t, db, 1)[0]
+		ctx := ctxT(t, 60*time.Second)
+		s, err := sc.Create(ctx, &Params{Name: "r", Workflow: "stuck", Cron: "* * * * * *", Overlap: OverlapReplace})
+		require.NoError(t, err)
+		waitRuns(t, db, s.ID, 3, 30*time.Second)
+		_, err = sc.Pause(ctx, s.ID, "")
+		require.NoError(t, err)
+
+		var unfinished, cancelled int
+		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status IN ('pending', 'running', 'sleeping', 'waiting')),
+			count(*) FILTER (WHERE status = 'cancelled') FROM workflow_runs WHERE schedule_id = $1`, s.ID).Scan(&unfinished, &cancelled))
+		require.Equal(t, 1, unfinished, "only the newest run is left")
+		require.GreaterOrEqual(t, cancelled, 2)
+	})
+}
+
+func jsonHas(t *testing.T, raw []byte, key string) bool {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	_, ok := m[key]
+	return ok
+}

@@ -73,15 +73,19 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 		}
 
 		fireAt, now := job.Args.FireAt, time.Now()
-		skip := ""
+		meta := slotMetadata(spec, fireAt)
+		var (
+			skip    string
+			startAt time.Time
+		)
 		if now.Sub(fireAt) > s.CatchUpWindow {
 			skip = SkipReasonMissed
-		} else if skip, err = c.overlapSkip(ctx, tx, s.ID, s.Overlap); err != nil {
+		} else if skip, startAt, err = c.overlap(ctx, tx, s.ID, s.Overlap, meta); err != nil {
 			return err
 		}
 		started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
-			FireAt: fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: slotMetadata(spec, fireAt),
-			Priority: s.Priority, Queue: s.Queue, ScheduleID: s.ID, Skip: skip, Timeout: s.Timeout, Type: s.Workflow,
+			FireAt: fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
+			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
 		})
 		if err != nil {
 			return fmt.Errorf("schedule %s: fire slot %s: %w", s.ID, fireAt.Format(time.RFC3339), err)

@@ -149,7 +149,8 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 	if opts.Overlap != "" {
 		overlap = opts.Overlap
 	}
-	skip, err := c.overlapSkip(ctx, tx, s.ID, overlap)
+	meta := map[string]any{"schedule_trigger": true}
+	skip, startAt, err := c.overlap(ctx, tx, s.ID, overlap, meta)
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -157,8 +158,8 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 	// microsecond Postgres keeps.
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
-		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Metadata: map[string]any{"schedule_trigger": true},
-		Priority: s.Priority, Queue: s.Queue, ScheduleID: s.ID, Skip: skip, Timeout: s.Timeout, Type: s.Workflow,
+		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
+		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
 	})
 	if err != nil {
 		return uuid.Nil, err
@@ -171,19 +172,34 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 	return started.RunID, nil
 }
 
-func (c *Client) overlapSkip(ctx context.Context, tx pgx.Tx, id uuid.UUID, overlap OverlapPolicy) (string, error) {
-	if overlap != OverlapSkip {
-		return "", nil
+// overlap applies the overlap policy to a slot about to start: it returns
+// the skip reason (none: start it) and, for a queued run, when its job may
+// start (far in the future: a finishing run releases it).
+func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy OverlapPolicy, meta map[string]any) (skip string, startAt time.Time, err error) {
+	switch policy {
+	case OverlapAllow:
+		return "", time.Time{}, nil
+	case OverlapReplace:
+		_, err := c.wf.CancelScheduleRunsTx(ctx, tx, &wfhook.ScheduleRuns{ScheduleID: id})
+		return "", time.Time{}, err
 	}
-	var busy bool
-	if err := tx.QueryRow(ctx, c.q.unfinishedRuns, id).Scan(&busy); err != nil {
-		return "", err
+	var busy, queued bool
+	if err := tx.QueryRow(ctx, c.q.unfinishedRuns, id).Scan(&busy, &queued); err != nil {
+		return "", time.Time{}, err
 	}
-	if busy {
-		return SkipReasonOverlap, nil
+	switch {
+	case !busy:
+		return "", time.Time{}, nil
+	case policy == OverlapQueue && !queued:
+		meta["schedule_queued"] = true
+		return "", time.Now().Add(queuedHold), nil
 	}
-	return "", nil
+	return SkipReasonOverlap, time.Time{}, nil
 }
+
+// queuedHold is how far ahead a queued run's job is held until its
+// predecessor finishes and releases it.
+const queuedHold = 100 * 365 * 24 * time.Hour
 
 // MaxBackfill bounds the slots one Backfill may start.
 const MaxBackfill = 1000
@@ -219,13 +235,14 @@ func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time)
 			if n == MaxBackfill {
 				return &ValidationError{Field: "range", Problem: fmt.Sprintf("holds more than %d slots; backfill a shorter range at a time", MaxBackfill)}
 			}
-			skip, err := c.overlapSkip(ctx, tx, s.ID, s.Overlap)
+			meta := slotMetadata(spec, occ.At)
+			skip, startAt, err := c.overlap(ctx, tx, s.ID, s.Overlap, meta)
 			if err != nil {
 				return err
 			}
 			started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
-				FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: slotMetadata(spec, occ.At),
-				Priority: s.Priority, Queue: s.Queue, ScheduleID: s.ID, Skip: skip, Timeout: s.Timeout, Type: s.Workflow,
+				FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
+				Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
 			})
 			if err != nil {
 				return err

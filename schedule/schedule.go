@@ -39,6 +39,13 @@ const (
 	OverlapAllow OverlapPolicy = "allow"
 	// OverlapSkip records the slot as skipped with reason "overlap".
 	OverlapSkip OverlapPolicy = "skip"
+	// OverlapQueue starts the slot's run when the previous run finishes. At
+	// most one run waits: a slot that finds one already waiting is skipped
+	// with reason "overlap".
+	OverlapQueue OverlapPolicy = "queue"
+	// OverlapReplace cancels the unfinished runs (see workflow.Client.Cancel)
+	// and starts the new one.
+	OverlapReplace OverlapPolicy = "replace"
 )
 
 // Skip reasons recorded on a skipped slot's run.

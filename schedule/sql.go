@@ -71,7 +71,9 @@ SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_
 	next_fire_at = $13, updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns),
 		unfinishedRuns: t(`
-SELECT EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting'))`),
+SELECT
+	EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') AND NOT metadata ? 'schedule_queued'),
+	EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status = 'pending' AND metadata ? 'schedule_queued')`),
 	}
 }
 

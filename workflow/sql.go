@@ -49,34 +49,35 @@ const stepColumns = `name, kind, status, result_type, output, error, attempts, w
 
 // queries holds the engine's SQL with the schema filled in.
 type queries struct {
-	beginAttempts  string
-	completeRuns   string
-	brokenRuns     string
-	consumeSignal  string
-	failRun        string
-	insertRun      string
-	jobTable       string
-	insertSignal   string
-	listRuns       string
-	lockRun        string
-	memoUpsert     string
-	parkMemo       string
-	recordRunError string
-	runByKey       string
-	runTable       string
-	runByID        string
-	setRunJob      string
-	parkRun        string
-	stepByName     string
-	stepFailed     string
-	stepsOfRun     string
-	cancelRun      string
-	requestCancel  string
-	resetForRetry  string
-	touchRun       string
-	childOutcome   string
-	finishWaitMemo string
-	runStatusByID  string
+	beginAttempts        string
+	completeRuns         string
+	brokenRuns           string
+	consumeSignal        string
+	failRun              string
+	insertRun            string
+	jobTable             string
+	insertSignal         string
+	listRuns             string
+	lockRun              string
+	memoUpsert           string
+	parkMemo             string
+	recordRunError       string
+	runByKey             string
+	runTable             string
+	runByID              string
+	setRunJob            string
+	parkRun              string
+	stepByName           string
+	unfinishedOfSchedule string
+	stepFailed           string
+	stepsOfRun           string
+	cancelRun            string
+	requestCancel        string
+	resetForRetry        string
+	touchRun             string
+	childOutcome         string
+	finishWaitMemo       string
+	runStatusByID        string
 }
 
 func newQueries(schema string) *queries {
@@ -204,9 +205,10 @@ ON CONFLICT (run_id, name) DO UPDATE SET
 	status = 'failed', error = excluded.error, attempts = step_runs.attempts + 1,
 	started_at = excluded.started_at, finished_at = excluded.finished_at
 WHERE step_runs.status <> 'completed'`),
-		stepByName: t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 AND name = $2`),
-		stepsOfRun: t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 ORDER BY started_at, name`),
-		touchRun:   t(`UPDATE {s}workflow_runs r SET updated_at = now() WHERE id = $1 RETURNING status, coalesce(job_id, 0), queue, coalesce((SELECT j.state::text FROM {s}river_job j WHERE j.id = r.job_id), '')`),
+		unfinishedOfSchedule: t(`SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') ORDER BY id`),
+		stepByName:           t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 AND name = $2`),
+		stepsOfRun:           t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 ORDER BY started_at, name`),
+		touchRun:             t(`UPDATE {s}workflow_runs r SET updated_at = now() WHERE id = $1 RETURNING status, coalesce(job_id, 0), queue, coalesce((SELECT j.state::text FROM {s}river_job j WHERE j.id = r.job_id), '')`),
 	}
 }
 

@@ -327,13 +327,32 @@ func (c *Client) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.Sche
 	fireAt, scheduleID := s.FireAt, s.ScheduleID
 	r, err := c.startTx(ctx, tx, &startParams{
 		typeName: s.Type, defaults: defaults, input: input,
-		opts:   &StartOpts{MaxAttempts: s.MaxAttempts, Metadata: s.Metadata, Priority: s.Priority, Queue: s.Queue, Timeout: s.Timeout},
+		opts:   &StartOpts{MaxAttempts: s.MaxAttempts, Metadata: s.Metadata, Priority: s.Priority, Queue: s.Queue, ScheduledAt: s.StartAt, Timeout: s.Timeout},
 		fireAt: &fireAt, scheduleID: &scheduleID, skip: s.Skip,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &wfhook.Started{Existing: r.existing, JobID: r.JobID, RunID: r.ID}, nil
+}
+
+// CancelScheduleRunsTx cancels the unfinished runs of a schedule, for its
+// replace overlap policy: like CancelTx for each. For package schedule.
+func (c *Client) CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduleRuns) (int, error) {
+	rows, err := tx.Query(ctx, c.q.unfinishedOfSchedule, s.ScheduleID)
+	if err != nil {
+		return 0, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := c.CancelTx(ctx, tx, id); err != nil && !errors.Is(err, ErrRunFinished) {
+			return 0, err
+		}
+	}
+	return len(ids), nil
 }
 
 // WakeAt makes a scheduled River job available at w.At, exactly, while this

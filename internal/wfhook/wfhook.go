@@ -21,7 +21,10 @@ type ScheduledStart struct {
 	ScheduleID uuid.UUID
 	// Skip, when set, records the slot as a skipped run with this reason and
 	// inserts no job.
-	Skip    string
+	Skip string
+	// StartAt, when set, delays the run's job until then (a queued run is
+	// held far in the future until its predecessor finishes).
+	StartAt time.Time
 	Timeout time.Duration
 	Type    string
 }
@@ -40,4 +43,9 @@ type Wake struct {
 	At    time.Time
 	JobID int64
 	Queue string
+}
+
+// ScheduleRuns names a schedule's runs.
+type ScheduleRuns struct {
+	ScheduleID uuid.UUID
 }

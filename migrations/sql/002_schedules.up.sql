@@ -40,7 +40,7 @@ ALTER TABLE /* TEMPLATE: schema */workflow_runs
     REFERENCES /* TEMPLATE: schema */schedules (id) ON DELETE SET NULL;
 
 -- A schedule's figures follow its runs: the last run status, and the
--- failure count. A trigger keeps them current whichever process finishes a
+-- failure count; and a finished run releases a queued one. A trigger keeps them current whichever process finishes a
 -- run (a workflow worker, a cancel, the repair pass), in the same
 -- transaction.
 CREATE FUNCTION /* TEMPLATE: schema */tributary_schedule_run_finished() RETURNS trigger
@@ -51,6 +51,24 @@ BEGIN
         failure_count = failure_count + CASE WHEN NEW.status = 'failed' THEN 1 ELSE 0 END,
         updated_at = now()
     WHERE id = NEW.schedule_id;
+
+    -- Overlap policy "queue": a run that finished releases the schedule's
+    -- queued run (held far in the future); River's scheduler makes its job
+    -- available within seconds.
+    IF TG_OP = 'UPDATE' THEN
+        WITH queued AS (
+            UPDATE /* TEMPLATE: schema */workflow_runs
+            SET metadata = metadata - 'schedule_queued'
+            WHERE id = (
+                SELECT id FROM /* TEMPLATE: schema */workflow_runs
+                WHERE schedule_id = NEW.schedule_id AND status = 'pending' AND metadata ? 'schedule_queued'
+                ORDER BY fire_at LIMIT 1
+            )
+            RETURNING job_id
+        )
+        UPDATE /* TEMPLATE: schema */river_job SET scheduled_at = now()
+        WHERE id IN (SELECT job_id FROM queued) AND state = 'scheduled';
+    END IF;
     RETURN NULL;
 END;
 $$;

@@ -1,0 +1,338 @@
+package schedule
+
+// Benchmarks of schedules on a real Postgres: creating them, reconciling
+// many healthy ones, and firing many in the same second. They make no timed
+// assertions. The big ones do their work once per invocation whatever b.N
+// is; run them with -benchtime=1x:
+//
+//	go test -run '^$' -bench 'Create|Reconcile|DueSameSecond' -benchtime=1x ./schedule/
+//
+// BenchmarkCreate/Each and BenchmarkReconcileHealthy/Pass are ordinary
+// per-op benchmarks (-benchtime=2000x and -benchtime=50x give steady
+// figures; ReconcileHealthy seeds its 100,000 schedules once, in the parent).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+const (
+	dbBenchMany       = 100_000     // schedules of Create/Tx100k and ReconcileHealthy
+	dbBenchBatch      = 1_000       // schedules per CreateTx transaction
+	dbBenchPoolConns  = 40          // MaxConns of the benchmarks' pool
+	dbBenchWorkers    = 20          // MaxWorkers of the working client
+	dbBenchYearly     = "0 0 1 1 *" // next slot weeks away: no wake timer, never due
+	dbBenchTimeout    = 10 * time.Minute
+	dbBenchDueLead    = 5 * time.Second  // DueSameSecond: the slot is this far ahead of creating…
+	dbBenchCreateCost = time.Millisecond // …plus this much per schedule created
+)
+
+// dbBenchPool opens a pool on db's schema big enough for a working client,
+// closed before testdb drops the schema.
+func dbBenchPool(b *testing.B, db *testdb.DB) *pgxpool.Pool {
+	b.Helper()
+	config, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	config.MaxConns = dbBenchPoolConns
+	config.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{db.Schema}.Sanitize()
+	pool, err := pgxpool.NewWithConfig(context.Background(), config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	return pool
+}
+
+// dbBenchInsertOnly is a schedule client on an insert-only workflow client:
+// it creates schedules, and nothing works their slots.
+func dbBenchInsertOnly(b *testing.B, pool *pgxpool.Pool, schema string) *Client {
+	b.Helper()
+	sc := New(nil)
+	if _, err := workflow.NewClient(pool, &workflow.Config{Extensions: []workflow.Extension{sc}, Schema: schema}); err != nil {
+		b.Fatal(err)
+	}
+	return sc
+}
+
+// dbBenchWorking starts a working client of maxWorkers workers on pool; it
+// stops when the benchmark ends.
+func dbBenchWorking(b *testing.B, pool *pgxpool.Pool, schema string, maxWorkers int) *Client {
+	b.Helper()
+	sc := New(nil)
+	wf, err := workflow.NewClient(pool, &workflow.Config{
+		Extensions: []workflow.Extension{sc},
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		River: &river.Config{
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
+		},
+		Schema:    schema,
+		Workflows: []workflow.Registrable{tick},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := wf.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := wf.Stop(ctx); err != nil {
+			b.Error(err)
+		}
+	})
+	return sc
+}
+
+// dbBenchCreate creates n schedules with CreateTx, batch to a transaction,
+// and returns how long that took.
+func dbBenchCreate(ctx context.Context, b *testing.B, sc *Client, pool *pgxpool.Pool, n, batch int, params func(i int) *Params) time.Duration {
+	b.Helper()
+	start := time.Now()
+	for done := 0; done < n; {
+		k := min(batch, n-done)
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			for i := range k {
+				if _, err := sc.CreateTx(ctx, tx, params(done+i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatalf("creating schedules %d to %d: %v", done, done+k, err)
+		}
+		done += k
+	}
+	return time.Since(start)
+}
+
+func dbBenchYearlyParams(i int) *Params {
+	return &Params{Name: "yearly " + strconv.Itoa(i), Owner: "bench", Workflow: "tick", Cron: dbBenchYearly}
+}
+
+func dbBenchCtx(b *testing.B) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), dbBenchTimeout)
+	b.Cleanup(cancel)
+	return ctx
+}
+
+// BenchmarkCreate creates schedules: Each one per Create (its own
+// transaction), b.N of them; Tx100k 100,000 in transactions of
+// dbBenchBatch, once per invocation (run it with -benchtime=1x).
+func BenchmarkCreate(b *testing.B) {
+	b.Run("Each", func(b *testing.B) {
+		db := testdb.New(b)
+		pool := dbBenchPool(b, db)
+		sc := dbBenchInsertOnly(b, pool, db.Schema)
+		ctx := dbBenchCtx(b)
+		i := 0
+		for b.Loop() {
+			if _, err := sc.Create(ctx, dbBenchYearlyParams(i)); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "creates/s")
+	})
+
+	b.Run("Tx100k", func(b *testing.B) {
+		if b.N > 1 {
+			b.Logf("b.N = %d: creating %d schedules once all the same; use -benchtime=1x", b.N, dbBenchMany)
+		}
+		db := testdb.New(b)
+		pool := dbBenchPool(b, db)
+		sc := dbBenchInsertOnly(b, pool, db.Schema)
+		ctx := dbBenchCtx(b)
+		b.ResetTimer()
+		took := dbBenchCreate(ctx, b, sc, pool, dbBenchMany, dbBenchBatch, dbBenchYearlyParams)
+		b.StopTimer()
+		var schedules, jobs int
+		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM schedules), (SELECT count(*) FROM river_job WHERE kind = 'tributary:schedule_fire')`).Scan(&schedules, &jobs); err != nil {
+			b.Fatal(err)
+		}
+		if schedules != dbBenchMany || jobs != dbBenchMany {
+			b.Fatalf("%d schedules and %d fire jobs, want %d of each", schedules, jobs, dbBenchMany)
+		}
+		b.ReportMetric(took.Seconds(), "total-s")
+		b.ReportMetric(float64(dbBenchMany)/took.Seconds(), "creates/s")
+		b.ReportMetric(0, "ns/op")
+	})
+}
+
+// BenchmarkReconcileHealthy times Reconcile over 100,000 healthy schedules
+// (their next slot is weeks away): it must read only overdue ones, through
+// the schedules_next_fire index. The parent seeds them once and EXPLAINs the
+// reconciler's query; Pass times b.N passes.
+func BenchmarkReconcileHealthy(b *testing.B) {
+	db := testdb.New(b)
+	pool := dbBenchPool(b, db)
+	sc := dbBenchInsertOnly(b, pool, db.Schema)
+	ctx := dbBenchCtx(b)
+	took := dbBenchCreate(ctx, b, sc, pool, dbBenchMany, 5*dbBenchBatch, dbBenchYearlyParams)
+	b.Logf("seeded %d healthy schedules in %s (%.0f/s)", dbBenchMany, took.Round(time.Millisecond), float64(dbBenchMany)/took.Seconds())
+
+	dbBenchExplainOverdue(ctx, b, pool, sc, "before ANALYZE")
+	if _, err := pool.Exec(ctx, "ANALYZE schedules"); err != nil {
+		b.Fatal(err)
+	}
+	dbBenchExplainOverdue(ctx, b, pool, sc, "after ANALYZE")
+
+	b.Run("Pass", func(b *testing.B) {
+		for b.Loop() {
+			n, err := sc.Reconcile(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n != 0 {
+				b.Fatalf("Reconcile found %d overdue schedules among healthy ones", n)
+			}
+		}
+	})
+}
+
+// dbBenchExplainOverdue EXPLAINs the reconciler's query with a custom and a
+// generic plan (pgx prepares it; Postgres may switch to the generic one),
+// logs the plans and whether they use schedules_next_fire, and fails the
+// benchmark when one scans the schedules table.
+func dbBenchExplainOverdue(ctx context.Context, b *testing.B, pool *pgxpool.Pool, sc *Client, when string) {
+	b.Helper()
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		var plan []string
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+sc.q.overdue, reconcileGrace.Seconds())
+			if err != nil {
+				return err
+			}
+			plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+		if err != nil {
+			b.Fatalf("EXPLAIN the overdue query: %v", err)
+		}
+		text := strings.Join(plan, "\n")
+		usesIndex := strings.Contains(text, "schedules_next_fire")
+		seqScan := strings.Contains(text, "Seq Scan")
+		b.Logf("overdue query, %s, %s: uses schedules_next_fire: %t, seq scan: %t\n%s", when, mode, usesIndex, seqScan, text)
+		if seqScan || !usesIndex {
+			b.Errorf("the reconciler's query (%s, %s) does not read through schedules_next_fire: it scans all schedules", when, mode)
+		}
+	}
+}
+
+// BenchmarkDueSameSecond creates 1,000 and 10,000 schedules whose first slot
+// is the same second, a few seconds ahead, on an insert-only client; then
+// starts one working client and measures how late each slot's run started
+// (its River job's attempted_at after the slot): p50, p99 and max, and how
+// long after the slot the last run completed. Once per invocation: run it
+// with -benchtime=1x.
+func BenchmarkDueSameSecond(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchDueSameSecond(b, n) })
+	}
+}
+
+func benchDueSameSecond(b *testing.B, n int) {
+	if b.N > 1 {
+		b.Logf("b.N = %d: firing %d schedules once all the same; use -benchtime=1x", b.N, n)
+	}
+	db := testdb.New(b)
+	pool := dbBenchPool(b, db)
+	// The inserting process has a pool of its own (testdb's small one), as
+	// another process would.
+	ins := dbBenchInsertOnly(b, db.Pool, db.Schema)
+	ctx := dbBenchCtx(b)
+
+	fireAt := time.Now().Add(dbBenchDueLead + time.Duration(n)*dbBenchCreateCost).Truncate(time.Second).UTC()
+	cron := fmt.Sprintf("%d %d %d * * *", fireAt.Second(), fireAt.Minute(), fireAt.Hour())
+	took := dbBenchCreate(ctx, b, ins, db.Pool, n, dbBenchBatch, func(i int) *Params {
+		return &Params{Name: "due " + strconv.Itoa(i), Owner: "bench", Workflow: "tick", Cron: cron, Overlap: OverlapAllow}
+	})
+	var due int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM schedules WHERE next_fire_at = $1", fireAt).Scan(&due); err != nil {
+		b.Fatal(err)
+	}
+	if due != n {
+		b.Fatalf("%d schedules are due at %s, want %d", due, fireAt.Format(time.TimeOnly), n)
+	}
+	if ahead := time.Until(fireAt); ahead < time.Second {
+		b.Logf("creating %d schedules took %s: only %s before the slot; the figures include that", n, took.Round(time.Millisecond), ahead.Round(time.Millisecond))
+	}
+
+	b.ResetTimer()
+	dbBenchWorking(b, pool, db.Schema, dbBenchWorkers)
+	started := time.Now()
+
+	// Wait for every slot's run to finish (or be recorded as skipped).
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		var runs, finished int
+		if err := pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status IN ('completed', 'failed', 'cancelled', 'skipped'))
+			FROM workflow_runs WHERE schedule_id IS NOT NULL`).Scan(&runs, &finished); err != nil {
+			b.Fatal(err)
+		}
+		if runs == n && finished == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d slots have a run and %d finished, %s after the slot", runs, n, finished, time.Since(fireAt).Round(time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			b.Fatal(ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	b.StopTimer()
+
+	var (
+		skipped, failed         int
+		lastStart, allDone, ran float64
+	)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'skipped'), count(*) FILTER (WHERE status IN ('failed', 'cancelled')),
+		extract(epoch FROM max(created_at) - $1::timestamptz), extract(epoch FROM max(finished_at) - $1::timestamptz),
+		count(*) FILTER (WHERE status = 'completed')
+		FROM workflow_runs WHERE schedule_id IS NOT NULL`, fireAt).Scan(&skipped, &failed, &lastStart, &allDone, &ran); err != nil {
+		b.Fatal(err)
+	}
+	var runCount int64
+	if err := pool.QueryRow(ctx, "SELECT sum(run_count) FROM schedules").Scan(&runCount); err != nil {
+		b.Fatal(err)
+	}
+	lat := mcSlotLatencies(ctx, b, db, nil)
+	b.Logf("%d schedules due at %s: created in %s, working client started %s before the slot",
+		n, fireAt.Format(time.TimeOnly), took.Round(time.Millisecond), fireAt.Sub(started).Round(time.Millisecond))
+	b.Logf("runs: %.0f completed, %d failed or cancelled, %d skipped; sum(run_count) = %d; last run inserted %.3fs and last run finished %.3fs after the slot",
+		ran, failed, skipped, runCount, lastStart, allDone)
+	b.Logf("fire job attempted_at - fire_at: %s", lat.fire)
+	b.Logf("run job attempted_at - fire_at:  %s", lat.run)
+	b.Logf("run started_at - fire_at:        %s", lat.started)
+	b.ReportMetric(lat.run.P50, "p50-ms")
+	b.ReportMetric(lat.run.P99, "p99-ms")
+	b.ReportMetric(lat.run.Max, "max-ms")
+	b.ReportMetric(lat.fire.P50, "fire-p50-ms")
+	b.ReportMetric(lat.fire.P99, "fire-p99-ms")
+	b.ReportMetric(lat.fire.Max, "fire-max-ms")
+	b.ReportMetric(allDone, "all-done-s")
+	b.ReportMetric(float64(skipped), "skipped")
+	b.ReportMetric(0, "ns/op")
+}
