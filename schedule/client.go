@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/tributary-go/tributary/workflow"
 )
+
+var queueRE = regexp.MustCompile(`^[a-z0-9]+(?:[_|\-]?[a-z0-9]+)*$`)
 
 // Config configures a Client.
 type Config struct {
@@ -126,7 +129,7 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 	}
 	s, err := scanSchedule(tx.QueryRow(ctx, c.q.insert, id, p.Name, p.Description, p.Owner, p.Workflow, v.input,
 		v.spec.Expr(), v.spec.Zone(), nullTime(p.StartAt), nullTime(p.EndAt), string(v.overlap), v.catchUp.Milliseconds(),
-		p.MaxAttempts, p.Timeout.Milliseconds(), p.Queue, p.Priority, p.Paused, p.PauseNote, next))
+		p.MaxAttempts, p.Timeout.Milliseconds(), p.Queue, p.Priority, p.Paused, p.PauseNote, next, string(v.catchUpPolicy)))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: insert schedule: %w", err)
 	}
@@ -139,11 +142,12 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 }
 
 type validated struct {
-	catchUp time.Duration
-	first   time.Time
-	input   []byte
-	overlap OverlapPolicy
-	spec    *Spec
+	catchUp       time.Duration
+	catchUpPolicy CatchUpPolicy
+	first         time.Time
+	input         []byte
+	overlap       OverlapPolicy
+	spec          *Spec
 }
 
 func (c *Client) validate(p *Params) (*validated, error) {
@@ -157,6 +161,17 @@ func (c *Client) validate(p *Params) (*validated, error) {
 		return nil, &ValidationError{Field: "Name", Problem: fmt.Sprintf("is %d bytes, the limit is 200", len(p.Name))}
 	case p.Workflow == "":
 		return nil, &ValidationError{Field: "Workflow", Problem: "is empty; name the workflow type each slot starts"}
+	}
+	if err := workflow.ValidateTypeName(p.Workflow); err != nil {
+		return nil, &ValidationError{Field: "Workflow", Problem: err.Error()}
+	}
+	switch {
+	case p.MaxAttempts < 0:
+		return nil, &ValidationError{Field: "MaxAttempts", Problem: fmt.Sprintf("is %d; use 0 for the workflow's default, or at least 1", p.MaxAttempts)}
+	case p.Priority < 0 || p.Priority > 4:
+		return nil, &ValidationError{Field: "Priority", Problem: fmt.Sprintf("is %d; use 0 for the workflow's default, or 1 (highest) to 4", p.Priority)}
+	case p.Queue != "" && !queueRE.MatchString(p.Queue):
+		return nil, &ValidationError{Field: "Queue", Problem: fmt.Sprintf("%q is not a valid River queue name; use lowercase letters, digits, _ and -", p.Queue)}
 	}
 	if types := c.wf.Types(); len(types) > 0 && !slices.Contains(types, p.Workflow) {
 		return nil, &ValidationError{Field: "Workflow", Problem: fmt.Sprintf("%q is not a workflow type of this client (registered: %v)", p.Workflow, types)}
@@ -187,11 +202,19 @@ func (c *Client) validate(p *Params) (*validated, error) {
 	if catchUp == 0 {
 		catchUp = DefaultCatchUpWindow
 	}
+	catchUpPolicy := p.CatchUp
+	switch catchUpPolicy {
+	case "":
+		catchUpPolicy = CatchUpWindow
+	case CatchUpWindow, CatchUpLatest:
+	default:
+		return nil, &ValidationError{Field: "CatchUp", Problem: fmt.Sprintf("%q is not a catch-up policy; use window or latest", catchUpPolicy)}
+	}
 	first, ok := firstSlot(spec, p.StartAt, p.EndAt, time.Now())
 	if !ok {
 		return nil, &ValidationError{Field: "Cron", Problem: fmt.Sprintf("%q has no occurrence between now (or StartAt) and EndAt; widen the range or change the expression", p.Cron)}
 	}
-	return &validated{catchUp: max(catchUp, 0), first: first, input: input, overlap: overlap, spec: spec}, nil
+	return &validated{catchUp: max(catchUp, 0), catchUpPolicy: catchUpPolicy, first: first, input: input, overlap: overlap, spec: spec}, nil
 }
 
 // firstSlot is the first occurrence after max(now, start) and before end.
@@ -273,16 +296,34 @@ func (c *Client) PauseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, note stri
 	return scanSchedule(tx.QueryRow(ctx, c.q.pause, id, note))
 }
 
-// Resume resumes a paused schedule. Slots missed while it was paused are
-// skipped: the chain restarts at the first occurrence after now.
-func (c *Client) Resume(ctx context.Context, id uuid.UUID) (*Schedule, error) {
-	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.ResumeTx(ctx, tx, id) })
+// ResumeOpts say what Resume does with the slots missed while paused. A
+// nil *ResumeOpts skips them.
+type ResumeOpts struct {
+	// Missed defaults to MissedSkip.
+	Missed MissedPolicy
+}
+
+// Resume resumes a paused schedule; the chain restarts at the first slot
+// after now. opts.Missed chooses what happens to the slots missed while it
+// was paused: skipped (the default), the latest run once, or each run once
+// (at most MaxBackfill).
+func (c *Client) Resume(ctx context.Context, id uuid.UUID, opts *ResumeOpts) (*Schedule, error) {
+	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.ResumeTx(ctx, tx, id, opts) })
 }
 
 // ResumeTx is like Resume, within tx; the caller commits or rolls back.
-func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) (*Schedule, error) {
+func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *ResumeOpts) (*Schedule, error) {
 	if err := c.bound(); err != nil {
 		return nil, err
+	}
+	missed := MissedSkip
+	if opts != nil && opts.Missed != "" {
+		missed = opts.Missed
+	}
+	switch missed {
+	case MissedSkip, MissedLatest, MissedBackfill:
+	default:
+		return nil, &ValidationError{Field: "ResumeOpts.Missed", Problem: fmt.Sprintf("%q is not a policy; use skip, latest or backfill", missed)}
 	}
 	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
 	if err != nil {
@@ -295,8 +336,25 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) (*Schedu
 	if err != nil {
 		return nil, err
 	}
+	now := time.Now()
+	if s.PausedAt != nil && missed != MissedSkip {
+		slots := spec.NextN(*s.PausedAt, MaxBackfill)
+		var due []Occurrence
+		for _, occ := range slots {
+			if occ.At.After(now) || (s.EndAt != nil && !occ.At.Before(*s.EndAt)) {
+				break
+			}
+			due = append(due, occ)
+		}
+		if missed == MissedLatest && len(due) > 1 {
+			due = due[len(due)-1:]
+		}
+		if _, err := c.startSlotsTx(ctx, tx, s, spec, due); err != nil {
+			return nil, err
+		}
+	}
 	var next *time.Time
-	if at, ok := firstSlot(spec, deref(s.StartAt), deref(s.EndAt), time.Now()); ok {
+	if at, ok := firstSlot(spec, deref(s.StartAt), deref(s.EndAt), now); ok {
 		next = &at
 	}
 	if s, err = scanSchedule(tx.QueryRow(ctx, c.q.resume, id, next)); err != nil {

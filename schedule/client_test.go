@@ -202,7 +202,7 @@ func TestPauseResumeDelete(t *testing.T) {
 	require.Equal(t, "maintenance", paused.PauseNote)
 
 	before := time.Now()
-	resumed, err := sc.Resume(ctx, s.ID)
+	resumed, err := sc.Resume(ctx, s.ID, nil)
 	require.NoError(t, err)
 	require.False(t, resumed.Paused)
 	require.NotNil(t, resumed.NextFireAt)
@@ -507,4 +507,72 @@ func jsonHas(t *testing.T, raw []byte, key string) bool {
 	require.NoError(t, json.Unmarshal(raw, &m))
 	_, ok := m[key]
 	return ok
+}
+
+func TestResumeMissedPolicies(t *testing.T) {
+	t.Parallel()
+
+	for _, missed := range []MissedPolicy{MissedSkip, MissedLatest, MissedBackfill} {
+		t.Run(string(missed), func(t *testing.T) {
+			t.Parallel()
+
+			db := testdb.New(t)
+			sc := insertOnly(t, db)
+			ctx := ctxT(t, 60*time.Second)
+			s, err := sc.Create(ctx, &Params{Name: "m", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow, Paused: true})
+			require.NoError(t, err)
+			// Three slots pass while it is paused.
+			waitFor(t, func() bool { return time.Since(*s.PausedAt) > 3500*time.Millisecond })
+			resumedAt := time.Now()
+			_, err = sc.Resume(ctx, s.ID, &ResumeOpts{Missed: missed})
+			require.NoError(t, err)
+
+			var n int
+			require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1 AND fire_at <= $2", s.ID, resumedAt).Scan(&n))
+			switch missed {
+			case MissedSkip:
+				require.Zero(t, n)
+			case MissedLatest:
+				require.Equal(t, 1, n)
+			case MissedBackfill:
+				require.GreaterOrEqual(t, n, 3)
+				var distinct int
+				require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(DISTINCT fire_at) FROM workflow_runs WHERE schedule_id = $1", s.ID).Scan(&distinct))
+				require.Equal(t, n, distinct)
+			}
+		})
+	}
+}
+
+func TestCatchUpLatest(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	ctx := ctxT(t, 60*time.Second)
+	s, err := insertOnly(t, db).Create(ctx, &Params{Name: "l", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow,
+		CatchUpWindow: time.Second, CatchUp: CatchUpLatest})
+	require.NoError(t, err)
+	waitFor(t, func() bool { return time.Since(*s.NextFireAt) > 4*time.Second })
+	startedAt := time.Now()
+	startClients(t, db, 1)
+	waitRuns(t, db, s.ID, 3, 30*time.Second)
+
+	// The overdue slot is recorded as missed, the most recent missed slot
+	// runs once, and nothing in between.
+	var missed, ranBefore int
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE skip_reason = 'missed'),
+		count(*) FILTER (WHERE status <> 'skipped' AND fire_at < $2)
+		FROM workflow_runs WHERE schedule_id = $1`, s.ID, startedAt.Add(-500*time.Millisecond)).Scan(&missed, &ranBefore))
+	if missed != 1 {
+		rows, _ := db.Pool.Query(ctx, "SELECT fire_at, status, coalesce(skip_reason,''), created_at FROM workflow_runs WHERE schedule_id = $1 ORDER BY fire_at", s.ID)
+		for rows.Next() {
+			var a, c time.Time
+			var st, r string
+			_ = rows.Scan(&a, &st, &r, &c)
+			t.Logf("%s %s %s created %s", a.Format("15:04:05.000"), st, r, c.Format("15:04:05.000"))
+		}
+		t.Logf("next was %s, clients started %s", s.NextFireAt.Format("15:04:05.000"), startedAt.Format("15:04:05.000"))
+	}
+	require.Equal(t, 1, missed)
+	require.LessOrEqual(t, ranBefore, 1, "at most the latest missed slot ran")
 }

@@ -33,11 +33,16 @@
 // a missed slot moves the chain to the next future slot. Resume skips the
 // slots missed while paused.
 //
-// Not yet built (see the project's issues): Update, Trigger, Backfill,
-// History, the queue and replace overlap policies, catch-up "latest",
-// execution grants and failure counting. A chain whose pending job is lost
-// (deleted in River UI, say) is repaired by Reconcile, which a working
+// Overlap policies: allow, skip (the default), queue (at most one run waits
+// for the previous to finish) and replace (cancel the unfinished run).
+// Catch-up policies: window (the default) and latest (run only the most
+// recent missed slot). Resume chooses what happens to the slots missed while
+// paused (skip, latest, backfill). Update, Trigger, Backfill and History
+// complete the API; every write has a Tx twin. A chain whose pending job is
+// lost (deleted in River UI, say) is repaired by Reconcile, which a working
 // client's leader runs on start-up and every minute.
+//
+// Not yet built (see the project's issues): execution grants.
 //
 // # When a schedule fires
 //

@@ -22,6 +22,9 @@ import (
 type fireArgs struct {
 	FireAt     time.Time `json:"fire_at" river:"unique"`
 	ScheduleID uuid.UUID `json:"schedule_id" river:"unique"`
+	// CatchUp marks the slot the "latest" catch-up policy jumped to: it
+	// runs however late it is found.
+	CatchUp bool `json:"catch_up,omitempty"`
 }
 
 func (fireArgs) Kind() string { return "tributary:schedule_fire" }
@@ -30,7 +33,12 @@ func (fireArgs) Kind() string { return "tributary:schedule_fire" }
 // the workflow client to wake it at the exact time (River's scheduler alone
 // would be up to five seconds late).
 func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
-	res, err := c.wf.River().InsertTx(ctx, tx, fireArgs{FireAt: at.UTC(), ScheduleID: id}, &river.InsertOpts{
+	return c.seedSlotTx(ctx, tx, fireArgs{FireAt: at.UTC(), ScheduleID: id})
+}
+
+func (c *Client) seedSlotTx(ctx context.Context, tx pgx.Tx, args fireArgs) error {
+	at := args.FireAt
+	res, err := c.wf.River().InsertTx(ctx, tx, args, &river.InsertOpts{
 		ScheduledAt: at,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true},
 	})
@@ -78,7 +86,8 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 			skip    string
 			startAt time.Time
 		)
-		if now.Sub(fireAt) > s.CatchUpWindow {
+		late := now.Sub(fireAt) > s.CatchUpWindow
+		if late && !job.Args.CatchUp && !(s.CatchUp == CatchUpLatest && latestDue(spec, fireAt, now)) {
 			skip = SkipReasonMissed
 		} else if skip, startAt, err = c.overlap(ctx, tx, s.ID, s.Overlap, meta); err != nil {
 			return err
@@ -94,9 +103,19 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 		// A missed slot moves the chain to the next future slot: downtime
 		// never mass-fires. Otherwise the chain goes slot by slot, so a
 		// catch-up window fires each slot it covers once, oldest first.
-		after := fireAt
+		after, catchUp := fireAt, false
+		if job.Args.CatchUp {
+			after = now // the chain goes on from now, not from the slot caught up
+		}
 		if skip == SkipReasonMissed {
 			after = now
+			if s.CatchUp == CatchUpLatest {
+				// Jump to the most recent missed slot: it fires at once
+				// and runs, however late.
+				if latest, ok := latestSlot(spec, fireAt, now); ok && latest.After(fireAt) {
+					after, catchUp = latest.Add(-time.Second), true
+				}
+			}
 		}
 		var next *time.Time
 		if occ, ok := spec.Next(after); ok && (s.EndAt == nil || occ.At.Before(*s.EndAt)) {
@@ -110,7 +129,7 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 			return fmt.Errorf("schedule %s: advance: %w", s.ID, err)
 		}
 		if next != nil {
-			if err := c.seedTx(ctx, tx, s.ID, *next); err != nil {
+			if err := c.seedSlotTx(ctx, tx, fireArgs{FireAt: next.UTC(), ScheduleID: s.ID, CatchUp: catchUp}); err != nil {
 				return err
 			}
 		}
@@ -139,4 +158,38 @@ func slotMetadata(spec *Spec, fireAt time.Time) map[string]any {
 		}
 	}
 	return meta
+}
+
+// latestDue reports whether fireAt is the most recent slot at or before now.
+func latestDue(spec *Spec, fireAt, now time.Time) bool {
+	occ, ok := spec.Next(fireAt)
+	return !ok || occ.At.After(now)
+}
+
+// latestSlot is the most recent slot after from and at or before now. It
+// searches windows that grow from a minute to ten years back from now, so
+// that a frequent schedule after a long outage costs a few steps, not one
+// per missed slot.
+func latestSlot(spec *Spec, from, now time.Time) (time.Time, bool) {
+	for span := time.Minute; span <= 10*366*24*time.Hour; span *= 8 {
+		start := now.Add(-span)
+		if start.Before(from) {
+			start = from
+		}
+		var (
+			latest time.Time
+			found  bool
+		)
+		for at := start; ; {
+			occ, ok := spec.Next(at)
+			if !ok || occ.At.After(now) {
+				break
+			}
+			latest, found, at = occ.At, true, occ.At
+		}
+		if found || !start.After(from) {
+			return latest, found
+		}
+	}
+	return time.Time{}, false
 }

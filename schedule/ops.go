@@ -52,7 +52,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	params := &Params{
 		Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow, Input: s.Input,
 		Cron: s.Cron, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
-		Overlap: s.Overlap, CatchUpWindow: s.CatchUpWindow, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
+		Overlap: s.Overlap, CatchUpWindow: s.CatchUpWindow, CatchUp: s.CatchUp, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
 		Queue: s.Queue, Timeout: s.Timeout,
 	}
 	set := func(dst *string, src *string) {
@@ -94,7 +94,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	}
 	updated, err := scanSchedule(tx.QueryRow(ctx, c.q.update, id, params.Name, params.Description, v.input,
 		v.spec.Expr(), v.spec.Zone(), string(v.overlap), v.catchUp.Milliseconds(), params.MaxAttempts,
-		params.Timeout.Milliseconds(), params.Queue, params.Priority, next))
+		params.Timeout.Milliseconds(), params.Queue, params.Priority, next, string(v.catchUpPolicy)))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
 	}
@@ -226,38 +226,51 @@ func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time)
 		if err != nil {
 			return err
 		}
-		slots := spec.NextN(from.Add(-time.Second), MaxBackfill+1)
-		ran := 0
-		for _, occ := range slots {
+		var due []Occurrence
+		for _, occ := range spec.NextN(from.Add(-time.Second), MaxBackfill+1) {
 			if !occ.At.Before(to) {
 				break
 			}
-			if n == MaxBackfill {
-				return &ValidationError{Field: "range", Problem: fmt.Sprintf("holds more than %d slots; backfill a shorter range at a time", MaxBackfill)}
-			}
-			meta := slotMetadata(spec, occ.At)
-			skip, startAt, err := c.overlap(ctx, tx, s.ID, s.Overlap, meta)
-			if err != nil {
-				return err
-			}
-			started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
-				FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
-				Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
-			})
-			if err != nil {
-				return err
-			}
-			if !started.Existing {
-				n++
-				if skip == "" {
-					ran++
-				}
-			}
+			due = append(due, occ)
 		}
-		_, err = tx.Exec(ctx, c.q.addRuns, s.ID, ran)
+		if len(due) > MaxBackfill {
+			return &ValidationError{Field: "range", Problem: fmt.Sprintf("holds more than %d slots; backfill a shorter range at a time", MaxBackfill)}
+		}
+		n, err = c.startSlotsTx(ctx, tx, s, spec, due)
 		return err
 	})
 	return n, err
+}
+
+// startSlotsTx starts the runs of slots (oldest first), each at most once,
+// honouring the overlap policy, and counts the runs it started. It returns
+// how many slots it started or recorded as skipped.
+func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec *Spec, slots []Occurrence) (int, error) {
+	n, ran := 0, 0
+	for _, occ := range slots {
+		meta := slotMetadata(spec, occ.At)
+		skip, startAt, err := c.overlap(ctx, tx, s.ID, s.Overlap, meta)
+		if err != nil {
+			return 0, err
+		}
+		started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
+			FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
+			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
+		})
+		if err != nil {
+			return 0, err
+		}
+		if !started.Existing {
+			n++
+			if skip == "" {
+				ran++
+			}
+		}
+	}
+	if _, err := tx.Exec(ctx, c.q.addRuns, s.ID, ran); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // History is the schedule's run ledger, newest first: one run per slot that

@@ -54,6 +54,35 @@ const (
 	SkipReasonOverlap = "overlap"
 )
 
+// CatchUpPolicy says what a slot found late (beyond the catch-up window)
+// does.
+type CatchUpPolicy string
+
+// Catch-up policies.
+const (
+	// CatchUpWindow records a late slot as skipped ("missed") and moves the
+	// chain to the next future slot. Slots within the window fire, each
+	// once, oldest first.
+	CatchUpWindow CatchUpPolicy = "window"
+	// CatchUpLatest runs only the most recent missed slot, once; older
+	// missed slots are recorded as skipped.
+	CatchUpLatest CatchUpPolicy = "latest"
+)
+
+// MissedPolicy says what Resume does with the slots missed while a
+// schedule was paused.
+type MissedPolicy string
+
+// Missed-slot policies for Resume.
+const (
+	// MissedSkip skips them: the chain restarts at the next future slot.
+	MissedSkip MissedPolicy = "skip"
+	// MissedLatest runs the most recent missed slot once, now.
+	MissedLatest MissedPolicy = "latest"
+	// MissedBackfill runs each missed slot once (see Backfill).
+	MissedBackfill MissedPolicy = "backfill"
+)
+
 // DefaultCatchUpWindow is how late a slot may fire and still run. A slot
 // found later than that (after downtime) is recorded as skipped with reason
 // "missed", and the chain moves to the next future slot: a cold start never
@@ -91,6 +120,9 @@ type Params struct {
 	// CatchUpWindow is how late a slot may fire and still run. Defaults to
 	// DefaultCatchUpWindow; a negative value means 0.
 	CatchUpWindow time.Duration
+	// CatchUp is what a slot found later than the window does. Defaults to
+	// CatchUpWindow (skip it).
+	CatchUp CatchUpPolicy
 
 	// MaxAttempts, Priority, Queue and Timeout are the run policy of the
 	// runs started; zero leaves the workflow type's defaults.
@@ -118,12 +150,14 @@ type Schedule struct {
 	EndAt         *time.Time      `json:"end_at,omitempty"`
 	Overlap       OverlapPolicy   `json:"overlap_policy"`
 	CatchUpWindow time.Duration   `json:"catchup_window"`
+	CatchUp       CatchUpPolicy   `json:"catchup_policy"`
 	MaxAttempts   int             `json:"max_attempts,omitempty"`
 	Priority      int             `json:"priority,omitempty"`
 	Queue         string          `json:"queue,omitempty"`
 	Timeout       time.Duration   `json:"timeout,omitempty"`
 	Paused        bool            `json:"paused"`
 	PauseNote     string          `json:"pause_note,omitempty"`
+	PausedAt      *time.Time      `json:"paused_at,omitempty"`
 	NextFireAt    *time.Time      `json:"next_fire_at,omitempty"`
 	LastFireAt    *time.Time      `json:"last_fire_at,omitempty"`
 	RunCount      int64           `json:"run_count"`

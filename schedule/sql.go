@@ -9,8 +9,8 @@ import (
 )
 
 const scheduleColumns = `id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
-	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note,
-	next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), created_at, updated_at`
+	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
+	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), created_at, updated_at`
 
 type queries struct {
 	addRuns        string
@@ -46,8 +46,10 @@ WHERE id = $1`),
 		getForUpdate: t(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 FOR UPDATE`),
 		insert: t(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
-	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
+	catchup_policy, paused_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+	CASE WHEN $17 THEN now() END)
 RETURNING ` + scheduleColumns),
 		list: t(`
 SELECT ` + scheduleColumns + ` FROM {s}schedules
@@ -59,16 +61,17 @@ SELECT id, next_fire_at FROM {s}schedules
 WHERE NOT paused AND next_fire_at IS NOT NULL AND next_fire_at < now() - make_interval(secs => $1)
 ORDER BY next_fire_at LIMIT 1000`),
 		pause: t(`
-UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL, updated_at = now()
+UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL,
+	paused_at = CASE WHEN paused THEN paused_at ELSE now() END, updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns),
 		resume: t(`
-UPDATE {s}schedules SET paused = false, pause_note = '', next_fire_at = $2, updated_at = now()
+UPDATE {s}schedules SET paused = false, pause_note = '', paused_at = NULL, next_fire_at = $2, updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns),
 		update: t(`
 UPDATE {s}schedules
 SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_policy = $7,
 	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
-	next_fire_at = $13, updated_at = now()
+	next_fire_at = $13, catchup_policy = $14, updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns),
 		unfinishedRuns: t(`
 SELECT
@@ -80,12 +83,12 @@ SELECT
 func scanSchedule(row pgx.Row) (*Schedule, error) {
 	var (
 		s                   Schedule
-		overlap             string
+		overlap, catchUp    string
 		catchUpMS, timeoutM int64
 	)
 	err := row.Scan(&s.ID, &s.Name, &s.Description, &s.Owner, &s.Workflow, &s.Input, &s.Cron, &s.TimeZone,
-		&s.StartAt, &s.EndAt, &overlap, &catchUpMS, &s.MaxAttempts, &timeoutM, &s.Queue, &s.Priority,
-		&s.Paused, &s.PauseNote, &s.NextFireAt, &s.LastFireAt, &s.RunCount, &s.FailureCount, &s.LastRunStatus,
+		&s.StartAt, &s.EndAt, &overlap, &catchUpMS, &catchUp, &s.MaxAttempts, &timeoutM, &s.Queue, &s.Priority,
+		&s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount, &s.FailureCount, &s.LastRunStatus,
 		&s.CreatedAt, &s.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
@@ -94,6 +97,7 @@ func scanSchedule(row pgx.Row) (*Schedule, error) {
 		return nil, err
 	}
 	s.Overlap = OverlapPolicy(overlap)
+	s.CatchUp = CatchUpPolicy(catchUp)
 	s.CatchUpWindow = time.Duration(catchUpMS) * time.Millisecond
 	s.Timeout = time.Duration(timeoutM) * time.Millisecond
 	return &s, nil

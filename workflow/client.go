@@ -175,6 +175,12 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		riverConfig.Workers = river.NewWorkers()
 	}
 
+	// A client that works no queues only inserts jobs, often of workflow
+	// types that other processes work: River must not refuse them.
+	if len(riverConfig.Queues) == 0 {
+		riverConfig.SkipUnknownJobCheck = true
+	}
+
 	c := &Client{
 		logger:        logger,
 		maxInputBytes: maxInput,

@@ -101,6 +101,11 @@ func (d *Definition[In, Out]) validate() error {
 	return validatePolicy("DefineOpts", d.opts.MaxAttempts, d.opts.Priority, d.opts.Queue)
 }
 
+// ValidateTypeName checks a workflow type name the way Define does, for
+// callers that only have the name (a schedule, a CLI). It returns a
+// *ValidationError or nil.
+func ValidateTypeName(name string) error { return validateName(name) }
+
 func validateName(name string) error {
 	switch {
 	case name == "":

@@ -12,7 +12,8 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// wakerHorizon bounds the wake-ups a client times itself. River's scheduler
+// wakerHorizon bounds the wake-ups a client times itself. Only a started
+// client times wake-ups. River's scheduler
 // makes a scheduled job available within about five seconds of its time; for
 // wake-ups that are near, the parking client sets a timer and makes the job
 // available at the exact time, so a one-second sleep takes one second, not
@@ -26,12 +27,15 @@ type waker struct {
 	c *Client
 
 	mu      sync.Mutex
+	stopCh  chan struct{} // closed by stop
 	stopped bool
 	timers  map[int64]*time.Timer
 	running sync.WaitGroup // wake-ups in progress
 }
 
-func newWaker(c *Client) *waker { return &waker{c: c, timers: map[int64]*time.Timer{}} }
+func newWaker(c *Client) *waker {
+	return &waker{c: c, stopCh: make(chan struct{}), stopped: true, timers: map[int64]*time.Timer{}}
+}
 
 // schedule wakes job jobID of queue at wakeAt if that is within
 // wakerHorizon.
@@ -53,40 +57,71 @@ func (wk *waker) schedule(jobID int64, queue string, wakeAt time.Time) {
 			return
 		}
 		wk.running.Add(1)
+		stopCh := wk.stopCh
 		wk.mu.Unlock()
 		defer wk.running.Done()
-		if err := wk.wake(jobID, queue); err != nil {
-			wk.c.logger.Warn("tributary: Timed wake-up failed; River's scheduler will wake the run", slog.Int64("job_id", jobID), slog.String("err", err.Error()))
+		// The job's transaction may not have committed yet (a wake-up due
+		// at once): look again a few times before leaving it to River.
+		for try := 0; ; try++ {
+			found, err := wk.wake(jobID, queue)
+			if err != nil {
+				wk.c.logger.Warn("tributary: Timed wake-up failed; River's scheduler will wake the job", slog.Int64("job_id", jobID), slog.String("err", err.Error()))
+				return
+			}
+			if found || try == wakeRetries {
+				return
+			}
+			select {
+			case <-time.After(wakeRetryDelay):
+			case <-stopCh:
+				return
+			}
 		}
 	})
 }
 
+// Wake-ups of a job not visible yet are tried again this often, this many
+// times.
+const (
+	wakeRetries    = 20
+	wakeRetryDelay = 100 * time.Millisecond
+)
+
 // wake makes job jobID available now if it is still scheduled: a job that
-// was woken, worked or cancelled meanwhile is left alone.
-func (wk *waker) wake(jobID int64, queue string) error {
+// was woken, worked or cancelled meanwhile is left alone. found is false when
+// the job does not exist (yet).
+func (wk *waker) wake(jobID int64, queue string) (found bool, err error) {
 	c := wk.c
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var state string
 		err := tx.QueryRow(ctx, `SELECT state::text FROM `+c.q.jobTable+` WHERE id = $1 FOR UPDATE`, jobID).Scan(&state)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && state != "scheduled") {
+		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
+		}
+		found = true
+		if state != "scheduled" {
+			return nil
 		}
 		if _, err := c.river.JobRetryTx(ctx, tx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
 			return fmt.Errorf("make job available: %w", err)
 		}
 		return c.notifyQueueTx(ctx, tx, queue)
 	})
+	return found, err
 }
 
 // stop cancels the pending timers (River's scheduler wakes those runs) and
 // waits for wake-ups in progress.
 func (wk *waker) stop() {
 	wk.mu.Lock()
+	if !wk.stopped {
+		close(wk.stopCh)
+	}
 	wk.stopped = true
 	for id, t := range wk.timers {
 		t.Stop()
@@ -99,5 +134,8 @@ func (wk *waker) stop() {
 func (wk *waker) start() {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
+	if wk.stopped {
+		wk.stopCh = make(chan struct{})
+	}
 	wk.stopped = false
 }

@@ -174,7 +174,7 @@ func TestScheduleNext(t *testing.T) {
 
 		res := runCLI(t, nil, "schedule", "--help")
 		require.Equal(t, ExitOK, res.code)
-		require.Contains(t, res.stdout, "\nCommands:\n  next  Print when a cron expression fires next")
+		require.Regexp(t, `(?m)^  next +Print when a cron expression fires next`, res.stdout)
 
 		res = runCLI(t, nil, "help", "schedule", "next")
 		require.Equal(t, ExitOK, res.code)
