@@ -119,6 +119,11 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 	if err != nil {
 		return nil, err
 	}
+	if p.GrantID != nil {
+		if _, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, *p.GrantID)); err != nil {
+			return nil, &ValidationError{Field: "GrantID", Problem: fmt.Sprintf("%s: %v; create the grant first", *p.GrantID, err)}
+		}
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
@@ -129,7 +134,8 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 	}
 	s, err := scanSchedule(tx.QueryRow(ctx, c.q.insert, id, p.Name, p.Description, p.Owner, p.Workflow, v.input,
 		v.spec.Expr(), v.spec.Zone(), nullTime(p.StartAt), nullTime(p.EndAt), string(v.overlap), v.catchUp.Milliseconds(),
-		p.MaxAttempts, p.Timeout.Milliseconds(), p.Queue, p.Priority, p.Paused, p.PauseNote, next, string(v.catchUpPolicy)))
+		p.MaxAttempts, p.Timeout.Milliseconds(), p.Queue, p.Priority, p.Paused, p.PauseNote, next, string(v.catchUpPolicy),
+		p.GrantID))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: insert schedule: %w", err)
 	}

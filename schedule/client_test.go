@@ -41,7 +41,7 @@ func startClients(t *testing.T, db *testdb.DB, n int) []*Client {
 				TestOnly: true,
 			},
 			Schema:    db.Schema,
-			Workflows: []workflow.Registrable{tick, stuck, failing},
+			Workflows: []workflow.Registrable{tick, stuck, failing, whoami},
 		})
 		require.NoError(t, err)
 		require.NoError(t, wf.Start(context.Background()))
@@ -575,4 +575,83 @@ func TestCatchUpLatest(t *testing.T) {
 	}
 	require.Equal(t, 1, missed)
 	require.LessOrEqual(t, ranBefore, 1, "at most the latest missed slot ran")
+}
+
+var whoami = workflow.Define("whoami", func(ctx workflow.Context, _ struct{}) (string, error) {
+	return ctx.Run().GrantSubject, nil
+}, nil)
+
+func TestExecutionGrants(t *testing.T) {
+	t.Parallel()
+
+	setup := func(t *testing.T, scopes []string, expires time.Time) (*testdb.DB, *Client, *Schedule, *Grant) {
+		t.Helper()
+		db := testdb.New(t)
+		sc := startClients(t, db, 1)[0]
+		ctx := ctxT(t, 30*time.Second)
+		g, err := sc.CreateGrant(ctx, &GrantParams{Subject: "user-42", Scopes: scopes, ExpiresAt: expires})
+		require.NoError(t, err)
+		s, err := sc.Create(ctx, &Params{Name: "g", Workflow: "whoami", Cron: "* * * * * *", Overlap: OverlapAllow, GrantID: &g.ID})
+		require.NoError(t, err)
+		return db, sc, s, g
+	}
+	skipReasons := func(t *testing.T, db *testdb.DB, id uuid.UUID) map[string]int {
+		t.Helper()
+		rows, err := db.Pool.Query(context.Background(), "SELECT coalesce(skip_reason, status) FROM workflow_runs WHERE schedule_id = $1", id)
+		require.NoError(t, err)
+		out := map[string]int{}
+		for rows.Next() {
+			var r string
+			require.NoError(t, rows.Scan(&r))
+			out[r]++
+		}
+		return out
+	}
+
+	t.Run("SubjectReachesTheRunAndRevokeSkips", func(t *testing.T) {
+		t.Parallel()
+
+		db, sc, s, g := setup(t, []string{ScopeExecute("whoami")}, time.Time{})
+		ctx := ctxT(t, 30*time.Second)
+		waitFor(t, func() bool { return skipReasons(t, db, s.ID)["completed"] >= 1 })
+		runs, err := sc.History(ctx, s.ID, &workflow.ListParams{Status: workflow.StatusCompleted})
+		require.NoError(t, err)
+		require.JSONEq(t, `"user-42"`, string(runs[0].Output))
+
+		_, err = sc.RevokeGrant(ctx, g.ID, "user left")
+		require.NoError(t, err)
+		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantRevoked] >= 2 })
+		got, err := sc.Get(ctx, s.ID)
+		require.NoError(t, err)
+		require.NotNil(t, got.NextFireAt, "the chain stays alive")
+	})
+
+	t.Run("OutOfScope", func(t *testing.T) {
+		t.Parallel()
+
+		db, _, s, _ := setup(t, []string{ScopeExecute("other")}, time.Time{})
+		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantOutOfScope] >= 2 })
+	})
+
+	t.Run("Expired", func(t *testing.T) {
+		t.Parallel()
+
+		db, _, s, _ := setup(t, []string{"*"}, time.Now().Add(1500*time.Millisecond))
+		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantExpired] >= 1 })
+	})
+
+	t.Run("BadInput", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		sc := insertOnly(t, db)
+		ctx := ctxT(t, 30*time.Second)
+		_, err := sc.CreateGrant(ctx, &GrantParams{Subject: "", Scopes: []string{"*"}})
+		require.ErrorIs(t, err, ErrInvalid)
+		_, err = sc.CreateGrant(ctx, &GrantParams{Subject: "u", Scopes: nil})
+		require.ErrorIs(t, err, ErrInvalid)
+		missing := uuid.New()
+		_, err = sc.Create(ctx, &Params{Name: "x", Workflow: "whoami", Cron: "@daily", GrantID: &missing})
+		require.ErrorIs(t, err, ErrInvalid)
+	})
 }

@@ -42,7 +42,10 @@
 // lost (deleted in River UI, say) is repaired by Reconcile, which a working
 // client's leader runs on start-up and every minute.
 //
-// Not yet built (see the project's issues): execution grants.
+// A schedule may run under an execution grant (CreateGrant, RevokeGrant):
+// at fire time, a revoked, expired or out-of-scope grant records the slot as
+// skipped with the reason, and the chain goes on; the workflow reads the
+// grant's subject from workflow.RunInfo.GrantSubject.
 //
 // # When a schedule fires
 //

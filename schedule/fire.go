@@ -89,8 +89,12 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 		late := now.Sub(fireAt) > s.CatchUpWindow
 		if late && !job.Args.CatchUp && !(s.CatchUp == CatchUpLatest && latestDue(spec, fireAt, now)) {
 			skip = SkipReasonMissed
-		} else if skip, startAt, err = c.overlap(ctx, tx, s.ID, s.Overlap, meta); err != nil {
+		} else if skip, err = c.checkGrant(ctx, tx, s, now, meta); err != nil {
 			return err
+		} else if skip == "" {
+			if skip, startAt, err = c.overlap(ctx, tx, s.ID, s.Overlap, meta); err != nil {
+				return err
+			}
 		}
 		started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
 			FireAt: fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
@@ -192,4 +196,26 @@ func latestSlot(spec *Spec, from, now time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// checkGrant checks the schedule's execution grant at fire time: the skip
+// reason when it does not allow the run (GRANT_NOT_SESSION), else "" with
+// the grant's subject added to the run's metadata.
+func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now time.Time, meta map[string]any) (string, error) {
+	if s.GrantID == nil {
+		return "", nil
+	}
+	g, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, *s.GrantID))
+	if errors.Is(err, ErrGrantNotFound) {
+		return SkipReasonGrantRevoked, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if reason := g.check(s.Workflow, now); reason != "" {
+		return reason, nil
+	}
+	meta["grant_subject"] = g.Subject
+	meta["grant_id"] = g.ID.String()
+	return "", nil
 }

@@ -114,7 +114,7 @@ func testManyClientsFireEachSlotOnce(t *testing.T, n int) {
 	lat := mcSlotLatencies(ctx, t, db, &s.ID)
 	t.Logf("%d clients: %d slots fired once each, %s to %s; fire jobs %d (with errors: %d), worked per client %v",
 		n, runs, fired[0].Format(time.TimeOnly), fired[len(fired)-1].Format(time.TimeOnly), fireJobs, fireJobErrors, perClient)
-	t.Logf("%d clients: fire job attempted_at - fire_at: %s", n, lat.fire)
+	t.Logf("%d clients: fire job attempted_at - fire_at: %s; first slots: %.1f ms", n, lat.fire, lat.firstFire)
 	t.Logf("%d clients: run job attempted_at - fire_at:  %s", n, lat.run)
 	t.Logf("%d clients: run started_at - fire_at:        %s", n, lat.started)
 }
@@ -140,6 +140,8 @@ type mcLatencies struct {
 	fire    mcDist // the slot's fire job: River's attempted_at
 	run     mcDist // the run's job: River's attempted_at (its latest attempt)
 	started mcDist // the run's started_at (written when it finishes)
+
+	firstFire []float64 // fire lateness of the first slots, in slot order
 }
 
 // mcSlotLatencies measures, for every run of schedule id (every scheduled
@@ -155,7 +157,8 @@ FROM workflow_runs r
 LEFT JOIN river_job j ON j.id = r.job_id
 LEFT JOIN river_job fj ON fj.kind = 'tributary:schedule_fire'
 	AND fj.args->>'schedule_id' = r.schedule_id::text AND (fj.args->>'fire_at')::timestamptz = r.fire_at
-WHERE r.schedule_id IS NOT NULL AND ($1::uuid IS NULL OR r.schedule_id = $1) AND r.status <> 'skipped'`, id)
+WHERE r.schedule_id IS NOT NULL AND ($1::uuid IS NULL OR r.schedule_id = $1) AND r.status <> 'skipped'
+ORDER BY r.fire_at, r.id`, id)
 	require.NoError(t, err)
 	defer rows.Close()
 	var fire, run, started []float64
@@ -173,7 +176,7 @@ WHERE r.schedule_id IS NOT NULL AND ($1::uuid IS NULL OR r.schedule_id = $1) AND
 		}
 	}
 	require.NoError(t, rows.Err())
-	return mcLatencies{fire: newMCDist(fire), run: newMCDist(run), started: newMCDist(started)}
+	return mcLatencies{fire: newMCDist(fire), run: newMCDist(run), started: newMCDist(started), firstFire: fire[:min(len(fire), 3)]}
 }
 
 // mcDist summarizes a sample of milliseconds.

@@ -134,6 +134,12 @@ type Params struct {
 	// Paused creates the schedule paused, with PauseNote.
 	Paused    bool
 	PauseNote string
+
+	// GrantID, when set, runs the schedule under an execution grant: a slot
+	// whose grant is revoked, expired or out of scope is recorded as
+	// skipped with the reason, and the chain goes on. The workflow reads the
+	// grant's subject from workflow.RunInfo.GrantSubject.
+	GrantID *uuid.UUID
 }
 
 // Schedule is a schedule as stored.
@@ -163,6 +169,7 @@ type Schedule struct {
 	RunCount      int64           `json:"run_count"`
 	FailureCount  int64           `json:"failure_count"`
 	LastRunStatus string          `json:"last_run_status,omitempty"`
+	GrantID       *uuid.UUID      `json:"grant_id,omitempty"`
 	CreatedAt     time.Time       `json:"created_at"`
 	UpdatedAt     time.Time       `json:"updated_at"`
 }

@@ -10,7 +10,8 @@ import (
 
 const scheduleColumns = `id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
-	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), created_at, updated_at`
+	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), grant_id,
+	created_at, updated_at`
 
 type queries struct {
 	addRuns        string
@@ -20,6 +21,9 @@ type queries struct {
 	get            string
 	getForUpdate   string
 	insert         string
+	grantGet       string
+	grantInsert    string
+	grantRevoke    string
 	list           string
 	overdue        string
 	pause          string
@@ -44,12 +48,15 @@ WHERE id = $1`),
 		delete:       t(`DELETE FROM {s}schedules WHERE id = $1`),
 		get:          t(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1`),
 		getForUpdate: t(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 FOR UPDATE`),
+		grantGet:     t(`SELECT id, subject, scopes, expires_at, revoked_at, revoke_reason, created_at FROM {s}execution_grants WHERE id = $1`),
+		grantInsert:  t(`INSERT INTO {s}execution_grants (id, subject, scopes, expires_at) VALUES ($1, $2, $3, $4) RETURNING id, subject, scopes, expires_at, revoked_at, revoke_reason, created_at`),
+		grantRevoke:  t(`UPDATE {s}execution_grants SET revoked_at = coalesce(revoked_at, now()), revoke_reason = $2 WHERE id = $1 RETURNING id, subject, scopes, expires_at, revoked_at, revoke_reason, created_at`),
 		insert: t(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at)
+	catchup_policy, paused_at, grant_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-	CASE WHEN $17 THEN now() END)
+	CASE WHEN $17 THEN now() END, $21)
 RETURNING ` + scheduleColumns),
 		list: t(`
 SELECT ` + scheduleColumns + ` FROM {s}schedules
@@ -89,7 +96,7 @@ func scanSchedule(row pgx.Row) (*Schedule, error) {
 	err := row.Scan(&s.ID, &s.Name, &s.Description, &s.Owner, &s.Workflow, &s.Input, &s.Cron, &s.TimeZone,
 		&s.StartAt, &s.EndAt, &overlap, &catchUpMS, &catchUp, &s.MaxAttempts, &timeoutM, &s.Queue, &s.Priority,
 		&s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount, &s.FailureCount, &s.LastRunStatus,
-		&s.CreatedAt, &s.UpdatedAt)
+		&s.GrantID, &s.CreatedAt, &s.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

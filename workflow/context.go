@@ -50,6 +50,9 @@ type RunInfo struct {
 	ParentID *uuid.UUID
 	// Metadata is StartOpts.Metadata as stored.
 	Metadata json.RawMessage
+	// GrantSubject is the subject of the execution grant a schedule started
+	// the run under, if any.
+	GrantSubject string
 }
 
 // wfContext is the state of one attempt of one run.

@@ -80,6 +80,12 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 		memos:  make(map[string]*memo, len(st.memos)),
 		seen:   make(map[string]struct{}, len(st.memos)),
 	}
+	var grant struct {
+		Subject string `json:"grant_subject"`
+	}
+	if json.Unmarshal(st.metadata, &grant) == nil {
+		wctx.info.GrantSubject = grant.Subject
+	}
 	for _, m := range st.memos {
 		wctx.memos[m.Name] = m
 	}

@@ -1,3 +1,16 @@
+-- Execution grants: the authority a schedule's runs act under, instead of a
+-- user's session (GRANT_NOT_SESSION). A grant names a subject and scopes
+-- such as workflow:execute:<type> or *, and can expire or be revoked.
+CREATE TABLE /* TEMPLATE: schema */execution_grants (
+    id uuid PRIMARY KEY,
+    subject text NOT NULL CHECK (char_length(subject) BETWEEN 1 AND 200),
+    scopes text[] NOT NULL,
+    expires_at timestamptz,
+    revoked_at timestamptz,
+    revoke_reason text NOT NULL DEFAULT '',
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
 -- Schedules: a cron expression in an IANA zone that starts workflow runs.
 -- The chain of slots lives in River: each slot is one fire job, and the
 -- transaction that fires a slot inserts the next one (PRODUCER_ENQUEUES_NEXT).
@@ -27,6 +40,7 @@ CREATE TABLE /* TEMPLATE: schema */schedules (
     run_count bigint NOT NULL DEFAULT 0,
     failure_count bigint NOT NULL DEFAULT 0,
     last_run_status text,
+    grant_id uuid REFERENCES /* TEMPLATE: schema */execution_grants (id),
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now(),
     CHECK (end_at IS NULL OR start_at IS NULL OR end_at > start_at)
