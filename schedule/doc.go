@@ -42,6 +42,11 @@
 // lost (deleted in River UI, say) is repaired by Reconcile, which a working
 // client's leader runs on start-up and every minute.
 //
+// Simulate is the test kit: it drives a schedule through a simulated clock
+// (a year of slots, DST days, downtime and pauses included) in
+// milliseconds, with the engine's own evaluation and catch-up rules, so that
+// users can assert which slots fire in their zones.
+//
 // A schedule may run under an execution grant (CreateGrant, RevokeGrant):
 // at fire time, a revoked, expired or out-of-scope grant records the slot as
 // skipped with the reason, and the chain goes on; the workflow reads the

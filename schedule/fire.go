@@ -86,8 +86,8 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 			skip    string
 			startAt time.Time
 		)
-		late := now.Sub(fireAt) > s.CatchUpWindow
-		if late && !job.Args.CatchUp && !(s.CatchUp == CatchUpLatest && latestDue(spec, fireAt, now)) {
+		d := decideSlot(spec, s.CatchUpWindow, s.CatchUp, fireAt, now, job.Args.CatchUp)
+		if d.missed {
 			skip = SkipReasonMissed
 		} else if skip, err = c.checkGrant(ctx, tx, s, now, meta); err != nil {
 			return err
@@ -104,23 +104,7 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 			return fmt.Errorf("schedule %s: fire slot %s: %w", s.ID, fireAt.Format(time.RFC3339), err)
 		}
 
-		// A missed slot moves the chain to the next future slot: downtime
-		// never mass-fires. Otherwise the chain goes slot by slot, so a
-		// catch-up window fires each slot it covers once, oldest first.
-		after, catchUp := fireAt, false
-		if job.Args.CatchUp {
-			after = now // the chain goes on from now, not from the slot caught up
-		}
-		if skip == SkipReasonMissed {
-			after = now
-			if s.CatchUp == CatchUpLatest {
-				// Jump to the most recent missed slot: it fires at once
-				// and runs, however late.
-				if latest, ok := latestSlot(spec, fireAt, now); ok && latest.After(fireAt) {
-					after, catchUp = latest.Add(-time.Second), true
-				}
-			}
-		}
+		after, catchUp := d.after, d.nextIsCatchUp
 		var next *time.Time
 		if occ, ok := spec.Next(after); ok && (s.EndAt == nil || occ.At.Before(*s.EndAt)) {
 			next = &occ.At
@@ -218,4 +202,41 @@ func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now tim
 	meta["grant_subject"] = g.Subject
 	meta["grant_id"] = g.ID.String()
 	return "", nil
+}
+
+// slotDecision is what firing a slot decides about time, before grants and
+// overlap: whether the slot was missed, and where the chain goes next.
+type slotDecision struct {
+	// missed: the slot is found later than the catch-up window and is
+	// recorded as skipped.
+	missed bool
+	// after: the next slot is the first one after this.
+	after time.Time
+	// nextIsCatchUp: the next slot is the one the "latest" policy jumped
+	// to; it runs however late.
+	nextIsCatchUp bool
+}
+
+// decideSlot applies the catch-up rules to a slot due at fireAt and found
+// at now. caughtUp marks a slot the latest policy jumped to. A missed slot
+// moves the chain to the next future slot (downtime never mass-fires), or,
+// under CatchUpLatest, to the most recent missed slot; otherwise the chain
+// goes slot by slot, so a catch-up window fires each slot it covers once,
+// oldest first. Firing and Simulate share it.
+func decideSlot(spec *Spec, window time.Duration, policy CatchUpPolicy, fireAt, now time.Time, caughtUp bool) slotDecision {
+	d := slotDecision{after: fireAt}
+	if caughtUp {
+		d.after = now // the chain goes on from now, not from the slot caught up
+	}
+	late := now.Sub(fireAt) > window
+	if !late || caughtUp || (policy == CatchUpLatest && latestDue(spec, fireAt, now)) {
+		return d
+	}
+	d.missed, d.after = true, now
+	if policy == CatchUpLatest {
+		if latest, ok := latestSlot(spec, fireAt, now); ok && latest.After(fireAt) {
+			d.after, d.nextIsCatchUp = latest.Add(-time.Second), true
+		}
+	}
+	return d
 }
