@@ -146,8 +146,12 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 		}
 	}
 	overlap := s.Overlap
-	if opts.Overlap != "" {
+	switch opts.Overlap {
+	case "":
+	case OverlapAllow, OverlapSkip, OverlapQueue, OverlapReplace:
 		overlap = opts.Overlap
+	default:
+		return uuid.Nil, &ValidationError{Field: "TriggerOpts.Overlap", Problem: fmt.Sprintf("%q is not an overlap policy; use skip, allow, queue or replace", opts.Overlap)}
 	}
 	meta := map[string]any{"schedule_trigger": true}
 	skip, startAt, err := c.overlap(ctx, tx, s.ID, overlap, meta)

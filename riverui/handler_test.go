@@ -1,0 +1,293 @@
+package riverui_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/riverui"
+	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// fixture is a Handler on a fresh schema, served by an httptest.Server.
+type fixture struct {
+	sc     *schedule.Client
+	server *httptest.Server
+	token  string
+	wf     *workflow.Client
+}
+
+func newFixture(t *testing.T, config *riverui.Config) *fixture {
+	t.Helper()
+
+	db := testdb.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	sc := schedule.New(nil)
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema, Extensions: []workflow.Extension{sc}})
+	require.NoError(t, err)
+	require.NoError(t, wf.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
+
+	h, err := riverui.New(wf, sc, config)
+	require.NoError(t, err)
+	uiCtx, stopUI := context.WithCancel(ctx)
+	require.NoError(t, h.Start(uiCtx))
+	server := httptest.NewServer(h)
+	t.Cleanup(func() {
+		server.Close()
+		stopUI()
+	})
+
+	f := &fixture{sc: sc, server: server, wf: wf}
+	if config != nil {
+		f.token = config.Token
+	}
+	return f
+}
+
+// do sends a request with the fixture's token (if any) and returns the
+// status and body.
+func (f *fixture) do(t *testing.T, method, path, body string, header map[string]string) (int, string) {
+	t.Helper()
+
+	var reader io.Reader
+	if body != "" {
+		reader = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, f.server.URL+path, reader)
+	require.NoError(t, err)
+	if f.token != "" {
+		req.Header.Set("Authorization", "Bearer "+f.token)
+	}
+	for k, v := range header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := f.server.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(data)
+}
+
+func (f *fixture) getJSON(t *testing.T, path string, wantStatus int, v any) {
+	t.Helper()
+
+	status, body := f.do(t, http.MethodGet, path, "", nil)
+	require.Equal(t, wantStatus, status, body)
+	require.NoError(t, json.Unmarshal([]byte(body), v), body)
+}
+
+func (f *fixture) createSchedule(t *testing.T, name, owner string) *schedule.Schedule {
+	t.Helper()
+
+	s, err := f.sc.Create(t.Context(), &schedule.Params{Name: name, Owner: owner, Workflow: "digest", Cron: "0 9 * * *", TimeZone: "Europe/Paris"})
+	require.NoError(t, err)
+	return s
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func TestAPI(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, nil)
+	s1 := f.createSchedule(t, "morning <digest>", "team-a")
+	s2 := f.createSchedule(t, "evening digest", "team-b")
+
+	t.Run("Schedules", func(t *testing.T) {
+		var list struct {
+			Schedules []schedule.Schedule `json:"schedules"`
+		}
+		f.getJSON(t, "/api/schedules", http.StatusOK, &list)
+		require.Len(t, list.Schedules, 2)
+
+		f.getJSON(t, "/api/schedules?owner=team-b", http.StatusOK, &list)
+		require.Len(t, list.Schedules, 1)
+		require.Equal(t, s2.ID, list.Schedules[0].ID)
+
+		var got struct {
+			Schedule      schedule.Schedule `json:"schedule"`
+			NextFireTimes []struct {
+				At      time.Time `json:"at"`
+				Nominal string    `json:"nominal"`
+			} `json:"next_fire_times"`
+		}
+		f.getJSON(t, "/api/schedules/"+s1.ID.String(), http.StatusOK, &got)
+		require.Equal(t, s1.Name, got.Schedule.Name)
+		require.Len(t, got.NextFireTimes, 10)
+		require.True(t, got.NextFireTimes[0].At.After(time.Now()))
+
+		var e errorBody
+		f.getJSON(t, "/api/schedules/"+uuid.New().String(), http.StatusNotFound, &e)
+		require.NotEmpty(t, e.Error)
+		f.getJSON(t, "/api/schedules/not-an-id", http.StatusBadRequest, &e)
+		f.getJSON(t, "/api/schedules?paused=maybe", http.StatusBadRequest, &e)
+
+		status, body := f.do(t, http.MethodPost, "/api/schedules/"+s1.ID.String()+"/pause", `{"note": "maintenance"}`, nil)
+		require.Equal(t, http.StatusOK, status, body)
+		f.getJSON(t, "/api/schedules?paused=true", http.StatusOK, &list)
+		require.Len(t, list.Schedules, 1)
+		require.Equal(t, "maintenance", list.Schedules[0].PauseNote)
+		status, body = f.do(t, http.MethodPost, "/api/schedules/"+s1.ID.String()+"/resume", "", nil)
+		require.Equal(t, http.StatusOK, status, body)
+
+		status, body = f.do(t, http.MethodDelete, "/api/schedules/"+s2.ID.String(), "", nil)
+		require.Equal(t, http.StatusNoContent, status, body)
+		status, _ = f.do(t, http.MethodDelete, "/api/schedules/"+s2.ID.String(), "", nil)
+		require.Equal(t, http.StatusNotFound, status)
+
+		// State changes need POST or DELETE.
+		status, _ = f.do(t, http.MethodGet, "/api/schedules/"+s1.ID.String()+"/pause", "", nil)
+		require.Equal(t, http.StatusMethodNotAllowed, status)
+	})
+
+	t.Run("Runs", func(t *testing.T) {
+		status, body := f.do(t, http.MethodPost, "/api/schedules/"+s1.ID.String()+"/trigger", "", nil)
+		require.Equal(t, http.StatusOK, status, body)
+		var triggered struct {
+			RunID uuid.UUID `json:"run_id"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &triggered))
+
+		var list struct {
+			Runs []workflow.Run `json:"runs"`
+		}
+		f.getJSON(t, "/api/runs", http.StatusOK, &list)
+		require.Len(t, list.Runs, 1)
+		require.Equal(t, triggered.RunID, list.Runs[0].ID)
+		f.getJSON(t, "/api/runs?schedule="+s1.ID.String()+"&type=digest&limit=5", http.StatusOK, &list)
+		require.Len(t, list.Runs, 1)
+		f.getJSON(t, "/api/runs?status=completed", http.StatusOK, &list)
+		require.Empty(t, list.Runs)
+		f.getJSON(t, "/api/schedules/"+s1.ID.String()+"/history", http.StatusOK, &list)
+		require.Len(t, list.Runs, 1)
+
+		var e errorBody
+		f.getJSON(t, "/api/runs?status=bogus", http.StatusBadRequest, &e)
+		f.getJSON(t, "/api/runs?limit=0", http.StatusBadRequest, &e)
+		f.getJSON(t, "/api/runs/"+uuid.New().String(), http.StatusNotFound, &e)
+		f.getJSON(t, "/api/schedules/"+uuid.New().String()+"/history", http.StatusNotFound, &e)
+		f.getJSON(t, "/api/nothing", http.StatusNotFound, &e)
+
+		var got struct {
+			Run workflow.Run `json:"run"`
+		}
+		f.getJSON(t, "/api/runs/"+triggered.RunID.String(), http.StatusOK, &got)
+		require.Equal(t, "digest", got.Run.Type)
+
+		path := "/api/runs/" + triggered.RunID.String()
+		status, body = f.do(t, http.MethodPost, path+"/signal", `{"name": "approved", "payload": {"by": "ops"}}`, nil)
+		require.Equal(t, http.StatusOK, status, body)
+		status, body = f.do(t, http.MethodPost, path+"/signal", `{"payload": 1}`, nil)
+		require.Equal(t, http.StatusBadRequest, status, body)
+		status, body = f.do(t, http.MethodPost, path+"/retry", "", nil)
+		require.Equal(t, http.StatusConflict, status, body)
+
+		status, body = f.do(t, http.MethodPost, path+"/cancel", "", nil)
+		require.Equal(t, http.StatusOK, status, body)
+		require.NoError(t, json.Unmarshal([]byte(body), &got))
+		require.Equal(t, workflow.StatusCancelled, got.Run.Status)
+		status, body = f.do(t, http.MethodPost, path+"/cancel", "", nil)
+		require.Equal(t, http.StatusConflict, status, body)
+
+		status, body = f.do(t, http.MethodPost, path+"/retry", "", nil)
+		require.Equal(t, http.StatusOK, status, body)
+		require.NoError(t, json.Unmarshal([]byte(body), &got))
+		require.Equal(t, workflow.StatusPending, got.Run.Status)
+	})
+
+	t.Run("Dashboard", func(t *testing.T) {
+		status, body := f.do(t, http.MethodGet, "/", "", nil)
+		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, body, "morning &lt;digest&gt;")
+		require.NotContains(t, body, "<digest>")
+		require.Contains(t, body, `href="/riverui/"`)
+	})
+
+	t.Run("RiverUI", func(t *testing.T) {
+		status, body := f.do(t, http.MethodGet, "/riverui/", "", nil)
+		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, body, "<html")
+
+		status, body = f.do(t, http.MethodGet, "/riverui/api/jobs?state=available", "", nil)
+		require.Equal(t, http.StatusOK, status, body)
+	})
+
+	t.Run("CrossSite", func(t *testing.T) {
+		for _, header := range []map[string]string{
+			{"Sec-Fetch-Site": "cross-site"},
+			{"Origin": "https://evil.example"},
+		} {
+			status, body := f.do(t, http.MethodPost, "/api/schedules/"+s1.ID.String()+"/pause", "", header)
+			require.Equal(t, http.StatusForbidden, status, body)
+			var e errorBody
+			require.NoError(t, json.Unmarshal([]byte(body), &e))
+			require.Contains(t, e.Error, "cross-site")
+		}
+		var got struct {
+			Schedule schedule.Schedule `json:"schedule"`
+		}
+		f.getJSON(t, "/api/schedules/"+s1.ID.String(), http.StatusOK, &got)
+		require.False(t, got.Schedule.Paused)
+
+		// Same-origin browser requests pass.
+		host := strings.TrimPrefix(f.server.URL, "http://")
+		status, body := f.do(t, http.MethodPost, "/api/schedules/"+s1.ID.String()+"/pause", "", map[string]string{"Sec-Fetch-Site": "same-origin"})
+		require.Equal(t, http.StatusOK, status, body)
+		status, body = f.do(t, http.MethodPost, "/api/schedules/"+s1.ID.String()+"/resume", "", map[string]string{"Origin": "http://" + host})
+		require.Equal(t, http.StatusOK, status, body)
+	})
+}
+
+func TestToken(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, &riverui.Config{Token: "s3cret", Prefix: "/ops/"})
+	s := f.createSchedule(t, "digest", "")
+
+	for _, path := range []string{"/ops/", "/ops/api/schedules", "/ops/riverui/", "/ops/riverui/api/jobs?state=available"} {
+		for _, auth := range []string{"", "Bearer wrong", "Basic czNjcmV0", "Bearer s3cret2"} {
+			status, body := f.do(t, http.MethodGet, path, "", map[string]string{"Authorization": auth})
+			require.Equal(t, http.StatusUnauthorized, status, "%s %q: %s", path, auth, body)
+		}
+		status, body := f.do(t, http.MethodGet, path, "", nil)
+		require.Equal(t, http.StatusOK, status, "%s: %s", path, body)
+	}
+
+	// The bearer token vouches for a request a browser would not send
+	// cross-site on its own.
+	status, body := f.do(t, http.MethodPost, "/ops/api/schedules/"+s.ID.String()+"/pause", "", map[string]string{"Sec-Fetch-Site": "cross-site"})
+	require.Equal(t, http.StatusOK, status, body)
+
+	// Nothing is served outside the prefix.
+	status, _ = f.do(t, http.MethodGet, "/api/schedules", "", nil)
+	require.Equal(t, http.StatusNotFound, status)
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+
+	_, err := riverui.New(nil, nil, nil)
+	require.ErrorContains(t, err, "workflow client is nil")
+}
