@@ -352,8 +352,12 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 			}
 			due = append(due, occ)
 		}
-		if missed == MissedLatest && len(due) > 1 {
-			due = due[len(due)-1:]
+		if missed == MissedLatest {
+			due = nil
+			if latest, ok := latestSlot(spec, *s.PausedAt, now); ok && (s.EndAt == nil || latest.Before(*s.EndAt)) {
+				occ, _ := spec.Next(latest.Add(-time.Second))
+				due = []Occurrence{occ}
+			}
 		}
 		if _, err := c.startSlotsTx(ctx, tx, s, spec, due); err != nil {
 			return nil, err

@@ -89,12 +89,8 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 		d := decideSlot(spec, s.CatchUpWindow, s.CatchUp, fireAt, now, job.Args.CatchUp)
 		if d.missed {
 			skip = SkipReasonMissed
-		} else if skip, err = c.checkGrant(ctx, tx, s, now, meta); err != nil {
+		} else if skip, startAt, err = c.admit(ctx, tx, s, s.Overlap, meta); err != nil {
 			return err
-		} else if skip == "" {
-			if skip, startAt, err = c.overlap(ctx, tx, s.ID, s.Overlap, meta); err != nil {
-				return err
-			}
 		}
 		started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
 			FireAt: fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,

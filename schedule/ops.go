@@ -52,7 +52,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	params := &Params{
 		Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow, Input: s.Input,
 		Cron: s.Cron, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
-		Overlap: s.Overlap, CatchUpWindow: s.CatchUpWindow, CatchUp: s.CatchUp, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
+		Overlap: s.Overlap, CatchUpWindow: storedWindow(s.CatchUpWindow), CatchUp: s.CatchUp, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
 		Queue: s.Queue, Timeout: s.Timeout,
 	}
 	set := func(dst *string, src *string) {
@@ -154,7 +154,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 		return uuid.Nil, &ValidationError{Field: "TriggerOpts.Overlap", Problem: fmt.Sprintf("%q is not an overlap policy; use skip, allow, queue or replace", opts.Overlap)}
 	}
 	meta := map[string]any{"schedule_trigger": true}
-	skip, startAt, err := c.overlap(ctx, tx, s.ID, overlap, meta)
+	skip, startAt, err := c.admit(ctx, tx, s, overlap, meta)
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -174,6 +174,16 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 		}
 	}
 	return started.RunID, nil
+}
+
+// admit applies the schedule's execution grant, then the overlap policy, to
+// a run about to start (a slot, a trigger, a backfilled or resumed slot).
+func (c *Client) admit(ctx context.Context, tx pgx.Tx, s *Schedule, policy OverlapPolicy, meta map[string]any) (string, time.Time, error) {
+	skip, err := c.checkGrant(ctx, tx, s, time.Now(), meta)
+	if err != nil || skip != "" {
+		return skip, time.Time{}, err
+	}
+	return c.overlap(ctx, tx, s.ID, policy, meta)
 }
 
 // overlap applies the overlap policy to a slot about to start: it returns
@@ -253,7 +263,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 	n, ran := 0, 0
 	for _, occ := range slots {
 		meta := slotMetadata(spec, occ.At)
-		skip, startAt, err := c.overlap(ctx, tx, s.ID, s.Overlap, meta)
+		skip, startAt, err := c.admit(ctx, tx, s, s.Overlap, meta)
 		if err != nil {
 			return 0, err
 		}
@@ -291,4 +301,13 @@ func (c *Client) History(ctx context.Context, id uuid.UUID, params *workflow.Lis
 	}
 	p.ScheduleID = &id
 	return c.wf.ListRuns(ctx, &p)
+}
+
+// storedWindow turns a stored catch-up window back into a Params value: a
+// stored 0 (no window) is -1 there, since 0 means the default.
+func storedWindow(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

@@ -21,7 +21,8 @@ import (
 )
 
 // The schedule commands that use the database: create, list, get, pause,
-// resume and delete. They work through a schedule.Client bound to an
+// resume and delete here; update, trigger, backfill and history in
+// schedule_more.go. They work through a schedule.Client bound to an
 // insert-only workflow client, which registers no workflow types (so create
 // takes any workflow type name: the CLI can't know which types a service
 // registers) and works no jobs: a slot's River job, which create and resume
@@ -32,7 +33,8 @@ func init() {
 		Summary: "Create a schedule: a run of a workflow type at each time a cron expression names in a time zone",
 		Usage:   "--name <name> --cron <expression> --workflow <type> [--tz <zone>] [--input <json>] [flags]",
 		Example: `tributary schedule create --name "nightly report" --cron "30 2 * * *" --tz America/New_York --workflow send_report --input '{"to": "ops"}'
-			tributary schedule create --name "hourly sync" --cron @hourly --workflow sync --owner team-42 --overlap allow --json`,
+			tributary schedule create --name "hourly sync" --cron @hourly --workflow sync --owner team-42 --overlap allow --json
+			tributary schedule create --name "user digest" --cron "0 8 * * *" --workflow digest --catchup-policy latest --grant 01a1ffb2-3fa1-781c-b9a9-3cd3e9d01250`,
 		Setup: setupScheduleCreate,
 	})
 	addScheduleCommand(&Command{
@@ -60,10 +62,11 @@ func init() {
 	})
 	addScheduleCommand(&Command{
 		Name:    "resume",
-		Summary: "Resume a paused schedule at its next slot (the slots missed while it was paused are skipped)",
-		Usage:   "<schedule-id> [flags]",
-		Example: "tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e",
-		Setup:   setupScheduleResume,
+		Summary: "Resume a paused schedule at its next slot; --missed says what the slots missed while it was paused do (default: skipped)",
+		Usage:   "<schedule-id> [--missed skip|latest|backfill] [flags]",
+		Example: `tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+			tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --missed latest`,
+		Setup: setupScheduleResume,
 	})
 	addScheduleCommand(&Command{
 		Name:    "delete",
@@ -78,6 +81,9 @@ const (
 	// scheduleIDHint says what a schedule id looks like.
 	scheduleIDHint = "schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e"
 
+	// grantIDHint says what an execution grant id looks like.
+	grantIDHint = "grant ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d01250"
+
 	// scheduleGetFireTimes is how many fire times `schedule get` prints.
 	scheduleGetFireTimes = 5
 
@@ -91,15 +97,22 @@ const (
 // scheduleClient connects to the database and returns a schedule client
 // bound to an insert-only workflow client, and the function that closes it.
 func (f *databaseFlags) scheduleClient(ctx context.Context) (*schedule.Client, func(), error) {
+	sc, _, closeClient, err := f.scheduleClients(ctx)
+	return sc, closeClient, err
+}
+
+// scheduleClients is scheduleClient that also returns the workflow client
+// the schedule client is bound to, to read runs.
+func (f *databaseFlags) scheduleClients(ctx context.Context) (*schedule.Client, *workflow.Client, func(), error) {
 	pool, schema, err := f.pool(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	sc := schedule.New(&schedule.Config{Logger: f.env.Logger})
 	wf, err := workflow.NewClient(pool, &workflow.Config{Schema: schema, Logger: f.env.Logger, Extensions: []workflow.Extension{sc}})
 	if err != nil {
 		pool.Close()
-		return nil, nil, withHint(err, "fix --schema or TRIBUTARY_SCHEMA")
+		return nil, nil, nil, withHint(err, "fix --schema or TRIBUTARY_SCHEMA")
 	}
 	// Inserting a slot's job also arms a timer that would make the job
 	// available at its exact time. This client works no jobs and lives for
@@ -108,13 +121,13 @@ func (f *databaseFlags) scheduleClient(ctx context.Context) (*schedule.Client, f
 	// timer; a running service fires the slot.
 	if err := wf.Start(ctx); err != nil {
 		pool.Close()
-		return nil, nil, withHint(err, "check the database URL and --schema")
+		return nil, nil, nil, withHint(err, "check the database URL and --schema")
 	}
 	closeClient := func() {
 		_ = wf.Stop(context.WithoutCancel(ctx)) // it works no jobs: nothing to wait for
 		pool.Close()
 	}
-	return sc, closeClient, nil
+	return sc, wf, closeClient, nil
 }
 
 // scheduleError turns an error of the schedule client into one that says
@@ -135,10 +148,18 @@ func scheduleError(err error, id uuid.UUID) error {
 // createError is scheduleError for Create, whose validation errors are
 // mistakes on the command line.
 func createError(err error) error {
+	return paramsError(err, uuid.Nil, validationHints)
+}
+
+// paramsError is scheduleError for a call that validates schedule
+// settings (Create, Update): its validation errors are mistakes on the
+// command line, and hints say which flag to fix for the ones whose message
+// does not say what to do.
+func paramsError(err error, id uuid.UUID, hints map[string]string) error {
 	var validation *schedule.ValidationError
 	switch {
 	case errors.As(err, &validation):
-		hint := validationHints[validation.Field]
+		hint := hints[validation.Field]
 		if hint == "" && !strings.Contains(err.Error(), "; ") {
 			return &usageError{err: err} // Main adds "see --help"
 		}
@@ -147,11 +168,11 @@ func createError(err error) error {
 		// A *CronError, *ZoneError or *NoOccurrenceError says what to do.
 		return withHint(&usageError{err: err}, "fix --cron or --tz")
 	}
-	return scheduleError(err, uuid.Nil)
+	return scheduleError(err, id)
 }
 
-// validationHints say which flag to fix for a *schedule.ValidationError
-// whose message does not say what to do.
+// validationHints say which flag of create to fix for a
+// *schedule.ValidationError whose message does not say what to do.
 var validationHints = map[string]string{
 	"Name":     "pass a shorter --name",
 	"Workflow": "fix --workflow",
@@ -159,6 +180,8 @@ var validationHints = map[string]string{
 	"EndAt":    "pass an --end later than --start",
 	"Input":    "pass a smaller --input",
 	"Cron":     "fix --cron, --start or --end",
+	"CatchUp":  "fix --catchup-policy",
+	"GrantID":  "fix --grant",
 }
 
 // scheduleIDArg parses the positional arguments of a schedule command that
@@ -217,6 +240,15 @@ func parseScheduleID(what, s string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// parseGrantID parses an execution grant id given as --grant.
+func parseGrantID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, withHint(usageErrorf("--grant %q is not a grant id", s), grantIDHint)
+	}
+	return id, nil
+}
+
 // parseFlagTime parses an RFC 3339 time flag; the zero time when unset.
 func parseFlagTime(name, value string) (time.Time, error) {
 	if value == "" {
@@ -240,7 +272,8 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 	owner := fs.String("owner", "", "the `owner` (tenant or user) the schedule belongs to, for 'schedule list --owner'")
 	description := fs.String("description", "", "free `text` about the schedule")
 	overlap := fs.String("overlap", string(schedule.OverlapSkip), "the overlap `policy`, what a slot does while the previous run is unfinished: skip (the slot), allow (a run alongside), queue (the run until the previous one finishes) or replace (cancel the previous run) (default skip)")
-	catchUp := fs.Duration("catchup", schedule.DefaultCatchUpWindow, "how late a slot may fire and still run (a `duration` such as 5m); a later slot is skipped as missed, and 0 skips every late one (default 1m)")
+	catchUp := fs.Duration("catchup", schedule.DefaultCatchUpWindow, "how late a slot may fire and still run, a `duration` such as 5m (0: not at all); --catchup-policy says what a slot found later does (default 1m)")
+	catchUpPolicy := fs.String("catchup-policy", string(schedule.CatchUpWindow), "what a slot found later than --catchup does, a `policy`: window (it is skipped as missed) or latest (of the slots found that late, only the most recent runs, once) (default window)")
 	start := fs.String("start", "", "the RFC 3339 `time` of the earliest slot, such as 2026-03-08T00:00:00Z (default now)")
 	end := fs.String("end", "", "the RFC 3339 `time` the schedule ends: slots fire before it only (default never)")
 	maxAttempts := fs.Int("max-attempts", 0, "the number `n` of attempts each run gets, at least 1 (default the workflow type's)")
@@ -249,6 +282,7 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 	timeout := fs.Duration("timeout", 0, "time limit of each run's attempts, a `duration` such as 10m (default the workflow type's)")
 	paused := fs.Bool("paused", false, "create the schedule paused; 'schedule resume' starts it")
 	note := fs.String("note", "", "`text` saying why the schedule is paused (with --paused)")
+	grant := fs.String("grant", "", "the `id` of the execution grant the runs act under (made with schedule.Client.CreateGrant); it must allow the workflow type, and a slot it no longer allows is skipped")
 	asJSON := fs.Bool("json", false, "print the schedule as JSON instead of its id")
 
 	return func(ctx context.Context, args []string) error {
@@ -293,6 +327,17 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 			return withHint(usageErrorf("--timeout must not be negative, not %s", *timeout), "leave it out for the workflow type's default")
 		case *note != "" && !*paused:
 			return withHint(usageErrorf("--note is the note of a paused schedule"), "pass --paused too, or leave --note out")
+		case *catchUpPolicy != string(schedule.CatchUpWindow) && *catchUpPolicy != string(schedule.CatchUpLatest):
+			return withHint(usageErrorf("--catchup-policy %q is not window or latest", *catchUpPolicy),
+				"pass --catchup-policy window to skip the slots found late, or latest to run the most recent of them")
+		}
+		var grantID *uuid.UUID
+		if *grant != "" {
+			id, err := parseGrantID(*grant)
+			if err != nil {
+				return err
+			}
+			grantID = &id
 		}
 		params := &schedule.Params{
 			Name: *name, Description: *description, Owner: *owner,
@@ -300,7 +345,7 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 			Cron: *expr, TimeZone: *zone, StartAt: startAt, EndAt: endAt,
 			Overlap: schedule.OverlapPolicy(*overlap), CatchUpWindow: *catchUp,
 			MaxAttempts: *maxAttempts, Priority: *priority, Queue: *queue, Timeout: *timeout,
-			Paused: *paused, PauseNote: *note,
+			Paused: *paused, PauseNote: *note, CatchUp: schedule.CatchUpPolicy(*catchUpPolicy), GrantID: grantID,
 		}
 		if params.CatchUpWindow == 0 {
 			params.CatchUpWindow = -1 // Params takes 0 for the default, and a negative window for none
@@ -312,6 +357,22 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
+		if grantID != nil {
+			// Create only checks that the grant exists; a grant that does
+			// not allow the runs would make a schedule none of whose slots
+			// ever runs.
+			g, err := sc.GetGrant(ctx, *grantID)
+			if errors.Is(err, schedule.ErrGrantNotFound) {
+				return withHint(usageErrorf("no execution grant %s", *grantID),
+					"create one with schedule.Client.CreateGrant and pass its id (the CLI has no grant commands yet)")
+			}
+			if err != nil {
+				return scheduleError(err, uuid.Nil)
+			}
+			if err := grantRefusal(g, *workflowType, time.Now()); err != nil {
+				return err
+			}
+		}
 		s, err := sc.Create(ctx, params)
 		if err != nil {
 			return createError(err)
@@ -423,6 +484,13 @@ func setupScheduleGet(fs *flag.FlagSet, env *Env) Action {
 		if err != nil {
 			return scheduleError(err, id)
 		}
+		var grant *schedule.Grant // nil: none, or not found
+		if s.GrantID != nil && !*asJSON {
+			grant, err = sc.GetGrant(ctx, *s.GrantID)
+			if err != nil && !errors.Is(err, schedule.ErrGrantNotFound) {
+				return scheduleError(err, id)
+			}
+		}
 		if *asJSON {
 			out := scheduleGetJSON{Schedule: s, NextFireTimes: make([]occurrenceJSON, len(occurrences))}
 			for i, occurrence := range occurrences {
@@ -430,7 +498,7 @@ func setupScheduleGet(fs *flag.FlagSet, env *Env) Action {
 			}
 			return printJSON(env.Stdout, out)
 		}
-		return printSchedule(env.Stdout, s, occurrences, time.Now())
+		return printSchedule(env.Stdout, s, grant, occurrences, time.Now())
 	}
 }
 
@@ -481,12 +549,19 @@ func setupSchedulePause(fs *flag.FlagSet, env *Env) Action {
 
 func setupScheduleResume(fs *flag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
+	missed := fs.String("missed", string(schedule.MissedSkip), fmt.Sprintf("what the slots missed while the schedule was paused do, a `policy`: skip (none runs), "+
+		"latest (the most recent one runs, once, now) or backfill (each one runs once, now, oldest first; at most %d) (default skip)", schedule.MaxBackfill))
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the resumption, as JSON (like get --json, without fire times)")
 
 	return func(ctx context.Context, args []string) error {
 		id, err := scheduleIDArg(fs, env, "resume", args)
 		if err != nil {
 			return commandResult(err)
+		}
+		policy := schedule.MissedPolicy(*missed)
+		if !slices.Contains([]schedule.MissedPolicy{schedule.MissedSkip, schedule.MissedLatest, schedule.MissedBackfill}, policy) {
+			return withHint(usageErrorf("--missed %q is not skip, latest or backfill", *missed),
+				"pass --missed skip to skip the slots missed while paused, latest to run the most recent of them, or backfill to run each")
 		}
 		sc, closeClient, err := dbFlags.scheduleClient(ctx)
 		if err != nil {
@@ -501,25 +576,144 @@ func setupScheduleResume(fs *flag.FlagSet, env *Env) Action {
 			return scheduleError(err, id)
 		}
 		wasPaused := s.Paused
+		var due []schedule.Occurrence // the missed slots that run
 		if wasPaused {
-			if s, err = sc.Resume(ctx, id, nil); err != nil { // nil: the slots missed while paused are skipped
+			if policy != schedule.MissedSkip {
+				if due = missedSlots(s, time.Now()); policy == schedule.MissedLatest && len(due) > 1 {
+					due = due[len(due)-1:]
+				}
+			}
+			if s, err = sc.Resume(ctx, id, &schedule.ResumeOpts{Missed: policy}); err != nil {
 				return scheduleError(err, id)
 			}
 		}
 		if *asJSON {
 			return printJSON(env.Stdout, s)
 		}
-		next := "it has no slot left before its end"
-		if s.NextFireAt != nil {
-			next = "it fires next at " + zonedTime(*s.NextFireAt, scheduleLocation(s)) + " (" + relativeDays(*s.NextFireAt, time.Now()) + ")"
-		}
-		if wasPaused {
-			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); %s\n", id, s.Name, next)
-		} else {
+		next := nextFireText(s, time.Now())
+		loc := scheduleLocation(s)
+		switch {
+		case !wasPaused:
 			_, err = fmt.Fprintf(env.Stdout, "schedule %s (%q) is not paused; %s\n", id, s.Name, next)
+		case policy == schedule.MissedSkip:
+			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); %s\n", id, s.Name, next)
+		case len(due) == 0:
+			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); no slot was missed while it was paused; %s\n", id, s.Name, next)
+		case policy == schedule.MissedLatest:
+			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); the latest slot missed while it was paused, %s, runs now; %s\n",
+				id, s.Name, zonedTime(due[0].At, loc), next)
+		default:
+			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); the %s missed while it was paused (%s … %s) run now, oldest first, as the overlap policy allows; %s\n",
+				id, s.Name, slotCount(len(due)), zonedTime(due[0].At, loc), zonedTime(due[len(due)-1].At, loc), next)
 		}
 		return err
 	}
+}
+
+// missedSlots are the slots of paused schedule s that Resume finds missed
+// at now: after the pause, at or before now and before its end; at most
+// schedule.MaxBackfill, oldest first.
+func missedSlots(s *schedule.Schedule, now time.Time) []schedule.Occurrence {
+	if s.PausedAt == nil {
+		return nil
+	}
+	spec, err := s.Spec()
+	if err != nil {
+		return nil
+	}
+	var due []schedule.Occurrence
+	for _, occurrence := range spec.NextN(*s.PausedAt, schedule.MaxBackfill) {
+		if occurrence.At.After(now) || (s.EndAt != nil && !occurrence.At.Before(*s.EndAt)) {
+			break
+		}
+		due = append(due, occurrence)
+	}
+	return due
+}
+
+// nextFireText says when s fires next: "it fires next at 2026-03-08
+// 03:00:00 EDT (in 3h)".
+func nextFireText(s *schedule.Schedule, now time.Time) string {
+	switch {
+	case s.NextFireAt != nil:
+		return "it fires next at " + zonedTime(*s.NextFireAt, scheduleLocation(s)) + " (" + relativeDays(*s.NextFireAt, now) + ")"
+	case s.Paused:
+		return fmt.Sprintf("it is paused: no slot fires until 'tributary schedule resume %s'", s.ID)
+	}
+	return "it has no slot left before its end"
+}
+
+// slotCount is "1 slot", "7 slots".
+func slotCount(n int) string {
+	if n == 1 {
+		return "1 slot"
+	}
+	return strconv.Itoa(n) + " slots"
+}
+
+// grantSkipReason is why a slot of a schedule of workflowType is skipped
+// under grant g at now, as a firing slot finds it, or "" when g allows it.
+func grantSkipReason(g *schedule.Grant, workflowType string, now time.Time) string {
+	switch {
+	case g.RevokedAt != nil:
+		return schedule.SkipReasonGrantRevoked
+	case g.ExpiresAt != nil && !g.ExpiresAt.After(now):
+		return schedule.SkipReasonGrantExpired
+	case !slices.Contains(g.Scopes, "*") && !slices.Contains(g.Scopes, schedule.ScopeExecute(workflowType)):
+		return schedule.SkipReasonGrantOutOfScope
+	}
+	return ""
+}
+
+// grantProblem says why grant g does not allow runs of workflowType at
+// now: "was revoked 2h ago (left the team)", "expired 3d ago", "does not
+// allow workflow type …"; "" when it does.
+func grantProblem(g *schedule.Grant, workflowType string, now time.Time) string {
+	switch grantSkipReason(g, workflowType, now) {
+	case schedule.SkipReasonGrantRevoked:
+		text := "was revoked " + relativeDays(*g.RevokedAt, now)
+		if g.RevokeReason != "" {
+			text += " (" + oneLine(g.RevokeReason) + ")"
+		}
+		return text
+	case schedule.SkipReasonGrantExpired:
+		return "expired " + relativeDays(*g.ExpiresAt, now)
+	case schedule.SkipReasonGrantOutOfScope:
+		return fmt.Sprintf("does not allow workflow type %q (its scopes: %s)", workflowType, strings.Join(g.Scopes, ", "))
+	}
+	return ""
+}
+
+// grantRefusal is the error of create --grant with a grant that does not
+// allow runs of workflowType: none of the schedule's slots would run.
+func grantRefusal(g *schedule.Grant, workflowType string, now time.Time) error {
+	reason := grantSkipReason(g, workflowType, now)
+	var hint string
+	switch reason {
+	case "":
+		return nil
+	case schedule.SkipReasonGrantOutOfScope:
+		hint = fmt.Sprintf("pass a grant with scope %q or \"*\"", schedule.ScopeExecute(workflowType))
+	default:
+		hint = "pass a grant that is in force"
+	}
+	return withHint(usageErrorf("execution grant %s %s, so each slot would be skipped (%q)", g.ID, grantProblem(g, workflowType, now), reason), hint)
+}
+
+// grantText describes a schedule's execution grant g for `schedule get`;
+// g is nil when the grant is not found.
+func grantText(id uuid.UUID, g *schedule.Grant, workflowType string, now time.Time) string {
+	if g == nil {
+		return fmt.Sprintf("%s (not found: each slot is skipped as %q)", id, schedule.SkipReasonGrantRevoked)
+	}
+	if problem := grantProblem(g, workflowType, now); problem != "" {
+		return fmt.Sprintf("%s (subject %q): it %s; each slot is skipped as %q", id, g.Subject, problem, grantSkipReason(g, workflowType, now))
+	}
+	text := fmt.Sprintf("%s (subject %q, scopes %s", id, g.Subject, strings.Join(g.Scopes, ", "))
+	if g.ExpiresAt != nil {
+		text += "; expires " + g.ExpiresAt.UTC().Format(time.RFC3339) + ", " + relativeDays(*g.ExpiresAt, now)
+	}
+	return text + ")"
 }
 
 func setupScheduleDelete(fs *flag.FlagSet, env *Env) Action {
@@ -634,8 +828,20 @@ func overlapText(policy schedule.OverlapPolicy) string {
 	return string(policy)
 }
 
-// printSchedule prints a schedule's fields, then its next fire times.
-func printSchedule(w io.Writer, s *schedule.Schedule, occurrences []schedule.Occurrence, now time.Time) error {
+// catchUpText explains a catch-up policy.
+func catchUpText(policy schedule.CatchUpPolicy) string {
+	switch policy {
+	case schedule.CatchUpWindow, "":
+		return "window (a slot found later than the catch-up window is skipped as missed)"
+	case schedule.CatchUpLatest:
+		return "latest (of the slots found later than the catch-up window, only the most recent runs, once; the older ones do not run)"
+	}
+	return string(policy)
+}
+
+// printSchedule prints a schedule's fields, then its next fire times; grant
+// is its execution grant, nil when it has none or it is not found.
+func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occurrences []schedule.Occurrence, now time.Time) error {
 	loc := scheduleLocation(s)
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, format string, args ...any) {
@@ -658,7 +864,8 @@ func printSchedule(w io.Writer, s *schedule.Schedule, occurrences []schedule.Occ
 		field("End", "%s (%s)", zonedTime(*s.EndAt, loc), s.EndAt.UTC().Format(time.RFC3339))
 	}
 	field("Overlap", "%s", overlapText(s.Overlap))
-	field("Catch-up window", "%s (a slot found later than that is skipped as missed)", humanDuration(s.CatchUpWindow))
+	field("Catch-up window", "%s (how late a slot may fire and still run)", humanDuration(s.CatchUpWindow))
+	field("Catch-up policy", "%s", catchUpText(s.CatchUp))
 	var policy []string
 	if s.MaxAttempts != 0 {
 		policy = append(policy, fmt.Sprintf("max attempts %d", s.MaxAttempts))
@@ -676,6 +883,9 @@ func printSchedule(w io.Writer, s *schedule.Schedule, occurrences []schedule.Occ
 		field("Run policy", "%s (the rest: the workflow type's defaults)", strings.Join(policy, ", "))
 	} else {
 		field("Run policy", "the workflow type's defaults")
+	}
+	if s.GrantID != nil {
+		field("Grant", "%s", grantText(*s.GrantID, grant, s.Workflow, now))
 	}
 	switch {
 	case s.Paused && s.PauseNote != "":

@@ -294,7 +294,8 @@ func TestScheduleCommands(t *testing.T) {
 			`Cron: +30 2 \* \* \*\nTime zone: +America/New_York\n`+
 			`Start: +`+regexp.QuoteMeta(start.Format(zonedLayout)+" ("+start.UTC().Format(time.RFC3339)+")")+"\n"+
 			`Overlap: +skip \(a slot is skipped while the previous run is unfinished\)\n`+
-			`Catch-up window: +1m \(a slot found later than that is skipped as missed\)\n`+
+			`Catch-up window: +1m \(how late a slot may fire and still run\)\n`+
+			`Catch-up policy: +window \(a slot found later than the catch-up window is skipped as missed\)\n`+
 			`Run policy: +the workflow type's defaults\n`+
 			`Paused: +no\n`+
 			`Next fire: +`+regexp.QuoteMeta(fireTimes[0].Format(zonedLayout)+" ("+fireTimes[0].UTC().Format(time.RFC3339)+", ")+`in \d+[dh]\)\n`+
@@ -578,7 +579,7 @@ func TestScheduleTables(t *testing.T) {
 	spec, err := schedule.ParseSpec(nightly.Cron, nightly.TimeZone)
 	require.NoError(t, err)
 	out.Reset()
-	require.NoError(t, printSchedule(&out, nightly, spec.NextN(now, 5), now))
+	require.NoError(t, printSchedule(&out, nightly, nil, spec.NextN(now, 5), now))
 	t.Logf("schedule get:\n%s", out.String())
 	require.Equal(t, ""+
 		"ID:               01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e\n"+
@@ -591,7 +592,8 @@ func TestScheduleTables(t *testing.T) {
 		"Time zone:        America/New_York\n"+
 		"Start:            2026-03-06 00:00:00 EST (2026-03-06T05:00:00Z)\n"+
 		"Overlap:          skip (a slot is skipped while the previous run is unfinished)\n"+
-		"Catch-up window:  5m (a slot found later than that is skipped as missed)\n"+
+		"Catch-up window:  5m (how late a slot may fire and still run)\n"+
+		"Catch-up policy:  window (a slot found later than the catch-up window is skipped as missed)\n"+
 		"Run policy:       max attempts 3, queue reports (the rest: the workflow type's defaults)\n"+
 		"Paused:           no\n"+
 		"Next fire:        2026-03-07 02:30:00 EST (2026-03-07T07:30:00Z, in 19h)\n"+
@@ -609,7 +611,7 @@ func TestScheduleTables(t *testing.T) {
 		out.String())
 
 	out.Reset()
-	require.NoError(t, printSchedule(&out, paused, nil, now))
+	require.NoError(t, printSchedule(&out, paused, nil, nil, now))
 	require.Contains(t, out.String(), "\nOverlap:          allow (a slot starts its run even while the previous one is unfinished)\n")
 	require.Contains(t, out.String(), "\nPaused:           yes: db upgrade\nNext fire:        - (paused)\nLast fire:        never\n")
 	require.True(t, strings.HasSuffix(out.String(), "\n\nno fire times left before its end\n"), out.String())
