@@ -114,7 +114,26 @@ func testManyClientsFireEachSlotOnce(t *testing.T, n int) {
 	lat := mcSlotLatencies(ctx, t, db, &s.ID)
 	t.Logf("%d clients: %d slots fired once each, %s to %s; fire jobs %d (with errors: %d), worked per client %v",
 		n, runs, fired[0].Format(time.TimeOnly), fired[len(fired)-1].Format(time.TimeOnly), fireJobs, fireJobErrors, perClient)
-	t.Logf("%d clients: fire job attempted_at - fire_at: %s; first slots: %.1f ms", n, lat.fire, lat.firstFire)
+	t.Logf("%d clients: fire job attempted_at - fire_at: %s; first slots: %.1f ms; latest: slot %d of %d", n, lat.fire, lat.firstFire, lat.worstFire+1, runs)
+
+	// A wake-up timer makes its fire job available with scheduled_at = the
+	// moment it woke it. A fire job whose scheduled_at is still exactly its
+	// slot was made available by River's scheduler instead, which moves jobs
+	// due within its next interval (5 s) to available ahead of time; the
+	// timer then finds it available and does nothing, and the producers
+	// fetch it on their next poll.
+	var notWoken int
+	var notWokenMax, inserted, available, attempted float64
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*), coalesce(max(extract(epoch FROM attempted_at - scheduled_at) * 1000), 0)
+		FROM river_job WHERE kind = 'tributary:schedule_fire' AND args->>'schedule_id' = $1 AND state = 'completed'
+		AND scheduled_at = (args->>'fire_at')::timestamptz`, s.ID.String()).Scan(&notWoken, &notWokenMax))
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT extract(epoch FROM created_at - $2) * 1000, extract(epoch FROM scheduled_at - $2) * 1000,
+		extract(epoch FROM attempted_at - $2) * 1000
+		FROM river_job WHERE kind = 'tributary:schedule_fire' AND args->>'schedule_id' = $1 AND (args->>'fire_at')::timestamptz = $2`,
+		s.ID.String(), fired[lat.worstFire]).Scan(&inserted, &available, &attempted))
+	t.Logf("%d clients: fire jobs not woken by a timer (scheduled_at still the slot): %d, the latest attempted %.1f ms after its slot", n, notWoken, notWokenMax)
+	t.Logf("%d clients: latest slot %s: its fire job inserted %.1f ms, scheduled_at %.3f ms, attempted %.1f ms after the slot",
+		n, fired[lat.worstFire].Format(time.TimeOnly), inserted, available, attempted)
 	t.Logf("%d clients: run job attempted_at - fire_at:  %s", n, lat.run)
 	t.Logf("%d clients: run started_at - fire_at:        %s", n, lat.started)
 }
@@ -142,6 +161,7 @@ type mcLatencies struct {
 	started mcDist // the run's started_at (written when it finishes)
 
 	firstFire []float64 // fire lateness of the first slots, in slot order
+	worstFire int       // the slot (index in slot order) whose fire job was latest
 }
 
 // mcSlotLatencies measures, for every run of schedule id (every scheduled
@@ -176,7 +196,13 @@ ORDER BY r.fire_at, r.id`, id)
 		}
 	}
 	require.NoError(t, rows.Err())
-	return mcLatencies{fire: newMCDist(fire), run: newMCDist(run), started: newMCDist(started), firstFire: fire[:min(len(fire), 3)]}
+	worst := 0
+	for i, f := range fire {
+		if f > fire[worst] {
+			worst = i
+		}
+	}
+	return mcLatencies{fire: newMCDist(fire), run: newMCDist(run), started: newMCDist(started), firstFire: fire[:min(len(fire), 3)], worstFire: worst}
 }
 
 // mcDist summarizes a sample of milliseconds.

@@ -104,7 +104,14 @@ func (wk *waker) wake(jobID int64, queue string) (found bool, err error) {
 			return err
 		}
 		found = true
-		if state != "scheduled" {
+		switch state {
+		case "scheduled":
+		case "available":
+			// River's scheduler moved it ahead of time (it looks five
+			// seconds ahead) but producers only fetch it once due and only
+			// at their next poll: tell them now.
+			return c.notifyQueueTx(ctx, tx, queue)
+		default:
 			return nil
 		}
 		if _, err := c.river.JobRetryTx(ctx, tx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
