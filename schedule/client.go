@@ -24,6 +24,14 @@ var queueRE = regexp.MustCompile(`^[a-z0-9]+(?:[_|\-]?[a-z0-9]+)*$`)
 
 // Config configures a Client.
 type Config struct {
+	// Clock, when set, is the time the client decides by: a schedule's
+	// first slot, whether a slot fired late, resume and trigger times. Tests
+	// set it to replay a stretch of the calendar (DST days, say) through
+	// real firing. River's own timing is unaffected.
+	//
+	// Defaults to time.Now.
+	Clock func() time.Time
+
 	// ReconcileInterval is how often a working client's leader repairs
 	// broken chains (see Reconcile); it also runs on start-up.
 	//
@@ -49,6 +57,7 @@ type Config struct {
 //	})
 //	s, err := schedules.Create(ctx, &schedule.Params{Name: "digest", Workflow: "daily_digest", Cron: "0 8 * * *", TimeZone: "Europe/Paris"})
 type Client struct {
+	clock    func() time.Time
 	interval time.Duration
 	logger   *slog.Logger
 	q        *queries
@@ -69,7 +78,11 @@ func New(config *Config) *Client {
 	if interval <= 0 {
 		interval = DefaultReconcileInterval
 	}
-	return &Client{interval: interval, logger: logger}
+	clock := config.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Client{clock: clock, interval: interval, logger: logger}
 }
 
 // Extend registers the slot-firing worker on the River configuration the
@@ -85,6 +98,8 @@ func (c *Client) Extend(wf *workflow.Client, config *river.Config) error {
 	}
 	return c.addReconciler(config, c.interval)
 }
+
+func (c *Client) now() time.Time { return c.clock() }
 
 func (c *Client) bound() error {
 	if c.wf == nil {
@@ -216,7 +231,7 @@ func (c *Client) validate(p *Params) (*validated, error) {
 	default:
 		return nil, &ValidationError{Field: "CatchUp", Problem: fmt.Sprintf("%q is not a catch-up policy; use window or latest", catchUpPolicy)}
 	}
-	first, ok := firstSlot(spec, p.StartAt, p.EndAt, time.Now())
+	first, ok := firstSlot(spec, p.StartAt, p.EndAt, c.now())
 	if !ok {
 		return nil, &ValidationError{Field: "Cron", Problem: fmt.Sprintf("%q has no occurrence between now (or StartAt) and EndAt; widen the range or change the expression", p.Cron)}
 	}
@@ -342,7 +357,7 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := c.now()
 	if s.PausedAt != nil && missed != MissedSkip {
 		slots := spec.NextN(*s.PausedAt, MaxBackfill)
 		var due []Occurrence
@@ -420,7 +435,7 @@ func (c *Client) Next(ctx context.Context, id uuid.UUID, n int) ([]Occurrence, e
 	if err != nil {
 		return nil, err
 	}
-	after := time.Now()
+	after := c.now()
 	if s.StartAt != nil && s.StartAt.After(after) {
 		after = s.StartAt.Add(-time.Second)
 	}

@@ -80,7 +80,7 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 			return fmt.Errorf("schedule %s: %w", s.ID, err)
 		}
 
-		fireAt, now := job.Args.FireAt, time.Now()
+		fireAt, now := job.Args.FireAt, c.now()
 		meta := slotMetadata(spec, fireAt)
 		var (
 			skip    string

@@ -69,7 +69,7 @@ func (c *Client) CreateGrantTx(ctx context.Context, tx pgx.Tx, p *GrantParams) (
 		return nil, &ValidationError{Field: "GrantParams.Subject", Problem: "is longer than 200 bytes"}
 	case len(p.Scopes) == 0:
 		return nil, &ValidationError{Field: "GrantParams.Scopes", Problem: `is empty; grant "workflow:execute:<type>" or "*"`}
-	case !p.ExpiresAt.IsZero() && !p.ExpiresAt.After(time.Now()):
+	case !p.ExpiresAt.IsZero() && !p.ExpiresAt.After(c.now()):
 		return nil, &ValidationError{Field: "GrantParams.ExpiresAt", Problem: "is in the past"}
 	}
 	id, err := uuid.NewV7()

@@ -160,7 +160,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 	}
 	// A triggered run is keyed on the moment it was triggered, to the
 	// microsecond Postgres keeps.
-	at := time.Now().UTC().Truncate(time.Microsecond)
+	at := c.now().UTC().Truncate(time.Microsecond)
 	started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
 		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
 		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
@@ -179,7 +179,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 // admit applies the schedule's execution grant, then the overlap policy, to
 // a run about to start (a slot, a trigger, a backfilled or resumed slot).
 func (c *Client) admit(ctx context.Context, tx pgx.Tx, s *Schedule, policy OverlapPolicy, meta map[string]any) (string, time.Time, error) {
-	skip, err := c.checkGrant(ctx, tx, s, time.Now(), meta)
+	skip, err := c.checkGrant(ctx, tx, s, c.now(), meta)
 	if err != nil || skip != "" {
 		return skip, time.Time{}, err
 	}
@@ -206,7 +206,7 @@ func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy Ov
 		return "", time.Time{}, nil
 	case policy == OverlapQueue && !queued:
 		meta["schedule_queued"] = true
-		return "", time.Now().Add(queuedHold), nil
+		return "", c.now().Add(queuedHold), nil
 	}
 	return SkipReasonOverlap, time.Time{}, nil
 }
