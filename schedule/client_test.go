@@ -655,3 +655,33 @@ func TestExecutionGrants(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalid)
 	})
 }
+
+func TestUpdatePolicies(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := insertOnly(t, db)
+	ctx := ctxT(t, 30*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "p", Owner: "a", Workflow: "tick", Cron: "0 9 * * *"})
+	require.NoError(t, err)
+	g, err := sc.CreateGrant(ctx, &GrantParams{Subject: "u", Scopes: []string{"*"}})
+	require.NoError(t, err)
+
+	latest, owner := CatchUpLatest, "b"
+	start := time.Now().Add(72 * time.Hour).Truncate(time.Second)
+	updated, err := sc.Update(ctx, s.ID, &UpdateParams{CatchUp: &latest, Owner: &owner, StartAt: &start, GrantID: &g.ID})
+	require.NoError(t, err)
+	require.Equal(t, CatchUpLatest, updated.CatchUp)
+	require.Equal(t, "b", updated.Owner)
+	require.Equal(t, g.ID, *updated.GrantID)
+	require.False(t, updated.NextFireAt.Before(start), "the new start moves the pending slot")
+
+	none := uuid.Nil
+	updated, err = sc.Update(ctx, s.ID, &UpdateParams{GrantID: &none})
+	require.NoError(t, err)
+	require.Nil(t, updated.GrantID)
+
+	missing := uuid.New()
+	_, err = sc.Update(ctx, s.ID, &UpdateParams{GrantID: &missing})
+	require.ErrorIs(t, err, ErrInvalid)
+}

@@ -26,10 +26,17 @@ type UpdateParams struct {
 	Priority      *int
 	Queue         *string
 	Timeout       *time.Duration
+	Owner         *string
+	CatchUp       *CatchUpPolicy
+	// StartAt and EndAt replace the schedule's range; a zero time clears it.
+	StartAt *time.Time
+	EndAt   *time.Time
+	// GrantID replaces the execution grant; uuid.Nil removes it.
+	GrantID *uuid.UUID
 }
 
-// Update changes a schedule. A new cron expression or time zone takes effect
-// at once: the pending slot is replaced by the first slot of the new timing
+// Update changes a schedule. A new cron expression, time zone, start or end
+// takes effect at once: the pending slot is replaced by the first slot of the new timing
 // after now (the old slot's job finds itself stale and fires nothing). Other
 // changes apply from the next slot, which reads the schedule when it fires.
 // Validation errors match ErrInvalid and change nothing.
@@ -65,6 +72,26 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	set(&params.Cron, p.Cron)
 	set(&params.TimeZone, p.TimeZone)
 	set(&params.Queue, p.Queue)
+	set(&params.Owner, p.Owner)
+	if p.CatchUp != nil {
+		params.CatchUp = *p.CatchUp
+	}
+	if p.StartAt != nil {
+		params.StartAt = *p.StartAt
+	}
+	if p.EndAt != nil {
+		params.EndAt = *p.EndAt
+	}
+	grantID := s.GrantID
+	if p.GrantID != nil {
+		grantID = nil
+		if *p.GrantID != uuid.Nil {
+			if _, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, *p.GrantID)); err != nil {
+				return nil, &ValidationError{Field: "GrantID", Problem: fmt.Sprintf("%s: %v", *p.GrantID, err)}
+			}
+			grantID = p.GrantID
+		}
+	}
 	if p.Input != nil {
 		params.Input = p.Input
 	}
@@ -87,14 +114,15 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	if err != nil {
 		return nil, err
 	}
-	retimed := v.spec.Expr() != s.Cron || v.spec.Zone() != s.TimeZone
+	retimed := v.spec.Expr() != s.Cron || v.spec.Zone() != s.TimeZone || p.StartAt != nil || p.EndAt != nil
 	next := s.NextFireAt
 	if retimed && !s.Paused {
 		next = &v.first
 	}
 	updated, err := scanSchedule(tx.QueryRow(ctx, c.q.update, id, params.Name, params.Description, v.input,
 		v.spec.Expr(), v.spec.Zone(), string(v.overlap), v.catchUp.Milliseconds(), params.MaxAttempts,
-		params.Timeout.Milliseconds(), params.Queue, params.Priority, next, string(v.catchUpPolicy)))
+		params.Timeout.Milliseconds(), params.Queue, params.Priority, next, string(v.catchUpPolicy),
+		params.Owner, nullTime(params.StartAt), nullTime(params.EndAt), grantID))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
 	}

@@ -125,7 +125,11 @@ type Params struct {
 	CatchUp CatchUpPolicy
 
 	// MaxAttempts, Priority, Queue and Timeout are the run policy of the
-	// runs started; zero leaves the workflow type's defaults.
+	// runs started; zero leaves the workflow type's DefineOpts. Those are
+	// known only to a process that registers the type: slots fired by one
+	// that does not (tributary serve, the CLI's trigger) use Tributary's
+	// defaults (10 attempts, queue "default", priority 1). Set them here when
+	// the type uses another queue.
 	MaxAttempts int
 	Priority    int
 	Queue       string

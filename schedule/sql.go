@@ -78,7 +78,8 @@ WHERE id = $1 RETURNING ` + scheduleColumns),
 UPDATE {s}schedules
 SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_policy = $7,
 	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
-	next_fire_at = $13, catchup_policy = $14, updated_at = now()
+	next_fire_at = $13, catchup_policy = $14, owner = $15, start_at = $16, end_at = $17, grant_id = $18,
+	updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns),
 		unfinishedRuns: t(`
 SELECT
