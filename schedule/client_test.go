@@ -318,10 +318,10 @@ func TestLedger(t *testing.T) {
 		// A past week: 7 slots. Backfill twice: the second adds nothing.
 		from := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
 		to := time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC)
-		n, err := sc.Backfill(ctx, s.ID, from, to)
+		n, err := sc.Backfill(ctx, s.ID, from, to, nil)
 		require.NoError(t, err)
 		require.Equal(t, 7, n)
-		n, err = sc.Backfill(ctx, s.ID, from, to)
+		n, err = sc.Backfill(ctx, s.ID, from, to, nil)
 		require.NoError(t, err)
 		require.Zero(t, n, "each slot at most once")
 
@@ -339,7 +339,7 @@ func TestLedger(t *testing.T) {
 		ctx := ctxT(t, 60*time.Second)
 		s, err := sc.Create(ctx, &Params{Name: "night", Workflow: "tick", Cron: "30 2 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
 		require.NoError(t, err)
-		_, err = sc.Backfill(ctx, s.ID, time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC))
+		_, err = sc.Backfill(ctx, s.ID, time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC), nil)
 		require.NoError(t, err)
 		history, err := sc.History(ctx, s.ID, nil)
 		require.NoError(t, err)
@@ -684,4 +684,33 @@ func TestUpdatePolicies(t *testing.T) {
 	missing := uuid.New()
 	_, err = sc.Update(ctx, s.ID, &UpdateParams{GrantID: &missing})
 	require.ErrorIs(t, err, ErrInvalid)
+}
+
+func TestBackfillOverrides(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := insertOnly(t, db)
+	ctx := ctxT(t, 30*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "b", Workflow: "tick", Cron: "0 6 * * *", Input: map[string]int{"n": 1}})
+	require.NoError(t, err)
+	from, to := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)
+
+	_, err = sc.Backfill(ctx, s.ID, from, to, &BackfillOpts{Overlap: "sometimes"})
+	require.ErrorIs(t, err, ErrInvalid)
+
+	// Under skip only the first slot starts: nobody works these runs, so it
+	// stays unfinished. With allow and an input override, all three run.
+	n, err := sc.Backfill(ctx, s.ID, from, to, &BackfillOpts{Input: map[string]int{"n": 2}, Overlap: OverlapAllow})
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	var inputs []string
+	rows, err := db.Pool.Query(ctx, "SELECT input::text FROM workflow_runs WHERE schedule_id = $1 AND status <> 'skipped'", s.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var in string
+		require.NoError(t, rows.Scan(&in))
+		inputs = append(inputs, in)
+	}
+	require.Equal(t, []string{`{"n": 2}`, `{"n": 2}`, `{"n": 2}`}, inputs)
 }

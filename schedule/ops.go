@@ -246,42 +246,74 @@ const queuedHold = 100 * 365 * 24 * time.Hour
 // MaxBackfill bounds the slots one Backfill may start.
 const MaxBackfill = 1000
 
+// BackfillOpts override, for the backfilled runs, the schedule's input and
+// overlap policy. A nil *BackfillOpts uses the schedule's.
+type BackfillOpts struct {
+	Input   any
+	Overlap OverlapPolicy
+}
+
 // Backfill runs the schedule's slots in [from, to) that have not run: each
 // slot at most once (a slot that already has its run is left alone), oldest
 // first, honouring the overlap policy (under OverlapSkip only the first
-// starts while it is unfinished; the others are recorded as skipped). It
-// returns how many slots it started or recorded.
-func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time) (int, error) {
+// starts while it is unfinished; the others are recorded as skipped) and the
+// execution grant. It returns how many slots it started or recorded.
+func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (int, error) {
+	if err := c.bound(); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		var err error
+		n, err = c.BackfillTx(ctx, tx, id, from, to, opts)
+		return err
+	})
+	return n, err
+}
+
+// BackfillTx is like Backfill, within tx; the caller commits or rolls back.
+func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (int, error) {
 	if err := c.bound(); err != nil {
 		return 0, err
 	}
 	if !to.After(from) {
 		return 0, &ValidationError{Field: "to", Problem: "is not after from"}
 	}
-	n := 0
-	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
-		s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
-		if err != nil {
-			return err
-		}
-		spec, err := s.Spec()
-		if err != nil {
-			return err
-		}
-		var due []Occurrence
-		for _, occ := range spec.NextN(from.Add(-time.Second), MaxBackfill+1) {
-			if !occ.At.Before(to) {
-				break
+	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+	if err != nil {
+		return 0, err
+	}
+	if opts != nil {
+		if opts.Input != nil {
+			input, err := json.Marshal(opts.Input)
+			if err != nil {
+				return 0, &ValidationError{Field: "BackfillOpts.Input", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 			}
-			due = append(due, occ)
+			s.Input = input
 		}
-		if len(due) > MaxBackfill {
-			return &ValidationError{Field: "range", Problem: fmt.Sprintf("holds more than %d slots; backfill a shorter range at a time", MaxBackfill)}
+		switch opts.Overlap {
+		case "":
+		case OverlapAllow, OverlapSkip, OverlapQueue, OverlapReplace:
+			s.Overlap = opts.Overlap
+		default:
+			return 0, &ValidationError{Field: "BackfillOpts.Overlap", Problem: fmt.Sprintf("%q is not an overlap policy; use skip, allow, queue or replace", opts.Overlap)}
 		}
-		n, err = c.startSlotsTx(ctx, tx, s, spec, due)
-		return err
-	})
-	return n, err
+	}
+	spec, err := s.Spec()
+	if err != nil {
+		return 0, err
+	}
+	var due []Occurrence
+	for _, occ := range spec.NextN(from.Add(-time.Second), MaxBackfill+1) {
+		if !occ.At.Before(to) {
+			break
+		}
+		due = append(due, occ)
+	}
+	if len(due) > MaxBackfill {
+		return 0, &ValidationError{Field: "range", Problem: fmt.Sprintf("holds more than %d slots; backfill a shorter range at a time", MaxBackfill)}
+	}
+	return c.startSlotsTx(ctx, tx, s, spec, due)
 }
 
 // startSlotsTx starts the runs of slots (oldest first), each at most once,

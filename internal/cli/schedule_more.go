@@ -366,7 +366,7 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 			if end < len(slots) {
 				batchTo = slots[end]
 			}
-			n, err := sc.Backfill(ctx, id, batchFrom, batchTo)
+			n, err := sc.Backfill(ctx, id, batchFrom, batchTo, nil)
 			if err != nil {
 				return runsError(err, id, "")
 			}
