@@ -714,3 +714,24 @@ func TestBackfillOverrides(t *testing.T) {
 	}
 	require.Equal(t, []string{`{"n": 2}`, `{"n": 2}`, `{"n": 2}`}, inputs)
 }
+
+// TestFiresTypesOtherProcessesWork: a slot fires in whichever process holds
+// its job, which need not have the workflow's code (tributary serve has
+// none): the run is started for the process that has it.
+func TestFiresTypesOtherProcessesWork(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := startClients(t, db, 1)[0]
+	ctx := ctxT(t, 30*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "elsewhere", Workflow: "report_in_another_service", Cron: "* * * * * *", Overlap: OverlapAllow})
+	require.ErrorIs(t, err, ErrInvalid, "a client that registers types checks the name against them")
+
+	other := insertOnly(t, db) // registers no types, like the CLI
+	s, err = other.Create(ctx, &Params{Name: "elsewhere", Workflow: "report_in_another_service", Cron: "* * * * * *", Overlap: OverlapAllow})
+	require.NoError(t, err)
+	waitRuns(t, db, s.ID, 2, 20*time.Second)
+	history, err := sc.History(ctx, s.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, workflow.StatusPending, history[0].Status, "started, waiting for a worker of its type")
+}

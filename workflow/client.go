@@ -69,7 +69,10 @@ type Config struct {
 	// workflow in Workflows, next to any of the application's own workers.
 	// Queues nil makes an insert-only client: it starts and reads runs but
 	// does not work them. Schema and Logger are taken from this Config when
-	// unset. FetchCooldown, FetchPollInterval and RescueStuckJobsAfter
+	// unset. SkipUnknownJobCheck and FetchOnlyKnownKinds are always on: a
+	// client starts runs of workflow types that other processes work, and
+	// never takes their jobs. FetchCooldown,
+	// FetchPollInterval and RescueStuckJobsAfter
 	// default to DefaultFetchCooldown, DefaultFetchPollInterval and
 	// DefaultRescueStuckJobsAfter. A working client also gets a periodic
 	// job that repairs runs whose River job ended outside Tributary (see
@@ -175,11 +178,17 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		riverConfig.Workers = river.NewWorkers()
 	}
 
-	// A client that works no queues only inserts jobs, often of workflow
-	// types that other processes work: River must not refuse them.
-	if len(riverConfig.Queues) == 0 {
-		riverConfig.SkipUnknownJobCheck = true
-	}
+	// A client starts runs of workflow types that other processes work (a
+	// schedule's slot fires in whichever process holds its job, a CLI
+	// triggers runs): River must not refuse jobs of kinds this client has
+	// no worker for.
+	riverConfig.SkipUnknownJobCheck = true
+	// And it must not take jobs of kinds it cannot work: River would fail
+	// them, using up the attempts of runs that another process would have
+	// run. (River's rescuer, on the leader, still discards a stuck job whose
+	// kind the leader does not know: let a process that registers every
+	// workflow type be eligible to lead.)
+	riverConfig.FetchOnlyKnownKinds = true
 
 	c := &Client{
 		logger:        logger,
