@@ -415,9 +415,8 @@ func setupScheduleList(fs *flag.FlagSet, env *Env) Action {
 			}
 			params.Paused = &b
 		}
-		if *limit < 1 || *limit > maxListLimit {
-			return withHint(usageErrorf("--limit must be from 1 to %d, not %d", maxListLimit, *limit),
-				fmt.Sprintf("pass --limit %d, or up to --limit %d and page with --after", defaultListLimit, maxListLimit))
+		if err := checkLimit(*limit); err != nil {
+			return err
 		}
 		if *after != "" {
 			id, err := parseScheduleID("--after", *after)
@@ -437,20 +436,9 @@ func setupScheduleList(fs *flag.FlagSet, env *Env) Action {
 		if err != nil {
 			return scheduleError(err, uuid.Nil)
 		}
-		if *asJSON {
-			return printJSON(env.Stdout, schedules)
-		}
-		if len(schedules) == 0 {
-			_, err := fmt.Fprintln(env.Stdout, "no schedules")
-			return err
-		}
-		if err := printSchedulesTable(env.Stdout, schedules, time.Now()); err != nil {
-			return err
-		}
-		if len(schedules) == *limit {
-			fmt.Fprintf(env.Stderr, "note: there may be more schedules; see them with --after %s\n", schedules[len(schedules)-1].ID)
-		}
-		return nil
+		return printListing(env, schedules, *asJSON, *limit, "schedules",
+			func(s *schedule.Schedule) uuid.UUID { return s.ID },
+			func(w io.Writer) error { return printSchedulesTable(w, schedules, time.Now()) })
 	}
 }
 

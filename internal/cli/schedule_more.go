@@ -428,9 +428,8 @@ func setupScheduleHistory(fs *flag.FlagSet, env *Env) Action {
 			return withHint(usageErrorf("--status %q is not a run status", *status),
 				"use one of pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 		}
-		if *limit < 1 || *limit > maxListLimit {
-			return withHint(usageErrorf("--limit must be from 1 to %d, not %d", maxListLimit, *limit),
-				fmt.Sprintf("pass --limit %d, or up to --limit %d and page with --after", defaultListLimit, maxListLimit))
+		if err := checkLimit(*limit); err != nil {
+			return err
 		}
 		if *after != "" {
 			runID, err := parseRunID("--after", *after)
@@ -456,20 +455,9 @@ func setupScheduleHistory(fs *flag.FlagSet, env *Env) Action {
 		if err != nil {
 			return runsError(err, id, "")
 		}
-		if *asJSON {
-			return printJSON(env.Stdout, runs)
-		}
-		if len(runs) == 0 {
-			_, err := fmt.Fprintln(env.Stdout, "no runs")
-			return err
-		}
-		if err := printHistoryTable(env.Stdout, runs, scheduleLocation(s), time.Now()); err != nil {
-			return err
-		}
-		if len(runs) == *limit {
-			fmt.Fprintf(env.Stderr, "note: there may be more runs; see them with --after %s\n", runs[len(runs)-1].ID)
-		}
-		return nil
+		return printListing(env, runs, *asJSON, *limit, "runs",
+			func(r *workflow.Run) uuid.UUID { return r.ID },
+			func(w io.Writer) error { return printHistoryTable(w, runs, scheduleLocation(s), time.Now()) })
 	}
 }
 

@@ -253,9 +253,8 @@ func setupWorkflowList(fs *flag.FlagSet, env *Env) Action {
 					"use one of pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 			}
 		}
-		if *limit < 1 || *limit > maxListLimit {
-			return withHint(usageErrorf("--limit must be from 1 to %d, not %d", maxListLimit, *limit),
-				fmt.Sprintf("pass --limit %d, or up to --limit %d and page with --after", defaultListLimit, maxListLimit))
+		if err := checkLimit(*limit); err != nil {
+			return err
 		}
 		if *scheduleID != "" {
 			id, err := uuid.Parse(*scheduleID)
@@ -283,20 +282,9 @@ func setupWorkflowList(fs *flag.FlagSet, env *Env) Action {
 		if err != nil {
 			return workflowError(err, uuid.Nil)
 		}
-		if *asJSON {
-			return printJSON(env.Stdout, runs)
-		}
-		if len(runs) == 0 {
-			_, err := fmt.Fprintln(env.Stdout, "no runs")
-			return err
-		}
-		if err := printRunsTable(env.Stdout, runs, time.Now()); err != nil {
-			return err
-		}
-		if len(runs) == *limit {
-			fmt.Fprintf(env.Stderr, "note: there may be more runs; see them with --after %s\n", runs[len(runs)-1].ID)
-		}
-		return nil
+		return printListing(env, runs, *asJSON, *limit, "runs",
+			func(r *workflow.Run) uuid.UUID { return r.ID },
+			func(w io.Writer) error { return printRunsTable(w, runs, time.Now()) })
 	}
 }
 
