@@ -201,13 +201,9 @@ func (c *Client) validate(p *Params) (*validated, error) {
 	if err != nil {
 		return nil, err
 	}
-	overlap := p.Overlap
-	switch overlap {
-	case "":
-		overlap = OverlapSkip
-	case OverlapAllow, OverlapSkip, OverlapQueue, OverlapReplace:
-	default:
-		return nil, &ValidationError{Field: "Overlap", Problem: fmt.Sprintf("%q is not an overlap policy; use skip, allow, queue or replace", overlap)}
+	overlap, err := overlapOverride("Overlap", OverlapSkip, p.Overlap)
+	if err != nil {
+		return nil, err
 	}
 	if !p.StartAt.IsZero() && !p.EndAt.IsZero() && !p.EndAt.After(p.StartAt) {
 		return nil, &ValidationError{Field: "EndAt", Problem: fmt.Sprintf("%s is not after StartAt %s", p.EndAt.Format(time.RFC3339), p.StartAt.Format(time.RFC3339))}

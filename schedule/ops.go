@@ -173,13 +173,9 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 			return uuid.Nil, &ValidationError{Field: "TriggerOpts.Input", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
 	}
-	overlap := s.Overlap
-	switch opts.Overlap {
-	case "":
-	case OverlapAllow, OverlapSkip, OverlapQueue, OverlapReplace:
-		overlap = opts.Overlap
-	default:
-		return uuid.Nil, &ValidationError{Field: "TriggerOpts.Overlap", Problem: fmt.Sprintf("%q is not an overlap policy; use skip, allow, queue or replace", opts.Overlap)}
+	overlap, err := overlapOverride("TriggerOpts.Overlap", s.Overlap, opts.Overlap)
+	if err != nil {
+		return uuid.Nil, err
 	}
 	meta := map[string]any{"schedule_trigger": true}
 	skip, startAt, err := c.admit(ctx, tx, s, overlap, meta)
@@ -291,12 +287,8 @@ func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, 
 			}
 			s.Input = input
 		}
-		switch opts.Overlap {
-		case "":
-		case OverlapAllow, OverlapSkip, OverlapQueue, OverlapReplace:
-			s.Overlap = opts.Overlap
-		default:
-			return 0, &ValidationError{Field: "BackfillOpts.Overlap", Problem: fmt.Sprintf("%q is not an overlap policy; use skip, allow, queue or replace", opts.Overlap)}
+		if s.Overlap, err = overlapOverride("BackfillOpts.Overlap", s.Overlap, opts.Overlap); err != nil {
+			return 0, err
 		}
 	}
 	spec, err := s.Spec()

@@ -48,6 +48,18 @@ const (
 	OverlapReplace OverlapPolicy = "replace"
 )
 
+// overlapOverride returns override, or current when override is empty, and
+// an error naming field when override is not an overlap policy.
+func overlapOverride(field string, current, override OverlapPolicy) (OverlapPolicy, error) {
+	switch override {
+	case "":
+		return current, nil
+	case OverlapAllow, OverlapSkip, OverlapQueue, OverlapReplace:
+		return override, nil
+	}
+	return "", &ValidationError{Field: field, Problem: fmt.Sprintf("%q is not an overlap policy; use skip, allow, queue or replace", override)}
+}
+
 // Skip reasons recorded on a skipped slot's run.
 const (
 	SkipReasonMissed  = "missed"
