@@ -69,6 +69,7 @@ func (c *Client) handOffTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow
 	}
 	next := args
 	next.kind = kindOf(args.Workflow)
+	next.Input, next.Metadata, next.ParentRunID = nil, nil, nil // the next attempt reads the run and its memos
 	next.AttemptBase = args.AttemptBase + job.Attempt - 1
 	res, err := c.river.InsertTx(ctx, tx, next, &river.InsertOpts{
 		MaxAttempts: max(job.MaxAttempts-job.Attempt+1, 1),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,7 +31,9 @@ type StartOpts struct {
 	MaxAttempts int
 
 	// Metadata is stored with the run (a JSON object) and shown by the
-	// dashboard; workflow code reads it from RunInfo.
+	// dashboard; workflow code reads it from RunInfo. The keys grant_subject,
+	// grant_id and schedule_* are reserved for the runs schedules start, and
+	// refused here with a *ValidationError.
 	//
 	// Defaults to an empty object.
 	Metadata map[string]any
@@ -65,6 +68,21 @@ type Handle[Out any] struct {
 	Existing bool
 
 	client *Client
+}
+
+// Handle returns the handle of run id of this workflow type, started
+// elsewhere (by a schedule's Trigger, another process, an operator), so that
+// its typed Result can be awaited. It does not check that the run exists.
+func (d *Definition[In, Out]) Handle(c *Client, id uuid.UUID) *Handle[Out] {
+	return &Handle[Out]{ID: id, client: c}
+}
+
+// Result waits until run id finishes and returns its output as JSON, or its
+// error as a *RunError, like Handle.Result: on a Postgres notification,
+// across processes, without polling; ctx bounds the wait. Returns
+// ErrNotFound for an unknown run.
+func (c *Client) Result(ctx context.Context, id uuid.UUID) (json.RawMessage, error) {
+	return c.waitResult(ctx, id)
 }
 
 // Get reads the run's current state.
@@ -156,19 +174,43 @@ func (c *Client) StartByNameTx(ctx context.Context, tx pgx.Tx, typeName string, 
 	return r.Run, nil
 }
 
-// runArgs are the args of every workflow job: the run id (input and state
-// live in workflow_runs) and the type name, so River UI shows what ran.
+// runArgs are the args of every workflow job: the run id (state lives in
+// workflow_runs) and the type name, so River UI shows what ran.
+//
+// The run's first job also carries the run's input, metadata and parent
+// when they are small (at most inlineStartBytes together, a copy of what
+// workflow_runs holds): the run's first attempt then starts from the job
+// alone, without reading the run (see worker.begin). River UI shows them.
 type runArgs struct {
 	kind string
 
 	// AttemptBase is how many attempts the run used in earlier jobs (a
 	// parked run continues in a new job).
-	AttemptBase int        `json:"attempt_base,omitempty"`
-	FireAt      *time.Time `json:"fire_at,omitempty" river:"unique"`
-	RunID       uuid.UUID  `json:"run_id"`
-	ScheduleID  *uuid.UUID `json:"schedule_id,omitempty" river:"unique"`
-	TimeoutMS   int64      `json:"timeout_ms,omitempty"`
-	Workflow    string     `json:"workflow"`
+	AttemptBase int             `json:"attempt_base,omitempty"`
+	FireAt      *time.Time      `json:"fire_at,omitempty" river:"unique"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	ParentRunID *uuid.UUID      `json:"parent_run_id,omitempty"`
+	RunID       uuid.UUID       `json:"run_id"`
+	ScheduleID  *uuid.UUID      `json:"schedule_id,omitempty" river:"unique"`
+	TimeoutMS   int64           `json:"timeout_ms,omitempty"`
+	Workflow    string          `json:"workflow"`
+}
+
+// inlineStartBytes bounds the input and metadata a run's first job carries
+// (runArgs): small enough not to matter next to the run row, large enough
+// for typical inputs. Larger ones are read from workflow_runs.
+const inlineStartBytes = 2048
+
+// inlineStart copies input and metadata into args when they are small.
+func (a *runArgs) inlineStart(input, metadata []byte, parentID *uuid.UUID) {
+	if len(input)+len(metadata) > inlineStartBytes {
+		return
+	}
+	a.Input, a.ParentRunID = input, parentID
+	if string(metadata) != "{}" {
+		a.Metadata = metadata
+	}
 }
 
 func (a runArgs) Kind() string { return a.kind }
@@ -192,6 +234,12 @@ type startParams struct {
 type startedRun struct {
 	*Run
 	existing bool
+}
+
+// reservedMetadataKey reports whether a run metadata key is one that only
+// schedules set: the grant a run was admitted under and its slot.
+func reservedMetadataKey(key string) bool {
+	return key == "grant_subject" || key == "grant_id" || strings.HasPrefix(key, "schedule_")
 }
 
 var tagRE = regexp.MustCompile(`\A[\w][\w\-]+[\w]\z`)
@@ -224,6 +272,13 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 		}
 	}
 	metadata := []byte("{}")
+	if p.scheduleID == nil {
+		for key := range opts.Metadata {
+			if reservedMetadataKey(key) {
+				return nil, &ValidationError{Field: "StartOpts.Metadata", Problem: fmt.Sprintf("key %q is reserved: Tributary sets it on runs that schedules start (RunInfo.GrantSubject trusts it); use another key", key)}
+			}
+		}
+	}
 	if len(opts.Metadata) > 0 {
 		var err error
 		if metadata, err = json.Marshal(opts.Metadata); err != nil {
@@ -240,6 +295,7 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 		return nil, fmt.Errorf("workflow: new run id: %w", err)
 	}
 	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt}
+	args.inlineStart(p.input, metadata, p.parentID)
 	switch {
 	case timeout < 0:
 		args.TimeoutMS = -1

@@ -190,6 +190,8 @@ func TestBadInput(t *testing.T) {
 			"key":          {IdempotencyKey: strings.Repeat("k", 256)},
 			"queue":        {Queue: "Bad Queue"},
 			"metadata":     {Metadata: map[string]any{"c": make(chan int)}},
+			"grant":        {Metadata: map[string]any{"grant_subject": "root"}}, // RunInfo.GrantSubject must not be forgeable
+			"slot":         {Metadata: map[string]any{"schedule_fire_at": "2026-01-01T00:00:00Z"}},
 		} {
 			_, err := echo.Start(ctx, client, greetIn{}, opts)
 			require.ErrorIs(t, err, ErrInvalid, name)

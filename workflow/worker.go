@@ -59,7 +59,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	c := w.c
 	runID := job.Args.RunID
 	attempt := job.Args.AttemptBase + job.Attempt
-	st, err := c.batch.begins.do(ctx, runID)
+	st, err := w.begin(ctx, job)
 	if err != nil {
 		return fmt.Errorf("workflow: begin attempt %d of run %s: %w", attempt, runID, err)
 	}
@@ -92,6 +92,28 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 
 	output, fnErr := w.call(wctx, st.input)
 	return w.finish(ctx, wctx, job, output, fnErr)
+}
+
+// begin returns what the attempt starts from, or nil for a run that is not
+// runnable. The very first attempt of a run whose job carries its input
+// (runArgs.inlineStart) starts from the job alone: nothing can have been
+// memoized yet, because this job has never been worked before (River
+// appends to attempted_by on every fetch, snoozes included) and no earlier
+// job of the run exists (a parked or retried run's next job carries no
+// input). A run cancelled while its job was being fetched then runs one
+// attempt; its completion does not overwrite the cancellation
+// (completeRuns). Every other attempt reads the run and all its memos in
+// one query, shared with other attempts starting at the same moment.
+func (w *worker) begin(ctx context.Context, job *river.Job[runArgs]) (*attemptState, error) {
+	a := job.Args
+	if a.Input != nil && a.AttemptBase == 0 && job.Attempt == 1 && len(job.AttemptedBy) == 1 && len(job.Errors) == 0 {
+		metadata := a.Metadata
+		if metadata == nil {
+			metadata = []byte("{}")
+		}
+		return &attemptState{typ: w.reg.name, input: a.Input, scheduleID: a.ScheduleID, fireAt: a.FireAt, parentID: a.ParentRunID, metadata: metadata}, nil
+	}
+	return w.c.batch.begins.do(ctx, a.RunID)
 }
 
 func (w *worker) call(wctx *wfContext, input []byte) (out json.RawMessage, err error) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
@@ -55,6 +56,14 @@ func TestStepReplay(t *testing.T) {
 		out, err := h.Result(ctx)
 		require.NoError(t, err)
 		require.Equal(t, "hello ada x2", out.Greeting)
+		again, err := def.Handle(env.client, h.ID).Result(ctx) // a handle from the id alone
+		require.NoError(t, err)
+		require.Equal(t, out, again)
+		raw, err := env.client.Result(ctx, h.ID)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"greeting": "hello ada x2"}`, string(raw))
+		_, err = env.client.Result(ctx, uuid.Must(uuid.NewV7()))
+		require.ErrorIs(t, err, ErrNotFound)
 		require.Equal(t, int32(1), calls[0].Load())
 		require.Equal(t, int32(1), calls[1].Load())
 		require.Equal(t, int32(3), calls[2].Load())
@@ -132,8 +141,13 @@ func TestStepReplay(t *testing.T) {
 	t.Run("RetryAfterSnoozes", func(t *testing.T) {
 		t.Parallel()
 
-		var calls atomic.Int32
+		var calls, firsts atomic.Int32
 		def := Define("rate_limited", func(ctx Context, _ struct{}) (int32, error) {
+			// The snoozed job is fetched again with attempt 1: its replay
+			// must still load the memo of "first" (see worker.begin).
+			if _, err := Step(ctx, "first", func(context.Context) (int32, error) { return firsts.Add(1), nil }); err != nil {
+				return 0, err
+			}
 			return Step(ctx, "call", func(context.Context) (int32, error) {
 				if n := calls.Add(1); n == 1 {
 					return 0, RetryAfter(errors.New("429 too many requests"), 10*time.Millisecond)
@@ -149,6 +163,7 @@ func TestStepReplay(t *testing.T) {
 		out, err := h.Result(ctx)
 		require.NoError(t, err, "a snooze must not use up the only attempt")
 		require.Equal(t, int32(2), out)
+		require.Equal(t, int32(1), firsts.Load(), "step first ran again after the snooze")
 	})
 
 	t.Run("PanicInStepIsAnError", func(t *testing.T) {
