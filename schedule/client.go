@@ -135,8 +135,8 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 		return nil, err
 	}
 	if p.GrantID != nil {
-		if _, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, *p.GrantID)); err != nil {
-			return nil, &ValidationError{Field: "GrantID", Problem: fmt.Sprintf("%s: %v; create the grant first", *p.GrantID, err)}
+		if err := c.requireUsableGrant(ctx, tx, *p.GrantID, p.Workflow); err != nil {
+			return nil, err
 		}
 	}
 	id, err := uuid.NewV7()

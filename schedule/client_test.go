@@ -629,7 +629,27 @@ func TestExecutionGrants(t *testing.T) {
 	t.Run("OutOfScope", func(t *testing.T) {
 		t.Parallel()
 
-		db, _, s, _ := setup(t, []string{ScopeExecute("other")}, time.Time{})
+		// Create and Update refuse a grant that would skip every slot.
+		db := testdb.New(t)
+		sc := insertOnly(t, db)
+		ctx := ctxT(t, 30*time.Second)
+		other, err := sc.CreateGrant(ctx, &GrantParams{Subject: "user-42", Scopes: []string{ScopeExecute("other")}})
+		require.NoError(t, err)
+		_, err = sc.Create(ctx, &Params{Name: "g", Workflow: "whoami", Cron: "* * * * * *", GrantID: &other.ID})
+		require.ErrorIs(t, err, ErrInvalid)
+		require.ErrorContains(t, err, `would skip every slot ("grant out of scope"); use a grant that is live and has scope "workflow:execute:whoami"`)
+		s, err := sc.Create(ctx, &Params{Name: "g", Workflow: "whoami", Cron: "0 0 1 1 *"})
+		require.NoError(t, err)
+		_, err = sc.Update(ctx, s.ID, &UpdateParams{GrantID: &other.ID})
+		require.ErrorIs(t, err, ErrInvalid)
+		got, err := sc.Get(ctx, s.ID)
+		require.NoError(t, err)
+		require.Nil(t, got.GrantID, "nothing written")
+
+		// A grant's scopes changed behind Tributary's back: the slots skip.
+		db, _, s, g := setup(t, []string{"*"}, time.Time{})
+		_, err = db.Pool.Exec(ctx, "UPDATE execution_grants SET scopes = ARRAY['workflow:execute:other'] WHERE id = $1", g.ID)
+		require.NoError(t, err)
 		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantOutOfScope] >= 2 })
 	})
 

@@ -119,6 +119,24 @@ func (g *Grant) check(typ string, now time.Time) string {
 	return ""
 }
 
+// requireUsableGrant refuses, with a *ValidationError, a grant under which
+// every slot of a schedule of workflow type typ would be skipped: unknown,
+// revoked, expired or without a scope that covers typ. Grants never regain
+// what they lack (scopes are fixed, a revocation is final), so such a
+// schedule could never run.
+func (c *Client) requireUsableGrant(ctx context.Context, tx pgx.Tx, id uuid.UUID, typ string) error {
+	g, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, id))
+	if err != nil {
+		return &ValidationError{Field: "GrantID", Problem: fmt.Sprintf("%s: %v; create the grant first", id, err)}
+	}
+	if reason := g.check(typ, c.now()); reason != "" {
+		return &ValidationError{Field: "GrantID", Problem: fmt.Sprintf(
+			"grant %s (subject %q) would skip every slot (%q); use a grant that is live and has scope %q or \"*\"",
+			id, g.Subject, reason, ScopeExecute(typ))}
+	}
+	return nil
+}
+
 func scanGrant(row pgx.Row) (*Grant, error) {
 	var g Grant
 	err := row.Scan(&g.ID, &g.Subject, &g.Scopes, &g.ExpiresAt, &g.RevokedAt, &g.RevokeReason, &g.CreatedAt)

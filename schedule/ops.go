@@ -86,8 +86,8 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	if p.GrantID != nil {
 		grantID = nil
 		if *p.GrantID != uuid.Nil {
-			if _, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, *p.GrantID)); err != nil {
-				return nil, &ValidationError{Field: "GrantID", Problem: fmt.Sprintf("%s: %v", *p.GrantID, err)}
+			if err := c.requireUsableGrant(ctx, tx, *p.GrantID, s.Workflow); err != nil {
+				return nil, err
 			}
 			grantID = p.GrantID
 		}
@@ -146,6 +146,9 @@ type TriggerOpts struct {
 // unfinished records a skipped run (reason "overlap"). It returns the run's
 // id.
 func (c *Client) Trigger(ctx context.Context, id uuid.UUID, opts *TriggerOpts) (uuid.UUID, error) {
+	if err := c.bound(); err != nil {
+		return uuid.Nil, err
+	}
 	var runID uuid.UUID
 	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
 		var err error
