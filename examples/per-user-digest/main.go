@@ -1,0 +1,246 @@
+// Command per-user-digest sends each user a daily digest at 08:00 in the
+// user's own time zone: one schedule per user, all starting the same digest
+// workflow.
+//
+//	go run ./examples/per-user-digest
+//
+// It gives three users, in New York, Berlin and Tokyo, a schedule "0 8 * * *"
+// in their zone, owned by the user (Params.Owner), and prints when each fires
+// next in the user's zone and in UTC. It pauses one user's digests, lists
+// that user's schedules to show it, and resumes them. Rather than wait for
+// 08:00, it then triggers one user's digest now and prints what was "sent": a
+// row of the digest_outbox table, written in one transaction with the step's
+// memo (StepTx), so a retry never sends a digest twice.
+//
+// It uses DATABASE_URL, or starts a throw-away Postgres when that is unset.
+// In a database that stays, so do the three schedules, as in a real service:
+// running the example again finds them by owner instead of adding more, and
+// `tributary schedule delete <id>` removes them.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+	_ "time/tzdata" // the users' zones resolve on machines without zone files too
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/internal/devdb"
+	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// DigestInput is the digest workflow's input; each user's schedule stores
+// its own.
+type DigestInput struct {
+	UserID   string `json:"user_id"`
+	Name     string `json:"name"`
+	TimeZone string `json:"time_zone"`
+}
+
+// newDigest defines the digest workflow, which returns the digest it sent.
+// Its steps read from pool: a workflow's dependencies are whatever its
+// function captures.
+func newDigest(pool *pgxpool.Pool) *workflow.Definition[DigestInput, string] {
+	return workflow.Define("digest", func(ctx workflow.Context, in DigestInput) (string, error) {
+		items, err := workflow.Step(ctx, "load_items", func(ctx context.Context) ([]string, error) {
+			rows, _ := pool.Query(ctx, `SELECT title FROM digest_items WHERE user_id = $1 ORDER BY id`, in.UserID)
+			return pgx.CollectRows(rows, pgx.RowTo[string])
+		})
+		if err != nil {
+			return "", err
+		}
+
+		// The digest is dated by the slot it was scheduled for, in the
+		// user's zone, so a replay renders the same text.
+		info := ctx.Run()
+		body, err := workflow.Step(ctx, "render", func(context.Context) (string, error) {
+			loc, err := time.LoadLocation(in.TimeZone)
+			if err != nil {
+				return "", workflow.NonRetryable(err)
+			}
+			day := time.Now()
+			if info.FireAt != nil {
+				day = *info.FireAt
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "Good morning %s! %d new items for %s:\n", in.Name, len(items), day.In(loc).Format("Monday 2 January"))
+			for _, item := range items {
+				fmt.Fprintf(&b, "  - %s\n", item)
+			}
+			return b.String(), nil
+		})
+		if err != nil {
+			return "", err
+		}
+
+		// "Sending" is an insert into an outbox that a mailer drains: the row
+		// and the step's memo commit together, exactly once per run.
+		return workflow.StepTx(ctx, "send", func(ctx context.Context, tx pgx.Tx) (string, error) {
+			_, err := tx.Exec(ctx, `INSERT INTO digest_outbox (user_id, run_id, body) VALUES ($1, $2, $3)`, in.UserID, info.ID, body)
+			return body, err
+		})
+	}, nil)
+}
+
+type user struct{ ID, Name, Zone string }
+
+var users = []user{
+	{"ada", "Ada", "America/New_York"},
+	{"bruno", "Bruno", "Europe/Berlin"},
+	{"kenji", "Kenji", "Asia/Tokyo"},
+}
+
+const setupSQL = `
+CREATE TABLE IF NOT EXISTS digest_items (id bigint PRIMARY KEY, user_id text NOT NULL, title text NOT NULL);
+CREATE TABLE IF NOT EXISTS digest_outbox (id bigserial PRIMARY KEY, user_id text NOT NULL, run_id uuid NOT NULL UNIQUE, body text NOT NULL);
+INSERT INTO digest_items (id, user_id, title) VALUES
+	(1, 'ada', 'Your invoice #1042 was paid'), (2, 'ada', 'Grace commented on "Q3 plan"'),
+	(3, 'bruno', 'New login from Munich'), (4, 'kenji', 'Weekly usage report is ready')
+ON CONFLICT (id) DO NOTHING`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	db, err := devdb.Open(ctx, os.Stderr)
+	if err != nil {
+		log.Fatalf("per-user-digest: %v", err)
+	}
+	defer db.Close()
+	if err := run(ctx, db.Pool, os.Stdout); err != nil {
+		log.Fatalf("per-user-digest: %v", err)
+	}
+}
+
+func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
+	if _, err := pool.Exec(ctx, setupSQL); err != nil {
+		return err
+	}
+
+	schedules := schedule.New(nil)
+	client, err := workflow.NewClient(pool, &workflow.Config{
+		Extensions: []workflow.Extension{schedules}, // this client fires the schedules' slots
+		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}}},
+		Workflows:  []workflow.Registrable{newDigest(pool)},
+	})
+	if err != nil {
+		return err
+	}
+	if err := client.Start(ctx); err != nil {
+		return err
+	}
+	defer client.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // best effort on the way out
+
+	fmt.Fprintln(out, "Daily digests at 08:00 in each user's zone:")
+	byUser := map[string]*schedule.Schedule{}
+	for _, u := range users {
+		s, err := ensureSchedule(ctx, schedules, u)
+		if err != nil {
+			return err
+		}
+		byUser[u.ID] = s
+		next, err := schedules.Next(ctx, s.ID, 1)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  %-5s %-16s next %s = %s\n", u.ID, u.Zone, inZone(s, next[0].At), next[0].At.UTC().Format(dayTime))
+	}
+
+	// Kenji goes on holiday: pausing stops his slots, nobody else's.
+	kenji := byUser["kenji"].ID
+	if _, err := schedules.Pause(ctx, kenji, "on holiday"); err != nil {
+		return err
+	}
+	owned, err := schedules.List(ctx, &schedule.ListParams{Owner: "kenji"})
+	if err != nil {
+		return err
+	}
+	for _, s := range owned {
+		fmt.Fprintf(out, "Schedules owned by kenji: %q paused=%t note=%q\n", s.Name, s.Paused, s.PauseNote)
+	}
+	resumed, err := schedules.Resume(ctx, kenji, nil) // slots missed while paused are skipped
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Resumed: paused=%t, next %s\n", resumed.Paused, inZone(resumed, *resumed.NextFireAt))
+
+	// No need to wait for 08:00: trigger Ada's digest now, outside the cron.
+	runID, err := schedules.Trigger(ctx, byUser["ada"].ID, nil)
+	if err != nil {
+		return err
+	}
+	finished, err := waitFinished(ctx, client, runID, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	if finished.Status != workflow.StatusCompleted {
+		return fmt.Errorf("digest run %s ended %s: %v", runID, finished.Status, finished.Error)
+	}
+	var digest string
+	if err := json.Unmarshal(finished.Output, &digest); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Triggered ada's digest: run %s, sent:\n%s", finished.Status, digest)
+	return nil
+}
+
+// ensureSchedule returns the user's digest schedule, creating it the first
+// time: the owner finds it again, so running the example twice against the
+// same database does not give a user two digests a day.
+func ensureSchedule(ctx context.Context, schedules *schedule.Client, u user) (*schedule.Schedule, error) {
+	existing, err := schedules.List(ctx, &schedule.ListParams{Owner: u.ID, Workflow: "digest"})
+	if err != nil {
+		return nil, err
+	}
+	if len(existing) > 0 {
+		return existing[0], nil
+	}
+	return schedules.Create(ctx, &schedule.Params{
+		Name:     "daily digest for " + u.Name,
+		Owner:    u.ID,
+		Workflow: "digest",
+		Input:    DigestInput{UserID: u.ID, Name: u.Name, TimeZone: u.Zone},
+		Cron:     "0 8 * * *",
+		TimeZone: u.Zone,
+	})
+}
+
+// waitFinished polls the run until it finishes. (Handle.Result waits without
+// polling, but Trigger returns only the run's id.)
+func waitFinished(ctx context.Context, client *workflow.Client, id uuid.UUID, within time.Duration) (*workflow.Run, error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		run, err := client.GetRun(ctx, id)
+		if err != nil || run.Status.Finished() {
+			return run, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("run %s still %s: %w", id, run.Status, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+const dayTime = "Mon 2 Jan 15:04 MST"
+
+// inZone formats t in the schedule's time zone.
+func inZone(s *schedule.Schedule, t time.Time) string {
+	spec, err := s.Spec()
+	if err != nil {
+		return t.UTC().Format(dayTime)
+	}
+	return t.In(spec.Location()).Format(dayTime)
+}
