@@ -20,7 +20,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -30,7 +29,6 @@ import (
 	"time"
 	_ "time/tzdata" // the users' zones resolve on machines without zone files too
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -129,10 +127,11 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	}
 
 	schedules := schedule.New(nil)
+	digest := newDigest(pool)
 	client, err := workflow.NewClient(pool, &workflow.Config{
 		Extensions: []workflow.Extension{schedules}, // this client fires the schedules' slots
 		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}}},
-		Workflows:  []workflow.Registrable{newDigest(pool)},
+		Workflows:  []workflow.Registrable{digest},
 	})
 	if err != nil {
 		return err
@@ -180,18 +179,13 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	finished, err := waitFinished(ctx, client, runID, 30*time.Second)
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	sent, err := digest.Handle(client, runID).Result(waitCtx)
 	if err != nil {
-		return err
+		return fmt.Errorf("digest run %s: %w", runID, err)
 	}
-	if finished.Status != workflow.StatusCompleted {
-		return fmt.Errorf("digest run %s ended %s: %v", runID, finished.Status, finished.Error)
-	}
-	var digest string
-	if err := json.Unmarshal(finished.Output, &digest); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "Triggered ada's digest: run %s, sent:\n%s", finished.Status, digest)
+	fmt.Fprintf(out, "Triggered ada's digest: run completed, sent:\n%s", sent)
 	return nil
 }
 
@@ -214,24 +208,6 @@ func ensureSchedule(ctx context.Context, schedules *schedule.Client, u user) (*s
 		Cron:     "0 8 * * *",
 		TimeZone: u.Zone,
 	})
-}
-
-// waitFinished polls the run until it finishes. (Handle.Result waits without
-// polling, but Trigger returns only the run's id.)
-func waitFinished(ctx context.Context, client *workflow.Client, id uuid.UUID, within time.Duration) (*workflow.Run, error) {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	for {
-		run, err := client.GetRun(ctx, id)
-		if err != nil || run.Status.Finished() {
-			return run, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("run %s still %s: %w", id, run.Status, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 const dayTime = "Mon 2 Jan 15:04 MST"
