@@ -263,6 +263,41 @@ func TestReconcileRepairsBrokenChain(t *testing.T) {
 	require.Equal(t, runs, distinct)
 }
 
+// TestDeleteWhileARunFinishes deletes a schedule while one of its runs is
+// finishing. The run's status trigger locks the run, then the schedule;
+// Delete must take its locks in the same order, or Postgres detects a
+// deadlock and one of them fails.
+func TestDeleteWhileARunFinishes(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := insertOnly(t, db)
+	ctx := ctxT(t, 30*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "d", Workflow: "tick", Cron: "0 0 1 1 *"})
+	require.NoError(t, err)
+	runID, err := sc.Trigger(ctx, s.ID, nil)
+	require.NoError(t, err)
+
+	finishing, err := db.Pool.Begin(ctx) // a run's completion, in progress: the run is locked
+	require.NoError(t, err)
+	defer finishing.Rollback(ctx) //nolint:errcheck // committed below
+	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET updated_at = now() WHERE id = $1", runID)
+	require.NoError(t, err)
+
+	deleted := make(chan error, 1)
+	go func() { deleted <- sc.Delete(ctx, s.ID) }()
+	waitFor(t, func() bool { // Delete waits for a lock
+		var n int
+		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE '%DELETE FROM%schedules%'`).Scan(&n))
+		return n > 0
+	})
+	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET status = 'completed', finished_at = now() WHERE id = $1", runID)
+	require.NoError(t, err, "the finishing run's trigger must get the schedule")
+	require.NoError(t, finishing.Commit(ctx))
+	require.NoError(t, <-deleted)
+}
+
 var failing = workflow.Define("failing", func(ctx workflow.Context, _ struct{}) (string, error) {
 	return "", workflow.NonRetryable(errors.New("report generator is down"))
 }, nil)

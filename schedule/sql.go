@@ -43,9 +43,14 @@ func newQueries(schema string) *queries {
 UPDATE {s}schedules
 SET next_fire_at = $2, last_fire_at = $3, run_count = run_count + $4, updated_at = now()
 WHERE id = $1`),
-		addRuns:      t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
-		countRun:     t(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`),
-		delete:       t(`DELETE FROM {s}schedules WHERE id = $1`),
+		addRuns:  t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
+		countRun: t(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`),
+		// Lock the schedule's runs before the schedule, the order in which a
+		// finishing run's status trigger locks them; ON DELETE SET NULL then
+		// updates runs already locked. The other order deadlocks.
+		delete: t(`
+WITH runs AS (SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 ORDER BY id FOR UPDATE)
+DELETE FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0`),
 		get:          t(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1`),
 		getForUpdate: t(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 FOR UPDATE`),
 		grantGet:     t(`SELECT id, subject, scopes, expires_at, revoked_at, revoke_reason, created_at FROM {s}execution_grants WHERE id = $1`),
