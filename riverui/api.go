@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,48 +22,41 @@ const (
 	// (workflow.DefaultMaxInputBytes) with room for the envelope.
 	maxBodyBytes = workflow.DefaultMaxInputBytes + 64<<10
 
-	// nextFireTimes is how many fire times GET /api/schedules/{id} shows.
+	// nextFireTimes is how many fire times GET /api/schedules/{id} and the
+	// schedule page show.
 	nextFireTimes = 10
+
+	// defaultLimit is the page size of listings without limit=.
+	defaultLimit = 100
 )
 
 // mountAPI mounts the JSON API on mux under prefix/api/. Unknown routes and
 // wrong methods are answered in JSON too.
 func (h *Handler) mountAPI(outer *http.ServeMux) {
 	p := h.prefix + "/api"
+	run := func(fn idHandler) http.HandlerFunc { return h.byID("run", fn, h.failJSON) }
+	sched := func(fn idHandler) http.HandlerFunc { return h.byID("schedule", fn, h.failJSON) }
+
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+p+"/runs", h.listRuns)
-	mux.HandleFunc("GET "+p+"/runs/{id}", h.getRun)
-	mux.HandleFunc("POST "+p+"/runs/{id}/cancel", h.cancelRun)
-	mux.HandleFunc("POST "+p+"/runs/{id}/retry", h.retryRun)
-	mux.HandleFunc("POST "+p+"/runs/{id}/signal", h.signalRun)
+	mux.Handle("GET "+p+"/runs/{id}", run(h.writeRun))
+	mux.Handle("POST "+p+"/runs/{id}/cancel", run(h.thenRun(withContext(h.wf.Cancel))))
+	mux.Handle("POST "+p+"/runs/{id}/retry", run(h.thenRun(withContext(h.wf.Retry))))
+	mux.Handle("POST "+p+"/runs/{id}/signal", run(h.thenRun(signalJSON(h.wf))))
 	mux.HandleFunc("GET "+p+"/schedules", h.listSchedules)
-	mux.HandleFunc("GET "+p+"/schedules/{id}", h.getSchedule)
-	mux.HandleFunc("DELETE "+p+"/schedules/{id}", h.deleteSchedule)
-	mux.HandleFunc("POST "+p+"/schedules/{id}/pause", h.pauseSchedule)
-	mux.HandleFunc("POST "+p+"/schedules/{id}/resume", h.resumeSchedule)
-	mux.HandleFunc("POST "+p+"/schedules/{id}/trigger", h.triggerSchedule)
-	mux.HandleFunc("GET "+p+"/schedules/{id}/history", h.scheduleHistory)
-	outer.HandleFunc(p+"/", func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" {
-			mux.ServeHTTP(w, r) // sets the path values
-
-			return
-		}
-		var allowed []string
-		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-			probe := r.Clone(r.Context())
-			probe.Method = method
-			if _, pattern := mux.Handler(probe); pattern != "" {
-				allowed = append(allowed, method)
-			}
-		}
+	mux.Handle("GET "+p+"/schedules/{id}", sched(h.writeSchedule))
+	mux.Handle("DELETE "+p+"/schedules/{id}", sched(h.deleteSchedule))
+	mux.Handle("POST "+p+"/schedules/{id}/pause", sched(h.thenSchedule(h.pauseJSON)))
+	mux.Handle("POST "+p+"/schedules/{id}/resume", sched(h.thenSchedule(h.resumeJSON)))
+	mux.Handle("POST "+p+"/schedules/{id}/trigger", sched(h.triggerSchedule))
+	mux.Handle("GET "+p+"/schedules/{id}/history", sched(h.scheduleHistory))
+	outer.Handle(p+"/", withFallback(mux, func(w http.ResponseWriter, r *http.Request, allowed []string) {
 		if len(allowed) > 0 {
-			w.Header().Set("Allow", strings.Join(allowed, ", "))
 			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not allowed; use %s", r.Method, r.URL.Path, strings.Join(allowed, " or ")))
 			return
 		}
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no API route %s %s", r.Method, r.URL.Path))
-	})
+	}))
 }
 
 // occurrence is a fire time in GET /api/schedules/{id}.
@@ -81,120 +75,69 @@ type runList struct {
 }
 
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
-	params, err := runListParams(r)
+	params, err := runListParams(r, true)
 	if err != nil {
-		h.fail(w, err)
+		h.failJSON(w, r, err)
 		return
 	}
-	q := r.URL.Query()
-	if s := q.Get("schedule"); s != "" {
-		id, err := uuid.Parse(s)
-		if err != nil {
-			h.fail(w, badRequest("schedule=%q is not a schedule id", s))
-			return
-		}
-		params.ScheduleID = &id
-	}
-	params.Type = q.Get("type")
 	runs, err := h.wf.ListRuns(r.Context(), params)
 	if err != nil {
-		h.fail(w, err)
+		h.failJSON(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit))
 }
 
-func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.pathID(w, r, "run")
-	if !ok {
-		return
+// thenRun answers the run as it is after do.
+func (h *Handler) thenRun(do op) idHandler {
+	return func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+		if err := do(r, id); err != nil {
+			return err
+		}
+		return h.writeRun(w, r, id)
 	}
-	h.writeRun(w, r, id)
 }
 
-func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.pathID(w, r, "run")
-	if !ok {
-		return
-	}
-	if err := h.wf.Cancel(r.Context(), id); err != nil {
-		h.fail(w, err)
-		return
-	}
-	h.writeRun(w, r, id)
-}
-
-func (h *Handler) retryRun(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.pathID(w, r, "run")
-	if !ok {
-		return
-	}
-	if err := h.wf.Retry(r.Context(), id); err != nil {
-		h.fail(w, err)
-		return
-	}
-	h.writeRun(w, r, id)
-}
-
-func (h *Handler) signalRun(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.pathID(w, r, "run")
-	if !ok {
-		return
-	}
-	var body struct {
-		Name    string          `json:"name"`
-		Payload json.RawMessage `json:"payload"`
-	}
-	if err := readBody(w, r, &body, true); err != nil {
-		h.fail(w, err)
-		return
-	}
-	var payload any
-	if len(body.Payload) > 0 {
-		payload = body.Payload
-	}
-	if err := h.wf.Signal(r.Context(), id, body.Name, payload); err != nil {
-		h.fail(w, err)
-		return
-	}
-	h.writeRun(w, r, id)
-}
-
-func (h *Handler) writeRun(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
+func (h *Handler) writeRun(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 	run, err := h.wf.GetRun(r.Context(), id)
 	if err != nil {
-		h.fail(w, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"run": run})
+	return nil
+}
+
+// signalJSON sends the signal of a {"name": …, "payload": …} body.
+func signalJSON(wf *workflow.Client) op {
+	return func(r *http.Request, id uuid.UUID) error {
+		var body struct {
+			Name    string          `json:"name"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := readBody(r, &body, true); err != nil {
+			return err
+		}
+		var payload any
+		if len(body.Payload) > 0 {
+			payload = body.Payload
+		}
+		return wf.Signal(r.Context(), id, body.Name, payload)
+	}
 }
 
 func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
-	if !h.schedules(w) {
+	if h.sc == nil {
+		h.failJSON(w, r, errNoSchedules)
 		return
 	}
-	q := r.URL.Query()
-	params := &schedule.ListParams{Owner: q.Get("owner"), Workflow: q.Get("workflow")}
-	if s := q.Get("paused"); s != "" {
-		paused, err := strconv.ParseBool(s)
-		if err != nil {
-			h.fail(w, badRequest("paused=%q is not true or false", s))
-			return
-		}
-		params.Paused = &paused
-	}
-	var err error
-	if params.Limit, err = intParam(q.Get("limit"), 100); err != nil {
-		h.fail(w, err)
-		return
-	}
-	if params.After, err = uuidParam("after", q.Get("after")); err != nil {
-		h.fail(w, err)
+	params, err := scheduleListParams(r)
+	if err != nil {
+		h.failJSON(w, r, err)
 		return
 	}
 	list, err := h.sc.List(r.Context(), params)
 	if err != nil {
-		h.fail(w, err)
+		h.failJSON(w, r, err)
 		return
 	}
 	out := struct {
@@ -207,96 +150,74 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (h *Handler) getSchedule(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.scheduleID(w, r)
-	if !ok {
-		return
+// thenSchedule answers the schedule as it is after do.
+func (h *Handler) thenSchedule(do op) idHandler {
+	return func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+		if err := do(r, id); err != nil {
+			return err
+		}
+		return h.writeSchedule(w, r, id)
 	}
-	h.writeSchedule(w, r, id)
 }
 
-func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
+func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 	s, err := h.sc.Get(r.Context(), id)
 	if err != nil {
-		h.fail(w, err)
-		return
+		return err
 	}
 	next := []occurrence{}
 	if !s.Paused {
 		occs, err := h.sc.Next(r.Context(), id, nextFireTimes)
 		if err != nil {
-			h.fail(w, err)
-			return
+			return err
 		}
 		for _, o := range occs {
 			next = append(next, occurrence{At: o.At, Nominal: o.Nominal, Shifted: o.Shifted, Note: o.Note})
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"schedule": s, "next_fire_times": next})
+	return nil
 }
 
-func (h *Handler) deleteSchedule(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.scheduleID(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) deleteSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 	if err := h.sc.Delete(r.Context(), id); err != nil {
-		h.fail(w, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (h *Handler) pauseSchedule(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.scheduleID(w, r)
-	if !ok {
-		return
-	}
+// pauseJSON pauses with the note of an optional {"note": …} body.
+func (h *Handler) pauseJSON(r *http.Request, id uuid.UUID) error {
 	var body struct {
 		Note string `json:"note"`
 	}
-	if err := readBody(w, r, &body, false); err != nil {
-		h.fail(w, err)
-		return
+	if err := readBody(r, &body, false); err != nil {
+		return err
 	}
-	if _, err := h.sc.Pause(r.Context(), id, body.Note); err != nil {
-		h.fail(w, err)
-		return
-	}
-	h.writeSchedule(w, r, id)
+	_, err := h.sc.Pause(r.Context(), id, body.Note)
+	return err
 }
 
-func (h *Handler) resumeSchedule(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.scheduleID(w, r)
-	if !ok {
-		return
-	}
+// resumeJSON resumes with the policy of an optional {"missed": …} body.
+func (h *Handler) resumeJSON(r *http.Request, id uuid.UUID) error {
 	var body struct {
 		Missed schedule.MissedPolicy `json:"missed"`
 	}
-	if err := readBody(w, r, &body, false); err != nil {
-		h.fail(w, err)
-		return
+	if err := readBody(r, &body, false); err != nil {
+		return err
 	}
-	if _, err := h.sc.Resume(r.Context(), id, &schedule.ResumeOpts{Missed: body.Missed}); err != nil {
-		h.fail(w, err)
-		return
-	}
-	h.writeSchedule(w, r, id)
+	_, err := h.sc.Resume(r.Context(), id, &schedule.ResumeOpts{Missed: body.Missed})
+	return err
 }
 
-func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.scheduleID(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 	var body struct {
 		Input   json.RawMessage        `json:"input"`
 		Overlap schedule.OverlapPolicy `json:"overlap"`
 	}
-	if err := readBody(w, r, &body, false); err != nil {
-		h.fail(w, err)
-		return
+	if err := readBody(r, &body, false); err != nil {
+		return err
 	}
 	var opts *schedule.TriggerOpts
 	if len(body.Input) > 0 || body.Overlap != "" {
@@ -307,50 +228,82 @@ func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request) {
 	}
 	runID, err := h.sc.Trigger(r.Context(), id, opts)
 	if err != nil {
-		h.fail(w, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"run_id": runID})
+	return nil
 }
 
-func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.scheduleID(w, r)
-	if !ok {
-		return
-	}
-	params, err := runListParams(r)
+func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	params, err := runListParams(r, false)
 	if err != nil {
-		h.fail(w, err)
-		return
+		return err
 	}
 	// History of an unknown schedule is empty; answer 404 instead.
 	if _, err := h.sc.Get(r.Context(), id); err != nil {
-		h.fail(w, err)
-		return
+		return err
 	}
 	runs, err := h.sc.History(r.Context(), id, params)
 	if err != nil {
-		h.fail(w, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit))
+	return nil
 }
 
-// runListParams reads status=, limit= and after= of a run listing.
-func runListParams(r *http.Request) (*workflow.ListParams, error) {
+// runListParams reads status=, limit= and after= of a run listing, and
+// type= and schedule= when filters is set.
+func runListParams(r *http.Request, filters bool) (*workflow.ListParams, error) {
 	q := r.URL.Query()
 	params := &workflow.ListParams{}
 	if s := q.Get("status"); s != "" {
 		params.Status = workflow.Status(s)
-		switch params.Status {
-		case workflow.StatusPending, workflow.StatusRunning, workflow.StatusSleeping, workflow.StatusWaiting,
-			workflow.StatusCompleted, workflow.StatusFailed, workflow.StatusCancelled, workflow.StatusSkipped:
-		default:
+		if !slices.Contains(runStatuses, params.Status) {
 			return nil, badRequest("status=%q is not a run status; use pending, running, sleeping, waiting, completed, failed, cancelled or skipped", s)
 		}
 	}
 	var err error
-	if params.Limit, err = intParam(q.Get("limit"), 100); err != nil {
+	if params.Limit, err = intParam(q.Get("limit"), defaultLimit); err != nil {
+		return nil, err
+	}
+	if params.After, err = uuidParam("after", q.Get("after")); err != nil {
+		return nil, err
+	}
+	if filters {
+		params.Type = strings.TrimSpace(q.Get("type"))
+		if params.ScheduleID, err = uuidParam("schedule", strings.TrimSpace(q.Get("schedule"))); err != nil {
+			return nil, err
+		}
+	}
+	return params, nil
+}
+
+// runStatuses are the run statuses, in the order a run goes through them.
+var runStatuses = []workflow.Status{
+	workflow.StatusPending, workflow.StatusRunning, workflow.StatusSleeping, workflow.StatusWaiting,
+	workflow.StatusCompleted, workflow.StatusFailed, workflow.StatusCancelled, workflow.StatusSkipped,
+}
+
+// scheduleListParams reads owner=, workflow=, paused=, limit= and after= of
+// a schedule listing. paused= takes true or false (yes or no, and "" or any
+// for both).
+func scheduleListParams(r *http.Request) (*schedule.ListParams, error) {
+	q := r.URL.Query()
+	params := &schedule.ListParams{Owner: q.Get("owner"), Workflow: q.Get("workflow")}
+	switch s := q.Get("paused"); s {
+	case "", "any":
+	case "yes", "no":
+		paused := s == "yes"
+		params.Paused = &paused
+	default:
+		paused, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, badRequest("paused=%q is not true or false", s)
+		}
+		params.Paused = &paused
+	}
+	var err error
+	if params.Limit, err = intParam(q.Get("limit"), defaultLimit); err != nil {
 		return nil, err
 	}
 	if params.After, err = uuidParam("after", q.Get("after")); err != nil {
@@ -389,36 +342,9 @@ func uuidParam(name, s string) (*uuid.UUID, error) {
 	return &id, nil
 }
 
-// pathID parses the {id} path value, answering 400 when it is not a UUID.
-func (h *Handler) pathID(w http.ResponseWriter, r *http.Request, what string) (uuid.UUID, bool) {
-	id, err := uuid.Parse(r.PathValue("id"))
-	if err != nil {
-		h.fail(w, badRequest("%q is not a %s id; ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e", r.PathValue("id"), what))
-		return uuid.Nil, false
-	}
-	return id, true
-}
-
-func (h *Handler) scheduleID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
-	if !h.schedules(w) {
-		return uuid.Nil, false
-	}
-	return h.pathID(w, r, "schedule")
-}
-
-// schedules answers 404 when the Handler has no schedule client.
-func (h *Handler) schedules(w http.ResponseWriter) bool {
-	if h.sc == nil {
-		writeError(w, http.StatusNotFound, "schedules are not served here: this handler was built without a schedule client")
-		return false
-	}
-	return true
-}
-
 // readBody decodes a JSON request body into v. An empty body is allowed
 // unless required.
-func readBody(w http.ResponseWriter, r *http.Request, v any, required bool) error {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+func readBody(r *http.Request, v any, required bool) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -426,9 +352,8 @@ func readBody(w http.ResponseWriter, r *http.Request, v any, required bool) erro
 		return nil
 	}
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body is larger than %d bytes", tooLarge.Limit)}
+		if tooLarge := tooLargeError(err); tooLarge != nil {
+			return tooLarge
 		}
 		if errors.Is(err, io.EOF) {
 			return badRequest("request body is empty; send a JSON object")
@@ -441,36 +366,19 @@ func readBody(w http.ResponseWriter, r *http.Request, v any, required bool) erro
 	return nil
 }
 
-// apiError is an error with the HTTP status to answer.
-type apiError struct {
-	status int
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.msg }
-
-func badRequest(format string, args ...any) error {
-	return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
-}
-
-// fail answers err as JSON with the status that fits it. Unexpected errors
-// are logged and answered 500 without their text, which may name database
-// internals.
-func (h *Handler) fail(w http.ResponseWriter, err error) {
-	var apiErr *apiError
-	switch {
-	case errors.As(err, &apiErr):
-		writeError(w, apiErr.status, apiErr.msg)
-	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, schedule.ErrNotFound):
-		writeError(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, workflow.ErrInvalid), errors.Is(err, schedule.ErrInvalid), errors.Is(err, workflow.ErrUnknownType):
-		writeError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, workflow.ErrRunFinished), errors.Is(err, workflow.ErrRunNotRetryable):
-		writeError(w, http.StatusConflict, err.Error())
-	default:
-		h.logger.Error("riverui: API request failed", "error", err)
-		writeError(w, http.StatusInternalServerError, "internal error; see the server's log")
+// tooLargeError is the 413 of a body larger than maxBodyBytes, or nil.
+func tooLargeError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body is larger than %d bytes", tooLarge.Limit)}
 	}
+	return nil
+}
+
+// failJSON answers err as JSON with the status that fits it.
+func (h *Handler) failJSON(w http.ResponseWriter, _ *http.Request, err error) {
+	status, msg := h.statusOf(err)
+	writeError(w, status, msg)
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

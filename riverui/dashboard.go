@@ -1,101 +1,496 @@
 package riverui
 
 import (
-	"bytes"
-	"html/template"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
 
-// dashboardRuns is how many recent runs the dashboard lists.
-const dashboardRuns = 50
+// nominalLayout is the layout of schedule.Occurrence.Nominal.
+const nominalLayout = "2006-01-02T15:04:05"
 
-// dashboardTemplate is the minimal server-rendered dashboard; html/template
-// escapes every value.
-var dashboardTemplate = template.Must(template.New("dashboard").Parse(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Tributary</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
-table { border-collapse: collapse; margin-bottom: 2rem; }
-th, td { text-align: left; padding: .25rem .75rem; border-bottom: 1px solid #ddd; font-size: .9rem; }
-code { font-size: .85rem; }
-</style>
-</head>
-<body>
-<h1>Tributary</h1>
-<p><a href="{{.Prefix}}/riverui/">River UI</a> · <a href="{{.Prefix}}/api/runs">runs (JSON)</a>{{if .HasSchedules}} · <a href="{{.Prefix}}/api/schedules">schedules (JSON)</a>{{end}}</p>
-{{if .HasSchedules}}
-<h2>Schedules</h2>
-{{if .Schedules}}
-<table>
-<tr><th>Name</th><th>Workflow</th><th>Cron</th><th>Zone</th><th>State</th><th>Next fire</th><th>Last run</th><th>Runs</th></tr>
-{{range .Schedules}}
-<tr>
-<td><a href="{{$.Prefix}}/api/schedules/{{.ID}}">{{.Name}}</a></td>
-<td>{{.Workflow}}</td>
-<td><code>{{.Cron}}</code></td>
-<td>{{.TimeZone}}</td>
-<td>{{if .Paused}}paused{{else}}active{{end}}</td>
-<td>{{with .NextFireAt}}{{.UTC.Format "2006-01-02 15:04:05Z"}}{{end}}</td>
-<td>{{.LastRunStatus}}</td>
-<td><a href="{{$.Prefix}}/api/schedules/{{.ID}}/history">{{.RunCount}}</a></td>
-</tr>
-{{end}}
-</table>
-{{else}}<p>No schedules.</p>{{end}}
-{{end}}
-<h2>Recent runs</h2>
-{{if .Runs}}
-<table>
-<tr><th>Run</th><th>Workflow</th><th>Status</th><th>Attempt</th><th>Created</th><th>River job</th></tr>
-{{range .Runs}}
-<tr>
-<td><a href="{{$.Prefix}}/api/runs/{{.ID}}"><code>{{.ID}}</code></a></td>
-<td>{{.Type}}</td>
-<td>{{.Status}}</td>
-<td>{{.Attempt}}</td>
-<td>{{.CreatedAt.UTC.Format "2006-01-02 15:04:05Z"}}</td>
-<td>{{if .JobID}}<a href="{{$.Prefix}}/riverui/jobs/{{.JobID}}">{{.JobID}}</a>{{end}}</td>
-</tr>
-{{end}}
-</table>
-{{else}}<p>No runs yet.</p>{{end}}
-</body>
-</html>
-`))
+// mountDashboard mounts the dashboard's pages, its form actions and the
+// login page on mux under the prefix. Unknown pages and wrong methods are
+// answered with an HTML page.
+func (h *Handler) mountDashboard(outer *http.ServeMux) {
+	p := h.prefix
+	run := func(fn idHandler) http.Handler { return h.byID("run", fn, h.failPage) }
+	sched := func(fn idHandler) http.Handler { return h.byID("schedule", fn, h.failPage) }
 
-type dashboardData struct {
-	Prefix       string
-	HasSchedules bool
-	Schedules    []*schedule.Schedule
-	Runs         []*workflow.Run
-}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+p+"/{$}", h.schedulesPage)
+	mux.HandleFunc("GET "+p+"/schedules", func(w http.ResponseWriter, r *http.Request) {
+		to := p + "/"
+		if r.URL.RawQuery != "" {
+			to += "?" + r.URL.RawQuery
+		}
+		http.Redirect(w, r, to, http.StatusMovedPermanently)
+	})
+	mux.Handle("GET "+p+"/schedules/{id}", sched(func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+		return h.showSchedule(w, r, id, http.StatusOK, "")
+	}))
+	mux.Handle("GET "+p+"/schedules/{id}/delete", sched(h.deletePage))
+	mux.Handle("POST "+p+"/schedules/{id}/pause", h.scheduleForm(h.pauseForm))
+	mux.Handle("POST "+p+"/schedules/{id}/resume", h.scheduleForm(h.resumeForm))
+	mux.Handle("POST "+p+"/schedules/{id}/trigger", h.scheduleForm(h.triggerForm))
+	mux.Handle("POST "+p+"/schedules/{id}/delete", h.scheduleForm(h.deleteForm))
+	mux.HandleFunc("GET "+p+"/runs", h.runsPage)
+	mux.Handle("GET "+p+"/runs/{id}", run(func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+		return h.showRun(w, r, id, http.StatusOK, "")
+	}))
+	mux.Handle("POST "+p+"/runs/{id}/cancel", h.runForm(withContext(h.wf.Cancel), "cancelled"))
+	mux.Handle("POST "+p+"/runs/{id}/retry", h.runForm(withContext(h.wf.Retry), "retried"))
+	mux.Handle("POST "+p+"/runs/{id}/signal", h.runForm(h.signalForm, "signalled"))
+	mux.HandleFunc("GET "+p+"/login", h.loginPage)
+	mux.HandleFunc("POST "+p+"/login", h.login)
+	mux.HandleFunc("POST "+p+"/logout", h.logout)
 
-func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) {
-	data := dashboardData{Prefix: h.prefix, HasSchedules: h.sc != nil}
-	var err error
-	if data.HasSchedules {
-		if data.Schedules, err = h.sc.List(r.Context(), nil); err != nil {
-			h.fail(w, err)
+	outer.Handle(p+"/", withFallback(mux, func(w http.ResponseWriter, r *http.Request, allowed []string) {
+		if len(allowed) > 0 {
+			h.errorPage(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not allowed here", r.Method, r.URL.Path))
 			return
 		}
+		h.errorPage(w, r, http.StatusNotFound, fmt.Sprintf("there is no page at %s", r.URL.Path))
+	}))
+}
+
+// pager links a listing's pages.
+type pager struct {
+	First string
+	Next  string
+}
+
+// pagerOf links the first page (when q has after=) and the next one (when
+// the page is full: it continues after last) of the listing at path.
+func (h *Handler) pagerOf(path string, q url.Values, full bool, last uuid.UUID) pager {
+	link := func(change func(url.Values)) string {
+		v := url.Values{}
+		for k, vs := range q {
+			if k != "notice" && k != "run" && k != "after" {
+				v[k] = vs
+			}
+		}
+		change(v)
+		if len(v) == 0 {
+			return h.prefix + path
+		}
+		return h.prefix + path + "?" + v.Encode()
 	}
-	if data.Runs, err = h.wf.ListRuns(r.Context(), &workflow.ListParams{Limit: dashboardRuns}); err != nil {
-		h.fail(w, err)
+	var p pager
+	if q.Get("after") != "" {
+		p.First = link(func(url.Values) {})
+	}
+	if full {
+		p.Next = link(func(v url.Values) { v.Set("after", last.String()) })
+	}
+	return p
+}
+
+// schedulesView is the schedules page.
+type schedulesView struct {
+	chrome
+	Enabled  bool
+	Filtered bool
+	Owner    string
+	Workflow string
+	Paused   string // "", "yes" or "no"
+	Types    []string
+	Rows     []scheduleRow
+	Pager    pager
+}
+
+type scheduleRow struct {
+	S        *schedule.Schedule
+	Describe string
+	Zone     string
+	Next     *moment
+	State    string
+}
+
+func (h *Handler) schedulesPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	v := &schedulesView{
+		chrome:  h.chrome(r, "Schedules", "schedules"),
+		Enabled: h.sc != nil, Owner: q.Get("owner"), Workflow: q.Get("workflow"), Types: h.wf.Types(),
+	}
+	switch q.Get("paused") {
+	case "yes", "true":
+		v.Paused = "yes"
+	case "no", "false":
+		v.Paused = "no"
+	}
+	v.Filtered = v.Owner != "" || v.Workflow != "" || v.Paused != ""
+	if !v.Enabled {
+		h.render(w, r, http.StatusOK, schedulesTemplate, v)
 		return
 	}
-	var buf bytes.Buffer
-	if err := dashboardTemplate.Execute(&buf, data); err != nil {
-		h.fail(w, err)
-		return
+	status, err := http.StatusOK, func() error {
+		params, err := scheduleListParams(r)
+		if err != nil {
+			return err
+		}
+		list, err := h.sc.List(r.Context(), params)
+		if err != nil {
+			return err
+		}
+		for _, s := range list {
+			desc, loc := describe(s)
+			row := scheduleRow{S: s, Describe: desc, Zone: loc.String(), Next: momentIn(s.NextFireAt, loc, v.Now), State: state(s)}
+			if s.Paused {
+				row.Next = nil
+			}
+			v.Rows = append(v.Rows, row)
+		}
+		if n := len(list); n > 0 {
+			v.Pager = h.pagerOf("/", q, n == params.Limit, list[n-1].ID)
+		} else {
+			v.Pager = h.pagerOf("/", q, false, uuid.Nil)
+		}
+		return nil
+	}()
+	if err != nil {
+		status, v.Error = h.statusOf(err)
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	_, _ = w.Write(buf.Bytes())
+	h.render(w, r, status, schedulesTemplate, v)
+}
+
+// describe describes a schedule's cron expression and returns its zone.
+func describe(s *schedule.Schedule) (string, *time.Location) {
+	spec, err := s.Spec()
+	if err != nil {
+		return s.Cron, time.UTC
+	}
+	return spec.Describe(), spec.Location()
+}
+
+func state(s *schedule.Schedule) string {
+	if s.Paused {
+		return "paused"
+	}
+	return "active"
+}
+
+// scheduleView is the page of a schedule.
+type scheduleView struct {
+	chrome
+	S            *schedule.Schedule
+	State        string
+	Describe     string
+	Zone         string
+	Input        string
+	Grant        *schedule.Grant
+	GrantExpires *moment
+	PausedAt     *moment
+	StartAt      *moment
+	EndAt        *moment
+	NextFire     *moment
+	LastFire     *moment
+	Next         []fireTime
+	Ledger       []ledgerRow
+	Pager        pager
+}
+
+// fireTime is one of a schedule's next fire times.
+type fireTime struct {
+	At      *moment
+	Nominal string
+	Shifted bool
+	Note    string
+}
+
+// ledgerRow is a run in a schedule's ledger.
+type ledgerRow struct {
+	Run       *workflow.Run
+	Slot      *moment
+	Nominal   string // the slot's wall time, when it is not the run's
+	DSTNote   string
+	Triggered bool
+	Queued    bool
+	Duration  string
+}
+
+// slotMetadata is what package schedule stores in a run's metadata about
+// its slot.
+type slotMetadata struct {
+	Zone         string `json:"schedule_zone"`
+	Nominal      string `json:"schedule_nominal"`
+	DSTNote      string `json:"schedule_dst_note"`
+	Trigger      bool   `json:"schedule_trigger"`
+	Queued       bool   `json:"schedule_queued"`
+	GrantSubject string `json:"grant_subject"`
+}
+
+func slotOf(run *workflow.Run) slotMetadata {
+	var meta slotMetadata
+	_ = json.Unmarshal(run.Metadata, &meta) // metadata is a JSON object; anything else has no slot
+	return meta
+}
+
+// showSchedule renders the page of schedule id with status and errMsg.
+// When it returns an error, it has written nothing.
+func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int, errMsg string) error {
+	if h.sc == nil {
+		return errNoSchedules
+	}
+	ctx := r.Context()
+	s, err := h.sc.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	v := &scheduleView{chrome: h.chrome(r, s.Name, "schedules"), S: s, State: state(s), Input: prettyJSON(s.Input)}
+	v.Error = errMsg
+	if string(s.Input) == "null" {
+		v.Input = ""
+	}
+	var loc *time.Location
+	v.Describe, loc = describe(s)
+	v.Zone = loc.String()
+	now := v.Now
+	v.PausedAt, v.StartAt, v.EndAt = momentIn(s.PausedAt, loc, now), momentIn(s.StartAt, loc, now), momentIn(s.EndAt, loc, now)
+	v.LastFire = momentIn(s.LastFireAt, loc, now)
+	if !s.Paused {
+		v.NextFire = momentIn(s.NextFireAt, loc, now)
+		occs, err := h.sc.Next(ctx, id, nextFireTimes)
+		if err != nil {
+			return err
+		}
+		for _, o := range occs {
+			v.Next = append(v.Next, fireTime{At: momentIn(&o.At, loc, now), Nominal: o.Nominal, Shifted: o.Shifted, Note: o.Note})
+		}
+	}
+	if s.GrantID != nil {
+		g, err := h.sc.GetGrant(ctx, *s.GrantID)
+		switch {
+		case errors.Is(err, schedule.ErrGrantNotFound):
+		case err != nil:
+			return err
+		default:
+			v.Grant, v.GrantExpires = g, momentIn(g.ExpiresAt, loc, now)
+		}
+	}
+
+	params, err := runListParams(r, false)
+	if err != nil {
+		return err
+	}
+	runs, err := h.sc.History(ctx, id, params)
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		meta := slotOf(run)
+		row := ledgerRow{Run: run, Slot: momentIn(run.FireAt, loc, now), DSTNote: meta.DSTNote, Triggered: meta.Trigger, Queued: meta.Queued, Duration: runDuration(run)}
+		if run.FireAt != nil && meta.Nominal != "" && meta.Nominal != run.FireAt.In(loc).Format(nominalLayout) {
+			row.Nominal = meta.Nominal
+		}
+		v.Ledger = append(v.Ledger, row)
+	}
+	last := uuid.Nil
+	if n := len(runs); n > 0 {
+		last = runs[n-1].ID
+	}
+	v.Pager = h.pagerOf("/schedules/"+id.String(), r.URL.Query(), len(runs) > 0 && len(runs) == params.Limit, last)
+	h.render(w, r, status, scheduleTemplate, v)
+	return nil
+}
+
+// deleteView is the page that confirms deleting a schedule.
+type deleteView struct {
+	chrome
+	S *schedule.Schedule
+}
+
+func (h *Handler) deletePage(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	s, err := h.sc.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	h.render(w, r, http.StatusOK, deleteScheduleTemplate, &deleteView{chrome: h.chrome(r, "Delete "+s.Name, "schedules"), S: s})
+	return nil
+}
+
+// runsView is the runs page.
+type runsView struct {
+	chrome
+	Filtered bool
+	Type     string
+	Status   string
+	Schedule string
+	Types    []string
+	Statuses []workflow.Status
+	Rows     []runRow
+	Pager    pager
+}
+
+type runRow struct {
+	Run      *workflow.Run
+	Duration string
+}
+
+func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	v := &runsView{
+		chrome: h.chrome(r, "Runs", "runs"),
+		Type:   q.Get("type"), Status: q.Get("status"), Schedule: q.Get("schedule"),
+		Types: h.wf.Types(), Statuses: runStatuses,
+	}
+	v.Filtered = v.Type != "" || v.Status != "" || v.Schedule != ""
+	status, err := http.StatusOK, func() error {
+		params, err := runListParams(r, true)
+		if err != nil {
+			return err
+		}
+		runs, err := h.wf.ListRuns(r.Context(), params)
+		if err != nil {
+			return err
+		}
+		for _, run := range runs {
+			v.Rows = append(v.Rows, runRow{Run: run, Duration: runDuration(run)})
+		}
+		last := uuid.Nil
+		if n := len(runs); n > 0 {
+			last = runs[n-1].ID
+		}
+		v.Pager = h.pagerOf("/runs", q, len(runs) > 0 && len(runs) == params.Limit, last)
+		return nil
+	}()
+	if err != nil {
+		status, v.Error = h.statusOf(err)
+	}
+	h.render(w, r, status, runsTemplate, v)
+}
+
+// runDuration is how long a finished run took from its first attempt's
+// start, or "".
+func runDuration(run *workflow.Run) string {
+	if run.StartedAt == nil || run.FinishedAt == nil {
+		return ""
+	}
+	return formatDuration(run.FinishedAt.Sub(*run.StartedAt))
+}
+
+// runView is the page of a run.
+type runView struct {
+	chrome
+	Run             *workflow.Run
+	Finished        bool
+	CanCancel       bool
+	CanRetry        bool
+	CanSignal       bool
+	Input           string
+	Output          string
+	Metadata        string
+	Created         *moment
+	Started         *moment
+	Ended           *moment
+	CancelRequested *moment
+	Duration        string
+	Schedule        *schedule.Schedule
+	FireAt          *moment
+	Triggered       bool
+	Nominal         string
+	DSTNote         string
+	GrantSubject    string
+	Children        []childRun
+	Steps           []stepRow
+	SignalName      string
+	SignalPayload   string
+}
+
+type childRun struct {
+	ID   uuid.UUID
+	Step string
+}
+
+// stepRow is a step record on a run's page.
+type stepRow struct {
+	Name       string
+	Kind       workflow.StepKind
+	Status     workflow.StepStatus
+	Started    *moment
+	Duration   string
+	Attempts   int
+	WakeAt     *moment
+	ChildRunID *uuid.UUID
+	Error      *workflow.RunError
+	Output     string
+}
+
+// showRun renders the page of run id with status and errMsg. When it
+// returns an error, it has written nothing.
+func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int, errMsg string) error {
+	ctx := r.Context()
+	run, err := h.wf.GetRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	v := &runView{chrome: h.chrome(r, run.Type+" run", "runs"), Run: run, Finished: run.Status.Finished()}
+	v.Error = errMsg
+	now := v.Now
+	v.CanCancel, v.CanSignal = !v.Finished, !v.Finished
+	v.CanRetry = run.Status == workflow.StatusFailed || run.Status == workflow.StatusCancelled
+	v.Input, v.Output = prettyJSON(run.Input), prettyJSON(run.Output)
+	if string(run.Input) == "null" {
+		v.Input = ""
+	}
+	if len(run.Metadata) > 0 && string(run.Metadata) != "{}" && string(run.Metadata) != "null" {
+		v.Metadata = prettyJSON(run.Metadata)
+	}
+	v.Created = momentIn(&run.CreatedAt, time.UTC, now)
+	v.Started, v.Ended = momentIn(run.StartedAt, time.UTC, now), momentIn(run.FinishedAt, time.UTC, now)
+	v.CancelRequested = momentIn(run.CancelRequestedAt, time.UTC, now)
+	v.Duration = runDuration(run)
+
+	// The slot, in the schedule's zone.
+	meta := slotOf(run)
+	loc := time.UTC
+	if zone, err := time.LoadLocation(meta.Zone); err == nil && meta.Zone != "" {
+		loc = zone
+	}
+	if run.ScheduleID != nil && h.sc != nil {
+		s, err := h.sc.Get(ctx, *run.ScheduleID)
+		switch {
+		case errors.Is(err, schedule.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			v.Schedule = s
+			_, loc = describe(s)
+		}
+	}
+	v.FireAt = momentIn(run.FireAt, loc, now)
+	v.Triggered, v.DSTNote, v.GrantSubject = meta.Trigger, meta.DSTNote, meta.GrantSubject
+	if run.FireAt != nil && meta.Nominal != "" && meta.Nominal != run.FireAt.In(loc).Format(nominalLayout) {
+		v.Nominal = meta.Nominal
+	}
+
+	for i := range run.Steps {
+		st := &run.Steps[i]
+		row := stepRow{
+			Name: st.Name, Kind: st.Kind, Status: st.Status, Started: momentIn(&st.StartedAt, time.UTC, now),
+			Attempts: st.Attempts, WakeAt: momentIn(st.WakeAt, time.UTC, now), ChildRunID: st.ChildRunID,
+			Error: st.Error, Output: prettyJSON(st.Output),
+		}
+		if st.FinishedAt != nil {
+			row.Duration = formatDuration(st.Duration())
+		}
+		if st.ChildRunID != nil {
+			v.Children = append(v.Children, childRun{ID: *st.ChildRunID, Step: st.Name})
+		}
+		v.Steps = append(v.Steps, row)
+	}
+
+	if r.Method == http.MethodPost {
+		v.SignalName, v.SignalPayload = r.PostFormValue("name"), r.PostFormValue("payload")
+	}
+	h.render(w, r, status, runTemplate, v)
+	return nil
 }

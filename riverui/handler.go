@@ -1,44 +1,7 @@
-// Package riverui serves Tributary's operator surface over HTTP: River UI
-// (riverqueue.com/riverui) for River's jobs and queues, a JSON API for
-// workflow runs and schedules, and a small dashboard, side by side under one
-// path prefix.
-//
-//	h, err := riverui.New(wf, schedules, &riverui.Config{Token: os.Getenv("TRIBUTARY_TOKEN")})
-//	if err != nil { … }
-//	if err := h.Start(ctx); err != nil { … } // River UI's background services
-//	http.ListenAndServe("127.0.0.1:8080", h)
-//
-// Routes, under Config.Prefix:
-//
-//	GET    /                             dashboard (HTML)
-//	GET    /riverui/                     River UI
-//	GET    /api/runs                     ?type=&status=&schedule=&limit=&after=
-//	GET    /api/runs/{id}                a run with its steps
-//	POST   /api/runs/{id}/cancel
-//	POST   /api/runs/{id}/retry
-//	POST   /api/runs/{id}/signal         {"name": "...", "payload": ...}
-//	GET    /api/schedules                ?owner=&workflow=&paused=&limit=&after=
-//	GET    /api/schedules/{id}           a schedule and its next 10 fire times
-//	POST   /api/schedules/{id}/pause     optional {"note": "..."}
-//	POST   /api/schedules/{id}/resume    optional {"missed": "skip|latest|backfill"}
-//	POST   /api/schedules/{id}/trigger   optional {"input": ..., "overlap": "..."}
-//	DELETE /api/schedules/{id}
-//	GET    /api/schedules/{id}/history   ?status=&limit=&after=
-//
-// Errors are JSON objects {"error": "..."}: 400 for bad input, 401 without
-// the token, 403 for a cross-site state-changing request, 404 for an unknown
-// run or schedule, 409 for a run that is finished or cannot be retried, 500
-// otherwise.
-//
-// Security: when Config.Token is set, every request (River UI's too) must
-// carry "Authorization: Bearer <token>". State-changing requests (POST,
-// DELETE) coming from a browser must be same-origin (Sec-Fetch-Site, else
-// Origin against Host) unless they carry the bearer token.
 package riverui
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -60,13 +23,16 @@ type Config struct {
 	// Defaults to "", the root.
 	Prefix string
 
-	// Token, when set, is required as "Authorization: Bearer <token>" on
-	// every request.
+	// Token, when set, is required on every request but the login page's:
+	// as "Authorization: Bearer <token>", as the password of HTTP Basic
+	// authentication (any user name), or through the session cookie that
+	// the login page sets. See the package documentation.
 	//
 	// Defaults to "": no authentication. Bind to a loopback address then.
 	Token string
 
-	// Logger receives River UI's logs and the API's internal errors.
+	// Logger receives River UI's logs and the internal errors of the API
+	// and the dashboard.
 	//
 	// Defaults to a logger that discards everything.
 	Logger *slog.Logger
@@ -76,6 +42,7 @@ type Config struct {
 // dashboard. Call Start before serving so River UI's background services
 // run.
 type Handler struct {
+	auth    *authenticator
 	handler http.Handler
 	logger  *slog.Logger
 	prefix  string
@@ -98,7 +65,7 @@ func New(wf *workflow.Client, sc *schedule.Client, config *Config) (*Handler, er
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	prefix := upstream.NormalizePathPrefix(config.Prefix)
-	if strings.ContainsAny(prefix, "{} \t\n?#") {
+	if strings.ContainsAny(prefix, "{} \t\n?#%\\") {
 		return nil, fmt.Errorf("riverui: Config.Prefix %q contains a character not allowed in a path prefix; use a plain path like /ops", config.Prefix)
 	}
 
@@ -112,23 +79,27 @@ func New(wf *workflow.Client, sc *schedule.Client, config *Config) (*Handler, er
 	}
 
 	h := &Handler{logger: logger, prefix: prefix, sc: sc, ui: ui, wf: wf}
+	h.auth = newAuthenticator(config.Token, prefix)
 
 	mux := http.NewServeMux()
 	mux.Handle(prefix+"/riverui/", ui)
-	if prefix != "" {
-		mux.Handle("GET "+prefix+"/{$}", http.HandlerFunc(h.dashboard))
-		mux.Handle("GET "+prefix, http.RedirectHandler(prefix+"/", http.StatusMovedPermanently))
-	} else {
-		mux.Handle("GET /{$}", http.HandlerFunc(h.dashboard))
-	}
 	mux.Handle("GET "+prefix+"/riverui", http.RedirectHandler(prefix+"/riverui/", http.StatusMovedPermanently))
+	if prefix != "" {
+		mux.Handle("GET "+prefix, http.RedirectHandler(prefix+"/", http.StatusMovedPermanently))
+	}
 	h.mountAPI(mux)
+	h.mountDashboard(mux)
 
 	csrf := http.NewCrossOriginProtection()
 	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusForbidden, "cross-site request refused; send state-changing requests from the same origin or with the bearer token")
+		const msg = "cross-site request refused; send state-changing requests from the same origin or with the bearer token"
+		if wantsHTML(r) {
+			h.errorPage(w, r, http.StatusForbidden, msg)
+			return
+		}
+		writeError(w, http.StatusForbidden, msg)
 	}))
-	h.handler = protect(config.Token, csrf, mux)
+	h.handler = h.auth.protect(csrf, mux, h.loginRedirect)
 	return h, nil
 }
 
@@ -144,35 +115,4 @@ func (h *Handler) Start(ctx context.Context) error {
 // ServeHTTP serves a request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.handler.ServeHTTP(w, r)
-}
-
-// protect wraps next with the bearer token check (when token is set) and
-// the cross-origin check of state-changing requests, which a request
-// carrying the valid bearer token skips: a browser never adds that header
-// to a cross-site request on its own.
-func protect(token string, csrf *http.CrossOriginProtection, next http.Handler) http.Handler {
-	want := []byte(token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, hasBearer := bearer(r)
-		authorized := hasBearer && token != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1
-		if token != "" && !authorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="tributary"`)
-			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token; send Authorization: Bearer <token>")
-			return
-		}
-		if authorized {
-			next.ServeHTTP(w, r)
-			return
-		}
-		csrf.Handler(next).ServeHTTP(w, r)
-	})
-}
-
-// bearer returns the token of an "Authorization: Bearer <token>" header.
-func bearer(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimSpace(token), true
 }

@@ -1,0 +1,93 @@
+// Package riverui serves Tributary's operator surface over HTTP: River UI
+// (riverqueue.com/riverui) for River's jobs and queues, Tributary's
+// dashboard for schedules, runs and their steps, and a JSON API, side by
+// side under one path prefix.
+//
+//	h, err := riverui.New(wf, schedules, &riverui.Config{Prefix: "/ops", Token: os.Getenv("TRIBUTARY_TOKEN")})
+//	if err != nil { … }
+//	if err := h.Start(ctx); err != nil { … } // River UI's background services
+//	http.ListenAndServe("127.0.0.1:8080", h)
+//
+// # Dashboard
+//
+// Server-rendered HTML pages, without JavaScript, under Config.Prefix:
+//
+//	GET  /                               schedules: ?owner=&workflow=&paused=any|yes|no&after=&limit=
+//	GET  /schedules/{id}                 a schedule: spec, next 10 fire times, run ledger (?after=&limit=)
+//	GET  /schedules/{id}/delete          asks to confirm deleting it
+//	POST /schedules/{id}/pause           form: note
+//	POST /schedules/{id}/resume          form: missed=skip|latest|backfill
+//	POST /schedules/{id}/trigger
+//	POST /schedules/{id}/delete
+//	GET  /runs                           runs: ?type=&status=&schedule=&after=&limit=
+//	GET  /runs/{id}                      a run: input, output or error, step timeline
+//	POST /runs/{id}/cancel
+//	POST /runs/{id}/retry
+//	POST /runs/{id}/signal               form: name, payload (JSON)
+//	GET  /login, POST /login             form: token, next
+//	POST /logout
+//
+// A form's action redirects (303) back to its page with a flash notice, or
+// to the schedules after a delete; when it fails, the page is shown again
+// with the error, under the status the JSON API would answer. Every value
+// on a page is escaped by html/template, and the pages' Content-Security-
+// Policy allows no script and no resource but their own inline stylesheet.
+//
+// # River UI and the JSON API
+//
+//	GET    /riverui/                     River UI
+//	GET    /api/runs                     ?type=&status=&schedule=&limit=&after=
+//	GET    /api/runs/{id}                a run with its steps
+//	POST   /api/runs/{id}/cancel
+//	POST   /api/runs/{id}/retry
+//	POST   /api/runs/{id}/signal         {"name": "...", "payload": ...}
+//	GET    /api/schedules                ?owner=&workflow=&paused=&limit=&after=
+//	GET    /api/schedules/{id}           a schedule and its next 10 fire times
+//	POST   /api/schedules/{id}/pause     optional {"note": "..."}
+//	POST   /api/schedules/{id}/resume    optional {"missed": "skip|latest|backfill"}
+//	POST   /api/schedules/{id}/trigger   optional {"input": ..., "overlap": "..."}
+//	DELETE /api/schedules/{id}
+//	GET    /api/schedules/{id}/history   ?status=&limit=&after=
+//
+// API errors are JSON objects {"error": "..."}: 400 for bad input, 401
+// without credentials, 403 for a cross-site state-changing request, 404 for
+// an unknown run or schedule, 409 for a run that is finished or cannot be
+// retried, 413 for a body over the limit, 500 otherwise.
+//
+// # Authentication
+//
+// When Config.Token is set, every request but the login page must carry
+// one of:
+//
+//   - "Authorization: Bearer <token>", for scripts and the CLI;
+//   - HTTP Basic authentication with the token as password and any user
+//     name (curl -u ops:$TOKEN);
+//   - the session cookie that the login page sets after the token is typed
+//     in, which also carries River UI's own requests.
+//
+// The cookie (HttpOnly, SameSite=Strict, Path the prefix, Secure over TLS)
+// holds an expiry time 12 hours ahead and an HMAC-SHA256 of it under a key
+// derived from the token: never the token itself, unforgeable without it,
+// and void once the token changes. Logging out deletes the cookie from the
+// browser; a copy made before stays valid until it expires. Tokens are
+// compared in constant time. Without credentials, a browser asking for a
+// page (GET with Accept: text/html) is sent to /login?next=<the page>, and
+// the login page only ever sends it on to a path under the prefix; any
+// other request gets 401 with a WWW-Authenticate challenge for Bearer and
+// for Basic.
+//
+// # Cross-site request forgery
+//
+// A cookie and cached Basic credentials are sent by the browser on its own,
+// so every state-changing request (POST, DELETE: the dashboard's forms,
+// River UI's actions, the API) that does not carry the bearer token goes
+// through http.CrossOriginProtection, which refuses it (403) unless it comes
+// from the same origin. That suffices without CSRF tokens: every browser
+// released since 2023 sends Sec-Fetch-Site, which a page cannot forge, and
+// older ones send Origin on a cross-site POST, which is checked against
+// Host; a request with neither header does not come from a browser, and so
+// carries no ambient credentials. The SameSite=Strict cookie is a second
+// wall, and no GET changes anything. A bearer-token request skips the
+// check: a browser never adds an Authorization header to a cross-site
+// request by itself.
+package riverui

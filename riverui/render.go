@@ -1,0 +1,224 @@
+package riverui
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+var (
+	//go:embed templates
+	templateFS embed.FS
+
+	//go:embed style.css
+	styleCSS string
+
+	// contentSecurityPolicy allows the pages nothing but their own inline
+	// stylesheet (by its hash), the empty data: icon that keeps browsers
+	// from asking for /favicon.ico, and forms posted to this origin: no
+	// script, no other resource, no framing.
+	contentSecurityPolicy = "default-src 'none'; style-src 'sha256-" + sha256Base64(styleCSS) + "'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+	templateFuncs = template.FuncMap{
+		"css":      func() template.CSS { return template.CSS(styleCSS) },
+		"duration": formatDuration,
+		"utc":      utcMoment,
+	}
+
+	schedulesTemplate      = page("schedules.html")
+	scheduleTemplate       = page("schedule.html")
+	deleteScheduleTemplate = page("schedule_delete.html")
+	runsTemplate           = page("runs.html")
+	runTemplate            = page("run.html")
+	loginTemplate          = page("login.html")
+	errorTemplate          = page("error.html")
+)
+
+func sha256Base64(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// page parses a page's template with the layout it fills in.
+func page(name string) *template.Template {
+	return template.Must(template.New(name).Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html", "templates/"+name))
+}
+
+// chrome is what every page shows around its content: the navigation, the
+// flash notice and the error.
+type chrome struct {
+	Prefix string
+	Title  string
+	// Nav is the navigation link of the page: "schedules" or "runs".
+	Nav string
+	// Notice is the flash notice of the action that led here.
+	Notice string
+	// NoticeRun is the run the notice links to (a triggered run).
+	NoticeRun string
+	Error     string
+	// SignOut shows the sign-out button: a token is required.
+	SignOut bool
+	Now     time.Time
+}
+
+// notices are the flash notices a page shows for its notice= parameter,
+// which an action's redirect sets. Only these texts are ever shown: a link
+// cannot make the dashboard say something else.
+var notices = map[string]string{
+	"paused":     "Schedule paused: no slot fires until it is resumed.",
+	"resumed":    "Schedule resumed.",
+	"triggered":  "Triggered a run.",
+	"deleted":    "Schedule deleted. Its past runs are kept.",
+	"cancelled":  "Run cancelled. A running attempt stops at its next step.",
+	"retried":    "Run retried: it runs again from the step that failed.",
+	"signalled":  "Signal sent.",
+	"signed-out": "Signed out.",
+}
+
+func (h *Handler) chrome(r *http.Request, title, nav string) chrome {
+	c := chrome{Prefix: h.prefix, Title: title, Nav: nav, SignOut: h.auth.enabled(), Now: time.Now()}
+	q := r.URL.Query()
+	c.Notice = notices[q.Get("notice")]
+	if q.Get("notice") == "triggered" {
+		if id, err := uuid.Parse(q.Get("run")); err == nil {
+			c.NoticeRun = id.String()
+		}
+	}
+	return c
+}
+
+// render answers a page. v embeds chrome.
+func (h *Handler) render(w http.ResponseWriter, _ *http.Request, status int, t *template.Template, v any) {
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		h.logger.Error("riverui: render page", "template", t.Name(), "error", err)
+		http.Error(w, "internal error; see the server's log", http.StatusInternalServerError)
+		return
+	}
+	header := w.Header()
+	header.Set("Content-Type", "text/html; charset=utf-8")
+	header.Set("Cache-Control", "no-store")
+	header.Set("Content-Security-Policy", contentSecurityPolicy)
+	header.Set("Referrer-Policy", "same-origin")
+	header.Set("X-Content-Type-Options", "nosniff")
+	header.Set("X-Frame-Options", "DENY")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// errorView is the page of an error that left nothing else to show.
+type errorView struct{ chrome }
+
+// errorPage answers a page with only the error.
+func (h *Handler) errorPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	v := &errorView{chrome: h.chrome(r, http.StatusText(status), "")}
+	v.Notice, v.NoticeRun = "", ""
+	v.Error = msg
+	h.render(w, r, status, errorTemplate, v)
+}
+
+// failPage answers err as an error page with the status that fits it.
+func (h *Handler) failPage(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := h.statusOf(err)
+	h.errorPage(w, r, status, msg)
+}
+
+// seeOther sends the browser to the page at path (under the prefix) with a
+// notice, after an action.
+func (h *Handler) seeOther(w http.ResponseWriter, r *http.Request, path, notice string, extra url.Values) {
+	q := url.Values{"notice": {notice}}
+	for k, v := range extra {
+		q[k] = v
+	}
+	http.Redirect(w, r, h.prefix+path+"?"+q.Encode(), http.StatusSeeOther)
+}
+
+// moment is a time shown to an operator: in a zone, and how long ago or how
+// soon.
+type moment struct {
+	ISO  string
+	Text string
+	Rel  string
+}
+
+// momentIn shows t in loc, relative to now; nil for a nil t.
+func momentIn(t *time.Time, loc *time.Location, now time.Time) *moment {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	in := t.In(loc)
+	return &moment{ISO: in.Format(time.RFC3339), Text: in.Format("Mon 2006-01-02 15:04:05 MST"), Rel: relative(*t, now)}
+}
+
+// utcMoment shows a time.Time or *time.Time in UTC, for templates.
+func utcMoment(t any, now time.Time) *moment {
+	switch t := t.(type) {
+	case time.Time:
+		return momentIn(&t, time.UTC, now)
+	case *time.Time:
+		return momentIn(t, time.UTC, now)
+	}
+	return nil
+}
+
+// relative says how far t is from now: "in 3 min", "2 s ago", "now".
+func relative(t, now time.Time) string {
+	d := t.Sub(now)
+	future := d > 0
+	if d < 0 {
+		d = -d
+	}
+	var s string
+	switch {
+	case d < time.Second:
+		return "now"
+	case d < time.Minute:
+		s = fmt.Sprintf("%d s", int(d/time.Second))
+	case d < time.Hour:
+		s = fmt.Sprintf("%d min", int(d/time.Minute))
+	case d < 48*time.Hour:
+		s = fmt.Sprintf("%d h", int(d/time.Hour))
+	default:
+		s = fmt.Sprintf("%d d", int(d/(24*time.Hour)))
+	}
+	if future {
+		return "in " + s
+	}
+	return s + " ago"
+}
+
+// formatDuration shows a duration rounded to what matters: "850 ms",
+// "4.2 s", "3m12s".
+func formatDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0 s"
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// prettyJSON indents a JSON value for a <pre>; invalid JSON is shown as it
+// is.
+func prettyJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
