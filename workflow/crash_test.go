@@ -21,6 +21,7 @@ package workflow
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -74,6 +75,32 @@ func waitRescuable(t *testing.T, db *testdb.DB, jobID int64) {
 		require.Equal(t, "running", state, "nothing may touch the dead attempt's job before the fresh client starts")
 		return old, nil
 	})
+}
+
+// killAfterEffect kills the helper once step has recorded its side effect
+// for the run: the helper is then inside (or just past) that step.
+func killAfterEffect(t *testing.T, db *testdb.DB, child *crashChild, runID uuid.UUID, step string) {
+	t.Helper()
+	child.waitFor(t, fmt.Sprintf("step %q to run in the helper", step), func(ctx context.Context) (bool, error) {
+		var n int
+		err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM effects WHERE run_id = $1 AND step = $2", runID, step).Scan(&n)
+		return n > 0, err
+	})
+	child.kill(t)
+}
+
+// finishAfterRescue waits until the killed attempt's job can be rescued,
+// starts the fresh client and waits for the run's result. It returns the
+// result and when the client started.
+func finishAfterRescue[Out any](t *testing.T, db *testdb.DB, c *Client, h *Handle[Out], jobID int64) (Out, time.Time) {
+	t.Helper()
+	waitRescuable(t, db, jobID)
+	freshStart := time.Now()
+	require.NoError(t, c.Start(ctxT(t)))
+	out, err := h.Result(ctxT(t))
+	require.NoError(t, err)
+	t.Logf("fresh client finished the run in %s", time.Since(freshStart).Round(time.Millisecond))
+	return out, freshStart
 }
 
 // requireRescued checks that River's job rescuer (and not something else)
@@ -149,23 +176,13 @@ func TestCrashReplay(t *testing.T) {
 	require.NoError(t, err)
 
 	child := startCrashHelper(t, db, crashScenarioReplay)
-	child.waitFor(t, `step "two" to run in the helper`, func(ctx context.Context) (bool, error) {
-		var n int
-		err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM effects WHERE run_id = $1 AND step = 'two'", h.ID).Scan(&n)
-		return n > 0, err
-	})
-	child.kill(t)
+	killAfterEffect(t, db, child, h.ID, "two")
 
 	run := requireKilledMidStepTwo(t, client, h.ID, "one")
 	require.Equal(t, 1, effectCount(t, db, h.ID, "one"))
 	require.Equal(t, 1, effectCount(t, db, h.ID, "two"))
 
-	waitRescuable(t, db, run.JobID)
-	freshStart := time.Now()
-	require.NoError(t, client.Start(ctx))
-	out, err := h.Result(ctxT(t))
-	require.NoError(t, err)
-	t.Logf("fresh client finished the run in %s", time.Since(freshStart).Round(time.Millisecond))
+	out, freshStart := finishAfterRescue(t, db, client, h, run.JobID)
 
 	require.Equal(t, crashOut{Greeting: "hello ADA"}, out)
 	require.Equal(t, 1, effectCount(t, db, h.ID, "one"), `step "one" ran before the crash and is replayed from its memo`)
@@ -189,22 +206,12 @@ func TestCrashStepTxExactlyOnce(t *testing.T) {
 	require.NoError(t, err)
 
 	child := startCrashHelper(t, db, crashScenarioStepTx)
-	child.waitFor(t, `step "two" to run in the helper`, func(ctx context.Context) (bool, error) {
-		var n int
-		err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM effects WHERE run_id = $1 AND step = 'two'", h.ID).Scan(&n)
-		return n > 0, err
-	})
-	child.kill(t)
+	killAfterEffect(t, db, child, h.ID, "two")
 
 	run := requireKilledMidStepTwo(t, client, h.ID, "order")
 	require.Equal(t, 1, countRows(t, db.Pool, "SELECT count(*) FROM orders WHERE run_id = $1", h.ID))
 
-	waitRescuable(t, db, run.JobID)
-	freshStart := time.Now()
-	require.NoError(t, client.Start(ctx))
-	out, err := h.Result(ctxT(t))
-	require.NoError(t, err)
-	t.Logf("fresh client finished the run in %s", time.Since(freshStart).Round(time.Millisecond))
+	out, freshStart := finishAfterRescue(t, db, client, h, run.JobID)
 
 	var orderID int64
 	require.Equal(t, 1, countRows(t, db.Pool, "SELECT count(*) FROM orders WHERE run_id = $1", h.ID), "the StepTx write happens exactly once")
@@ -231,12 +238,7 @@ func TestCrashInsideStepTx(t *testing.T) {
 	require.NoError(t, err)
 
 	child := startCrashHelper(t, db, crashScenarioOpenTx)
-	child.waitFor(t, `StepTx "order" to write in the helper`, func(ctx context.Context) (bool, error) {
-		var n int
-		err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM effects WHERE run_id = $1 AND step = 'order'", h.ID).Scan(&n)
-		return n > 0, err
-	})
-	child.kill(t)
+	killAfterEffect(t, db, child, h.ID, "order")
 
 	run, err := client.GetRun(ctx, h.ID)
 	require.NoError(t, err)
@@ -244,12 +246,7 @@ func TestCrashInsideStepTx(t *testing.T) {
 	require.Empty(t, run.Steps, "the StepTx's memo must not be stored: its transaction never committed")
 	require.Equal(t, 0, countRows(t, db.Pool, "SELECT count(*) FROM orders WHERE run_id = $1", h.ID), "the uncommitted order is not visible")
 
-	waitRescuable(t, db, run.JobID)
-	freshStart := time.Now()
-	require.NoError(t, client.Start(ctx))
-	out, err := h.Result(ctxT(t))
-	require.NoError(t, err)
-	t.Logf("fresh client finished the run in %s", time.Since(freshStart).Round(time.Millisecond))
+	out, freshStart := finishAfterRescue(t, db, client, h, run.JobID)
 
 	var orderID int64
 	require.Equal(t, 1, countRows(t, db.Pool, "SELECT count(*) FROM orders WHERE run_id = $1", h.ID), "the StepTx write happens exactly once")
