@@ -14,7 +14,14 @@ import (
 )
 
 func main() {
+	// The first SIGINT or SIGTERM asks the command to stop gracefully; once
+	// it has, signals get their default action again, so a second one ends
+	// the process at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := cli.Main(ctx, os.Args[1:], cli.DefaultEnv())
 	stop()
 	os.Exit(code)

@@ -56,6 +56,10 @@ type Command struct {
 	// top of --help.
 	Summary string
 
+	// Description says more than Summary, shown in --help below it: what
+	// the command does in detail and what it guarantees. Optional.
+	Description string
+
 	// Usage is the synopsis after the command's path, such as
 	// "<run-id> [flags]". Defaults to "[flags]" for a command and
 	// "<command>" for a group.
@@ -170,6 +174,7 @@ func run(ctx context.Context, cmd *Command, path, args []string, env *Env) int {
 
 func runGroup(ctx context.Context, cmd *Command, path, args []string, env *Env) int {
 	if len(args) == 0 {
+		fmt.Fprintf(env.Stderr, "tributary: missing command for %q; see the commands below\n\n", strings.Join(path, " "))
 		printHelp(env.Stderr, cmd, path, nil)
 		return ExitUsage
 	}
@@ -244,7 +249,14 @@ func printHelp(w io.Writer, cmd *Command, path []string, fs *flag.FlagSet) {
 		}
 	}
 
-	fmt.Fprintf(w, "%s\n\nUsage:\n  %s %s\n", cmd.Summary, strings.Join(path, " "), usage)
+	fmt.Fprintf(w, "%s\n", cmd.Summary)
+	if cmd.Description != "" {
+		fmt.Fprintln(w)
+		for line := range strings.SplitSeq(strings.TrimSpace(cmd.Description), "\n") {
+			fmt.Fprintf(w, "%s\n", strings.TrimSpace(line))
+		}
+	}
+	fmt.Fprintf(w, "\nUsage:\n  %s %s\n", strings.Join(path, " "), usage)
 
 	if len(cmd.Subcommands) > 0 {
 		fmt.Fprintf(w, "\nCommands:\n")
@@ -274,6 +286,17 @@ func printHelp(w io.Writer, cmd *Command, path []string, fs *flag.FlagSet) {
 		})
 		if flags.Len() > 0 {
 			fmt.Fprintf(w, "\nFlags:\n%s", flags.String())
+		}
+	}
+
+	if vars := envVars(cmd, fs); len(vars) > 0 {
+		fmt.Fprintf(w, "\nEnvironment (a flag given on the command line wins over its variable):\n")
+		width := 0
+		for _, v := range vars {
+			width = max(width, len(v.key))
+		}
+		for _, v := range vars {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, v.key, v.flags)
 		}
 	}
 

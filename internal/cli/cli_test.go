@@ -5,36 +5,11 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
-
-// runResult is the outcome of running a command line in-process.
-type runResult struct {
-	code   int
-	stderr string
-	stdout string
-}
-
-// runCLI runs args against the registered commands, with environment
-// variables from vars only.
-func runCLI(t *testing.T, vars map[string]string, args ...string) runResult {
-	t.Helper()
-
-	var stdout, stderr bytes.Buffer
-	env := &Env{
-		Getenv: func(key string) string { return vars[key] },
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Stderr: &stderr,
-		Stdout: &stdout,
-	}
-	code := Main(context.Background(), args, env)
-	return runResult{code: code, stderr: stderr.String(), stdout: stdout.String()}
-}
 
 func TestMainFramework(t *testing.T) {
 	t.Parallel()
@@ -49,6 +24,17 @@ func TestMainFramework(t *testing.T) {
 			require.Empty(t, res.stderr)
 			require.True(t, strings.HasPrefix(res.stdout, cmd.Summary+"\n"), "%v: %s", path, res.stdout)
 			require.Contains(t, res.stdout, "\nExample:\n  tributary ", "%v", path)
+			if cmd.Setup != nil {
+				// The environment variables of its flags are listed.
+				fs := flag.NewFlagSet("", flag.ContinueOnError)
+				cmd.Setup(fs, &Env{})
+				for flagName, key := range map[string]string{"database-url": "DATABASE_URL", "schema": "TRIBUTARY_SCHEMA", "addr": "TRIBUTARY_ADDR", "token": "TRIBUTARY_TOKEN"} {
+					if fs.Lookup(flagName) != nil {
+						require.Contains(t, res.stdout, "\nEnvironment (a flag given on the command line wins over its variable):\n", "%v", path)
+						require.Regexp(t, `(?m)^  `+key+` +default of --`+flagName+`$`, res.stdout, "%v", path)
+					}
+				}
+			}
 
 			for _, sub := range cmd.Subcommands {
 				walk(sub, append(path, sub.Name))
@@ -61,8 +47,29 @@ func TestMainFramework(t *testing.T) {
 		t.Parallel()
 
 		res := runCLI(t, nil, "migrate", "up", "--no-such-flag")
-		require.Equal(t, ExitUsage, res.code)
-		require.Equal(t, "tributary: flag provided but not defined: -no-such-flag; see 'tributary migrate up --help'\n", res.stderr)
+		requireFailed(t, res, ExitUsage, "tributary: flag provided but not defined: -no-such-flag; see 'tributary migrate up --help'")
+	})
+
+	t.Run("HelpHidesEnvironment", func(t *testing.T) {
+		t.Parallel()
+
+		// --help names the variables, never their values.
+		res := runCLI(t, map[string]string{"DATABASE_URL": "postgres://app:pw-from-env@db:5432/app", "TRIBUTARY_TOKEN": "token-from-env"}, "serve", "--help")
+		require.Equal(t, ExitOK, res.code)
+		require.NotContains(t, res.stdout, "pw-from-env")
+		require.NotContains(t, res.stdout, "token-from-env")
+	})
+
+	t.Run("RootHelpListsEnvironment", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "--help")
+		require.Equal(t, ExitOK, res.code)
+		require.Contains(t, res.stdout, "\nEnvironment (a flag given on the command line wins over its variable):\n"+
+			"  DATABASE_URL      default of --database-url\n"+
+			"  TRIBUTARY_ADDR    default of --addr\n"+
+			"  TRIBUTARY_SCHEMA  default of --schema\n"+
+			"  TRIBUTARY_TOKEN   default of --token\n")
 	})
 
 	t.Run("HelpCommand", func(t *testing.T) {
@@ -80,16 +87,20 @@ func TestMainFramework(t *testing.T) {
 		res := runCLI(t, nil)
 		require.Equal(t, ExitUsage, res.code)
 		require.Empty(t, res.stdout)
+		require.True(t, strings.HasPrefix(res.stderr, "tributary: missing command for \"tributary\"; see the commands below\n\n"), res.stderr)
 		require.Contains(t, res.stderr, "Usage:\n  tributary <command>\n")
 		require.Contains(t, res.stderr, "  migrate  ")
+
+		res = runCLI(t, nil, "schedule")
+		require.Equal(t, ExitUsage, res.code)
+		require.True(t, strings.HasPrefix(res.stderr, "tributary: missing command for \"tributary schedule\"; see the commands below\n\n"), res.stderr)
 	})
 
 	t.Run("UnexpectedArgument", func(t *testing.T) {
 		t.Parallel()
 
 		res := runCLI(t, nil, "migrate", "status", "extra")
-		require.Equal(t, ExitUsage, res.code)
-		require.Equal(t, "tributary: unexpected argument \"extra\"; see 'tributary migrate status --help'\n", res.stderr)
+		requireFailed(t, res, ExitUsage, "tributary: unexpected argument \"extra\"; see 'tributary migrate status --help'")
 	})
 
 	t.Run("UnknownCommand", func(t *testing.T) {
@@ -126,6 +137,23 @@ func TestFail(t *testing.T) {
 		require.Equal(t, ExitError, code)
 		require.Equal(t, "tributary: it broke; do this\n", stderr.String())
 	})
+}
+
+func TestEnvFlag(t *testing.T) {
+	t.Parallel()
+
+	parse := func(vars map[string]string, args ...string) string {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		f := envString(fs, &Env{Getenv: func(key string) string { return vars[key] }}, "addr", "TRIBUTARY_ADDR", "127.0.0.1:8080", "`address`", "127.0.0.1:8080")
+		require.NoError(t, fs.Parse(args))
+		return f.Get()
+	}
+	env := map[string]string{"TRIBUTARY_ADDR": "127.0.0.1:9000"}
+	require.Equal(t, "127.0.0.1:8080", parse(nil))                                                                 // the fallback
+	require.Equal(t, "127.0.0.1:9000", parse(env))                                                                 // the environment
+	require.Equal(t, "127.0.0.1:9999", parse(env, "--addr", "127.0.0.1:9999"))                                     // the flag wins
+	require.Empty(t, parse(env, "--addr", ""))                                                                     // even an empty one
+	require.Equal(t, "127.0.0.1:9000", parse(map[string]string{"TRIBUTARY_ADDR": "127.0.0.1:9000", "OTHER": "x"})) // only its own variable
 }
 
 func TestRegister(t *testing.T) {

@@ -3,11 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -26,6 +24,8 @@ func init() {
 			{
 				Name:    "down",
 				Summary: "Roll back Tributary's migrations above a version (removes their tables and data)",
+				Description: `Each migration is rolled back in its own transaction, newest first, with a line as it
+					commits; with --include-river, River's follow once all of Tributary's are gone.`,
 				Example: `tributary migrate down --target 0
 					tributary migrate down --include-river`,
 				Setup: setupMigrateDown,
@@ -39,77 +39,14 @@ func init() {
 			{
 				Name:    "up",
 				Summary: "Apply River's and then Tributary's migrations that the database doesn't have yet",
+				Description: `Each migration is applied in its own transaction, with a line as it commits. Migrations
+					applied before a failure stay applied; run the command again once the cause is fixed.
+					Safe to run from several processes at once: they take turns on an advisory lock.`,
 				Example: "tributary migrate up --database-url postgres://localhost:5432/app",
 				Setup:   setupMigrateUp,
 			},
 		},
 	})
-}
-
-// databaseFlags are the flags every command that talks to the database
-// takes.
-type databaseFlags struct {
-	env    *Env
-	schema string
-	url    string
-}
-
-func addDatabaseFlags(fs *flag.FlagSet, env *Env) *databaseFlags {
-	flags := &databaseFlags{env: env}
-	// The defaults are read after parsing, so that --help doesn't print a
-	// password from DATABASE_URL.
-	fs.StringVar(&flags.url, "database-url", "", "Postgres connection `URL` (default $DATABASE_URL)")
-	fs.StringVar(&flags.schema, "schema", "", "Postgres `schema` of River's and Tributary's tables (default $TRIBUTARY_SCHEMA, else the search_path)")
-	return flags
-}
-
-// pool connects to the database the flags (or DATABASE_URL) name and
-// returns the pool with the schema (--schema, else TRIBUTARY_SCHEMA).
-func (f *databaseFlags) pool(ctx context.Context) (*pgxpool.Pool, string, error) {
-	url := f.url
-	if url == "" {
-		url = f.env.Getenv("DATABASE_URL")
-	}
-	if url == "" {
-		return nil, "", withHint(errors.New("no database URL given"),
-			"pass --database-url or set DATABASE_URL, e.g. DATABASE_URL=postgres://user:password@localhost:5432/app")
-	}
-	schema := f.schema
-	if schema == "" {
-		schema = f.env.Getenv("TRIBUTARY_SCHEMA")
-	}
-
-	config, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, "", withHint(fmt.Errorf("invalid database URL: %w", err),
-			"use a URL like postgres://user:password@localhost:5432/app")
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, config)
-	if err != nil {
-		return nil, "", withHint(fmt.Errorf("connecting to the database: %w", err),
-			"check the database URL and that Postgres is running")
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, "", withHint(fmt.Errorf("connecting to the database: %w", err),
-			"check the database URL and that Postgres is running")
-	}
-	return pool, schema, nil
-}
-
-// migrator connects to the database and returns a migrator and the
-// function that closes its pool.
-func (f *databaseFlags) migrator(ctx context.Context) (*migrations.Migrator, func(), error) {
-	pool, schema, err := f.pool(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	migrator, err := migrations.New(pool, &migrations.Config{Logger: f.env.Logger, Schema: schema})
-	if err != nil {
-		pool.Close()
-		return nil, nil, withHint(err, "fix --schema or TRIBUTARY_SCHEMA")
-	}
-	return migrator, pool.Close, nil
 }
 
 func setupMigrateDown(fs *flag.FlagSet, env *Env) Action {
@@ -128,18 +65,23 @@ func setupMigrateDown(fs *flag.FlagSet, env *Env) Action {
 				"pass --target 0 to remove all of Tributary's tables, or the version to keep (see 'tributary migrate status')")
 		}
 
-		migrator, closePool, err := dbFlags.migrator(ctx)
+		pool, schema, err := dbFlags.pool(ctx)
 		if err != nil {
 			return err
 		}
-		defer closePool()
+		defer pool.Close()
 
-		res, err := migrator.Down(ctx, &migrations.DownOpts{IncludeRiver: *includeRiver, TargetVersion: *target})
-		if err != nil {
-			return withHint(err, "migrations rolled back before the failure stay rolled back; fix the cause and run the command again")
+		what := fmt.Sprintf("Tributary's migrations above version %d", *target)
+		if *includeRiver {
+			what = "all of Tributary's migrations, then River's"
 		}
-		printVersions(env.Stdout, "rolled back", "", res.Versions)
-		printVersions(env.Stdout, "rolled back", "river ", res.River)
+		fmt.Fprintf(env.Stdout, "rolling back %s…\n", what)
+		res, err := migrateWithProgress(env, env.Stdout, pool, schema, func(m *migrations.Migrator) (*migrations.Result, error) {
+			return m.Down(ctx, &migrations.DownOpts{IncludeRiver: *includeRiver, TargetVersion: *target})
+		})
+		if err != nil {
+			return withHint(err, "the migrations listed above were rolled back and stay so; fix the cause and run the command again")
+		}
 		if len(res.Versions) == 0 && len(res.River) == 0 {
 			fmt.Fprintln(env.Stdout, "nothing to roll back")
 		}
@@ -179,23 +121,29 @@ func setupMigrateUp(fs *flag.FlagSet, env *Env) Action {
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		migrator, closePool, err := dbFlags.migrator(ctx)
+		pool, schema, err := dbFlags.pool(ctx)
 		if err != nil {
 			return err
 		}
-		defer closePool()
-
-		res, err := migrator.Up(ctx)
-		if err != nil {
-			return withHint(err, "migrations applied before the failure stay applied; fix the cause and run the command again")
-		}
-		printVersions(env.Stdout, "applied", "river ", res.River)
-		printVersions(env.Stdout, "applied", "", res.Versions)
-		if len(res.Versions) == 0 && len(res.River) == 0 {
-			fmt.Fprintln(env.Stdout, "nothing to apply; the database is up to date")
-		}
-		return nil
+		defer pool.Close()
+		return migrateUp(ctx, env, pool, schema)
 	}
+}
+
+// migrateUp applies River's and Tributary's migrations with a line of
+// progress each on env.Stdout.
+func migrateUp(ctx context.Context, env *Env, pool *pgxpool.Pool, schema string) error {
+	fmt.Fprintln(env.Stdout, "migrating: River's migrations first, then Tributary's…")
+	res, err := migrateWithProgress(env, env.Stdout, pool, schema, func(m *migrations.Migrator) (*migrations.Result, error) {
+		return m.Up(ctx)
+	})
+	if err != nil {
+		return withHint(err, "the migrations listed above were applied and stay so; fix the cause and run the command again")
+	}
+	if len(res.Versions) == 0 && len(res.River) == 0 {
+		fmt.Fprintln(env.Stdout, "nothing to apply; the database is up to date")
+	}
+	return nil
 }
 
 func noArgs(args []string) error {
@@ -203,15 +151,6 @@ func noArgs(args []string) error {
 		return usageErrorf("unexpected argument %q", args[0])
 	}
 	return nil
-}
-
-// printVersions prints one progress line per migration:
-// "applied 001_workflows (12ms)".
-func printVersions(w io.Writer, verb, prefix string, versions []migrations.MigrateVersion) {
-	for _, version := range versions {
-		name := strings.ReplaceAll(version.Name, " ", "_") // River's names have spaces
-		fmt.Fprintf(w, "%s %s%03d_%s (%s)\n", verb, prefix, version.Version, name, roundDuration(version.Duration))
-	}
 }
 
 func roundDuration(d time.Duration) time.Duration {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,61 +13,52 @@ import (
 func TestMigrate(t *testing.T) {
 	t.Parallel()
 
-	t.Run("DownNeedsTarget", func(t *testing.T) {
-		t.Parallel()
-
-		res := runCLI(t, map[string]string{"DATABASE_URL": "postgres://unused"}, "migrate", "down")
-		require.Equal(t, ExitUsage, res.code)
-		require.Equal(t, "tributary: migrate down removes tables and their data, so it needs --target; "+
-			"pass --target 0 to remove all of Tributary's tables, or the version to keep (see 'tributary migrate status')\n", res.stderr)
+	runFailureCases(t, []string{"migrate"}, []failureCase{
+		{
+			name: "DownNeedsTarget", vars: map[string]string{"DATABASE_URL": "postgres://unused"}, args: []string{"down"}, code: ExitUsage,
+			stderr: "tributary: migrate down removes tables and their data, so it needs --target; " +
+				"pass --target 0 to remove all of Tributary's tables, or the version to keep (see 'tributary migrate status')",
+		},
+		{name: "NoDatabaseURLUp", args: []string{"up"}, code: ExitError, stderr: noDatabaseURL},
+		{name: "NoDatabaseURLDown", args: []string{"down", "--target", "0"}, code: ExitError, stderr: noDatabaseURL},
+		{name: "NoDatabaseURLStatus", args: []string{"status"}, code: ExitError, stderr: noDatabaseURL},
+		{
+			name: "BadDatabaseURL", args: []string{"status", "--database-url", "mysql://localhost/app"}, code: ExitError,
+			stderr: `re:^tributary: invalid database URL: .*; use a URL like postgres://user:password@localhost:5432/app$`,
+		},
+		{
+			name: "UnreachableDatabase", args: []string{"status", "--database-url", "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=1"}, code: ExitError,
+			stderr: `re:^tributary: connecting to the database: .*; check the database URL and that Postgres is running$`,
+		},
 	})
 
 	t.Run("MissingSchema", func(t *testing.T) {
 		t.Parallel()
 
 		db := testdb.NewEmpty(t)
-
 		res := runCLI(t, nil, "migrate", "up", "--database-url", db.URL, "--schema", db.Schema+"_missing")
 		require.Equal(t, ExitError, res.code)
+		require.Equal(t, "migrating: River's migrations first, then Tributary's…\n", res.stdout)
 		require.Regexp(t, `^tributary: migrations: schema "test_\w+_missing" does not exist; create it first \(CREATE SCHEMA "test_\w+_missing"\)\n$`, res.stderr)
-	})
-
-	t.Run("NoDatabaseURL", func(t *testing.T) {
-		t.Parallel()
-
-		for _, command := range []string{"up", "down --target 0", "status"} {
-			args := append([]string{"migrate"}, regexp.MustCompile(` `).Split(command, -1)...)
-			res := runCLI(t, nil, args...)
-			require.Equal(t, ExitError, res.code, command)
-			require.Empty(t, res.stdout)
-			require.Equal(t, "tributary: no database URL given; pass --database-url or set DATABASE_URL, "+
-				"e.g. DATABASE_URL=postgres://user:password@localhost:5432/app\n", res.stderr)
-		}
-	})
-
-	t.Run("UnreachableDatabase", func(t *testing.T) {
-		t.Parallel()
-
-		res := runCLI(t, nil, "migrate", "status", "--database-url", "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=1")
-		require.Equal(t, ExitError, res.code)
-		require.Regexp(t, `^tributary: connecting to the database: .*; check the database URL and that Postgres is running\n$`, res.stderr)
 	})
 
 	t.Run("UpStatusDown", func(t *testing.T) {
 		t.Parallel()
 
 		db := testdb.NewEmpty(t)
-		vars := map[string]string{"DATABASE_URL": db.URL, "TRIBUTARY_SCHEMA": db.Schema}
+		vars := dbVars(db)
 
+		// A line as each migration is applied, River's first.
 		res := runCLI(t, vars, "migrate", "up")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
-		require.Regexp(t, `(?m)^applied river 001_create_river_migration \(\d.*\)$`, res.stdout)
-		require.Regexp(t, `(?m)^applied 001_workflows \(\d.*\)\napplied 002_schedules \(\d.*\)\n$`, res.stdout) // Tributary's come last
+		require.Regexp(t, `^migrating: River's migrations first, then Tributary's…\n`+
+			`applied river 001_create_river_migration \(\d.*\)\n(applied river 0\d\d_\w+ \(\d.*\)\n)+`+
+			`applied 001_workflows \(\d.*\)\napplied 002_schedules \(\d.*\)\n$`, res.stdout)
 
 		res = runCLI(t, vars, "migrate", "up")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Equal(t, "nothing to apply; the database is up to date\n", res.stdout)
+		require.Equal(t, "migrating: River's migrations first, then Tributary's…\nnothing to apply; the database is up to date\n", res.stdout)
 
 		res = runCLI(t, vars, "migrate", "status")
 		require.Equal(t, ExitOK, res.code, res.stderr)
@@ -90,7 +80,7 @@ func TestMigrate(t *testing.T) {
 		res = runCLI(t, map[string]string{"DATABASE_URL": "postgres://wrong"}, "migrate", "down", "--target", "0",
 			"--database-url", db.URL, "--schema", db.Schema)
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Regexp(t, `^rolled back 002_schedules \(\d.*\)\nrolled back 001_workflows \(\d.*\)\n$`, res.stdout)
+		require.Regexp(t, `^rolling back Tributary's migrations above version 0…\nrolled back 002_schedules \(\d.*\)\nrolled back 001_workflows \(\d.*\)\n$`, res.stdout)
 
 		res = runCLI(t, vars, "migrate", "status", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
@@ -101,7 +91,7 @@ func TestMigrate(t *testing.T) {
 
 		res = runCLI(t, vars, "migrate", "down", "--include-river")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Regexp(t, `^rolled back river 0\d\d_`, res.stdout)
+		require.Regexp(t, `^rolling back all of Tributary's migrations, then River's…\n(rolled back river 0\d\d_\w+ \(\d.*\)\n)+$`, res.stdout)
 
 		res = runCLI(t, vars, "migrate", "status", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)

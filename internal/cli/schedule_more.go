@@ -48,6 +48,11 @@ func init() {
 	addScheduleCommand(&Command{
 		Name:    "backfill",
 		Summary: "Run the slots of a past time range that have no run yet: each once, oldest first, as the overlap policy allows",
+		Description: `Backfills in batches of up to 1000 slots, oldest first, each batch in one transaction,
+			with a line of progress per batch. The backfill as a whole is not atomic: when it stops
+			half-way (an error, Ctrl-C), the batches it reported are done and stay done, and the error
+			says where it stopped. Running it again is safe and finishes it: a slot that has its run
+			already is never run twice.`,
 		Usage:   "<schedule-id> --from <time> --to <time> [flags]",
 		Example: `tributary schedule backfill 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z`,
 		Setup:   setupScheduleBackfill,
@@ -351,7 +356,11 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 		loc := scheduleLocation(s)
 		out := backfillJSON{ScheduleID: id, From: fromAt, To: toAt, Slots: len(slots)}
 		if len(slots) == 0 && !*asJSON {
-			return printBackfillProgress(env.Stdout, fromAt, toAt, loc, 0, 0)
+			return printBackfillProgress(env.Stdout, fromAt, toAt, loc, 0, 0, "")
+		}
+		batches := (len(slots) + schedule.MaxBackfill - 1) / schedule.MaxBackfill
+		if batches > 1 && !*asJSON {
+			fmt.Fprintf(env.Stdout, "backfilling %d slots in %d batches of up to %d, one transaction each\n", len(slots), batches, schedule.MaxBackfill)
 		}
 		for start := 0; start < len(slots); start += schedule.MaxBackfill {
 			end := min(start+schedule.MaxBackfill, len(slots))
@@ -367,13 +376,21 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 				batchTo = slots[end]
 			}
 			n, err := sc.Backfill(ctx, id, batchFrom, batchTo, nil)
+			if err != nil && start > 0 {
+				return withHint(fmt.Errorf("backfill stopped at %s, after %d of %d slots: %w", zonedTime(shownFrom, loc), start, len(slots), err),
+					fmt.Sprintf("the slots before it are backfilled and stay so: to finish, run the command again with --from %s", shownFrom.UTC().Format(time.RFC3339)))
+			}
 			if err != nil {
 				return runsError(err, id, "")
 			}
 			out.NewRuns += n
 			out.ExistingRuns += max(end-start-n, 0)
 			if !*asJSON {
-				if err := printBackfillProgress(env.Stdout, shownFrom, batchTo, loc, end-start, n); err != nil {
+				done := ""
+				if batches > 1 {
+					done = fmt.Sprintf(" (%d of %d slots done)", end, len(slots))
+				}
+				if err := printBackfillProgress(env.Stdout, shownFrom, batchTo, loc, end-start, n, done); err != nil {
 					return err
 				}
 			}
@@ -381,7 +398,7 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 		if *asJSON {
 			return printJSON(env.Stdout, out)
 		}
-		if len(slots) > schedule.MaxBackfill {
+		if batches > 1 {
 			_, err = fmt.Fprintf(env.Stdout, "backfilled schedule %s (%q): %s\n", id, s.Name, backfillResult(out.Slots, out.NewRuns))
 		}
 		return err
@@ -390,9 +407,9 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 
 // printBackfillProgress prints one batch of a backfill: "backfilling
 // 2026-03-01 00:00:00 UTC … 2026-03-08 00:00:00 UTC: 7 slots started or
-// recorded as skipped".
-func printBackfillProgress(w io.Writer, from, to time.Time, loc *time.Location, slots, newRuns int) error {
-	_, err := fmt.Fprintf(w, "backfilling %s … %s: %s\n", zonedTime(from, loc), zonedTime(to, loc), backfillResult(slots, newRuns))
+// recorded as skipped", and then done.
+func printBackfillProgress(w io.Writer, from, to time.Time, loc *time.Location, slots, newRuns int, done string) error {
+	_, err := fmt.Fprintf(w, "backfilling %s … %s: %s%s\n", zonedTime(from, loc), zonedTime(to, loc), backfillResult(slots, newRuns), done)
 	return err
 }
 

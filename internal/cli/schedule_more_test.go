@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
@@ -63,8 +62,7 @@ func metadataKey(t *testing.T, run *workflow.Run, key string) any {
 func TestScheduleMoreCommands(t *testing.T) {
 	t.Parallel()
 
-	db := testdb.New(t)
-	vars := map[string]string{"DATABASE_URL": db.URL, "TRIBUTARY_SCHEMA": db.Schema}
+	db, vars := migratedDB(t)
 	grants := grantClient(t, db)
 
 	t.Run("Update", func(t *testing.T) {
@@ -179,10 +177,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 
-				res := runCLI(t, vars, append([]string{"schedule", "update", id.String()}, tc.args...)...)
-				require.Equal(t, ExitUsage, res.code, res.stderr)
-				require.Empty(t, res.stdout)
-				require.Equal(t, tc.stderr+"\n", res.stderr)
+				requireFailed(t, runCLI(t, vars, append([]string{"schedule", "update", id.String()}, tc.args...)...), ExitUsage, tc.stderr)
 
 				s := getSchedule(t, vars, id) // nothing written
 				require.Equal(t, "keep me", s.Name)
@@ -301,8 +296,9 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
 		require.Equal(t, ""+
-			"backfilling 2026-03-01 00:00:00 UTC … 2026-03-01 16:40:00 UTC: 1000 slots started or recorded as skipped\n"+
-			"backfilling 2026-03-01 16:40:00 UTC … 2026-03-01 18:20:00 UTC: 100 slots started or recorded as skipped\n"+
+			"backfilling 1100 slots in 2 batches of up to 1000, one transaction each\n"+
+			"backfilling 2026-03-01 00:00:00 UTC … 2026-03-01 16:40:00 UTC: 1000 slots started or recorded as skipped (1000 of 1100 slots done)\n"+
+			"backfilling 2026-03-01 16:40:00 UTC … 2026-03-01 18:20:00 UTC: 100 slots started or recorded as skipped (1100 of 1100 slots done)\n"+
 			"backfilled schedule "+id.String()+` ("every minute"): 1100 slots started or recorded as skipped`+"\n", res.stdout)
 		require.EqualValues(t, 1100, getSchedule(t, vars, id).RunCount)
 
@@ -320,6 +316,27 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Equal(t, ExitUsage, res.code, res.stderr)
 		require.Empty(t, res.stdout)
 		require.Equal(t, `tributary: 2026-01-01T00:00:00Z … 2026-05-01T00:00:00Z holds more than 100000 slots of "* * * * *"; backfill a shorter range at a time`+"\n", res.stderr)
+	})
+
+	t.Run("BackfillStopped", func(t *testing.T) {
+		t.Parallel()
+
+		// Stopped (as by Ctrl-C) after its first batch, a backfill says
+		// what it did and how to finish.
+		id := createSchedule(t, vars, "--name", "every minute", "--cron", "* * * * *", "--workflow", "tick", "--owner", "backfill-stopped",
+			"--overlap", "allow", "--paused")
+		backfill := startCLI(t, vars, regexp.MustCompile(`\(1000 of 1100 slots done\)\n`),
+			"schedule", "backfill", id.String(), "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-01T18:20:00Z")
+		backfill.Paused(t)
+		require.Equal(t, ExitError, backfill.Stop(t))
+		require.Equal(t, "tributary: backfill stopped at 2026-03-01 16:40:00 UTC, after 1000 of 1100 slots: context canceled; "+
+			"the slots before it are backfilled and stay so: to finish, run the command again with --from 2026-03-01T16:40:00Z\n", backfill.stderr.String())
+		require.EqualValues(t, 1000, getSchedule(t, vars, id).RunCount)
+
+		res := runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-01T16:40:00Z", "--to", "2026-03-01T18:20:00Z")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, "backfilling 2026-03-01 16:40:00 UTC … 2026-03-01 18:20:00 UTC: 100 slots started or recorded as skipped\n", res.stdout)
+		require.EqualValues(t, 1100, getSchedule(t, vars, id).RunCount)
 	})
 
 	t.Run("History", func(t *testing.T) {
@@ -525,10 +542,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 			{"history", id.String()},
 			{"resume", id.String(), "--missed", "backfill"},
 		} {
-			res := runCLI(t, vars, append([]string{"schedule"}, args...)...)
-			require.Equal(t, ExitError, res.code, args)
-			require.Empty(t, res.stdout, args)
-			require.Equal(t, "tributary: no schedule "+id.String()+"; see 'tributary schedule list'\n", res.stderr, args)
+			requireFailed(t, runCLI(t, vars, append([]string{"schedule"}, args...)...), ExitError, "tributary: no schedule "+id.String()+"; see 'tributary schedule list'")
 		}
 	})
 }
@@ -542,25 +556,9 @@ func TestScheduleRunsComplete(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	db := testdb.New(t)
+	db, vars := migratedDB(t)
 	defs := newCLITestWorkflows(nil)
-	client, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Schema: db.Schema,
-		River: &river.Config{
-			Logger: slog.New(slog.DiscardHandler),
-			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 5}},
-		},
-		Workflows:  []workflow.Registrable{defs.quick},
-		Extensions: []workflow.Extension{schedule.New(nil)},
-	})
-	require.NoError(t, err)
-	require.NoError(t, client.Start(ctx))
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, client.Stop(stopCtx))
-	})
-	vars := map[string]string{"DATABASE_URL": db.URL, "TRIBUTARY_SCHEMA": db.Schema}
+	client := startWorkingClient(ctx, t, db, &workflow.Config{Workflows: []workflow.Registrable{defs.quick}, Extensions: []workflow.Extension{schedule.New(nil)}})
 
 	// Paused, so that no slot of its own fires during the test.
 	id := createSchedule(t, vars, "--name", "greeting", "--cron", "0 6 * * *", "--tz", "Europe/Paris", "--workflow", "cli_quick",
@@ -600,16 +598,10 @@ func TestScheduleMoreUsage(t *testing.T) {
 
 	const id = "01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e"
 	const badID = `tributary: "x" is not a schedule id; schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`
-	const noDatabase = "tributary: no database URL given; pass --database-url or set DATABASE_URL, e.g. DATABASE_URL=postgres://user:password@localhost:5432/app"
 	const badJSON = `--input is not valid JSON: {to: ops}; pass a JSON value, quoted for the shell: --input '{"to": "ops"}', --input '"text"' or --input 42`
 	future := time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)
 
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stderr string
-	}{
+	runFailureCases(t, []string{"schedule"}, []failureCase{
 		{name: "UpdateBadID", args: []string{"update", "x", "--name", "n"}, code: ExitUsage, stderr: badID},
 		{name: "TriggerBadID", args: []string{"trigger", "x"}, code: ExitUsage, stderr: badID},
 		{name: "BackfillBadID", args: []string{"backfill", "x", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-02T00:00:00Z"}, code: ExitUsage, stderr: badID},
@@ -693,20 +685,11 @@ func TestScheduleMoreUsage(t *testing.T) {
 			name: "CreateBadGrant", args: []string{"create", "--name", "n", "--cron", "@daily", "--workflow", "w", "--grant", "user-42"}, code: ExitUsage,
 			stderr: `tributary: --grant "user-42" is not a grant id; grant ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d01250`,
 		},
-		{name: "NoDatabaseURLUpdate", args: []string{"update", id, "--name", "n"}, code: ExitError, stderr: noDatabase},
-		{name: "NoDatabaseURLTrigger", args: []string{"trigger", id}, code: ExitError, stderr: noDatabase},
-		{name: "NoDatabaseURLBackfill", args: []string{"backfill", id, "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-02T00:00:00Z"}, code: ExitError, stderr: noDatabase},
-		{name: "NoDatabaseURLHistory", args: []string{"history", id}, code: ExitError, stderr: noDatabase},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-
-			res := runCLI(t, nil, append([]string{"schedule"}, tc.args...)...)
-			require.Equal(t, tc.code, res.code, res.stderr)
-			require.Empty(t, res.stdout)
-			require.Equal(t, tc.stderr+"\n", res.stderr)
-		})
-	}
+		{name: "NoDatabaseURLUpdate", args: []string{"update", id, "--name", "n"}, code: ExitError, stderr: noDatabaseURL},
+		{name: "NoDatabaseURLTrigger", args: []string{"trigger", id}, code: ExitError, stderr: noDatabaseURL},
+		{name: "NoDatabaseURLBackfill", args: []string{"backfill", id, "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-02T00:00:00Z"}, code: ExitError, stderr: noDatabaseURL},
+		{name: "NoDatabaseURLHistory", args: []string{"history", id}, code: ExitError, stderr: noDatabaseURL},
+	})
 
 	t.Run("Help", func(t *testing.T) {
 		t.Parallel()
@@ -732,9 +715,8 @@ func TestScheduleMoreUsage(t *testing.T) {
 			for _, flag := range flags {
 				require.Contains(t, res.stdout, "\n  "+flag+"\n", cmd)
 			}
-			after := runCLI(t, nil, "schedule", cmd, id, "--help")
 			if cmd != "create" {
-				require.Equal(t, res.stdout, after.stdout, cmd) // --help after the id prints the same help
+				requireSameHelp(t, res, "schedule", cmd, id, "--help") // --help after the id prints the same help
 			}
 		}
 	})

@@ -94,79 +94,64 @@ func TestScheduleNext(t *testing.T) {
 	t.Run("Errors", func(t *testing.T) {
 		t.Parallel()
 
-		tests := []struct {
-			name     string
-			args     []string
-			wantCode int
-			want     string
-		}{
+		runFailureCases(t, []string{"schedule", "next"}, []failureCase{
 			{
-				name: "BadCron", args: []string{"--cron", "0 9 * *"}, wantCode: ExitError,
-				want: `tributary: schedule: bad cron expression "0 9 * *": expected 5 to 6 fields, found 4: [0 9 * *]; ` +
+				name: "BadCron", args: []string{"--cron", "0 9 * *"}, code: ExitError,
+				stderr: `tributary: schedule: bad cron expression "0 9 * *": expected 5 to 6 fields, found 4: [0 9 * *]; ` +
 					`use 5 fields like "0 9 * * 1-5" or a descriptor like @daily`,
 			},
 			{
-				name: "UnknownZone", args: []string{"--cron", "@daily", "--tz", "Europe/Pariss"}, wantCode: ExitError,
-				want: `tributary: schedule: bad time zone "Europe/Pariss": unknown time zone; use an IANA name like "Europe/Paris" or "America/New_York", or "" for UTC`,
+				name: "UnknownZone", args: []string{"--cron", "@daily", "--tz", "Europe/Pariss"}, code: ExitError,
+				stderr: `tributary: schedule: bad time zone "Europe/Pariss": unknown time zone; use an IANA name like "Europe/Paris" or "America/New_York", or "" for UTC`,
 			},
 			{
-				name: "LocalZone", args: []string{"--cron", "@daily", "--tz", "Local"}, wantCode: ExitError,
-				want: `tributary: schedule: bad time zone "Local": Local is the server's own zone, which differs from machine to machine; ` +
+				name: "LocalZone", args: []string{"--cron", "@daily", "--tz", "Local"}, code: ExitError,
+				stderr: `tributary: schedule: bad time zone "Local": Local is the server's own zone, which differs from machine to machine; ` +
 					`use an IANA name like "Europe/Paris" or "America/New_York", or "" for UTC`,
 			},
 			{
-				name: "ZonePrefix", args: []string{"--cron", "CRON_TZ=Europe/Paris 0 9 * * *"}, wantCode: ExitError,
-				want: `tributary: schedule: bad cron expression "CRON_TZ=Europe/Paris 0 9 * * *": a time zone prefix (CRON_TZ=Europe/Paris) is not allowed in the expression; ` +
+				name: "ZonePrefix", args: []string{"--cron", "CRON_TZ=Europe/Paris 0 9 * * *"}, code: ExitError,
+				stderr: `tributary: schedule: bad cron expression "CRON_TZ=Europe/Paris 0 9 * * *": a time zone prefix (CRON_TZ=Europe/Paris) is not allowed in the expression; ` +
 					`write "0 9 * * *" and set the schedule's time zone to "Europe/Paris" instead`,
 			},
 			{
-				name: "NeverFires", args: []string{"--cron", "0 0 30 2 *"}, wantCode: ExitError,
-				want: `tributary: schedule: cron expression "0 0 30 2 *" never fires: no date matches its day-of-month, month and day-of-week fields; ` +
+				name: "NeverFires", args: []string{"--cron", "0 0 30 2 *"}, code: ExitError,
+				stderr: `tributary: schedule: cron expression "0 0 30 2 *" never fires: no date matches its day-of-month, month and day-of-week fields; ` +
 					`fix the day of month (February has 28 or 29 days; April, June, September and November have 30) or the month`,
 			},
 			{
-				name: "NoCron", args: nil, wantCode: ExitUsage,
-				want: `tributary: schedule next needs --cron; pass a cron expression, e.g. --cron "0 9 * * 1-5" or --cron @daily`,
+				name: "NoCron", args: nil, code: ExitUsage,
+				stderr: `tributary: schedule next needs --cron; pass a cron expression, e.g. --cron "0 9 * * 1-5" or --cron @daily`,
 			},
 			{
-				name: "UnquotedCron", args: []string{"--cron", "0", "9", "*", "*", "*"}, wantCode: ExitUsage,
-				want: `tributary: unexpected argument "9"; quote the whole cron expression, e.g. --cron "0 9 * * 1-5"`,
+				name: "UnquotedCron", args: []string{"--cron", "0", "9", "*", "*", "*"}, code: ExitUsage,
+				stderr: `tributary: unexpected argument "9"; quote the whole cron expression, e.g. --cron "0 9 * * 1-5"`,
 			},
 			{
-				name: "StrayArgument", args: []string{"0 9 * * *"}, wantCode: ExitUsage,
-				want: `tributary: unexpected argument "0 9 * * *"; see 'tributary schedule next --help'`,
+				name: "StrayArgument", args: []string{"0 9 * * *"}, code: ExitUsage,
+				stderr: `tributary: unexpected argument "0 9 * * *"; see 'tributary schedule next --help'`,
 			},
 			{
-				name: "CountTooLarge", args: []string{"--cron", "@daily", "--count", "1001"}, wantCode: ExitUsage,
-				want: `tributary: --count must be from 1 to 1000, not 1001; pass --count 5, or up to --count 1000`,
+				name: "CountTooLarge", args: []string{"--cron", "@daily", "--count", "1001"}, code: ExitUsage,
+				stderr: `tributary: --count must be from 1 to 1000, not 1001; pass --count 5, or up to --count 1000`,
 			},
 			{
-				name: "CountZero", args: []string{"--cron", "@daily", "--count", "0"}, wantCode: ExitUsage,
-				want: `tributary: --count must be from 1 to 1000, not 0; pass --count 5, or up to --count 1000`,
+				name: "CountZero", args: []string{"--cron", "@daily", "--count", "0"}, code: ExitUsage,
+				stderr: `tributary: --count must be from 1 to 1000, not 0; pass --count 5, or up to --count 1000`,
 			},
 			{
-				name: "CountNotANumber", args: []string{"--cron", "@daily", "--count", "five"}, wantCode: ExitUsage,
-				want: `tributary: invalid value "five" for flag -count: parse error; see 'tributary schedule next --help'`,
+				name: "CountNotANumber", args: []string{"--cron", "@daily", "--count", "five"}, code: ExitUsage,
+				stderr: `tributary: invalid value "five" for flag -count: parse error; see 'tributary schedule next --help'`,
 			},
 			{
-				name: "BadFrom", args: []string{"--cron", "@daily", "--from", "2026-03-08 00:00"}, wantCode: ExitUsage,
-				want: `tributary: --from "2026-03-08 00:00" is not an RFC 3339 time; use a time like 2026-03-08T00:00:00Z or 2026-03-08T09:00:00+01:00`,
+				name: "BadFrom", args: []string{"--cron", "@daily", "--from", "2026-03-08 00:00"}, code: ExitUsage,
+				stderr: `tributary: --from "2026-03-08 00:00" is not an RFC 3339 time; use a time like 2026-03-08T00:00:00Z or 2026-03-08T09:00:00+01:00`,
 			},
 			{
-				name: "UnknownFlag", args: []string{"--cron", "@daily", "--zone", "UTC"}, wantCode: ExitUsage,
-				want: `tributary: flag provided but not defined: -zone; see 'tributary schedule next --help'`,
+				name: "UnknownFlag", args: []string{"--cron", "@daily", "--zone", "UTC"}, code: ExitUsage,
+				stderr: `tributary: flag provided but not defined: -zone; see 'tributary schedule next --help'`,
 			},
-		}
-		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				t.Parallel()
-
-				res := runCLI(t, nil, append([]string{"schedule", "next"}, tt.args...)...)
-				require.Equal(t, tt.wantCode, res.code)
-				require.Empty(t, res.stdout)
-				require.Equal(t, tt.want+"\n", res.stderr)
-			})
-		}
+		})
 	})
 
 	t.Run("Help", func(t *testing.T) {

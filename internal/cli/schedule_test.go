@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tributary-go/tributary/internal/testdb"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -74,8 +73,7 @@ func nextSpringForward(t *testing.T, loc *time.Location) time.Time {
 func TestScheduleCommands(t *testing.T) {
 	t.Parallel()
 
-	db := testdb.New(t)
-	vars := map[string]string{"DATABASE_URL": db.URL, "TRIBUTARY_SCHEMA": db.Schema}
+	db, vars := migratedDB(t)
 
 	// fireJobs counts the River jobs of a schedule's slots.
 	fireJobs := func(t *testing.T, id uuid.UUID) int {
@@ -200,14 +198,7 @@ func TestScheduleCommands(t *testing.T) {
 
 				owner := "invalid-" + tc.name
 				args := append([]string{"schedule", "create", "--name", "bad", "--workflow", "w", "--owner", owner}, tc.args...)
-				res := runCLI(t, vars, args...)
-				require.Equal(t, ExitUsage, res.code, res.stderr)
-				require.Empty(t, res.stdout)
-				if pattern, ok := strings.CutPrefix(tc.stderr, "re:"); ok {
-					require.Regexp(t, pattern, strings.TrimSuffix(res.stderr, "\n"))
-				} else {
-					require.Equal(t, tc.stderr+"\n", res.stderr)
-				}
+				requireFailed(t, runCLI(t, vars, args...), ExitUsage, tc.stderr)
 				require.Empty(t, listScheduleIDs(t, vars, "--owner", owner)) // nothing written
 			})
 		}
@@ -415,15 +406,9 @@ func TestScheduleCommandsUsage(t *testing.T) {
 	t.Parallel()
 
 	const id = "01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e"
-	const noDatabase = "tributary: no database URL given; pass --database-url or set DATABASE_URL, e.g. DATABASE_URL=postgres://user:password@localhost:5432/app"
 	create := []string{"create", "--name", "n", "--cron", "@daily", "--workflow", "w"}
 
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stderr string
-	}{
+	runFailureCases(t, []string{"schedule"}, []failureCase{
 		{
 			name: "BadID", args: []string{"get", "01a1ffb2"}, code: ExitUsage,
 			stderr: `tributary: "01a1ffb2" is not a schedule id; schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`,
@@ -500,20 +485,13 @@ func TestScheduleCommandsUsage(t *testing.T) {
 			name: "CreateNoteWithoutPaused", args: append(create, "--note", "why"), code: ExitUsage,
 			stderr: "tributary: --note is the note of a paused schedule; pass --paused too, or leave --note out",
 		},
-		{name: "NoDatabaseURLCreate", args: create, code: ExitError, stderr: noDatabase},
-		{name: "NoDatabaseURLList", args: []string{"list"}, code: ExitError, stderr: noDatabase},
-		{name: "NoDatabaseURLGet", args: []string{"get", id}, code: ExitError, stderr: noDatabase},
-		{name: "NoDatabaseURLResume", args: []string{"resume", id}, code: ExitError, stderr: noDatabase},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-
-			res := runCLI(t, nil, append([]string{"schedule"}, tc.args...)...)
-			require.Equal(t, tc.code, res.code, res.stderr)
-			require.Empty(t, res.stdout)
-			require.Equal(t, tc.stderr+"\n", res.stderr)
-		})
-	}
+		{name: "NoDatabaseURLCreate", args: create, code: ExitError, stderr: noDatabaseURL},
+		{name: "NoDatabaseURLList", args: []string{"list"}, code: ExitError, stderr: noDatabaseURL},
+		{name: "NoDatabaseURLGet", args: []string{"get", id}, code: ExitError, stderr: noDatabaseURL},
+		{name: "NoDatabaseURLResume", args: []string{"resume", id}, code: ExitError, stderr: noDatabaseURL},
+		{name: "BadDatabaseURL", args: []string{"list", "--database-url", "http://localhost/app"}, code: ExitError,
+			stderr: "re:^tributary: invalid database URL: .*; use a URL like postgres://user:password@localhost:5432/app$"},
+	})
 
 	t.Run("Help", func(t *testing.T) {
 		t.Parallel()
@@ -538,13 +516,8 @@ func TestScheduleCommandsUsage(t *testing.T) {
 		res = runCLI(t, nil, "schedule", "pause", "--help")
 		require.Equal(t, ExitOK, res.code)
 		require.Contains(t, res.stdout, "Usage:\n  tributary schedule pause <schedule-id> [--note <text>] [flags]\n")
-		after := runCLI(t, nil, "schedule", "pause", id, "--help")
-		require.Equal(t, ExitOK, after.code, after.stderr)
-		require.Empty(t, after.stderr)
-		require.Equal(t, res.stdout, after.stdout)
-		after = runCLI(t, nil, "schedule", "get", "not-an-id", "-h")
-		require.Equal(t, ExitOK, after.code, after.stderr)
-		require.True(t, strings.HasPrefix(after.stdout, "Show a schedule: "), after.stdout)
+		requireSameHelp(t, res, "schedule", "pause", id, "--help")
+		requireSameHelp(t, runCLI(t, nil, "schedule", "get", "--help"), "schedule", "get", "not-an-id", "-h")
 	})
 }
 

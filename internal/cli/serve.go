@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -14,8 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/tributary-go/tributary/migrations"
-	"github.com/tributary-go/tributary/riverui"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -24,42 +20,32 @@ func init() {
 	Register(&Command{
 		Name:    "serve",
 		Summary: "Serve River UI, the dashboard and the JSON API, and run the schedule reconciler and River maintenance",
+		Description: `Checks that the database is migrated, then fires schedule slots, runs the schedule
+			reconciler and River's maintenance (on the leader River elects among the processes
+			serving one database), and serves the UI and the API. It works only jobs of kinds it has
+			code for: workflow runs stay with the services that register their types. SIGINT or
+			SIGTERM stops it gracefully: it finishes the requests and jobs in progress first.`,
 		Example: `tributary serve
 			TRIBUTARY_TOKEN=s3cret tributary serve --addr 0.0.0.0:8080 --queues default=20,reports=5`,
 		Setup: setupServe,
 	})
 }
 
-const (
-	// serveReadHeaderTimeout bounds reading a request's headers.
-	serveReadHeaderTimeout = 10 * time.Second
-)
-
 func setupServe(fs *flag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
-	addr := fs.String("addr", "", "`address` to listen on (default $TRIBUTARY_ADDR, else 127.0.0.1:8080)")
-	token := fs.String("token", "", "bearer `token` every request must carry (default $TRIBUTARY_TOKEN, else none)")
-	queues := fs.String("queues", "default=20", "River `queues` to work, as name=workers[,name=workers]; only jobs of known kinds (schedule firing, run repair) are fetched")
-	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, wait this `duration` for requests and jobs in progress")
+	ui := addUIFlags(fs, env)
+	queues := fs.String("queues", "default=20", "River `queues` to work, as name=workers[,name=workers]; only jobs of known kinds (schedule firing, run repair) are fetched (default default=20)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, wait this `duration` for requests and jobs in progress (default 30s)")
 
 	return func(ctx context.Context, args []string) error {
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		if *addr == "" {
-			*addr = env.Getenv("TRIBUTARY_ADDR")
-		}
-		if *addr == "" {
-			*addr = "127.0.0.1:8080"
-		}
-		if *token == "" {
-			*token = env.Getenv("TRIBUTARY_TOKEN")
-		}
 		queueConfig, err := parseQueues(*queues)
 		if err != nil {
 			return err
 		}
-		return runServe(ctx, env, dbFlags, *addr, *token, queueConfig, *shutdownTimeout)
+		return runServe(ctx, env, dbFlags, ui, queueConfig, *shutdownTimeout)
 	}
 }
 
@@ -89,7 +75,7 @@ func parseQueues(s string) (map[string]river.QueueConfig, error) {
 	return queues, nil
 }
 
-func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, addr, token string, queues map[string]river.QueueConfig, shutdownTimeout time.Duration) error {
+func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags, queues map[string]river.QueueConfig, shutdownTimeout time.Duration) error {
 	pool, schema, err := dbFlags.pool(ctx)
 	if err != nil {
 		return err
@@ -116,74 +102,63 @@ func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, addr, token
 		return withHint(err, "fix --schema, TRIBUTARY_SCHEMA or --queues")
 	}
 
-	handler, err := riverui.New(wf, sc, &riverui.Config{Token: token, Logger: env.Logger})
+	ln, err := listen(env, ui.addr.Get(), false)
 	if err != nil {
 		return err
 	}
+	defer ln.Close() // the server closes it too; this covers the early returns
 
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return withHint(fmt.Errorf("listening on %s: %w", addr, err), "pick a free address with --addr or TRIBUTARY_ADDR")
-	}
-	defer ln.Close() // Serve closes it too; this covers the early returns
-
-	if err := wf.Start(ctx); err != nil {
+	// River stops at once, cancelling the jobs in progress, when the context
+	// it started with ends: give it one that doesn't, and stop it gracefully
+	// with Stop.
+	if err := wf.Start(context.WithoutCancel(ctx)); err != nil {
 		return withHint(err, "check the database URL and --schema")
 	}
-	stopClient := func() error {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-		defer cancel()
-		return wf.Stop(stopCtx)
-	}
-
-	uiCtx, stopUI := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopUI()
-	if err := handler.Start(uiCtx); err != nil {
-		_ = stopClient()
+	server, err := startUI(ctx, env, ln, wf, sc, ui.token.Get())
+	if err != nil {
+		_ = stopWithin(ctx, shutdownTimeout, wf.Stop)
 		return err
 	}
-
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: serveReadHeaderTimeout,
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-
-	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(env.Stdout, "Dashboard: %s/\nRiver UI:  %s/riverui/\nAPI:       %s/api/runs, %s/api/schedules\n", base, base, base, base)
-	if token == "" && !isLoopback(ln.Addr()) {
-		fmt.Fprintf(env.Stderr, "tributary: warning: serving on %s without a token; anyone who reaches it can cancel runs and pause schedules. Set --token or TRIBUTARY_TOKEN\n", ln.Addr())
-	}
+	server.PrintURLs(env.Stdout)
 
 	var result error
 	select {
 	case <-ctx.Done():
-	case err := <-serveErr:
-		result = fmt.Errorf("serving HTTP: %w", err)
+	case result = <-server.Failed():
 	}
+	return errors.Join(result, shutdown(ctx, env, shutdownTimeout, server, wf))
+}
 
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && result == nil {
-		result = fmt.Errorf("shutting down the HTTP server: %w", err)
+// shutdown stops the HTTP server and then the workflow client, each within
+// timeout, and says "Stopped." when both stopped cleanly.
+func shutdown(ctx context.Context, env *Env, timeout time.Duration, server *uiServer, wf *workflow.Client) error {
+	var errs []error
+	if err := stopWithin(ctx, timeout, server.Shutdown); err != nil {
+		errs = append(errs, err)
 	}
-	stopUI()
-	if err := stopClient(); err != nil && result == nil {
-		result = withHint(fmt.Errorf("stopping the River client: %w", err), "jobs in progress were left to River's rescuer")
+	if err := stopWithin(ctx, timeout, wf.Stop); err != nil {
+		errs = append(errs, withHint(fmt.Errorf("stopping the River client: %w", err), "jobs in progress were left to River's rescuer"))
 	}
-	if result == nil {
+	if len(errs) == 0 {
 		fmt.Fprintln(env.Stdout, "Stopped.")
 	}
-	return result
+	return errors.Join(errs...)
+}
+
+// stopWithin calls stop with a context that ends after timeout, and not
+// when ctx (often done already: the signal to stop) ends.
+func stopWithin(ctx context.Context, timeout time.Duration, stop func(context.Context) error) error {
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	return stop(stopCtx)
 }
 
 // checkMigrated fails unless River's and Tributary's migrations are all
 // applied.
 func checkMigrated(ctx context.Context, env *Env, pool *pgxpool.Pool, schema string) error {
-	migrator, err := migrations.New(pool, &migrations.Config{Logger: env.Logger, Schema: schema})
+	migrator, err := newMigrator(env, pool, schema)
 	if err != nil {
-		return withHint(err, "fix --schema or TRIBUTARY_SCHEMA")
+		return err
 	}
 	status, err := migrator.Status(ctx)
 	if err != nil {
@@ -202,9 +177,4 @@ func checkMigrated(ctx context.Context, env *Env, pool *pgxpool.Pool, schema str
 		return withHint(errors.New("the database is not migrated: "+strings.Join(missing, ", ")), "run 'tributary migrate up' first")
 	}
 	return nil
-}
-
-func isLoopback(addr net.Addr) bool {
-	tcp, ok := addr.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
 }

@@ -75,6 +75,29 @@ func newCLITestWorkflows(release <-chan struct{}) *cliTestWorkflows {
 	}
 }
 
+// startWorkingClient starts a workflow client on db that works runs, with
+// config's Workflows and Extensions, stopped when the test ends.
+func startWorkingClient(ctx context.Context, t *testing.T, db *testdb.DB, config *workflow.Config) *workflow.Client {
+	t.Helper()
+
+	config.Schema = db.Schema
+	config.River = &river.Config{
+		// River would log to stdout: workflow.Config.Logger does not
+		// reach it when River is set.
+		Logger: slog.New(slog.DiscardHandler),
+		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 5}},
+	}
+	client, err := workflow.NewClient(db.Pool, config)
+	require.NoError(t, err)
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, client.Stop(stopCtx))
+	})
+	return client
+}
+
 // waitRunStatus polls a run until it has status want.
 func waitRunStatus(ctx context.Context, t *testing.T, client *workflow.Client, id uuid.UUID, want workflow.Status) *workflow.Run {
 	t.Helper()
@@ -100,31 +123,14 @@ func TestWorkflowCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	db := testdb.New(t)
+	db, vars := migratedDB(t)
 	release := make(chan struct{})
 	defs := newCLITestWorkflows(release)
-	client, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Schema: db.Schema,
-		River: &river.Config{
-			// River would log to stdout: workflow.Config.Logger does not
-			// reach it when River is set.
-			Logger: slog.New(slog.DiscardHandler),
-			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 5}},
-		},
-		Workflows: []workflow.Registrable{defs.quick, defs.fail, defs.approval, defs.block},
-	})
-	require.NoError(t, err)
-	require.NoError(t, client.Start(ctx))
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, client.Stop(stopCtx))
-	})
+	client := startWorkingClient(ctx, t, db, &workflow.Config{Workflows: []workflow.Registrable{defs.quick, defs.fail, defs.approval, defs.block}})
 	// Let a blocked step go on before Stop waits for it, also when a
 	// check failed.
 	releaseBlocked := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(releaseBlocked)
-	vars := map[string]string{"DATABASE_URL": db.URL, "TRIBUTARY_SCHEMA": db.Schema}
 
 	quick, err := defs.quick.Start(ctx, client, cliTestInput{Name: "Ada"}, nil)
 	require.NoError(t, err)
@@ -374,13 +380,7 @@ func TestWorkflowCommandsUsage(t *testing.T) {
 
 	const id = "01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e"
 
-	for _, tc := range []struct {
-		name   string
-		vars   map[string]string
-		args   []string
-		code   int
-		stderr string
-	}{
+	runFailureCases(t, []string{"workflow"}, []failureCase{
 		{
 			name: "BadRunID", args: []string{"get", "01a1ffb2"}, code: ExitUsage,
 			stderr: `tributary: "01a1ffb2" is not a run id; run ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`,
@@ -427,30 +427,17 @@ func TestWorkflowCommandsUsage(t *testing.T) {
 		},
 		{
 			name: "NoDatabaseURL", args: []string{"get", id}, code: ExitError,
-			stderr: "tributary: no database URL given; pass --database-url or set DATABASE_URL, e.g. DATABASE_URL=postgres://user:password@localhost:5432/app",
+			stderr: noDatabaseURL,
 		},
 		{
 			name: "NoDatabaseURLList", args: []string{"list"}, code: ExitError,
-			stderr: "tributary: no database URL given; pass --database-url or set DATABASE_URL, e.g. DATABASE_URL=postgres://user:password@localhost:5432/app",
+			stderr: noDatabaseURL,
 		},
 		{
 			name: "UnreachableDatabase", args: []string{"list", "--database-url", "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=1"},
 			code: ExitError, stderr: `re:^tributary: connecting to the database: .*; check the database URL and that Postgres is running$`,
 		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-
-			res := runCLI(t, tc.vars, append([]string{"workflow"}, tc.args...)...)
-			require.Equal(t, tc.code, res.code, res.stderr)
-			require.Empty(t, res.stdout)
-			if pattern, ok := strings.CutPrefix(tc.stderr, "re:"); ok {
-				require.Regexp(t, pattern, res.stderr[:len(res.stderr)-1])
-				return
-			}
-			require.Equal(t, tc.stderr+"\n", res.stderr)
-		})
-	}
+	})
 
 	t.Run("Help", func(t *testing.T) {
 		t.Parallel()
@@ -466,13 +453,8 @@ func TestWorkflowCommandsUsage(t *testing.T) {
 		require.Contains(t, res.stdout, "  --payload JSON\n")
 
 		// --help after the arguments prints the same help.
-		after := runCLI(t, nil, "workflow", "signal", "01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e", "approve", "--help")
-		require.Equal(t, ExitOK, after.code, after.stderr)
-		require.Empty(t, after.stderr)
-		require.Equal(t, res.stdout, after.stdout)
-		after = runCLI(t, nil, "workflow", "get", "not-an-id", "-h")
-		require.Equal(t, ExitOK, after.code, after.stderr)
-		require.True(t, strings.HasPrefix(after.stdout, "Show a run: "), after.stdout)
+		requireSameHelp(t, res, "workflow", "signal", "01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e", "approve", "--help")
+		requireSameHelp(t, runCLI(t, nil, "workflow", "get", "--help"), "workflow", "get", "not-an-id", "-h")
 	})
 }
 

@@ -1,174 +1,310 @@
-// Package demo is what `tributary demo` runs: a few example workflows that
-// show memoized steps, a durable sleep and a signal, started against a real
-// database and followed until they finish.
+// Package demo is what `tributary demo` runs: example workflows and
+// schedules on a real database, a scripted start that leaves something to
+// look at in the UI, and a live log of what happens next.
+//
+//	d, err := demo.New(pool, &demo.Config{Logger: logger})
+//	if err := d.Start(ctx); err != nil { … }
+//	defer d.Stop(context.WithoutCancel(ctx))
+//	scripted, err := d.Script(ctx, os.Stdout) // runs, schedules
+//	// serve riverui.New(d.Workflows, d.Schedules, …) here
+//	err = d.Follow(ctx, os.Stdout, nil) // one line per fire and finished run
+//
+// The script is idempotent on a database it ran on before: it finds its
+// schedules by owner and name, its onboarding runs by idempotency key, and
+// the sleeping and waiting runs while they still sleep and wait.
 package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
 
-// Signup is the input of Onboard.
-type Signup struct {
-	Email string `json:"email"`
-	Name  string `json:"name"`
+// FollowInterval is how often Follow looks for new and finished runs.
+const FollowInterval = 250 * time.Millisecond
+
+// Config configures a Demo. A nil *Config is the same as a zero Config.
+type Config struct {
+	// Logger receives the clients' logs.
+	//
+	// Defaults to a logger that discards everything.
+	Logger *slog.Logger
+
+	// Schema is the Postgres schema of River's and Tributary's tables. The
+	// demo's own table, demo_accounts, is created on the pool's
+	// search_path.
+	//
+	// Defaults to "", the search_path.
+	Schema string
 }
 
-// Onboard is the quick-start workflow: create an account (exactly once, in a
-// transaction with its memo), render a welcome message, send it.
-var Onboard = workflow.Define("demo_onboard", func(ctx workflow.Context, in Signup) (string, error) {
-	accountID, err := workflow.StepTx(ctx, "create_account", func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		var id int64
-		err := tx.QueryRow(ctx, `INSERT INTO demo_accounts (email) VALUES ($1) RETURNING id`, in.Email).Scan(&id)
-		return id, err
-	})
-	if err != nil {
-		return "", err
-	}
-	message, err := workflow.Step(ctx, "render_welcome", func(context.Context) (string, error) {
-		return fmt.Sprintf("Welcome aboard, %s (account %d)", in.Name, accountID), nil
-	})
-	if err != nil {
-		return "", err
-	}
-	_, err = workflow.Step(ctx, "send_email", func(context.Context) (bool, error) { return true, nil })
-	return message, err
-}, nil)
+// Demo is a working workflow client with the demo's workflows and a
+// schedule client, which the UI can serve.
+type Demo struct {
+	// Schedules is the schedule client, bound to Workflows.
+	Schedules *schedule.Client
+	// Workflows is the workflow client: it works the demo's workflows and
+	// fires the schedules' slots.
+	Workflows *workflow.Client
 
-// Expense is the input of Approval.
-type Expense struct {
-	Amount int    `json:"amount"`
-	Item   string `json:"item"`
+	heartbeat uuid.UUID // the demo-heartbeat schedule, once Script made it
+	pool      *pgxpool.Pool
+
+	mu    sync.Mutex
+	names map[uuid.UUID]string          // schedule names by id, for the live log
+	seen  map[uuid.UUID]workflow.Status // runs already reported, by id
 }
 
-// Decision is the payload of the "decision" signal.
-type Decision struct {
-	Approved bool   `json:"approved"`
-	By       string `json:"by"`
+// New builds the demo's clients on pool. It does not touch the database.
+func New(pool *pgxpool.Pool, config *Config) (*Demo, error) {
+	if config == nil {
+		config = &Config{}
+	}
+	logger := config.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	sc := schedule.New(&schedule.Config{Logger: logger})
+	wf, err := workflow.NewClient(pool, &workflow.Config{
+		Extensions: []workflow.Extension{sc},
+		Logger:     logger,
+		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
+		Schema:     config.Schema,
+		Workflows:  Workflows(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Demo{
+		Schedules: sc,
+		Workflows: wf,
+		names:     map[uuid.UUID]string{},
+		pool:      pool,
+		seen:      map[uuid.UUID]workflow.Status{},
+	}, nil
 }
 
-// Approval sleeps for a cooling-off period, then waits for a decision
-// signal (at most an hour), then acts on it. While it sleeps and waits it
-// holds no worker.
-var Approval = workflow.Define("demo_approval", func(ctx workflow.Context, in Expense) (string, error) {
-	if err := workflow.Sleep(ctx, "cooling_off", 2*time.Second); err != nil {
-		return "", err
+// Start creates the demo's table, notes the runs the database has already
+// (Follow reports only what happens from now on) and starts working runs
+// and firing slots.
+func (d *Demo) Start(ctx context.Context) error {
+	if _, err := d.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS demo_accounts (id bigserial PRIMARY KEY, email text NOT NULL)`); err != nil {
+		return fmt.Errorf("creating the demo_accounts table: %w", err)
 	}
-	decision, err := workflow.WaitSignal[Decision](ctx, "decision", &workflow.WaitOpts{Timeout: time.Hour})
-	if errors.Is(err, workflow.ErrSignalTimeout) {
-		return "no decision within an hour: " + in.Item + " not bought", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return workflow.Step(ctx, "act", func(context.Context) (string, error) {
-		if !decision.Approved {
-			return fmt.Sprintf("%s (%d) rejected by %s", in.Item, in.Amount, decision.By), nil
-		}
-		return fmt.Sprintf("%s (%d) approved by %s and ordered", in.Item, in.Amount, decision.By), nil
-	})
-}, nil)
-
-// Workflows are the demo's workflow types.
-func Workflows() []workflow.Registrable { return []workflow.Registrable{Onboard, Approval} }
-
-// Run starts the demo's runs on pool, follows them until they finish and
-// prints what happens on out.
-func Run(ctx context.Context, pool *pgxpool.Pool, out io.Writer, logger *slog.Logger) error {
-	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS demo_accounts (id bigserial PRIMARY KEY, email text NOT NULL)`); err != nil {
-		return fmt.Errorf("create demo table: %w", err)
-	}
-	client, err := workflow.NewClient(pool, &workflow.Config{
-		Logger:    logger,
-		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
-		Workflows: Workflows(),
-	})
+	runs, err := d.Workflows.ListRuns(ctx, &workflow.ListParams{Limit: 1000})
 	if err != nil {
 		return err
 	}
-	if err := client.Start(ctx); err != nil {
-		return err
+	for _, run := range runs {
+		d.markSeen(run.ID, run.Status)
 	}
-	defer client.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // best effort on the way out
+	// River stops at once, cancelling the jobs in progress, when the
+	// context it started with ends; Stop is the graceful way.
+	return d.Workflows.Start(context.WithoutCancel(ctx))
+}
 
-	fmt.Fprintln(out, "\n1. Three onboarding runs (quick start: three memoized steps each)")
+// Stop stops working runs, waiting for attempts in progress until ctx ends.
+func (d *Demo) Stop(ctx context.Context) error { return d.Workflows.Stop(ctx) }
+
+// Scripted is what Script set up.
+type Scripted struct {
+	// Heartbeat is the schedule that fires every 10 seconds.
+	Heartbeat *schedule.Schedule
+	// Schedules are all of the demo's schedules, Heartbeat first.
+	Schedules []*schedule.Schedule
+	// Sleeping is a Reminder run, asleep for ReminderDelay.
+	Sleeping *workflow.Run
+	// Waiting is an Approval run waiting for its "decision" signal.
+	Waiting *workflow.Run
+}
+
+// Script starts the demo's runs and creates its schedules, printing what it
+// does on out: three onboarding runs, followed to completion; a reminder,
+// followed until it sleeps; an approval, followed until it waits for its
+// signal; and three schedules, one of them every 10 seconds and one paused.
+func (d *Demo) Script(ctx context.Context, out io.Writer) (*Scripted, error) {
+	fmt.Fprintln(out, "\n1. Three onboarding runs: three memoized steps each, the first in a transaction with its memo")
 	var onboards []*workflow.Handle[string]
 	for _, name := range []string{"Ada", "Grace", "Edsger"} {
-		h, err := Onboard.Start(ctx, client, Signup{Email: strings.ToLower(name) + "@example.com", Name: name}, &workflow.StartOpts{IdempotencyKey: "signup-" + strings.ToLower(name)})
+		h, err := Onboard.Start(ctx, d.Workflows, Signup{Email: strings.ToLower(name) + "@example.com", Name: name},
+			&workflow.StartOpts{IdempotencyKey: "signup-" + strings.ToLower(name)})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		onboards = append(onboards, h)
 	}
 	for _, h := range onboards {
 		msg, err := h.Result(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		d.markSeen(h.ID, workflow.StatusCompleted)
 		fmt.Fprintf(out, "   run %s: %s\n", h.ID, msg)
 	}
-	if err := printSteps(ctx, client, out, onboards[0].ID); err != nil {
-		return err
+	if err := printSteps(ctx, d.Workflows, out, onboards[0].ID); err != nil {
+		return nil, err
 	}
 
-	fmt.Fprintln(out, "\n2. An approval: a durable 2 s sleep, then a wait for a signal")
-	approval, err := Approval.Start(ctx, client, Expense{Amount: 1200, Item: "laptop"}, nil)
+	scripted := &Scripted{}
+	fmt.Fprintf(out, "\n2. A reminder that sleeps %.0f minutes, holding no worker while it sleeps\n", ReminderDelay.Minutes())
+	sleeping, err := d.reuseRun(ctx, Reminder.Name(), workflow.StatusSleeping, func() (uuid.UUID, error) {
+		h, err := Reminder.Start(ctx, d.Workflows, Note{Text: "look at the dashboard", To: "you"}, nil)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		return h.ID, nil
+	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := waitFor(ctx, client, approval.ID, workflow.StatusWaiting, out); err != nil {
-		return err
+	if scripted.Sleeping, err = d.waitFor(ctx, out, sleeping, workflow.StatusSleeping); err != nil {
+		return nil, err
 	}
-	fmt.Fprintln(out, "   sending the decision signal")
-	if err := client.Signal(ctx, approval.ID, "decision", Decision{Approved: true, By: "finance"}); err != nil {
-		return err
+	if err := printSteps(ctx, d.Workflows, out, sleeping); err != nil {
+		return nil, err
 	}
-	msg, err := approval.Result(ctx)
+
+	fmt.Fprintln(out, "\n3. An expense approval: a durable 2 s sleep, then a wait for the \"decision\" signal")
+	waiting, err := d.reuseRun(ctx, Approval.Name(), workflow.StatusWaiting, func() (uuid.UUID, error) {
+		h, err := Approval.Start(ctx, d.Workflows, Expense{Amount: 1200, Item: "laptop"}, &workflow.StartOpts{Tags: []string{"needs-approval"}})
+		if err != nil {
+			return uuid.Nil, err
+		}
+		return h.ID, nil
+	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(out, "   run %s: %s\n", approval.ID, msg)
-	return printSteps(ctx, client, out, approval.ID)
+	if scripted.Waiting, err = d.waitFor(ctx, out, waiting, workflow.StatusWaiting); err != nil {
+		return nil, err
+	}
+
+	fmt.Fprintln(out, "\n4. Three schedules: a heartbeat every 10 seconds, a daily report in Tokyo, a paused weekly digest")
+	for _, p := range schedules() {
+		s, err := d.ensureSchedule(ctx, out, p)
+		if err != nil {
+			return nil, err
+		}
+		scripted.Schedules = append(scripted.Schedules, s)
+	}
+	scripted.Heartbeat = scripted.Schedules[0]
+	d.mu.Lock()
+	d.heartbeat = scripted.Heartbeat.ID
+	d.mu.Unlock()
+	printSchedules(out, scripted.Schedules)
+	return scripted, nil
 }
 
-// waitFor prints the run's status as it changes until it reaches want.
-func waitFor(ctx context.Context, client *workflow.Client, id [16]byte, want workflow.Status, out io.Writer) error {
+// schedules are the demo's schedules, the heartbeat first.
+func schedules() []*schedule.Params {
+	return []*schedule.Params{
+		{
+			Name: "demo-heartbeat", Owner: "platform-team", Description: "checks the database every 10 seconds",
+			Workflow: Heartbeat.Name(), Input: Probe{Service: "accounts-db"}, Cron: "*/10 * * * * *",
+		},
+		{
+			Name: "demo-daily-report", Owner: "finance-tokyo", Description: "the day's report, at 09:00 in Tokyo",
+			Workflow: Report.Name(), Input: Period{Period: "daily"}, Cron: "0 9 * * *", TimeZone: "Asia/Tokyo",
+		},
+		{
+			Name: "demo-weekly-digest", Owner: "finance-new-york", Description: "the week's digest, Mondays at 08:30 in New York",
+			Workflow: Report.Name(), Input: Period{Period: "weekly"}, Cron: "30 8 * * 1", TimeZone: "America/New_York",
+			Paused: true, PauseNote: "paused by the demo: resume it from the dashboard or the CLI",
+		},
+	}
+}
+
+// ensureSchedule returns the schedule of p's owner and name, creating it
+// when there is none. A heartbeat paused since an earlier demo is resumed.
+func (d *Demo) ensureSchedule(ctx context.Context, out io.Writer, p *schedule.Params) (*schedule.Schedule, error) {
+	existing, err := d.Schedules.List(ctx, &schedule.ListParams{Owner: p.Owner, Limit: 1000})
+	if err != nil {
+		return nil, err
+	}
+	var s *schedule.Schedule
+	if i := slices.IndexFunc(existing, func(s *schedule.Schedule) bool { return s.Name == p.Name }); i >= 0 {
+		s = existing[i]
+		if s.Paused && !p.Paused {
+			fmt.Fprintf(out, "   %s was paused; resuming it\n", s.Name)
+			if s, err = d.Schedules.Resume(ctx, s.ID, nil); err != nil {
+				return nil, err
+			}
+		}
+	} else if s, err = d.Schedules.Create(ctx, p); err != nil {
+		return nil, fmt.Errorf("creating schedule %s: %w", p.Name, err)
+	}
+	d.mu.Lock()
+	d.names[s.ID] = s.Name
+	d.mu.Unlock()
+	return s, nil
+}
+
+// reuseRun returns the newest run of typ when it is in status (left by an
+// earlier demo on this database), else the run start starts.
+func (d *Demo) reuseRun(ctx context.Context, typ string, status workflow.Status, start func() (uuid.UUID, error)) (uuid.UUID, error) {
+	runs, err := d.Workflows.ListRuns(ctx, &workflow.ListParams{Type: typ, Limit: 1})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if len(runs) == 1 && runs[0].Status == status {
+		return runs[0].ID, nil
+	}
+	return start()
+}
+
+// waitFor prints the run's status as it changes until it reaches want, and
+// returns the run then.
+func (d *Demo) waitFor(ctx context.Context, out io.Writer, id uuid.UUID, want workflow.Status) (*workflow.Run, error) {
+	ticker := time.NewTicker(FollowInterval / 5)
+	defer ticker.Stop()
 	last := workflow.Status("")
 	for {
-		run, err := client.GetRun(ctx, id)
+		run, err := d.Workflows.GetRun(ctx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if run.Status != last {
-			fmt.Fprintf(out, "   status: %s\n", run.Status)
+			fmt.Fprintf(out, "   run %s: %s\n", run.ID, statusText(run))
 			last = run.Status
 		}
 		if run.Status == want {
-			return nil
+			d.markSeen(run.ID, run.Status)
+			return run, nil
 		}
 		if run.Status.Finished() {
-			return fmt.Errorf("run %s ended %s before reaching %s", run.ID, run.Status, want)
+			return nil, fmt.Errorf("run %s ended %s before reaching %s", run.ID, run.Status, want)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+			return nil, ctx.Err()
+		case <-ticker.C:
 		}
 	}
 }
 
-func printSteps(ctx context.Context, client *workflow.Client, out io.Writer, id [16]byte) error {
+// statusText is a run's status, with when a sleeping run wakes.
+func statusText(run *workflow.Run) string {
+	for _, s := range run.Steps {
+		if run.Status == workflow.StatusSleeping && s.WakeAt != nil && s.FinishedAt == nil {
+			return fmt.Sprintf("%s until %s", run.Status, s.WakeAt.Local().Format(time.TimeOnly))
+		}
+	}
+	return string(run.Status)
+}
+
+func printSteps(ctx context.Context, client *workflow.Client, out io.Writer, id uuid.UUID) error {
 	run, err := client.GetRun(ctx, id)
 	if err != nil {
 		return err
@@ -177,9 +313,31 @@ func printSteps(ctx context.Context, client *workflow.Client, out io.Writer, id 
 	for _, s := range run.Steps {
 		extra := ""
 		if s.WakeAt != nil {
-			extra = " wake " + s.WakeAt.Format(time.TimeOnly)
+			extra = " wakes " + s.WakeAt.Local().Format(time.TimeOnly)
 		}
 		fmt.Fprintf(out, "     %-16s %-7s %-10s %8s%s\n", s.Name, s.Kind, s.Status, s.Duration().Round(time.Millisecond), extra)
 	}
 	return nil
+}
+
+func printSchedules(out io.Writer, schedules []*schedule.Schedule) {
+	for _, s := range schedules {
+		loc, err := time.LoadLocation(s.TimeZone) // "" is UTC
+		if err != nil {
+			loc = time.UTC
+		}
+		state := "no next slot"
+		if s.Paused {
+			state = "paused"
+		} else if s.NextFireAt != nil {
+			state = "next " + s.NextFireAt.In(loc).Format(time.DateTime+" MST")
+		}
+		fmt.Fprintf(out, "   %-19s %-15s %-17s %-30s owner %s\n", s.Name, s.Cron, loc, state, s.Owner)
+	}
+}
+
+func (d *Demo) markSeen(id uuid.UUID, status workflow.Status) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.seen[id] = status
 }

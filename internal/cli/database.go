@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tributary-go/tributary/migrations"
+)
+
+// databaseFlags are the flags every command that talks to the database
+// takes: --database-url and --schema, defaulting to DATABASE_URL and
+// TRIBUTARY_SCHEMA.
+type databaseFlags struct {
+	env    *Env
+	schema *envFlag
+	url    *envFlag
+}
+
+func addDatabaseFlags(fs *flag.FlagSet, env *Env) *databaseFlags {
+	return &databaseFlags{
+		env:    env,
+		schema: envString(fs, env, "schema", "TRIBUTARY_SCHEMA", "", "Postgres `schema` of River's and Tributary's tables, and the connections' search_path", "the search_path"),
+		url:    envString(fs, env, "database-url", "DATABASE_URL", "", "Postgres connection `URL`", ""),
+	}
+}
+
+// errNoDatabaseURL is the error of a command run without a database URL.
+var errNoDatabaseURL = withHint(errors.New("no database URL given"),
+	"pass --database-url or set DATABASE_URL, e.g. DATABASE_URL=postgres://user:password@localhost:5432/app")
+
+// pool connects to the database the flags (or DATABASE_URL) name and
+// returns the pool with the schema (--schema, else TRIBUTARY_SCHEMA).
+func (f *databaseFlags) pool(ctx context.Context) (*pgxpool.Pool, string, error) {
+	url := f.url.Get()
+	if url == "" {
+		return nil, "", errNoDatabaseURL
+	}
+	schema := f.schema.Get()
+	pool, err := connect(ctx, url, schema)
+	return pool, schema, err
+}
+
+// connect opens a pool on url and checks that the database answers. A
+// schema goes first on the connections' search_path, so that tables named
+// without a schema (the demo's own) land beside Tributary's.
+func connect(ctx context.Context, url, schema string) (*pgxpool.Pool, error) {
+	config, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, withHint(fmt.Errorf("invalid database URL: %w", err),
+			"use a URL like postgres://user:password@localhost:5432/app")
+	}
+	if schema != "" {
+		config.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, config)
+	if err == nil {
+		if err = pool.Ping(ctx); err != nil {
+			pool.Close()
+		}
+	}
+	if err != nil {
+		return nil, withHint(fmt.Errorf("connecting to the database: %w", err),
+			"check the database URL and that Postgres is running")
+	}
+	return pool, nil
+}
+
+// migrator connects to the database and returns a migrator and the
+// function that closes its pool.
+func (f *databaseFlags) migrator(ctx context.Context) (*migrations.Migrator, func(), error) {
+	pool, schema, err := f.pool(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	migrator, err := newMigrator(f.env, pool, schema)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return migrator, pool.Close, nil
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"net"
+	"net/http"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+
+	// The demo migrates the database itself, and falls back to a free port
+	// when its address is taken.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	vars := dbVars(testdb.NewEmpty(t))
+	vars["TRIBUTARY_ADDR"] = taken.Addr().String()
+
+	// The demo pauses once it has printed its URLs, while the UI serves.
+	demo := startCLI(t, vars, regexp.MustCompile(`Dashboard: (http://127\.0\.0\.1:\d+)/\n(?s:.*)Waiting run: (\S+/runs/(\S+))`), "demo", "--once")
+	match := demo.Paused(t)
+	base, waitingPage, waitingID := match[1], match[2], match[3]
+	for _, url := range []string{base + "/", base + "/api/runs", base + "/api/schedules", base + "/riverui/", waitingPage} {
+		status, body := httpGet(t, url, "")
+		require.Equal(t, http.StatusOK, status, "%s: %s", url, body)
+	}
+	_, body := httpGet(t, base+"/api/runs/"+waitingID, "")
+	require.Contains(t, body, `"status":"waiting"`)
+	demo.Resume()
+
+	require.Equal(t, ExitOK, demo.wait(t), demo.stderr.String())
+	out := demo.stdout.String()
+	t.Logf("demo --once:\n%s", out)
+	require.Regexp(t, `(?m)^migrating: River's migrations first, then Tributary's…\napplied river 001_create_river_migration \(\d.*\)$`, out)
+	require.Regexp(t, `(?m)^applied 002_schedules \(\d.*\)$`, out)
+	require.Contains(t, out, "Welcome aboard, Ada")
+	require.Regexp(t, `(?m)^   demo-heartbeat +\*/10 \* \* \* \* \* +UTC +next .* owner platform-team$`, out)
+	require.Contains(t, out, "tributary workflow signal "+waitingID+` decision --payload '{"approved": true, "by": "you"}' --schema `+vars["TRIBUTARY_SCHEMA"]+"\n")
+	require.Contains(t, out, "curl -X POST "+base+"/api/runs/"+waitingID+"/signal -d ")
+	require.Regexp(t, `(?m)^\d\d:\d\d:\d\d  run \S+  demo-heartbeat fired its \d\d:\d\d:\d0 slot\n`+
+		`\d\d:\d\d:\d\d  run \S+  demo_heartbeat completed in \d+m?s: "accounts-db healthy, 3 accounts"\nStopped.\n$`, out)
+	require.Equal(t, "tributary: "+taken.Addr().String()+" is in use (another tributary serve or demo?); serving on "+base[len("http://"):]+" instead\n",
+		demo.stderr.String())
+}
+
+func TestDemoUsage(t *testing.T) {
+	t.Parallel()
+
+	runFailureCases(t, []string{"demo"}, []failureCase{
+		{
+			name: "BadDatabaseURL", vars: map[string]string{"DATABASE_URL": "postgres://x:y@127.0.0.1:notaport/db"},
+			args: []string{"--addr", "127.0.0.1:0"}, code: ExitError,
+			stderr: `re:^tributary: invalid database URL: .*; use a URL like postgres://user:password@localhost:5432/app$`,
+		},
+		{
+			name: "UnreachableDatabase", vars: map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=1"},
+			args: []string{"--addr", "127.0.0.1:0"}, code: ExitError,
+			stderr: `re:^tributary: connecting to the database: .*; check the database URL and that Postgres is running$`,
+		},
+		{
+			name: "AddressWithoutPort", args: []string{"--addr", "127.0.0.1"}, code: ExitUsage,
+			stderr: `tributary: --addr "127.0.0.1" is not a host:port address; pass an address like 127.0.0.1:8080, or :8080 for every interface`,
+		},
+		{
+			name: "BadPort", vars: map[string]string{"TRIBUTARY_ADDR": "localhost:99999"}, code: ExitUsage,
+			stderr: `tributary: --addr "localhost:99999": "99999" is not a port; pass an address like 127.0.0.1:8080, with a port from 0 (any free one) to 65535`,
+		},
+		{name: "UnexpectedArgument", args: []string{"now"}, code: ExitUsage, stderr: `tributary: unexpected argument "now"; see 'tributary demo --help'`},
+	})
+}
