@@ -87,6 +87,23 @@ type Config struct {
 	// Defaults to "", the connection's search_path.
 	Schema string
 
+	// SyncCompletion makes the transaction that completes runs wait for
+	// its commit to be flushed to disk, like any other commit.
+	//
+	// Defaults to false: completions commit asynchronously
+	// (synchronous_commit = off for that transaction only), so a worker
+	// slot is not held for a WAL flush at the end of every run. Atomicity
+	// is unchanged: a run and its River job complete together or not at
+	// all. What a Postgres crash (not an application crash) can lose is the
+	// last few hundred milliseconds of completions: those runs' jobs are
+	// then running again after recovery, River rescues them, and each run
+	// replays from its memos, which are always written synchronously, and
+	// completes again with the same output. Postgres never makes a later
+	// commit durable without the earlier ones, so nothing that followed a
+	// completion (a parent's next step, a queued slot's run) survives a
+	// crash that loses it.
+	SyncCompletion bool
+
 	// Workflows are the workflow types this client runs and can start by
 	// name. Each becomes one River worker, job kind "workflow:<name>".
 	// Starting a typed Definition does not require it to be listed here.
@@ -106,17 +123,18 @@ type Extension interface {
 // workflows registered in its Config on a River client. It is safe for
 // concurrent use.
 type Client struct {
-	logger        *slog.Logger
-	maxInputBytes int
-	pool          *pgxpool.Pool
-	q             *queries
-	river         *river.Client[pgx.Tx]
-	schema        string
-	types         map[string]*registration
-	waiter        *waiter
-	waker         *waker
-	batch         *batchers
-	batchPool     atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
+	logger         *slog.Logger
+	maxInputBytes  int
+	syncCompletion bool
+	pool           *pgxpool.Pool
+	q              *queries
+	river          *river.Client[pgx.Tx]
+	schema         string
+	types          map[string]*registration
+	waiter         *waiter
+	waker          *waker
+	batch          *batchers
+	batchPool      atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 
 	works bool // River queues are configured: Start starts River
 
@@ -191,13 +209,14 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	riverConfig.FetchOnlyKnownKinds = true
 
 	c := &Client{
-		logger:        logger,
-		maxInputBytes: maxInput,
-		pool:          pool,
-		q:             newQueries(config.Schema),
-		schema:        config.Schema,
-		types:         make(map[string]*registration, len(config.Workflows)),
-		works:         len(riverConfig.Queues) > 0,
+		logger:         logger,
+		maxInputBytes:  maxInput,
+		syncCompletion: config.SyncCompletion,
+		pool:           pool,
+		q:              newQueries(config.Schema),
+		schema:         config.Schema,
+		types:          make(map[string]*registration, len(config.Workflows)),
+		works:          len(riverConfig.Queues) > 0,
 	}
 	for _, def := range config.Workflows {
 		if def == nil {
@@ -262,7 +281,10 @@ func (c *Client) Types() []string {
 }
 
 // Start starts the engine's write batchers and, when River queues are
-// configured, the River client that works runs. ctx bounds start-up only.
+// configured, the River client that works runs. The client works until Stop:
+// unlike River's Start, cancelling ctx afterwards does not stop it (River
+// would stop hard, cancelling the attempts in progress), so a signal
+// context can be passed here and Stop called for a graceful shutdown.
 func (c *Client) Start(ctx context.Context) error {
 	c.startStopMu.Lock()
 	defer c.startStopMu.Unlock()
@@ -279,7 +301,7 @@ func (c *Client) Start(ctx context.Context) error {
 	c.batch.start()
 	c.waker.start()
 	if c.works {
-		if err := c.river.Start(ctx); err != nil {
+		if err := c.river.Start(context.WithoutCancel(ctx)); err != nil {
 			c.batch.stop()
 			return fmt.Errorf("workflow: start River client: %w", err)
 		}
