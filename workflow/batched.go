@@ -191,7 +191,7 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		hasParent = hasParent || r.hasParent
 	}
 	complete := func(db dbtx) ([]uuid.UUID, error) {
-		rows, err := db.Query(ctx, c.q.completeRuns, jobIDs, runIDs, outputs, attempts, startedAts)
+		rows, err := db.Query(ctx, c.q.completeRuns, jobIDs, runIDs, outputs, attempts, startedAts, !c.syncCompletion)
 		if err != nil {
 			return nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 		}
@@ -203,7 +203,7 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 				completed bool
 				parentID  *uuid.UUID
 			)
-			if err := rows.Scan(&jobID, &completed, &parentID, nil); err != nil {
+			if err := rows.Scan(&jobID, &completed, &parentID, nil, nil); err != nil {
 				return nil, err
 			}
 			if !completed {

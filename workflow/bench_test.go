@@ -530,16 +530,27 @@ func BenchmarkRiverJobs3Checkpoints(b *testing.B) {
 }
 
 func BenchmarkWorkflow0Steps(b *testing.B) {
-	benchWorkflow(b, benchZeroSteps, 0)
+	benchWorkflow(b, benchZeroSteps, 0, false)
 }
 
 func BenchmarkWorkflow3Steps(b *testing.B) {
-	benchWorkflow(b, benchThreeSteps, benchSteps)
+	benchWorkflow(b, benchThreeSteps, benchSteps, false)
 }
 
-func benchWorkflow(b *testing.B, def *Definition[int, int], steps int) {
+// The same with Config.SyncCompletion: completions wait for their WAL flush.
+
+func BenchmarkWorkflow0StepsSyncCompletion(b *testing.B) {
+	benchWorkflow(b, benchZeroSteps, 0, true)
+}
+
+func BenchmarkWorkflow3StepsSyncCompletion(b *testing.B) {
+	benchWorkflow(b, benchThreeSteps, benchSteps, true)
+}
+
+func benchWorkflow(b *testing.B, def *Definition[int, int], steps int, syncCompletion bool) {
 	env := newBenchEnv(b)
 	c := env.newClient(b, true, def)
+	c.syncCompletion = syncCompletion
 	benchStartRuns(b, env, c, def)
 
 	measureThroughput(b, env, workflowRunner(c), func() {

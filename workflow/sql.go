@@ -115,8 +115,10 @@ WITH v AS (
 	RETURNING r.id, r.parent_run_id
 ), notified AS (
 	SELECT pg_notify('` + runDoneChannel + `', done.id::text) FROM done
+), commit_mode AS (
+	SELECT CASE WHEN $6::boolean THEN set_config('synchronous_commit', 'off', true) END
 )
-SELECT v.job_id, jobs.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified)
+SELECT v.job_id, jobs.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified), (SELECT count(*) FROM commit_mode)
 FROM v LEFT JOIN jobs ON jobs.id = v.job_id LEFT JOIN done ON done.id = v.run_id`),
 		brokenRuns: t(`
 SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)]
