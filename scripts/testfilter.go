@@ -1,8 +1,9 @@
 //go:build ignore
 
 // Testfilter turns `go test -json` into a short log: each test's
-// --- PASS/FAIL/SKIP line and each package's ok/FAIL line, plus the full
-// output of every package that failed and everything the build printed.
+// --- PASS/FAIL/SKIP line (a skip with its reason) and each package's
+// ok/FAIL line, plus the full output of every package that failed and
+// everything the build printed.
 // It exits 1 when anything failed.
 //
 //	go test -json ./... 2>&1 | go run scripts/testfilter.go
@@ -31,6 +32,7 @@ func main() {
 		output  = make(map[string]*strings.Builder) // per package, all output
 		scanner = bufio.NewScanner(os.Stdin)
 		summary = make(map[string]string) // per package, its ok/FAIL line
+		logs    = make(map[string]string) // per test, what it logged (a skip's reason)
 	)
 	scanner.Buffer(make([]byte, 1024*1024), 64*1024*1024)
 
@@ -52,6 +54,9 @@ func main() {
 			output[ev.Package].WriteString(ev.Output)
 
 			trimmed := strings.TrimSpace(ev.Output)
+			if ev.Test != "" && !strings.HasPrefix(trimmed, "=== ") && !strings.HasPrefix(trimmed, "--- ") {
+				logs[ev.Package+" "+ev.Test] += ev.Output
+			}
 			switch {
 			case ev.Test != "" && (strings.HasPrefix(trimmed, "--- PASS") ||
 				strings.HasPrefix(trimmed, "--- FAIL") || strings.HasPrefix(trimmed, "--- SKIP")):
@@ -63,12 +68,17 @@ func main() {
 		case "pass", "skip":
 			if ev.Test != "" {
 				counts[ev.Action]++
+				if ev.Action == "skip" {
+					fmt.Print(logs[ev.Package+" "+ev.Test])
+				}
+				delete(logs, ev.Package+" "+ev.Test)
 			}
 			if ev.Test == "" {
 				fmt.Print(summary[ev.Package])
 			}
 		case "fail":
 			if ev.Test != "" {
+				delete(logs, ev.Package+" "+ev.Test)
 				counts["fail"]++
 				continue
 			}
