@@ -191,7 +191,7 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		hasParent = hasParent || r.hasParent
 	}
 	complete := func(db dbtx) ([]uuid.UUID, error) {
-		rows, err := db.Query(ctx, c.q.completeRuns, jobIDs, runIDs, outputs, attempts, startedAts, !c.syncCompletion)
+		rows, err := db.Query(ctx, c.q.completeRuns, jobIDs, runIDs, outputs, attempts, startedAts, c.asyncCompletion)
 		if err != nil {
 			return nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 		}

@@ -537,20 +537,21 @@ func BenchmarkWorkflow3Steps(b *testing.B) {
 	benchWorkflow(b, benchThreeSteps, benchSteps, false)
 }
 
-// The same with Config.SyncCompletion: completions wait for their WAL flush.
+// The same with Config.AsyncCompletion: completions do not wait for their
+// WAL flush.
 
-func BenchmarkWorkflow0StepsSyncCompletion(b *testing.B) {
+func BenchmarkWorkflow0StepsAsyncCompletion(b *testing.B) {
 	benchWorkflow(b, benchZeroSteps, 0, true)
 }
 
-func BenchmarkWorkflow3StepsSyncCompletion(b *testing.B) {
+func BenchmarkWorkflow3StepsAsyncCompletion(b *testing.B) {
 	benchWorkflow(b, benchThreeSteps, benchSteps, true)
 }
 
-func benchWorkflow(b *testing.B, def *Definition[int, int], steps int, syncCompletion bool) {
+func benchWorkflow(b *testing.B, def *Definition[int, int], steps int, asyncCompletion bool) {
 	env := newBenchEnv(b)
 	c := env.newClient(b, true, def)
-	c.syncCompletion = syncCompletion
+	c.asyncCompletion = asyncCompletion
 	benchStartRuns(b, env, c, def)
 
 	measureThroughput(b, env, workflowRunner(c), func() {

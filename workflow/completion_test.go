@@ -1,0 +1,61 @@
+package workflow
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+// TestAsyncCompletion runs a parent and its children with completions
+// committed asynchronously (both paths: one statement, and a transaction
+// that also wakes a parent), and checks that the completion statement turns
+// synchronous_commit off for its own transaction only when asked.
+func TestAsyncCompletion(t *testing.T) {
+	t.Parallel()
+
+	parent := Define("async_parent", func(ctx Context, n int) (int, error) {
+		return RunChild(ctx, "child", childDouble, n, nil)
+	}, nil)
+	db := testdb.New(t)
+	config := testConfig(t, db, parent, childDouble)
+	config.AsyncCompletion = true
+	c, err := NewClient(db.Pool, config)
+	require.NoError(t, err)
+	require.NoError(t, c.Start(context.Background()))
+	t.Cleanup(func() { stopClient(t, c) })
+	ctx := ctxT(t)
+
+	h, err := parent.Start(ctx, c, 21, nil)
+	require.NoError(t, err)
+	out, err := h.Result(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 42, out)
+
+	for _, async := range []bool{false, true} {
+		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+			// A batch of one job that is not running: nothing completes.
+			rows, err := tx.Query(ctx, c.q.completeRuns, []int64{-1}, []uuid.UUID{uuid.New()}, []string{"null"}, []int32{1}, []*time.Time{nil}, async)
+			if err != nil {
+				return err
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			var mode string
+			if err := tx.QueryRow(ctx, "SELECT current_setting('synchronous_commit')").Scan(&mode); err != nil {
+				return err
+			}
+			want := map[bool]string{false: "on", true: "off"}[async]
+			require.Equal(t, want, mode, "async=%t", async)
+			return nil
+		})
+		require.NoError(t, err)
+	}
+}
