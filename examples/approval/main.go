@@ -20,9 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,19 +75,7 @@ var Approval = workflow.Define("approval", func(ctx workflow.Context, p Purchase
 	})
 }, nil)
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	db, err := devdb.Open(ctx, os.Stderr)
-	if err != nil {
-		log.Fatalf("approval: %v", err)
-	}
-	defer db.Close()
-	if err := run(ctx, db.Pool, os.Stdout); err != nil {
-		log.Fatalf("approval: %v", err)
-	}
-}
+func main() { devdb.Main("approval", run) } // DATABASE_URL, or a throw-away Postgres; Ctrl-C stops it
 
 func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	client, err := workflow.NewClient(pool, &workflow.Config{

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -16,14 +15,8 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func TestApproval(t *testing.T) {
 	t.Parallel()
 
-	db := testdb.New(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, db.Pool, &out))
-	got := out.String()
-	t.Log("\n" + got)
+	db, got := testdb.RunExample(t, run)
+	ctx := context.Background()
 
 	require.Contains(t, got, "Outcome: laptop (1200): approved by finance, order placed\n")
 	require.Contains(t, got, "Outcome: yacht (900000): rejected by finance (over budget)\n")

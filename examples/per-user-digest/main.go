@@ -22,9 +22,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 	_ "time/tzdata" // the users' zones resolve on machines without zone files too
@@ -107,19 +104,7 @@ INSERT INTO digest_items (id, user_id, title) VALUES
 	(3, 'bruno', 'New login from Munich'), (4, 'kenji', 'Weekly usage report is ready')
 ON CONFLICT (id) DO NOTHING`
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	db, err := devdb.Open(ctx, os.Stderr)
-	if err != nil {
-		log.Fatalf("per-user-digest: %v", err)
-	}
-	defer db.Close()
-	if err := run(ctx, db.Pool, os.Stdout); err != nil {
-		log.Fatalf("per-user-digest: %v", err)
-	}
-}
+func main() { devdb.Main("per-user-digest", run) } // DATABASE_URL, or a throw-away Postgres; Ctrl-C stops it
 
 func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	if _, err := pool.Exec(ctx, setupSQL); err != nil {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -16,14 +14,8 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func TestPerUserDigest(t *testing.T) {
 	t.Parallel()
 
-	db := testdb.New(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, db.Pool, &out))
-	got := out.String()
-	t.Log("\n" + got)
+	db, got := testdb.RunExample(t, run)
+	ctx := context.Background()
 
 	// 08:00 in each zone, and the same instant in UTC.
 	require.Regexp(t, `ada\s+America/New_York\s+next \w{3} \d+ \w{3} 08:00 E[SD]T = \w{3} \d+ \w{3} 1[23]:00 UTC`, got)

@@ -10,9 +10,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -62,19 +59,7 @@ var Onboard = workflow.Define("onboard", func(ctx workflow.Context, in Signup) (
 	return Welcome{AccountID: accountID, Message: message}, err
 }, nil)
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	db, err := devdb.Open(ctx, os.Stderr)
-	if err != nil {
-		log.Fatalf("quickstart: %v", err)
-	}
-	defer db.Close()
-	if err := run(ctx, db.Pool, os.Stdout); err != nil {
-		log.Fatalf("quickstart: %v", err)
-	}
-}
+func main() { devdb.Main("quickstart", run) } // DATABASE_URL, or a throw-away Postgres; Ctrl-C stops it
 
 func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS quickstart_accounts (id bigserial PRIMARY KEY, email text NOT NULL)`); err != nil {

@@ -24,9 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/google/uuid"
@@ -82,19 +79,7 @@ CREATE TABLE IF NOT EXISTS reports (id bigserial PRIMARY KEY, run_id uuid NOT NU
 	fire_at timestamptz NOT NULL, subject text NOT NULL, orders int NOT NULL, revenue bigint NOT NULL);
 INSERT INTO report_orders (id, amount) VALUES (1, 1200), (2, 300), (3, 4500) ON CONFLICT (id) DO NOTHING`
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	db, err := devdb.Open(ctx, os.Stderr)
-	if err != nil {
-		log.Fatalf("scheduled-report: %v", err)
-	}
-	defer db.Close()
-	if err := run(ctx, db.Pool, os.Stdout); err != nil {
-		log.Fatalf("scheduled-report: %v", err)
-	}
-}
+func main() { devdb.Main("scheduled-report", run) } // DATABASE_URL, or a throw-away Postgres; Ctrl-C stops it
 
 func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	if _, err := pool.Exec(ctx, setupSQL); err != nil {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -16,14 +14,8 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func TestScheduledReport(t *testing.T) {
 	t.Parallel()
 
-	db := testdb.New(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, db.Pool, &out))
-	got := out.String()
-	t.Log("\n" + got)
+	db, got := testdb.RunExample(t, run)
+	ctx := context.Background()
 
 	require.Contains(t, got, "Grant for reporting-bot, scopes [workflow:execute:report]\n")
 	require.Regexp(t, `Report #\d+ for slot \d\d:\d\d:\d\d: 3 orders, revenue 6000; subject=reporting-bot, from the report schedule: true\n`, got)

@@ -7,7 +7,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"os"
+	"os/signal"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -70,5 +72,25 @@ func (db *DB) Close() {
 	}
 	if db.cluster != nil {
 		_ = db.cluster.Stop(context.Background())
+	}
+}
+
+// RunFunc is an example program's body: it works on pool and prints what
+// happens on out. Tests call it against a test database.
+type RunFunc func(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error
+
+// Main is an example program's main: it opens the database (see Open),
+// calls run until it returns or Ctrl-C, closes the database, and exits
+// with the error, prefixed with name, when there is one.
+func Main(name string, run RunFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	db, err := Open(ctx, os.Stderr)
+	if err == nil {
+		err = run(ctx, db.Pool, os.Stdout)
+		db.Close()
+	}
+	stop()
+	if err != nil {
+		log.Fatalf("%s: %v", name, err)
 	}
 }

@@ -18,11 +18,13 @@
 package testdb
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -306,4 +308,21 @@ func (e *exampleTB) cleanup() {
 	for i := len(e.cleanups) - 1; i >= 0; i-- {
 		e.cleanups[i]()
 	}
+}
+
+// RunExample runs an example program's run function (see devdb.RunFunc)
+// against a fresh database with a 30-second deadline, requires it to
+// succeed, logs what it printed and returns it with the database.
+func RunExample(t *testing.T, run func(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error) (*DB, string) {
+	t.Helper()
+	db := New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	err := run(ctx, db.Pool, &out)
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return db, out.String()
 }
