@@ -44,11 +44,14 @@ func (h *Handler) mountAPI(outer *http.ServeMux) {
 	mux.Handle("POST "+p+"/runs/{id}/retry", run(h.thenRun(withContext(h.wf.Retry))))
 	mux.Handle("POST "+p+"/runs/{id}/signal", run(h.thenRun(signalJSON(h.wf))))
 	mux.HandleFunc("GET "+p+"/schedules", h.listSchedules)
+	mux.HandleFunc("POST "+p+"/schedules", h.createSchedule)
 	mux.Handle("GET "+p+"/schedules/{id}", sched(h.writeSchedule))
+	mux.Handle("PATCH "+p+"/schedules/{id}", sched(h.thenSchedule(h.updateSchedule)))
 	mux.Handle("DELETE "+p+"/schedules/{id}", sched(h.deleteSchedule))
 	mux.Handle("POST "+p+"/schedules/{id}/pause", sched(h.thenSchedule(h.pauseJSON)))
 	mux.Handle("POST "+p+"/schedules/{id}/resume", sched(h.thenSchedule(h.resumeJSON)))
 	mux.Handle("POST "+p+"/schedules/{id}/trigger", sched(h.triggerSchedule))
+	mux.Handle("POST "+p+"/schedules/{id}/backfill", sched(h.backfillSchedule))
 	mux.Handle("GET "+p+"/schedules/{id}/history", sched(h.scheduleHistory))
 	outer.Handle(p+"/", withFallback(mux, func(w http.ResponseWriter, r *http.Request, allowed []string) {
 		if len(allowed) > 0 {
@@ -161,6 +164,11 @@ func (h *Handler) thenSchedule(do op) idHandler {
 }
 
 func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	return h.writeScheduleStatus(w, r, id, http.StatusOK)
+}
+
+// writeScheduleStatus answers the schedule and its next fire times.
+func (h *Handler) writeScheduleStatus(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int) error {
 	s, err := h.sc.Get(r.Context(), id)
 	if err != nil {
 		return err
@@ -175,7 +183,7 @@ func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, id uuid.
 			next = append(next, occurrence{At: o.At, Nominal: o.Nominal, Shifted: o.Shifted, Note: o.Note})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"schedule": s, "next_fire_times": next})
+	writeJSON(w, status, map[string]any{"schedule": s, "next_fire_times": next})
 	return nil
 }
 

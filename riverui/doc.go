@@ -42,10 +42,13 @@
 //	POST   /api/runs/{id}/retry
 //	POST   /api/runs/{id}/signal         {"name": "...", "payload": ...}
 //	GET    /api/schedules                ?owner=&workflow=&paused=&limit=&after=
+//	POST   /api/schedules                {"name", "workflow", "cron", "time_zone", "input", "owner", "overlap", "catch_up_window": "1h", …}
 //	GET    /api/schedules/{id}           a schedule and its next 10 fire times
+//	PATCH  /api/schedules/{id}           the fields to change, as for POST
 //	POST   /api/schedules/{id}/pause     optional {"note": "..."}
 //	POST   /api/schedules/{id}/resume    optional {"missed": "skip|latest|backfill"}
 //	POST   /api/schedules/{id}/trigger   optional {"input": ..., "overlap": "..."}
+//	POST   /api/schedules/{id}/backfill  {"from": "2026-11-01T00:00:00Z", "to": …, "input": …, "overlap": …}
 //	DELETE /api/schedules/{id}
 //	GET    /api/schedules/{id}/history   ?status=&limit=&after=
 //

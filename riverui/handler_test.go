@@ -291,3 +291,70 @@ func TestNew(t *testing.T) {
 	_, err := riverui.New(nil, nil, nil)
 	require.ErrorContains(t, err, "workflow client is nil")
 }
+
+// TestAPIScheduleWrites creates, updates and backfills schedules over the
+// API, as the CLI's schedule create, update and backfill do.
+func TestAPIScheduleWrites(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, nil)
+	var created struct {
+		Schedule      schedule.Schedule `json:"schedule"`
+		NextFireTimes []struct {
+			At time.Time `json:"at"`
+		} `json:"next_fire_times"`
+	}
+	status, body := f.do(t, http.MethodPost, "/api/schedules", `{"name": "reports", "owner": "finance", "workflow": "digest",
+		"cron": "0 9 * * 1-5", "time_zone": "Asia/Tokyo", "input": {"team": "finance"}, "catch_up_window": "1h", "overlap": "skip"}`, nil)
+	require.Equal(t, http.StatusCreated, status, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &created))
+	s := created.Schedule
+	require.Equal(t, "Asia/Tokyo", s.TimeZone)
+	require.Equal(t, schedule.OverlapSkip, s.Overlap)
+	require.JSONEq(t, `{"team": "finance"}`, string(s.Input))
+	require.Len(t, created.NextFireTimes, 10)
+
+	var e errorBody
+	for name, bad := range map[string]string{
+		"bad cron":      `{"name": "x", "workflow": "digest", "cron": "61 * * * *"}`,
+		"unknown zone":  `{"name": "x", "workflow": "digest", "cron": "0 9 * * *", "time_zone": "Mars/Olympus"}`,
+		"bad duration":  `{"name": "x", "workflow": "digest", "cron": "0 9 * * *", "catch_up_window": "soon"}`,
+		"unknown field": `{"name": "x", "workflow": "digest", "cron": "0 9 * * *", "colour": "red"}`,
+		"empty":         ``,
+	} {
+		status, body := f.do(t, http.MethodPost, "/api/schedules", bad, nil)
+		require.Equal(t, http.StatusBadRequest, status, name)
+		require.NoError(t, json.Unmarshal([]byte(body), &e), name)
+		require.NotEmpty(t, e.Error, name)
+	}
+	list, err := f.sc.List(t.Context(), nil)
+	require.NoError(t, err)
+	require.Len(t, list, 1, "bad input writes nothing")
+
+	path := "/api/schedules/" + s.ID.String()
+	status, body = f.do(t, http.MethodPatch, path, `{"cron": "30 8 * * *", "catch_up_window": "10m"}`, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	got, err := f.sc.Get(t.Context(), s.ID)
+	require.NoError(t, err)
+	require.Equal(t, "30 8 * * *", got.Cron)
+	require.Equal(t, "Asia/Tokyo", got.TimeZone, "fields not named are kept")
+	status, _ = f.do(t, http.MethodPatch, path, `{"workflow": "other"}`, nil)
+	require.Equal(t, http.StatusBadRequest, status)
+	status, _ = f.do(t, http.MethodPatch, "/api/schedules/"+uuid.New().String(), `{"cron": "0 9 * * *"}`, nil)
+	require.Equal(t, http.StatusNotFound, status)
+
+	// 08:30 Tokyo is 23:30 UTC the day before: three slots in these three days.
+	var backfilled struct {
+		Started int `json:"started"`
+	}
+	status, body = f.do(t, http.MethodPost, path+"/backfill", `{"from": "2026-01-10T00:00:00Z", "to": "2026-01-13T00:00:00Z"}`, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &backfilled))
+	require.Equal(t, 3, backfilled.Started)
+	status, _ = f.do(t, http.MethodPost, path+"/backfill", `{"from": "2026-01-10T00:00:00Z"}`, nil)
+	require.Equal(t, http.StatusBadRequest, status)
+
+	status, body = f.do(t, http.MethodPut, path, `{}`, nil)
+	require.Equal(t, http.StatusMethodNotAllowed, status, body)
+	require.Contains(t, body, "PATCH")
+}
