@@ -30,8 +30,9 @@ type fireArgs struct {
 func (fireArgs) Kind() string { return "tributary:schedule_fire" }
 
 // seedTx inserts the fire job of schedule id's slot at, within tx, and asks
-// the workflow client to wake it at the exact time (River's scheduler alone
-// would be up to five seconds late).
+// the workflow clients to wake it at the exact time (River's scheduler alone
+// would be up to five seconds late): this one if it works, else those that
+// do, told when tx commits.
 func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
 	return c.seedSlotTx(ctx, tx, fireArgs{FireAt: at.UTC(), ScheduleID: id})
 }
@@ -45,10 +46,10 @@ func (c *Client) seedSlotTx(ctx context.Context, tx pgx.Tx, args fireArgs) error
 	if err != nil {
 		return fmt.Errorf("schedule: insert the job of slot %s: %w", at.Format(time.RFC3339), err)
 	}
-	if !res.UniqueSkippedAsDuplicate {
-		c.wf.WakeAt(&wfhook.Wake{At: at, JobID: res.Job.ID, Queue: res.Job.Queue})
+	if res.UniqueSkippedAsDuplicate {
+		return nil
 	}
-	return nil
+	return c.wf.WakeAtTx(ctx, tx, &wfhook.Wake{At: at, JobID: res.Job.ID, Queue: res.Job.Queue})
 }
 
 // fireWorker fires slots. Firing a slot is one transaction

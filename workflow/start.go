@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/tributary-go/tributary/internal/wfhook"
 )
@@ -320,6 +321,11 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 		if err != nil {
 			return 0, fmt.Errorf("workflow: insert River job for run %s: %w", id, err)
 		}
+		if res.Job.State == rivertype.JobStateScheduled {
+			if err := c.waker.scheduleTx(ctx, tx, res.Job.ID, res.Job.Queue, res.Job.ScheduledAt); err != nil {
+				return 0, err
+			}
+		}
 		return res.Job.ID, nil
 	}
 
@@ -411,6 +417,9 @@ func (c *Client) CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfhook.
 	return len(ids), nil
 }
 
-// WakeAt makes a scheduled River job available at w.At, exactly, while this
-// client runs (River's scheduler is the fallback). For package schedule.
-func (c *Client) WakeAt(w *wfhook.Wake) { c.waker.schedule(w.JobID, w.Queue, w.At) }
+// WakeAtTx arranges for the scheduled River job w.JobID, inserted in tx, to
+// be made available at w.At exactly (River's scheduler, which looks every
+// five seconds, is the fallback). For package schedule.
+func (c *Client) WakeAtTx(ctx context.Context, tx pgx.Tx, w *wfhook.Wake) error {
+	return c.waker.scheduleTx(ctx, tx, w.JobID, w.Queue, w.At)
+}

@@ -12,17 +12,26 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// wakerHorizon bounds the wake-ups a client times itself. Only a started
-// client times wake-ups. River's scheduler
+// wakerHorizon bounds the wake-ups a client times itself. River's scheduler
 // makes a scheduled job available within about five seconds of its time; for
-// wake-ups that are near, the parking client sets a timer and makes the job
-// available at the exact time, so a one-second sleep takes one second, not
-// six. Further wake-ups are left to River alone (five seconds late at most
+// wake-ups that are near, a started working client sets a timer and makes
+// the job available at the exact time, so a one-second sleep takes one
+// second, not six. A client that is not working (the CLI creating a
+// schedule, a web app starting a run for later) announces the wake-up to
+// the working clients instead (wakeTopic). Further wake-ups are left to River alone (five seconds late at most
 // is small next to a long sleep, and a timer per far wake-up would add up).
 // If the client stops or dies first, River's scheduler still wakes the run.
 const wakerHorizon = 10 * time.Minute
 
-// waker holds the client's pending wake-up timers.
+// wakeTopic is the channel, prefixed with the schema as River prefixes its
+// own, on which a client that does not time wake-ups itself (insert-only,
+// or not started: the CLI creating a schedule, a web app starting a run for
+// later) hands a near wake-up to the working clients. The payload is
+// "<job id> <queue> <unix milliseconds>".
+const wakeTopic = "tributary_wake"
+
+// waker holds the client's pending wake-up timers, and, in a started
+// working client, listens for the wake-ups other clients hand over.
 type waker struct {
 	c *Client
 
@@ -30,7 +39,94 @@ type waker struct {
 	stopCh  chan struct{} // closed by stop
 	stopped bool
 	timers  map[int64]*time.Timer
-	running sync.WaitGroup // wake-ups in progress
+	running sync.WaitGroup // wake-ups in progress and the listener
+}
+
+// scheduleTx arranges the wake-up of job jobID, inserted in tx, at wakeAt:
+// a started working client times it itself; any other client announces it
+// to the working clients, on commit. Far wake-ups are left to River.
+func (wk *waker) scheduleTx(ctx context.Context, tx pgx.Tx, jobID int64, queue string, wakeAt time.Time) error {
+	if time.Until(wakeAt) > wakerHorizon {
+		return nil
+	}
+	wk.mu.Lock()
+	local := !wk.stopped && wk.c.works
+	wk.mu.Unlock()
+	if local {
+		wk.schedule(jobID, queue, wakeAt)
+		return nil
+	}
+	payload := fmt.Sprintf("%d %s %d", jobID, queue, wakeAt.UnixMilli())
+	if _, err := tx.Exec(ctx, `SELECT pg_notify(coalesce($1, current_schema()) || '.`+wakeTopic+`', $2)`, nullString(wk.c.schema), payload); err != nil {
+		return fmt.Errorf("workflow: announce the wake-up of job %d: %w", jobID, err)
+	}
+	return nil
+}
+
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// listen receives the wake-ups other clients announce until stop, on a
+// connection of its own (not the pool's: it is held for as long as the
+// client runs), reconnecting after errors.
+func (wk *waker) listen(stopCh <-chan struct{}) {
+	defer wk.running.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stopCh
+		cancel()
+	}()
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := wk.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		wk.c.logger.WarnContext(ctx, "tributary: Wake-up listener lost its connection; reconnecting (River's scheduler wakes jobs meanwhile)", slog.String("err", fmt.Sprint(err)))
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (wk *waker) listenOnce(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, wk.c.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection is discarded
+	schema := wk.c.schema
+	if schema == "" {
+		if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+			return err
+		}
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{schema + "." + wakeTopic}.Sanitize()); err != nil {
+		return err
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		var (
+			jobID int64
+			queue string
+			at    int64
+		)
+		if _, err := fmt.Sscanf(n.Payload, "%d %s %d", &jobID, &queue, &at); err != nil {
+			continue
+		}
+		wk.schedule(jobID, queue, time.UnixMilli(at))
+	}
 }
 
 func newWaker(c *Client) *waker {
@@ -48,6 +144,9 @@ func (wk *waker) schedule(jobID int64, queue string, wakeAt time.Time) {
 	defer wk.mu.Unlock()
 	if wk.stopped {
 		return
+	}
+	if t := wk.timers[jobID]; t != nil {
+		t.Stop() // announced twice: one wake-up is enough
 	}
 	wk.timers[jobID] = time.AfterFunc(max(d, 0), func() {
 		wk.mu.Lock()
@@ -138,11 +237,18 @@ func (wk *waker) stop() {
 	wk.running.Wait()
 }
 
+// start starts timing wake-ups, and, in a working client, listening for
+// the ones other clients announce.
 func (wk *waker) start() {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
-	if wk.stopped {
-		wk.stopCh = make(chan struct{})
+	if !wk.stopped {
+		return
 	}
+	wk.stopCh = make(chan struct{})
 	wk.stopped = false
+	if wk.c.works {
+		wk.running.Add(1)
+		go wk.listen(wk.stopCh)
+	}
 }

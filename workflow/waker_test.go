@@ -1,0 +1,49 @@
+package workflow
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+// TestWakeAnnounced starts runs for later from an insert-only client: a
+// near start is announced to the working client, which times it itself
+// instead of leaving it to River's scheduler (up to five seconds late); a
+// far one is left to River.
+func TestWakeAnnounced(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	working := startClient(t, db, echo)
+	insertOnly, err := NewClient(db.Pool, &Config{Schema: db.Schema, Logger: testLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { stopClient(t, insertOnly) }) // its Result waiter holds a connection
+	ctx := ctxT(t)
+
+	timed := func(jobID int64) bool {
+		working.waker.mu.Lock()
+		defer working.waker.mu.Unlock()
+		return working.waker.timers[jobID] != nil
+	}
+
+	far, err := echo.Start(ctx, insertOnly, greetIn{Name: "later"}, &StartOpts{ScheduledAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	near, err := echo.Start(ctx, insertOnly, greetIn{Name: "soon"}, &StartOpts{ScheduledAt: time.Now().Add(time.Second)})
+	require.NoError(t, err)
+	nearRun, err := near.Get(ctx)
+	require.NoError(t, err)
+	waitCond(t, "the working client to time the announced wake-up", nil, func(context.Context) (bool, error) {
+		return timed(nearRun.JobID), nil
+	})
+	out, err := near.Result(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "hi soon", out.Greeting)
+
+	farRun, err := far.Get(ctx)
+	require.NoError(t, err)
+	require.False(t, timed(farRun.JobID), "a wake-up beyond the horizon is River's")
+}
