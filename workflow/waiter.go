@@ -7,16 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // waiter lets Result wait for runs to finish without polling: one connection
-// per client LISTENs on runDoneChannel and wakes the waiters of each run
-// announced there. It starts on first use and reconnects after errors; a
-// reconnect wakes every waiter to re-read its run, so nothing is missed.
+// per client (a listener's own, not the pool's) LISTENs on runDoneChannel
+// and wakes the waiters of each run announced there. It starts on first use
+// and reconnects after errors; a reconnect wakes every waiter to re-read its
+// run, so nothing is missed.
 type waiter struct {
 	logger *slog.Logger
 	pool   *pgxpool.Pool
@@ -115,60 +115,31 @@ func (w *waiter) listen(ctx context.Context, ready, done chan struct{}) {
 	defer close(done)
 	readyOnce := sync.OnceFunc(func() { close(ready) })
 	defer readyOnce() // never leave subscribers blocked
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := w.listenOnce(ctx, readyOnce)
-		if ctx.Err() != nil {
-			return
-		}
-		w.logger.WarnContext(ctx, "tributary: Run result listener lost its connection; reconnecting", slog.String("err", fmt.Sprint(err)))
-		w.wakeAll()
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
-}
-
-func (w *waiter) listenOnce(ctx context.Context, readyOnce func()) error {
-	conn, err := w.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN "+runDoneChannel); err != nil {
-		return err
-	}
-	defer func() {
-		// Leave the pooled connection clean.
-		uctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if _, err := conn.Exec(uctx, "UNLISTEN *"); err != nil {
-			conn.Conn().Close(uctx) //nolint:errcheck // the connection is discarded
-		}
-	}()
-	w.wakeAll() // anything that finished while we were reconnecting
-	readyOnce()
-	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		id, err := uuid.Parse(n.Payload)
-		if err != nil {
-			continue
-		}
-		w.mu.Lock()
-		for ch := range w.subs[id] {
-			select {
-			case ch <- struct{}{}:
-			default:
+	l := &listener{
+		logger:  w.logger,
+		pool:    w.pool,
+		what:    "finished runs",
+		channel: fixedChannel(runDoneChannel),
+		listening: func() {
+			w.wakeAll() // anything that finished while (re)connecting
+			readyOnce()
+		},
+		notify: func(payload string) {
+			id, err := uuid.Parse(payload)
+			if err != nil {
+				return
 			}
-		}
-		w.mu.Unlock()
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			for ch := range w.subs[id] {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			}
+		},
 	}
+	l.run(ctx)
 }
 
 func (w *waiter) wakeAll() {

@@ -70,9 +70,7 @@ func nullString(s string) *string {
 	return &s
 }
 
-// listen receives the wake-ups other clients announce until stop, on a
-// connection of its own (not the pool's: it is held for as long as the
-// client runs), reconnecting after errors.
+// listen receives the wake-ups other clients announce until stop.
 func (wk *waker) listen(stopCh <-chan struct{}) {
 	defer wk.running.Done()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -81,52 +79,32 @@ func (wk *waker) listen(stopCh <-chan struct{}) {
 		<-stopCh
 		cancel()
 	}()
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := wk.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		wk.c.logger.WarnContext(ctx, "tributary: Wake-up listener lost its connection; reconnecting (River's scheduler wakes jobs meanwhile)", slog.String("err", fmt.Sprint(err)))
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return
-		}
-		backoff = min(backoff*2, 5*time.Second)
+	l := &listener{
+		logger: wk.c.logger,
+		pool:   wk.c.pool,
+		what:   "wake-ups (River's scheduler wakes jobs meanwhile)",
+		channel: func(ctx context.Context, conn *pgx.Conn) (string, error) {
+			schema := wk.c.schema
+			if schema == "" {
+				if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+					return "", err
+				}
+			}
+			return schema + "." + wakeTopic, nil
+		},
+		listening: func() {},
+		notify: func(payload string) {
+			var (
+				jobID int64
+				queue string
+				at    int64
+			)
+			if _, err := fmt.Sscanf(payload, "%d %s %d", &jobID, &queue, &at); err == nil {
+				wk.schedule(jobID, queue, time.UnixMilli(at))
+			}
+		},
 	}
-}
-
-func (wk *waker) listenOnce(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, wk.c.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection is discarded
-	schema := wk.c.schema
-	if schema == "" {
-		if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
-			return err
-		}
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{schema + "." + wakeTopic}.Sanitize()); err != nil {
-		return err
-	}
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		var (
-			jobID int64
-			queue string
-			at    int64
-		)
-		if _, err := fmt.Sscanf(n.Payload, "%d %s %d", &jobID, &queue, &at); err != nil {
-			continue
-		}
-		wk.schedule(jobID, queue, time.UnixMilli(at))
-	}
+	l.run(ctx)
 }
 
 func newWaker(c *Client) *waker {
