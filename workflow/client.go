@@ -206,8 +206,8 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	// And it must not take jobs of kinds it cannot work: River would fail
 	// them, using up the attempts of runs that another process would have
 	// run. (River's rescuer, on the leader, still discards a stuck job whose
-	// kind the leader does not know: let a process that registers every
-	// workflow type be eligible to lead.)
+	// kind the leader does not know; RepairRuns then gives the run a new job
+	// with the attempts that remain.)
 	riverConfig.FetchOnlyKnownKinds = true
 
 	c := &Client{

@@ -152,22 +152,27 @@ func (c *Client) RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 	if run.Status != StatusFailed && run.Status != StatusCancelled {
 		return fmt.Errorf("%w: run %s is %s", ErrRunNotRetryable, id, run.Status)
 	}
-	// A new job, not JobRetry of the old one: River may still hold the old
-	// attempt's outcome to apply "if running" (see handOffTx).
-	args := runArgs{kind: kindOf(run.Type), RunID: run.ID, Workflow: run.Type, ScheduleID: run.ScheduleID, FireAt: run.FireAt, AttemptBase: run.Attempt}
+	return c.requeueTx(ctx, tx, run, run.Attempt, run.MaxAttempts)
+}
+
+// requeueTx gives run a new River job, within tx, whose attempts continue
+// from attemptBase and number at most maxAttempts, and makes the run
+// pending on it. A new job, not JobRetry of the old one: River may still
+// hold the old attempt's outcome to apply "if running" (see handOffTx).
+func (c *Client) requeueTx(ctx context.Context, tx pgx.Tx, run *Run, attemptBase, maxAttempts int) error {
+	args := runArgs{kind: kindOf(run.Type), RunID: run.ID, Workflow: run.Type, ScheduleID: run.ScheduleID, FireAt: run.FireAt, AttemptBase: attemptBase}
 	if old, err := c.river.JobGetTx(ctx, tx, run.JobID); err == nil {
 		var oldArgs runArgs
 		if json.Unmarshal(old.EncodedArgs, &oldArgs) == nil {
 			args.TimeoutMS = oldArgs.TimeoutMS
 		}
 	}
-	res, err := c.river.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: run.MaxAttempts, Priority: run.Priority, Queue: run.Queue, Tags: run.Tags})
+	res, err := c.river.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: maxAttempts, Priority: run.Priority, Queue: run.Queue, Tags: run.Tags})
 	if err != nil {
-		return fmt.Errorf("workflow: insert a River job to retry run %s: %w", id, err)
+		return fmt.Errorf("workflow: insert a River job for run %s: %w", run.ID, err)
 	}
-	newJobID := &res.Job.ID
-	if _, err := tx.Exec(ctx, c.q.resetForRetry, id, newJobID); err != nil {
-		return fmt.Errorf("workflow: reset run %s for retry: %w", id, err)
+	if _, err := tx.Exec(ctx, c.q.resetForRetry, run.ID, res.Job.ID); err != nil {
+		return fmt.Errorf("workflow: make run %s pending on job %d: %w", run.ID, res.Job.ID, err)
 	}
 	return nil
 }

@@ -35,8 +35,12 @@ const repairGrace = 5 * time.Second
 // completed) or was deleted while the run was still pending, running,
 // sleeping or waiting:
 //
-//   - a discarded job fails the run with the job's last error (for a crash
-//     on the last attempt: "Stuck job rescued by JobRescuer");
+//   - a job River's rescuer discarded with attempts left gets a new job with
+//     the attempts that remain: the leader's rescuer discards a stuck job of
+//     a kind it does not know (tributary serve, or a service without that
+//     workflow type, leading), and the run must not fail for it;
+//   - any other discarded job fails the run with the job's last error (for
+//     a crash on the last attempt: "Stuck job rescued by JobRescuer");
 //   - a cancelled or deleted job cancels the run;
 //   - a job completed outside Tributary fails the run, since its output is
 //     unknown.
@@ -49,15 +53,17 @@ func (c *Client) RepairRuns(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("workflow: find runs to repair: %w", err)
 	}
 	type broken struct {
-		id       uuid.UUID
-		jobID    int64
-		jobState *string
-		lastErr  []byte
+		id                   uuid.UUID
+		jobID                int64
+		jobState             *string
+		lastErr              []byte
+		attempt, maxAttempts int
+		attemptBase          int
 	}
 	var found []broken
 	for rows.Next() {
 		var b broken
-		if err := rows.Scan(&b.id, &b.jobID, &b.jobState, &b.lastErr); err != nil {
+		if err := rows.Scan(&b.id, &b.jobID, &b.jobState, &b.lastErr, &b.attempt, &b.maxAttempts, &b.attemptBase); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -70,6 +76,25 @@ func (c *Client) RepairRuns(ctx context.Context) (int, error) {
 
 	repaired := 0
 	for _, b := range found {
+		var last struct {
+			Attempt int    `json:"attempt"`
+			Error   string `json:"error"`
+		}
+		if len(b.lastErr) > 0 {
+			_ = json.Unmarshal(b.lastErr, &last)
+		}
+		if b.jobState != nil && *b.jobState == "discarded" && b.attempt < b.maxAttempts && last.Error == rescuedError {
+			requeued, err := c.requeueRescued(ctx, b.id, b.jobID, b.attemptBase+b.attempt, b.maxAttempts-b.attempt)
+			if err != nil {
+				return repaired, fmt.Errorf("workflow: repair run %s: %w", b.id, err)
+			}
+			if requeued {
+				repaired++
+				c.logger.WarnContext(ctx, "tributary: River's rescuer discarded a stuck job of a kind the leader does not know; the run continues on a new job",
+					slog.String("run_id", b.id.String()), slog.Int64("job_id", b.jobID))
+			}
+			continue
+		}
 		var (
 			query  = c.q.failRun
 			stored = &RunError{Kind: ErrorKindError, At: time.Now().UTC()}
@@ -86,11 +111,7 @@ func (c *Client) RepairRuns(ctx context.Context) (int, error) {
 		default:
 			stored.Message = "River job completed outside Tributary; the run's output is unknown"
 		}
-		var last struct {
-			Attempt int    `json:"attempt"`
-			Error   string `json:"error"`
-		}
-		if len(b.lastErr) > 0 && json.Unmarshal(b.lastErr, &last) == nil && last.Error != "" {
+		if last.Error != "" {
 			stored.Message += " (last error: " + last.Error + ")"
 			stored.Attempt = last.Attempt
 		}
@@ -117,6 +138,27 @@ func (c *Client) RepairRuns(ctx context.Context) (int, error) {
 			slog.String("run_id", b.id.String()), slog.Int64("job_id", b.jobID), slog.String("error", stored.Message))
 	}
 	return repaired, nil
+}
+
+// rescuedError is the error River's rescuer records on a stuck job.
+const rescuedError = "Stuck job rescued by JobRescuer"
+
+// requeueRescued gives run id, whose job jobID River's rescuer discarded, a
+// new job, unless the run moved on meanwhile.
+func (c *Client) requeueRescued(ctx context.Context, id uuid.UUID, jobID int64, attemptBase, attemptsLeft int) (bool, error) {
+	requeued := false
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		run, err := scanRun(tx.QueryRow(ctx, c.q.runByID+" FOR UPDATE OF r", id))
+		if err != nil {
+			return err
+		}
+		if run.Status.Finished() || run.JobID != jobID {
+			return nil
+		}
+		requeued = true
+		return c.requeueTx(ctx, tx, run, attemptBase, attemptsLeft)
+	})
+	return requeued, err
 }
 
 // repairArgs is the periodic job that runs RepairRuns.

@@ -43,7 +43,7 @@ func TestRepairRuns(t *testing.T) {
 		b := setup(t)
 		ctx := ctxT(t)
 		// What River's rescuer does to a stuck job with no attempts left.
-		_, err := b.env.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now(),
+		_, err := b.env.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now(), attempt = max_attempts,
 			errors = array_append(errors, '{"attempt": 1, "error": "Stuck job rescued by JobRescuer", "at": "2026-01-01T00:00:00Z"}'::jsonb)
 			WHERE id = $1`, b.run.JobID)
 		require.NoError(t, err)
@@ -60,6 +60,33 @@ func TestRepairRuns(t *testing.T) {
 		var runErr *RunError
 		require.ErrorAs(t, err, &runErr)
 		require.Contains(t, runErr.Message, "Stuck job rescued by JobRescuer")
+
+		n, err = b.env.client.RepairRuns(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+
+	t.Run("RescuedWithAttemptsLeftContinues", func(t *testing.T) {
+		t.Parallel()
+
+		b := setup(t)
+		ctx := ctxT(t)
+		// What the rescuer of a leader that does not know the kind does to a
+		// stuck job, attempts left or not (tributary serve leading).
+		_, err := b.env.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now(), attempt = 1, max_attempts = 5,
+			errors = array_append(errors, '{"attempt": 1, "error": "Stuck job rescued by JobRescuer", "at": "2026-01-01T00:00:00Z"}'::jsonb)
+			WHERE id = $1`, b.run.JobID)
+		require.NoError(t, err)
+		age(t, b)
+
+		n, err := b.env.client.RepairRuns(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		run := waitStatus(t, b.env.client, b.h, StatusWaiting) // replayed on the new job, waiting again
+		require.NotEqual(t, b.run.JobID, run.JobID)
+		var maxAttempts int
+		require.NoError(t, b.env.pool.QueryRow(ctx, "SELECT max_attempts FROM river_job WHERE id = $1", run.JobID).Scan(&maxAttempts))
+		require.Equal(t, 4, maxAttempts, "the new job has the attempts the old one had left")
 
 		n, err = b.env.client.RepairRuns(ctx)
 		require.NoError(t, err)

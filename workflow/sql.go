@@ -121,7 +121,8 @@ WITH v AS (
 SELECT v.job_id, jobs.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified), (SELECT count(*) FROM commit_mode)
 FROM v LEFT JOIN jobs ON jobs.id = v.job_id LEFT JOIN done ON done.id = v.run_id`),
 		brokenRuns: t(`
-SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)]
+SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)],
+	coalesce(j.attempt, 0), coalesce(j.max_attempts, 0), coalesce((j.args->>'attempt_base')::int, 0)
 FROM {s}workflow_runs r
 LEFT JOIN {s}river_job j ON j.id = r.job_id
 WHERE r.status IN ('pending', 'running', 'sleeping', 'waiting')
