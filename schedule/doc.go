@@ -28,8 +28,10 @@
 // when the slot is found later than the catch-up window), inserts the next
 // slot's job and advances next_fire_at. Nothing polls the schedules table.
 // The client that inserts a slot's job also times it, so a slot fires within
-// milliseconds of its time while that client runs; otherwise River's
-// scheduler fires it within about five seconds. Downtime never mass-fires:
+// milliseconds of its time; a client that works no jobs (the CLI creating a
+// schedule) hands the timing to the clients that do, when its transaction
+// commits. With no working client running, River's scheduler fires the slot
+// within about five seconds of its time once one starts. Downtime never mass-fires:
 // a missed slot moves the chain to the next future slot. Resume skips the
 // slots missed while paused.
 //
