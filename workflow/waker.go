@@ -43,6 +43,11 @@ type waker struct {
 	stopped bool
 	timers  map[int64]*time.Timer
 	running sync.WaitGroup // wake-ups in progress and the listener
+
+	// listening is closed once the listener started by start is listening
+	// (tests wait for it: an announcement sent before is lost, and River's
+	// scheduler wakes that job).
+	listening chan struct{}
 }
 
 // scheduleTx arranges the wake-up of job jobID, inserted in tx, at wakeAt:
@@ -74,7 +79,7 @@ func nullString(s string) *string {
 }
 
 // listen receives the wake-ups other clients announce until stop.
-func (wk *waker) listen(stopCh <-chan struct{}) {
+func (wk *waker) listen(stopCh <-chan struct{}, listening func()) {
 	defer wk.running.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -91,7 +96,7 @@ func (wk *waker) listen(stopCh <-chan struct{}) {
 			err := conn.QueryRow(ctx, `SELECT `+wakeChannelSQL, nullString(wk.c.schema)).Scan(&channel)
 			return channel, err
 		},
-		listening: func() {},
+		listening: listening,
 		notify: func(payload string) {
 			var (
 				jobID int64
@@ -225,7 +230,9 @@ func (wk *waker) start() {
 	wk.stopCh = make(chan struct{})
 	wk.stopped = false
 	if wk.c.works {
+		listening := make(chan struct{})
+		wk.listening = listening
 		wk.running.Add(1)
-		go wk.listen(wk.stopCh)
+		go wk.listen(wk.stopCh, sync.OnceFunc(func() { close(listening) }))
 	}
 }
