@@ -298,6 +298,52 @@ func TestDeleteWhileARunFinishes(t *testing.T) {
 	require.NoError(t, <-deleted)
 }
 
+// TestBackfillWhileARunFinishes backfills a range again while one of its
+// slots' runs is finishing. Backfill holds the schedule; a run's status
+// trigger needs it. Backfill must not wait on that run (by inserting a
+// conflicting run), or Postgres detects a deadlock.
+func TestBackfillWhileARunFinishes(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := insertOnly(t, db)
+	ctx := ctxT(t, 30*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "b", Workflow: "tick", Cron: "0 6 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
+	require.NoError(t, err)
+	from, to := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC)
+	n, err := sc.Backfill(ctx, s.ID, from, to, nil)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	var runID uuid.UUID
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT id FROM workflow_runs WHERE schedule_id = $1 ORDER BY fire_at LIMIT 1", s.ID).Scan(&runID))
+
+	finishing, err := db.Pool.Begin(ctx) // the run's completion, in progress
+	require.NoError(t, err)
+	defer finishing.Rollback(ctx) //nolint:errcheck // committed below
+	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET updated_at = now() WHERE id = $1", runID)
+	require.NoError(t, err)
+
+	type result struct {
+		n   int
+		err error
+	}
+	again := make(chan result, 1)
+	go func() {
+		n, err := sc.Backfill(ctx, s.ID, from, to, nil)
+		again <- result{n, err}
+	}()
+	select {
+	case r := <-again:
+		require.NoError(t, r.err)
+		require.Zero(t, r.n, "each slot at most once")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Backfill waits for the finishing run")
+	}
+	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET status = 'completed', finished_at = now() WHERE id = $1", runID)
+	require.NoError(t, err)
+	require.NoError(t, finishing.Commit(ctx))
+}
+
 var failing = workflow.Define("failing", func(ctx workflow.Context, _ struct{}) (string, error) {
 	return "", workflow.NonRetryable(errors.New("report generator is down"))
 }, nil)

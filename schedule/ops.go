@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -315,8 +316,28 @@ func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, 
 // honouring the overlap policy, and counts the runs it started. It returns
 // how many slots it started or recorded as skipped.
 func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec *Spec, slots []Occurrence) (int, error) {
+	// Leave out the slots that have their run already, before anything
+	// else: their overlap policy must not act again (replace would cancel a
+	// run), and inserting a run that conflicts with one that is finishing
+	// would wait for it while this transaction holds the schedule, which
+	// that run's status trigger needs: a deadlock.
+	at := make([]time.Time, len(slots))
+	for i, occ := range slots {
+		at[i] = occ.At
+	}
+	rows, err := tx.Query(ctx, c.q.slotsWithRuns, s.ID, at)
+	if err != nil {
+		return 0, fmt.Errorf("schedule: find the slots of %s that have run: %w", s.ID, err)
+	}
+	done, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	if err != nil {
+		return 0, fmt.Errorf("schedule: find the slots of %s that have run: %w", s.ID, err)
+	}
 	n, ran := 0, 0
 	for _, occ := range slots {
+		if slices.ContainsFunc(done, occ.At.Equal) {
+			continue
+		}
 		meta := slotMetadata(spec, occ.At)
 		skip, startAt, err := c.admit(ctx, tx, s, s.Overlap, meta)
 		if err != nil {

@@ -78,6 +78,7 @@ type queries struct {
 	childOutcome         string
 	finishWaitMemo       string
 	runStatusByID        string
+	runOfSlot            string
 }
 
 func newQueries(schema string) *queries {
@@ -199,6 +200,7 @@ WHERE id = $1`),
 		runByID:       t(`SELECT ` + runReadColumns + runReadFrom + `WHERE r.id = $1`),
 		runByKey:      t(`SELECT ` + runReadColumns + runReadFrom + `WHERE r.workflow_type = $1 AND r.idempotency_key = $2`),
 		runStatusByID: t(`SELECT status, output, error FROM {s}workflow_runs WHERE id = $1`),
+		runOfSlot:     t(`SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 AND fire_at = $2`),
 		setRunJob:     t(`UPDATE {s}workflow_runs SET job_id = $2 WHERE id = $1`),
 		parkRun:       t(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, started_at = coalesce(started_at, $5), updated_at = now() WHERE id = $1`),
 		stepFailed: t(`

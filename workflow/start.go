@@ -387,6 +387,17 @@ func (c *Client) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.Sche
 		input = []byte("null")
 	}
 	fireAt, scheduleID := s.FireAt, s.ScheduleID
+	// A slot that has its run is answered by a plain read: inserting would
+	// wait on that run if it is finishing, while the caller holds the
+	// schedule that the run's status trigger needs.
+	var existing uuid.UUID
+	err := tx.QueryRow(ctx, c.q.runOfSlot, scheduleID, fireAt).Scan(&existing)
+	if err == nil {
+		return &wfhook.Started{Existing: true, RunID: existing}, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("workflow: read the run of slot %s: %w", fireAt.Format(time.RFC3339), err)
+	}
 	r, err := c.startTx(ctx, tx, &startParams{
 		typeName: s.Type, defaults: defaults, input: input,
 		opts:   &StartOpts{MaxAttempts: s.MaxAttempts, Metadata: s.Metadata, Priority: s.Priority, Queue: s.Queue, ScheduledAt: s.StartAt, Timeout: s.Timeout},
