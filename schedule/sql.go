@@ -44,11 +44,11 @@ func newQueries(schema string) *queries {
 UPDATE {s}schedules
 SET next_fire_at = $2, last_fire_at = $3, run_count = run_count + $4, updated_at = now()
 WHERE id = $1`),
-		addRuns:  t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
+		addRuns: t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
 		// A plain read: it never waits for a run that is finishing (see
 		// startSlotsTx).
 		slotsWithRuns: t(`SELECT fire_at FROM {s}workflow_runs WHERE schedule_id = $1 AND fire_at = ANY($2)`),
-		countRun: t(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`),
+		countRun:      t(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`),
 		// Lock the schedule's runs before the schedule, the order in which a
 		// finishing run's status trigger locks them; ON DELETE SET NULL then
 		// updates runs already locked. The other order deadlocks.
