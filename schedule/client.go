@@ -342,7 +342,7 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 	default:
 		return nil, &ValidationError{Field: "ResumeOpts.Missed", Problem: fmt.Sprintf("%q is not a policy; use skip, latest or backfill", missed)}
 	}
-	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+	s, err := c.lockToStart(ctx, tx, id, "")
 	if err != nil {
 		return nil, err
 	}

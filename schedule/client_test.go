@@ -344,6 +344,50 @@ func TestBackfillWhileARunFinishes(t *testing.T) {
 	require.NoError(t, finishing.Commit(ctx))
 }
 
+// TestReplaceWhileARunFinishes triggers a run under OverlapReplace, which
+// cancels the unfinished run, while that run is finishing: the trigger must
+// take the run before the schedule, as the run's status trigger does, or
+// Postgres detects a deadlock.
+func TestReplaceWhileARunFinishes(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := insertOnly(t, db)
+	ctx := ctxT(t, 30*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "r", Workflow: "tick", Cron: "0 0 1 1 *", Overlap: OverlapReplace})
+	require.NoError(t, err)
+	first, err := sc.Trigger(ctx, s.ID, nil)
+	require.NoError(t, err)
+
+	finishing, err := db.Pool.Begin(ctx) // the first run's completion, in progress
+	require.NoError(t, err)
+	defer finishing.Rollback(ctx) //nolint:errcheck // committed below
+	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET updated_at = now() WHERE id = $1", first)
+	require.NoError(t, err)
+
+	type result struct {
+		id  uuid.UUID
+		err error
+	}
+	second := make(chan result, 1)
+	go func() {
+		id, err := sc.Trigger(ctx, s.ID, nil)
+		second <- result{id, err}
+	}()
+	waitFor(t, func() bool { // the second trigger waits for the first run
+		var n int
+		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+			AND backend_type = 'client backend' AND query NOT LIKE '%pg_stat_activity%'`).Scan(&n))
+		return n > 0
+	})
+	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET status = 'completed', finished_at = now() WHERE id = $1", first)
+	require.NoError(t, err, "the finishing run's trigger must get the schedule")
+	require.NoError(t, finishing.Commit(ctx))
+	r := <-second
+	require.NoError(t, r.err)
+	require.NotEqual(t, first, r.id)
+}
+
 var failing = workflow.Define("failing", func(ctx workflow.Context, _ struct{}) (string, error) {
 	return "", workflow.NonRetryable(errors.New("report generator is down"))
 }, nil)

@@ -64,7 +64,7 @@ type fireWorker struct {
 func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 	c := w.c
 	return pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
-		s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, job.Args.ScheduleID))
+		s, err := c.lockToStart(ctx, tx, job.Args.ScheduleID, "")
 		if errors.Is(err, ErrNotFound) {
 			return complete(ctx, tx, job) // deleted: the chain ends
 		}

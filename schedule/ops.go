@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -164,12 +165,12 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 	if err := c.bound(); err != nil {
 		return uuid.Nil, err
 	}
-	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
-	if err != nil {
-		return uuid.Nil, err
-	}
 	if opts == nil {
 		opts = &TriggerOpts{}
+	}
+	s, err := c.lockToStart(ctx, tx, id, opts.Overlap)
+	if err != nil {
+		return uuid.Nil, err
 	}
 	input := []byte(s.Input)
 	if opts.Input != nil {
@@ -217,6 +218,26 @@ func (c *Client) admit(ctx context.Context, tx pgx.Tx, s *Schedule, policy Overl
 // overlap applies the overlap policy to a slot about to start: it returns
 // the skip reason (none: start it) and, for a queued run, when its job may
 // start (far in the future: a finishing run releases it).
+// lockToStart locks schedule id, within tx, to start runs of it under the
+// overlap policy override, or the schedule's own when override is "". Under
+// OverlapReplace, which cancels the schedule's unfinished runs, it locks
+// those runs first: a finishing run's status trigger locks the run, then
+// the schedule, and taking them in the other order deadlocks.
+func (c *Client) lockToStart(ctx context.Context, tx pgx.Tx, id uuid.UUID, override OverlapPolicy) (*Schedule, error) {
+	policy := override
+	if policy == "" {
+		if err := tx.QueryRow(ctx, c.q.overlapOf, id).Scan(&policy); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("schedule: read the overlap policy of %s: %w", id, err)
+		}
+	}
+	if policy == OverlapReplace {
+		if _, err := tx.Exec(ctx, c.q.lockUnfinished, id); err != nil {
+			return nil, fmt.Errorf("schedule: lock the unfinished runs of %s: %w", id, err)
+		}
+	}
+	return scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+}
+
 func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy OverlapPolicy, meta map[string]any) (skip string, startAt time.Time, err error) {
 	switch policy {
 	case OverlapAllow:
@@ -279,7 +300,11 @@ func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, 
 	if !to.After(from) {
 		return 0, &ValidationError{Field: "to", Problem: "is not after from"}
 	}
-	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+	var override OverlapPolicy
+	if opts != nil {
+		override = opts.Overlap
+	}
+	s, err := c.lockToStart(ctx, tx, id, override)
 	if err != nil {
 		return 0, err
 	}

@@ -16,6 +16,8 @@ const scheduleColumns = `id, name, description, owner, workflow_type, input, cro
 type queries struct {
 	addRuns        string
 	slotsWithRuns  string
+	overlapOf      string
+	lockUnfinished string
 	advance        string
 	countRun       string
 	delete         string
@@ -47,6 +49,9 @@ WHERE id = $1`),
 		addRuns: t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
 		// A plain read: it never waits for a run that is finishing (see
 		// startSlotsTx).
+		overlapOf: t(`SELECT overlap_policy FROM {s}schedules WHERE id = $1`),
+		lockUnfinished: t(`SELECT id FROM {s}workflow_runs
+WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') ORDER BY id FOR NO KEY UPDATE`),
 		slotsWithRuns: t(`SELECT fire_at FROM {s}workflow_runs WHERE schedule_id = $1 AND fire_at = ANY($2)`),
 		countRun:      t(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`),
 		// Lock the schedule's runs before the schedule, the order in which a
