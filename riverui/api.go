@@ -40,16 +40,16 @@ func (h *Handler) mountAPI(outer *http.ServeMux) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+p+"/runs", h.listRuns)
 	mux.Handle("GET "+p+"/runs/{id}", run(h.writeRun))
-	mux.Handle("POST "+p+"/runs/{id}/cancel", run(h.thenRun(withContext(h.wf.Cancel))))
-	mux.Handle("POST "+p+"/runs/{id}/retry", run(h.thenRun(withContext(h.wf.Retry))))
-	mux.Handle("POST "+p+"/runs/{id}/signal", run(h.thenRun(signalJSON(h.wf))))
+	mux.Handle("POST "+p+"/runs/{id}/cancel", run(then(withContext(h.wf.Cancel), h.writeRun)))
+	mux.Handle("POST "+p+"/runs/{id}/retry", run(then(withContext(h.wf.Retry), h.writeRun)))
+	mux.Handle("POST "+p+"/runs/{id}/signal", run(then(signalJSON(h.wf), h.writeRun)))
 	mux.HandleFunc("GET "+p+"/schedules", h.listSchedules)
 	mux.HandleFunc("POST "+p+"/schedules", h.createSchedule)
 	mux.Handle("GET "+p+"/schedules/{id}", sched(h.writeSchedule))
-	mux.Handle("PATCH "+p+"/schedules/{id}", sched(h.thenSchedule(h.updateSchedule)))
+	mux.Handle("PATCH "+p+"/schedules/{id}", sched(then(h.updateSchedule, h.writeSchedule)))
 	mux.Handle("DELETE "+p+"/schedules/{id}", sched(h.deleteSchedule))
-	mux.Handle("POST "+p+"/schedules/{id}/pause", sched(h.thenSchedule(h.pauseJSON)))
-	mux.Handle("POST "+p+"/schedules/{id}/resume", sched(h.thenSchedule(h.resumeJSON)))
+	mux.Handle("POST "+p+"/schedules/{id}/pause", sched(then(h.pauseJSON, h.writeSchedule)))
+	mux.Handle("POST "+p+"/schedules/{id}/resume", sched(then(h.resumeJSON, h.writeSchedule)))
 	mux.Handle("POST "+p+"/schedules/{id}/trigger", sched(h.triggerSchedule))
 	mux.Handle("POST "+p+"/schedules/{id}/backfill", sched(h.backfillSchedule))
 	mux.Handle("GET "+p+"/schedules/{id}/history", sched(h.scheduleHistory))
@@ -91,13 +91,14 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit))
 }
 
-// thenRun answers the run as it is after do.
-func (h *Handler) thenRun(do op) idHandler {
+// then does do, then answers with answer (the run or the schedule as it is
+// after do).
+func then(do op, answer idHandler) idHandler {
 	return func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 		if err := do(r, id); err != nil {
 			return err
 		}
-		return h.writeRun(w, r, id)
+		return answer(w, r, id)
 	}
 }
 
@@ -151,16 +152,6 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 		out.NextAfter = &list[len(list)-1].ID
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// thenSchedule answers the schedule as it is after do.
-func (h *Handler) thenSchedule(do op) idHandler {
-	return func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-		if err := do(r, id); err != nil {
-			return err
-		}
-		return h.writeSchedule(w, r, id)
-	}
 }
 
 func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {

@@ -230,14 +230,7 @@ func groupPositionalArgs(group *Command, fs *flag.FlagSet, env *Env, cmd string,
 // parseScheduleID parses a schedule id given on the command line; what
 // names it in the error, such as "--after".
 func parseScheduleID(what, s string) (uuid.UUID, error) {
-	id, err := uuid.Parse(s)
-	if err != nil {
-		if what != "" {
-			what += " "
-		}
-		return uuid.Nil, withHint(usageErrorf("%s%q is not a schedule id", what, s), scheduleIDHint)
-	}
-	return id, nil
+	return parseID("schedule", scheduleIDHint, what, s)
 }
 
 // parseGrantID parses an execution grant id given as --grant.

@@ -181,13 +181,17 @@ func wantArgs(cmd string, args []string, names ...string) error {
 
 // parseRunID parses a run id given on the command line; what names it in
 // the error, such as "--after".
-func parseRunID(what, s string) (uuid.UUID, error) {
+func parseRunID(what, s string) (uuid.UUID, error) { return parseID("run", runIDHint, what, s) }
+
+// parseID parses the id of a noun (run, schedule) given as what (a flag,
+// or "" for an argument), with hint when it is not one.
+func parseID(noun, hint, what, s string) (uuid.UUID, error) {
 	id, err := uuid.Parse(s)
 	if err != nil {
 		if what != "" {
 			what += " "
 		}
-		return uuid.Nil, withHint(usageErrorf("%s%q is not a run id", what, s), runIDHint)
+		return uuid.Nil, withHint(usageErrorf("%s%q is not a %s id", what, s, noun), hint)
 	}
 	return id, nil
 }
@@ -257,10 +261,9 @@ func setupWorkflowList(fs *flag.FlagSet, env *Env) Action {
 			return err
 		}
 		if *scheduleID != "" {
-			id, err := uuid.Parse(*scheduleID)
+			id, err := parseScheduleID("--schedule", *scheduleID)
 			if err != nil {
-				return withHint(usageErrorf("--schedule %q is not a schedule id", *scheduleID),
-					"schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e")
+				return err
 			}
 			params.ScheduleID = &id
 		}
