@@ -3,7 +3,6 @@ package schedule
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -224,18 +223,7 @@ func (c *Client) admit(ctx context.Context, tx pgx.Tx, s *Schedule, policy Overl
 // those runs first: a finishing run's status trigger locks the run, then
 // the schedule, and taking them in the other order deadlocks.
 func (c *Client) lockToStart(ctx context.Context, tx pgx.Tx, id uuid.UUID, override OverlapPolicy) (*Schedule, error) {
-	policy := override
-	if policy == "" {
-		if err := tx.QueryRow(ctx, c.q.overlapOf, id).Scan(&policy); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return nil, fmt.Errorf("schedule: read the overlap policy of %s: %w", id, err)
-		}
-	}
-	if policy == OverlapReplace {
-		if _, err := tx.Exec(ctx, c.q.lockUnfinished, id); err != nil {
-			return nil, fmt.Errorf("schedule: lock the unfinished runs of %s: %w", id, err)
-		}
-	}
-	return scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+	return scanSchedule(tx.QueryRow(ctx, c.q.lockToStart, id, string(override)))
 }
 
 func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy OverlapPolicy, meta map[string]any) (skip string, startAt time.Time, err error) {

@@ -16,8 +16,7 @@ const scheduleColumns = `id, name, description, owner, workflow_type, input, cro
 type queries struct {
 	addRuns        string
 	slotsWithRuns  string
-	overlapOf      string
-	lockUnfinished string
+	lockToStart    string
 	advance        string
 	countRun       string
 	delete         string
@@ -49,9 +48,20 @@ WHERE id = $1`),
 		addRuns: t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
 		// A plain read: it never waits for a run that is finishing (see
 		// startSlotsTx).
-		overlapOf: t(`SELECT overlap_policy FROM {s}schedules WHERE id = $1`),
-		lockUnfinished: t(`SELECT id FROM {s}workflow_runs
-WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') ORDER BY id FOR NO KEY UPDATE`),
+		// getForUpdate, after locking the schedule's unfinished runs when
+		// runs are to start under overlap replace ($2, or the schedule's
+		// own policy when $2 is ''), which cancels them: a finishing run's
+		// status trigger locks the run, then the schedule, and the other
+		// order deadlocks. One round trip: the runs' subquery runs before
+		// the schedule's row is locked.
+		lockToStart: t(`
+WITH runs AS (
+	SELECT r.id FROM {s}workflow_runs r
+	WHERE r.schedule_id = $1 AND r.status IN ('pending', 'running', 'sleeping', 'waiting')
+		AND coalesce(nullif($2, ''), (SELECT overlap_policy FROM {s}schedules WHERE id = $1)) = 'replace'
+	ORDER BY r.id FOR NO KEY UPDATE OF r
+)
+SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0 FOR UPDATE`),
 		slotsWithRuns: t(`SELECT fire_at FROM {s}workflow_runs WHERE schedule_id = $1 AND fire_at = ANY($2)`),
 		countRun:      t(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`),
 		// Lock the schedule's runs before the schedule, the order in which a
