@@ -93,6 +93,21 @@ func (b *batcher[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
 	}
 }
 
+// send queues req without waiting for it to be written; its result is
+// dropped, so flush must handle what a failure means for it. It waits only
+// while the queue is full. On a stopped batcher it writes req itself.
+func (b *batcher[Req, Res]) send(req Req) {
+	item := &batchItem[Req, Res]{ctx: context.Background(), req: req, done: make(chan struct{})}
+	b.mu.RLock()
+	if !b.running {
+		b.mu.RUnlock()
+		b.run([]*batchItem[Req, Res]{item})
+		return
+	}
+	b.reqs <- item
+	b.mu.RUnlock()
+}
+
 func (b *batcher[Req, Res]) loop() {
 	defer b.wg.Done()
 	batch := make([]*batchItem[Req, Res], 0, b.max)

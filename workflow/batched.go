@@ -1,9 +1,13 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -161,74 +165,118 @@ type completeReq struct {
 	startedAt *time.Time
 }
 
-// flushCompletes completes runs and their River jobs atomically, in one
-// statement (SQL completeRuns): it makes the state change river.JobCompleteTx
-// makes (state completed, finalized_at set, only if the job is still
-// running: River's "if running" rule) for every job of the batch, completes
-// the runs whose job it completed, and NOTIFYs Result waiters. A batch that
-// holds a child run also wakes the parents in the same transaction. One
-// statement instead of River's general-purpose completion query plus
-// BEGIN/COMMIT: completion is on every run's hot path.
+// flushCompletes completes runs and their River jobs atomically (see
+// completeRuns), in one transaction shared by the runs completing at the
+// same moment. A run whose attempt did not wait for it (see pilot.go) is
+// forgotten once its batch commits; when the batch fails, River's completer
+// completes it instead.
 func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[completeReq, struct{}]) error {
-	n := len(items)
+	if c.testFailCompletions.Load() {
+		return errors.New("completion batch failed by the test")
+	}
+	reqs := make([]completeReq, len(items))
+	hasParent := false
+	for i, item := range items {
+		reqs[i] = item.req
+		hasParent = hasParent || item.req.hasParent
+	}
+	var (
+		completed map[int64]bool
+		err       error
+	)
+	if hasParent {
+		err = pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
+			completed, err = c.completeRunsTx(ctx, tx, reqs)
+			return err
+		})
+	} else {
+		completed, _, err = c.completeRuns(ctx, c.writePool(), reqs)
+	}
+	if err != nil {
+		if len(items) == 1 { // the batcher has already tried it alone
+			c.logger.WarnContext(ctx, "tributary: Failed to complete a run; River's completer will complete it with its job",
+				slog.String("run_id", reqs[0].job.Args.RunID.String()), slog.String("err", err.Error()))
+		}
+		return err
+	}
+	ids := make([]int64, len(items))
+	for i, item := range items {
+		ids[i] = item.req.job.ID
+		if !completed[ids[i]] {
+			item.err = errJobNotRunning // rescued or cancelled meanwhile: leave the run be
+		}
+	}
+	c.pending.done(ids)
+	return nil
+}
+
+// completeRunsTx completes runs and their River jobs (see completeRuns) and
+// wakes the parents of child runs it completes, in tx. It returns the jobs it
+// completed.
+func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeReq) (map[int64]bool, error) {
+	completed, parents, err := c.completeRuns(ctx, tx, reqs)
+	if err != nil {
+		return nil, err
+	}
+	for _, parent := range parents {
+		if err := c.wakeRunTx(ctx, tx, parent); err != nil {
+			return nil, fmt.Errorf("wake parent run %s: %w", parent, err)
+		}
+	}
+	return completed, nil
+}
+
+// completeRuns completes runs and their River jobs in one statement (SQL
+// completeRuns): it makes the state change river.JobCompleteTx makes (state
+// completed, finalized_at set, only if the job is still running: River's
+// "if running" rule) for every job, completes the runs whose job it
+// completed, and NOTIFYs Result waiters. It returns the jobs it completed
+// and the parents of the child runs among them, which the caller must wake
+// in the same transaction. One statement instead of River's general-purpose
+// completion query plus BEGIN/COMMIT: completion is on every run's path.
+// Jobs are locked in id order, the same in every batch, so that two batches
+// holding the same jobs do not deadlock.
+func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq) (map[int64]bool, []uuid.UUID, error) {
+	reqs = slices.Clone(reqs)
+	slices.SortFunc(reqs, func(a, b completeReq) int { return cmp.Compare(a.job.ID, b.job.ID) })
+	n := len(reqs)
 	var (
 		jobIDs     = make([]int64, 0, n)
 		runIDs     = make([]uuid.UUID, 0, n)
 		outputs    = make([]string, 0, n)
 		attempts   = make([]int32, 0, n)
 		startedAts = make([]*time.Time, 0, n)
-		byJob      = make(map[int64]*batchItem[completeReq, struct{}], n)
-		hasParent  bool
 	)
-	for _, item := range items {
-		r := item.req
+	for _, r := range reqs {
 		jobIDs = append(jobIDs, r.job.ID)
 		runIDs = append(runIDs, r.job.Args.RunID)
 		outputs = append(outputs, string(r.output))
 		attempts = append(attempts, int32(r.attempt)) //nolint:gosec // attempts are small
 		startedAts = append(startedAts, r.startedAt)
-		byJob[r.job.ID] = item
-		hasParent = hasParent || r.hasParent
 	}
-	complete := func(db dbtx) ([]uuid.UUID, error) {
-		rows, err := db.Query(ctx, c.q.completeRuns, jobIDs, runIDs, outputs, attempts, startedAts, c.asyncCompletion)
-		if err != nil {
-			return nil, fmt.Errorf("complete runs and their River jobs: %w", err)
-		}
-		defer rows.Close()
-		var parents []uuid.UUID
-		for rows.Next() {
-			var (
-				jobID     int64
-				completed bool
-				parentID  *uuid.UUID
-			)
-			if err := rows.Scan(&jobID, &completed, &parentID, nil, nil); err != nil {
-				return nil, err
-			}
-			if !completed {
-				byJob[jobID].err = errJobNotRunning // rescued or cancelled meanwhile: leave the run be
-			}
-			if parentID != nil {
-				parents = append(parents, *parentID)
-			}
-		}
-		return parents, rows.Err()
+	rows, err := db.Query(ctx, c.q.completeRuns, jobIDs, runIDs, outputs, attempts, startedAts, c.asyncCompletion)
+	if err != nil {
+		return nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 	}
-	if !hasParent {
-		_, err := complete(c.writePool())
-		return err
+	defer rows.Close()
+	completed := make(map[int64]bool, n)
+	var parents []uuid.UUID
+	for rows.Next() {
+		var (
+			jobID    int64
+			done     bool
+			parentID *uuid.UUID
+		)
+		if err := rows.Scan(&jobID, &done, &parentID, nil, nil); err != nil {
+			return nil, nil, err
+		}
+		completed[jobID] = done
+		if parentID != nil {
+			parents = append(parents, *parentID)
+		}
 	}
-	return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
-		parents, err := complete(tx)
-		if err != nil {
-			return err
-		}
-		for _, parent := range parents {
-			if err := c.wakeRunTx(ctx, tx, parent); err != nil {
-				return fmt.Errorf("wake parent run %s: %w", parent, err)
-			}
-		}
-		return nil
-	})
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
+	}
+	return completed, parents, nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
 
 // Recommended River settings that Tributary applies to the River client it
@@ -137,6 +136,10 @@ type Client struct {
 	waker           *waker
 	batch           *batchers
 	batchPool       atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
+	pending         pendingCompletions           // runs completing without their worker waiting; see pilot.go
+
+	testFailCompletions atomic.Bool // tests: every completion batch fails, leaving the runs to River's completer
+	testFailPilot       atomic.Bool // tests: River's completer fails too, for jobs whose run is pending completion
 
 	works bool // River queues are configured: Start starts River
 
@@ -251,7 +254,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		}
 	}
 
-	rc, err := river.NewClient(riverpgxv5.New(pool), riverConfig)
+	rc, err := river.NewClient[pgx.Tx](newDriver(pool, c), riverConfig)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: build River client: %w", err)
 	}
@@ -324,6 +327,7 @@ func (c *Client) Stop(ctx context.Context) error {
 		}
 		c.waker.stop()
 		c.batch.stop()
+		c.pending.clear() // what is left stays running until River rescues it
 		if bp := c.batchPool.Swap(nil); bp != nil {
 			bp.Close()
 		}

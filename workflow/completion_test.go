@@ -59,3 +59,39 @@ func TestAsyncCompletion(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// TestCompletionByRiverCompleter fails every completion batch of the
+// engine: the runs must then complete with their jobs through River's own
+// completer (the pilot), children waking their parent on the way. It fails
+// if River stops routing its completions through the pilot: River would
+// complete the jobs without their runs, and Result would never return.
+func TestCompletionByRiverCompleter(t *testing.T) {
+	t.Parallel()
+
+	parent := Define("pilot_parent", func(ctx Context, n int) (int, error) {
+		return RunChild(ctx, "child", childDouble, n, nil)
+	}, nil)
+	db := testdb.New(t)
+	c, err := NewClient(db.Pool, testConfig(t, db, parent, childDouble))
+	require.NoError(t, err)
+	c.testFailCompletions.Store(true)
+	require.NoError(t, c.Start(context.Background()))
+	t.Cleanup(func() { stopClient(t, c) })
+	ctx := ctxT(t)
+
+	var handles []*Handle[int]
+	for n := range 5 {
+		h, err := parent.Start(ctx, c, n, nil)
+		require.NoError(t, err)
+		handles = append(handles, h)
+	}
+	for n, h := range handles {
+		out, err := h.Result(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2*n, out)
+	}
+	require.Zero(t, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs WHERE status <> 'completed'`))
+	require.Zero(t, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs r JOIN river_job j ON j.id = r.job_id WHERE j.state <> 'completed'`))
+	require.Eventually(t, func() bool { return c.pending.len() == 0 }, 10*time.Second, 10*time.Millisecond,
+		"the pilot forgets the completions it committed")
+}

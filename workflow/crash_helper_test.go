@@ -40,7 +40,12 @@ const (
 	crashScenarioStepTx = "steptx"
 	crashScenarioSleep  = "sleep"
 	crashScenarioOpenTx = "open-steptx"
+	crashScenarioEnd    = "end" // the attempt ends; its completion never commits
 )
+
+// crashCompletionFailed is what the helper of the "end" scenario logs when
+// River's completer tries to complete the ended attempt's job.
+const crashCompletionFailed = "River's completer failed by the test"
 
 const (
 	// crashHelperLifetime bounds a helper process that nobody kills: it
@@ -187,6 +192,24 @@ func crashOpenTxDef(pool *pgxpool.Pool, inHelper bool) *Definition[crashIn, cras
 	}, nil)
 }
 
+// crashEndDef: step "one", an effect recorded outside any step (so on every
+// attempt), and the function returns.
+func crashEndDef(pool *pgxpool.Pool) *Definition[crashIn, crashOut] {
+	return Define("crash_end", func(ctx Context, in crashIn) (crashOut, error) {
+		runID := ctx.Run().ID
+		greeting, err := Step(ctx, "one", func(ctx context.Context) (string, error) {
+			return "hello", recordEffect(ctx, pool, runID, "one")
+		})
+		if err != nil {
+			return crashOut{}, err
+		}
+		if err := recordEffect(ctx, pool, runID, "end"); err != nil {
+			return crashOut{}, err
+		}
+		return crashOut{Greeting: greeting + " " + in.Name}, nil
+	}, nil)
+}
+
 // crashSleepDef: step "before", a sleep of crashNap, step "after".
 func crashSleepDef(pool *pgxpool.Pool) *Definition[struct{}, string] {
 	return Define("crash_sleep", func(ctx Context, _ struct{}) (string, error) {
@@ -251,6 +274,8 @@ func runCrashHelper(t *testing.T) {
 		def = crashSleepDef(pool)
 	case crashScenarioOpenTx:
 		def = crashOpenTxDef(pool, true)
+	case crashScenarioEnd:
+		def = crashEndDef(pool)
 	default:
 		t.Fatalf("crash helper: unknown scenario %q in %s", scenario, crashScenarioEnv)
 	}
@@ -272,6 +297,13 @@ func runCrashHelper(t *testing.T) {
 		Workflows: []Registrable{def},
 	})
 	require.NoError(t, err)
+	if scenario == crashScenarioEnd {
+		// Neither the engine's batch nor River's completer may complete
+		// the run: the attempt ends, and the process dies before its
+		// completion commits.
+		client.testFailCompletions.Store(true)
+		client.testFailPilot.Store(true)
+	}
 	require.NoError(t, client.Start(ctx))
 	fmt.Printf("crash helper: pid %d working %s runs in schema %s\n", os.Getpid(), def.Name(), schema)
 

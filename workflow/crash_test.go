@@ -23,6 +23,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,6 +191,45 @@ func TestCrashReplay(t *testing.T) {
 	require.Equal(t, []int{child.pid(), os.Getpid()}, effectPIDs(t, db, h.ID, "two"), `step "two" ran in the helper, then here`)
 	require.Equal(t, []int{child.pid()}, effectPIDs(t, db, h.ID, "one"))
 	requireFinishedAfterCrash(t, client, h.ID, "one")
+	requireRescued(t, db, run.JobID, freshStart)
+}
+
+// TestCrashBeforeCompletionCommits kills a worker whose attempt has ended
+// (River's completer has the job) but whose run's completion has not
+// committed: the worker's River slot is free by then (see pilot.go), and
+// the run must still finish, replayed from its memos.
+func TestCrashBeforeCompletionCommits(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	crashSetupTables(t, db)
+	def := crashEndDef(db.Pool)
+	client := newCrashClient(t, db, def, true)
+	ctx := ctxT(t)
+
+	h, err := def.Start(ctx, client, crashIn{Name: "ada"}, nil)
+	require.NoError(t, err)
+
+	child := startCrashHelper(t, db, crashScenarioEnd)
+	child.waitFor(t, "River's completer to try to complete the ended attempt", func(context.Context) (bool, error) {
+		return strings.Contains(child.out.String(), crashCompletionFailed), nil
+	})
+	child.kill(t)
+
+	run, err := client.GetRun(ctx, h.ID)
+	require.NoError(t, err)
+	require.Equal(t, StatusRunning, run.Status, "the ended attempt's completion never committed")
+	require.Equal(t, 1, effectCount(t, db, h.ID, "end"))
+
+	out, freshStart := finishAfterRescue(t, db, client, h, run.JobID)
+
+	require.Equal(t, crashOut{Greeting: "hello ada"}, out)
+	require.Equal(t, 1, effectCount(t, db, h.ID, "one"), `step "one" is replayed from its memo`)
+	require.Equal(t, []int{child.pid(), os.Getpid()}, effectPIDs(t, db, h.ID, "end"), "the function ended in the helper, then here")
+	run, err = client.GetRun(ctx, h.ID)
+	require.NoError(t, err)
+	require.Equal(t, StatusCompleted, run.Status)
+	require.Equal(t, 2, run.Attempt)
 	requireRescued(t, db, run.JobID, freshStart)
 }
 

@@ -172,9 +172,18 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 }
 
 // completeRun completes the run and its River job in one transaction,
-// shared with other runs completing at the same moment.
+// shared with other runs completing at the same moment. It does not wait
+// for that transaction: the attempt ends, and its River slot is free for the
+// next job, while the completion is queued (see pilot.go for why that keeps
+// the run and its job atomic). It waits only when too many completions are
+// pending already.
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
-	_, err := w.c.batch.completes.do(ctx, completeReq{attempt: wctx.info.Attempt, hasParent: wctx.info.ParentID != nil, job: job, output: output, startedAt: wctx.attemptedAt()})
+	req := completeReq{attempt: wctx.info.Attempt, hasParent: wctx.info.ParentID != nil, job: job, output: output, startedAt: wctx.attemptedAt()}
+	if w.c.pending.add(req) {
+		w.c.batch.completes.send(req)
+		return nil
+	}
+	_, err := w.c.batch.completes.do(ctx, req)
 	if errors.Is(err, errJobNotRunning) {
 		return nil // River already moved the job (rescued or cancelled); nothing to complete
 	}
