@@ -88,6 +88,13 @@ func newQueries(schema string) *queries {
 	}
 	t := func(sql string) string { return strings.ReplaceAll(sql, "{s}", prefix) }
 	return &queries{
+		// The batched queries run with generic plans (see newBatchPool), and
+		// look rows up by id. Their status filters are written as
+		// "(...) IS TRUE", which no index can serve, so that the planner
+		// keeps to the primary key: a plan that scans the state index's
+		// 'running' range of river_job, or the unfinished-runs index, walks
+		// through every job or run in flight (and, under load, thousands of
+		// dead index entries) to find a batch of a few rows.
 		beginAttempts: t(`
 SELECT r.id, r.workflow_type, r.input, r.schedule_id, r.fire_at, r.parent_run_id, r.metadata,
 	coalesce((
@@ -97,7 +104,7 @@ SELECT r.id, r.workflow_type, r.input, r.schedule_id, r.fire_at, r.parent_run_id
 		FROM {s}step_runs s WHERE s.run_id = r.id
 	), '[]'::json)
 FROM {s}workflow_runs r
-WHERE r.id = ANY($1) AND r.status IN ('pending', 'running', 'sleeping', 'waiting') AND r.cancel_requested_at IS NULL`),
+WHERE r.id = ANY($1) AND (r.status IN ('pending', 'running', 'sleeping', 'waiting')) IS TRUE AND r.cancel_requested_at IS NULL`),
 		completeRuns: t(`
 WITH v AS (
 	SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::int[], $5::timestamptz[])
@@ -105,7 +112,7 @@ WITH v AS (
 ), jobs AS (
 	UPDATE {s}river_job j SET state = 'completed', finalized_at = now()
 	FROM v
-	WHERE j.id = ANY($1) AND j.id = v.job_id AND j.state = 'running'
+	WHERE j.id = ANY($1) AND j.id = v.job_id AND (j.state = 'running') IS TRUE
 	RETURNING j.id
 ), done AS (
 	UPDATE {s}workflow_runs r
