@@ -87,19 +87,20 @@ type Config struct {
 	Schema string
 
 	// AsyncCompletion lets the transaction that completes runs commit
-	// asynchronously (synchronous_commit = off for that transaction only):
-	// a worker then does not wait for a WAL flush at the end of every run.
-	// Atomicity is unchanged: a run and its River job complete together or
-	// not at all, and memos are always written synchronously. What a
-	// Postgres crash (not an application crash) can lose is the last few
-	// hundred milliseconds of completions: those runs' jobs are running
-	// again after recovery, River rescues them (RescueStuckJobsAfter), and
-	// each run replays from its memos and completes again with the same
-	// output. Postgres never makes a later commit durable without the
-	// earlier ones, so nothing that followed a lost completion (a parent's
-	// next step, a queued slot's run) survives the crash either. Worth it
-	// where a flush is slow (network disks); on a local SSD the benchmarks
-	// measure no difference.
+	// asynchronously (synchronous_commit = off for that transaction only),
+	// so that it does not wait for a WAL flush. Workers do not wait for
+	// their runs' completion anyway (see the package docs); what this
+	// saves is the flush in each completion batch, which matters where a
+	// flush is slow (network disks). Atomicity is unchanged: a run and its
+	// River job complete together or not at all, and memos are always
+	// written synchronously. What a Postgres crash (not an application
+	// crash) can lose is the last few hundred milliseconds of completions:
+	// those runs' jobs are running again after recovery, River rescues
+	// them (RescueStuckJobsAfter), and each run replays from its memos and
+	// completes again with the same output. Postgres never makes a later
+	// commit durable without the earlier ones, so nothing that followed a
+	// lost completion (a parent's next step, a queued slot's run) survives
+	// the crash either.
 	//
 	// Defaults to false: a completion is durable when the run reads
 	// completed.
@@ -223,6 +224,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		types:           make(map[string]*registration, len(config.Workflows)),
 		works:           len(riverConfig.Queues) > 0,
 	}
+	c.pending.limit = maxPendingCompletions
 	for _, def := range config.Workflows {
 		if def == nil {
 			return nil, &ValidationError{Field: "Config.Workflows", Problem: "contains a nil definition"}

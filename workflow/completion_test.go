@@ -95,3 +95,29 @@ func TestCompletionByRiverCompleter(t *testing.T) {
 	require.Eventually(t, func() bool { return c.pending.len() == 0 }, 10*time.Second, 10*time.Millisecond,
 		"the pilot forgets the completions it committed")
 }
+
+// TestCompletionWaitedFor runs with no room for pending completions: every
+// worker then waits for its own run's completion to commit, as it does when
+// more than maxPendingCompletions are pending.
+func TestCompletionWaitedFor(t *testing.T) {
+	t.Parallel()
+
+	parent := Define("waited_parent", func(ctx Context, n int) (int, error) {
+		return RunChild(ctx, "child", childDouble, n, nil)
+	}, nil)
+	db := testdb.New(t)
+	c, err := NewClient(db.Pool, testConfig(t, db, parent, childDouble))
+	require.NoError(t, err)
+	c.pending.limit = 0
+	require.NoError(t, c.Start(context.Background()))
+	t.Cleanup(func() { stopClient(t, c) })
+	ctx := ctxT(t)
+
+	h, err := parent.Start(ctx, c, 4, nil)
+	require.NoError(t, err)
+	out, err := h.Result(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 8, out)
+	require.Zero(t, c.pending.len())
+	require.Zero(t, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs r JOIN river_job j ON j.id = r.job_id WHERE r.status <> 'completed' OR j.state <> 'completed'`))
+}

@@ -77,14 +77,25 @@ connections the client opens with plan_cache_mode=force_generic_plan,
 because their array parameters otherwise made Postgres re-plan nearly every
 call.
 
-Where the time goes: a worker holds its River slot until its run's
-completion commits (about 2.5 ms under load on a 2-core machine, most of it
-the batch's execution), while a raw River job frees its slot at once and
-River completes it later. River's producer fetches for the slots free at
-that moment, so held slots mean smaller fetches. Config.AsyncCompletion
-drops the wait for the WAL flush, which matters on slow-flush disks. The
-figures, as ratios against raw River in the same benchmark run, are in the
-README; run `go test -run '^$' -bench . ./workflow/`.
+A worker does not wait for its run's completion to commit: the attempt ends
+(and its River slot takes the next job) as soon as the workflow function
+returns, as a raw River job's does. The run and its job still complete in
+one transaction, written by the engine's completion batch or, if River's
+own completer gets there first, by River's completer through the pilot the
+engine plugs into River's driver (see pilot.go), which completes the run in
+the same transaction as River's update. River therefore never completes a
+workflow job without its run. A process that dies before either commits
+leaves the job running; River rescues it and the run replays from its
+memos. Result returns once the completion has committed. Past 1,000 pending
+completions a worker waits for its own, which keeps fetching to the pace
+the database commits at.
+
+The batched lookups keep to primary keys (their status filters are written
+so that no index serves them): under load, the state and unfinished-runs
+indexes hold every job and run in flight and many dead entries.
+
+The figures, as ratios against raw River in the same benchmark run, are in
+the README; run `go test -run '^$' -bench . ./workflow/`.
 
 # Configuration
 

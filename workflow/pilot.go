@@ -50,15 +50,17 @@ const maxPendingCompletions = 2 * batchMax
 // pendingCompletions holds the runs whose attempts have ended and whose
 // completion has not committed, by River job id.
 type pendingCompletions struct {
+	limit int // maxPendingCompletions; tests lower it
+
 	mu sync.Mutex
 	m  map[int64]completeReq
 }
 
-// add records req unless maxPendingCompletions are pending already.
+// add records req unless limit completions are pending already.
 func (p *pendingCompletions) add(req completeReq) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.m) >= maxPendingCompletions {
+	if len(p.m) >= p.limit {
 		return false
 	}
 	if p.m == nil {
