@@ -68,30 +68,7 @@ func TestAsyncCompletion(t *testing.T) {
 func TestCompletionByRiverCompleter(t *testing.T) {
 	t.Parallel()
 
-	parent := Define("pilot_parent", func(ctx Context, n int) (int, error) {
-		return RunChild(ctx, "child", childDouble, n, nil)
-	}, nil)
-	db := testdb.New(t)
-	c, err := NewClient(db.Pool, testConfig(t, db, parent, childDouble))
-	require.NoError(t, err)
-	c.testFailCompletions.Store(true)
-	require.NoError(t, c.Start(context.Background()))
-	t.Cleanup(func() { stopClient(t, c) })
-	ctx := ctxT(t)
-
-	var handles []*Handle[int]
-	for n := range 5 {
-		h, err := parent.Start(ctx, c, n, nil)
-		require.NoError(t, err)
-		handles = append(handles, h)
-	}
-	for n, h := range handles {
-		out, err := h.Result(ctx)
-		require.NoError(t, err)
-		require.Equal(t, 2*n, out)
-	}
-	require.Zero(t, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs WHERE status <> 'completed'`))
-	require.Zero(t, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs r JOIN river_job j ON j.id = r.job_id WHERE j.state <> 'completed'`))
+	c := completeParents(t, "pilot_parent", 5, func(c *Client) { c.testFailCompletions.Store(true) })
 	require.Eventually(t, func() bool { return c.pending.len() == 0 }, 10*time.Second, 10*time.Millisecond,
 		"the pilot forgets the completions it committed")
 }
@@ -102,22 +79,38 @@ func TestCompletionByRiverCompleter(t *testing.T) {
 func TestCompletionWaitedFor(t *testing.T) {
 	t.Parallel()
 
-	parent := Define("waited_parent", func(ctx Context, n int) (int, error) {
+	c := completeParents(t, "waited_parent", 2, func(c *Client) { c.pending.limit = 0 })
+	require.Zero(t, c.pending.len())
+}
+
+// completeParents starts a client working a parent workflow (named name)
+// that runs childDouble as its child, after tweak has adjusted the client;
+// it then runs n parents, checks their results, and checks that every run
+// and its River job completed.
+func completeParents(t *testing.T, name string, n int, tweak func(*Client)) *Client {
+	t.Helper()
+	parent := Define(name, func(ctx Context, n int) (int, error) {
 		return RunChild(ctx, "child", childDouble, n, nil)
 	}, nil)
 	db := testdb.New(t)
 	c, err := NewClient(db.Pool, testConfig(t, db, parent, childDouble))
 	require.NoError(t, err)
-	c.pending.limit = 0
+	tweak(c)
 	require.NoError(t, c.Start(context.Background()))
 	t.Cleanup(func() { stopClient(t, c) })
 	ctx := ctxT(t)
 
-	h, err := parent.Start(ctx, c, 4, nil)
-	require.NoError(t, err)
-	out, err := h.Result(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 8, out)
-	require.Zero(t, c.pending.len())
-	require.Zero(t, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs r JOIN river_job j ON j.id = r.job_id WHERE r.status <> 'completed' OR j.state <> 'completed'`))
+	handles := make([]*Handle[int], n)
+	for i := range handles {
+		handles[i], err = parent.Start(ctx, c, i, nil)
+		require.NoError(t, err)
+	}
+	for i, h := range handles {
+		out, err := h.Result(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2*i, out)
+	}
+	require.Equal(t, 2*n, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs WHERE status = 'completed'`))
+	require.Zero(t, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs r JOIN river_job j ON j.id = r.job_id WHERE j.state <> 'completed'`))
+	return c
 }
