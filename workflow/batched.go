@@ -23,8 +23,9 @@ const (
 	batchMax   = 500 // largest batch
 
 	// batchPoolConns is the size of the client's own pool for batched
-	// writes: one connection per batcher and flow.
-	batchPoolConns = 3 * batchFlows
+	// writes: one connection per batcher and flow, and one for River's
+	// completer when it completes runs (see pilot.go).
+	batchPoolConns = 3*batchFlows + 1
 )
 
 type batchers struct {
