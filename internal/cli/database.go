@@ -5,10 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tributary-go/tributary/internal/pgcluster"
 	"github.com/tributary-go/tributary/migrations"
 )
 
@@ -83,4 +85,29 @@ func (f *databaseFlags) migrator(ctx context.Context) (*migrations.Migrator, fun
 		return nil, nil, err
 	}
 	return migrator, pool.Close, nil
+}
+
+// startThrowawayPostgres starts a throw-away cluster as `tributary demo`
+// does, saying so on w.
+func startThrowawayPostgres(ctx context.Context, w io.Writer) (*pgcluster.Cluster, error) {
+	fmt.Fprintln(w, "DATABASE_URL is not set: starting a throw-away Postgres cluster from the local binaries…")
+	cluster, err := pgcluster.Start(ctx, nil)
+	if err != nil {
+		if errors.Is(err, pgcluster.ErrNoPostgres) {
+			return nil, withHint(err, "or set DATABASE_URL to a Postgres you can write to")
+		}
+		return nil, withHint(fmt.Errorf("starting a throw-away Postgres: %w", err), "set DATABASE_URL to a Postgres you can write to")
+	}
+	fmt.Fprintf(w, "Postgres is up at %s (removed on exit)\n", cluster.URL)
+	return cluster, nil
+}
+
+// removeThrowawayPostgres stops and deletes a cluster started by
+// startThrowawayPostgres, saying so on w.
+func removeThrowawayPostgres(ctx context.Context, cluster *pgcluster.Cluster, w io.Writer) error {
+	if err := cluster.Stop(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("removing the throw-away Postgres: %w", err)
+	}
+	fmt.Fprintln(w, "Removed the throw-away Postgres cluster.")
+	return nil
 }

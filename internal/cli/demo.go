@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tributary-go/tributary/internal/demo"
-	"github.com/tributary-go/tributary/internal/pgcluster"
 )
 
 func init() {
@@ -68,24 +67,13 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 		cliFlags = " --schema " + schema
 	}
 	if url == "" {
-		fmt.Fprintln(env.Stdout, "DATABASE_URL is not set: starting a throw-away Postgres cluster from the local binaries…")
-		cluster, err := pgcluster.Start(setupCtx, nil)
+		cluster, err := startThrowawayPostgres(setupCtx, env.Stdout)
 		if err != nil {
-			if errors.Is(err, pgcluster.ErrNoPostgres) {
-				return withHint(err, "or set DATABASE_URL to a Postgres you can write to")
-			}
-			return withHint(fmt.Errorf("starting a throw-away Postgres: %w", err), "set DATABASE_URL to a Postgres you can write to")
+			return err
 		}
-		defer func() {
-			if err := cluster.Stop(context.WithoutCancel(ctx)); err != nil {
-				result = errors.Join(result, fmt.Errorf("removing the throw-away Postgres: %w", err))
-				return
-			}
-			fmt.Fprintln(env.Stdout, "Removed the throw-away Postgres cluster.")
-		}()
+		defer func() { result = errors.Join(result, removeThrowawayPostgres(ctx, cluster, env.Stdout)) }()
 		url = cluster.URL
 		cliEnv = "DATABASE_URL='" + url + "' "
-		fmt.Fprintf(env.Stdout, "Postgres is up at %s (removed on exit)\n", url)
 	}
 	pool, err := connect(setupCtx, url, schema)
 	if err != nil {

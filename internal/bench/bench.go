@@ -1,0 +1,284 @@
+// Package bench measures Tributary against raw River on a real database, so
+// that the cost of a workflow run and of a step read as ratios on the
+// user's own hardware. It backs `tributary bench`, and mirrors the package
+// benchmarks in workflow/bench_test.go.
+//
+// Run works four cases, in this order:
+//
+//  1. River jobs whose worker does nothing.
+//  2. Workflow runs of 0 steps.
+//  3. River jobs whose worker commits 3 checkpoints: an INSERT of a small
+//     JSON output per step, each in a transaction of its own.
+//  4. Workflow runs of 3 steps (workflow.Step, outputs stored as memos).
+//
+// Each case inserts its items before the clock starts, then starts one
+// queue of Config.Workers workers with River's benchmark fetch tuning
+// (FetchCooldown 2ms, FetchPollInterval 20ms) and times until River has
+// reported every item's job completed. River sends that event after the
+// job's final state is committed, for raw jobs and workflow runs alike.
+//
+// Each case runs on a schema of its own, created and migrated for it and
+// dropped afterwards, also when the case fails or ctx is cancelled: Run
+// never reads or writes any other table.
+package bench
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Defaults of Config.
+const (
+	DefaultItems   = 5000
+	DefaultRounds  = 1
+	DefaultWorkers = 20
+)
+
+// Config configures Run.
+type Config struct {
+	// Items is how many River jobs or workflow runs each case works, all
+	// inserted before the clock starts.
+	//
+	// Defaults to DefaultItems (5000).
+	Items int
+
+	// Logger receives River's, the workflow engine's and the migrator's
+	// logs.
+	//
+	// Defaults to a logger that discards everything.
+	Logger *slog.Logger
+
+	// Rounds is how many times the four cases run, interleaved (all four,
+	// then all four again), so that a machine busy with something else for
+	// a moment slows one round of every case rather than every round of
+	// one.
+	//
+	// Defaults to DefaultRounds (1).
+	Rounds int
+
+	// Workers is the MaxWorkers of the one River queue of every case.
+	//
+	// Defaults to DefaultWorkers (20).
+	Workers int
+}
+
+// withDefaults returns a copy of c with defaults filled in, or an error when
+// a field is negative.
+func (c *Config) withDefaults() (*Config, error) {
+	if c == nil {
+		c = &Config{}
+	}
+	out := *c
+	for _, f := range []struct {
+		name  string
+		value *int
+		def   int
+	}{
+		{"Items", &out.Items, DefaultItems},
+		{"Rounds", &out.Rounds, DefaultRounds},
+		{"Workers", &out.Workers, DefaultWorkers},
+	} {
+		if *f.value < 0 {
+			return nil, fmt.Errorf("bench: Config.%s is %d; it must be at least 1, or 0 for the default %d", f.name, *f.value, f.def)
+		}
+		*f.value = cmp.Or(*f.value, f.def)
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &out, nil
+}
+
+// Result is what Run measured.
+type Result struct {
+	// Cases are the four cases, in the order they ran.
+	Cases []*CaseResult
+
+	// Items, Rounds and Workers are the configuration the cases ran with.
+	Items   int
+	Rounds  int
+	Workers int
+
+	// Ratios compare each workflow case with the River case that does the
+	// same work without Tributary: workflow 0 steps / River, and workflow 3
+	// steps / River with 3 checkpoints.
+	Ratios []*Ratio
+
+	// Server is the Postgres server's server_version, such as "16.4" or
+	// "15.20 (Debian 15.20-0+deb12u1)".
+	Server string
+}
+
+// CaseResult is one case's throughput over all rounds.
+type CaseResult struct {
+	// Key names the case in machine-readable output: river_0_steps,
+	// workflow_0_steps, river_3_checkpoints or workflow_3_steps.
+	Key string
+
+	// Name names the case for people: "River jobs, 0 steps".
+	Name string
+
+	// Steps is the number of steps (or checkpoints) of each item.
+	Steps int
+
+	// Rounds are the case's measurements, one a round, in order.
+	Rounds []*Round
+
+	// Mean, Min and Max are the items per second of the rounds: their
+	// arithmetic mean, lowest and highest.
+	Mean, Min, Max float64
+}
+
+// Round is one measurement of a case.
+type Round struct {
+	// Completed is the number of items the database holds as completed
+	// after the case (jobs for River cases, runs for workflow cases). Run
+	// fails a case unless it is Items, and unless every step or checkpoint
+	// of them is stored too.
+	Completed int
+
+	// Elapsed is the time from starting the client, with every item
+	// already inserted, until River reported the last item's job completed.
+	// It includes fetching, working and completing; not inserting, creating
+	// the schema, or stopping the client.
+	Elapsed time.Duration
+
+	// Rate is Completed divided by Elapsed, in items per second.
+	Rate float64
+
+	// Schema is the schema the round of the case ran in, dropped before
+	// Run returned.
+	Schema string
+}
+
+// Ratio is the throughput of a workflow case divided by that of the River
+// case that does the same work by hand: 0.5 means a workflow run costs
+// twice the time of the job.
+type Ratio struct {
+	// Name names the ratio: "workflow 0 steps / River".
+	Name string
+
+	// Of and To are the Keys of the cases divided: Of's rate over To's.
+	Of, To string
+
+	// Value is the ratio of the two cases' mean rates.
+	Value float64
+
+	// Min and Max are the lowest and highest ratio of one round's two
+	// measurements, which ran close together in time.
+	Min, Max float64
+}
+
+// Run runs every case config.Rounds times on the database of pool and
+// returns what it measured. It prints a line on progress as each case
+// finishes ("River jobs, 0 steps: 5000 items… 6,512/s"); progress may be
+// nil.
+//
+// pool only creates and drops schemas. Each case runs on a schema of its
+// own, named SchemaPrefix and random hex, with River's and Tributary's
+// tables, through a pool of its own with pool's connection settings and the
+// schema as its search_path; the schema is dropped afterwards, also when the
+// case fails or ctx is cancelled (a failed drop is part of the error). A
+// case fails when one of its jobs ends in any state other than completed,
+// when no item completes for a minute, or when the database does not hold
+// every item and step as completed afterwards; Run then stops and returns
+// the error.
+func Run(ctx context.Context, pool *pgxpool.Pool, config *Config, progress io.Writer) (*Result, error) {
+	config, err := config.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if progress == nil {
+		progress = io.Discard
+	}
+
+	res := &Result{Items: config.Items, Rounds: config.Rounds, Workers: config.Workers}
+	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&res.Server); err != nil {
+		return nil, fmt.Errorf("bench: reading the server version: %w", err)
+	}
+	for _, c := range cases {
+		res.Cases = append(res.Cases, &CaseResult{Key: c.key, Name: c.name, Steps: c.steps})
+	}
+
+	for round := range config.Rounds {
+		for i, c := range cases {
+			prefix := ""
+			if config.Rounds > 1 {
+				prefix = fmt.Sprintf("round %d/%d, ", round+1, config.Rounds)
+			}
+			fmt.Fprintf(progress, "%s%s: %d items… ", prefix, c.name, config.Items)
+			r, err := runCase(ctx, pool, c, config)
+			if err != nil {
+				fmt.Fprintln(progress, "failed")
+				return nil, fmt.Errorf("%s: %w", c.name, err)
+			}
+			fmt.Fprintf(progress, "%s/s\n", FormatCount(r.Rate))
+			res.Cases[i].Rounds = append(res.Cases[i].Rounds, r)
+		}
+	}
+
+	for _, c := range res.Cases {
+		c.summarize()
+	}
+	// cases are River 0 steps, workflow 0 steps, River 3 checkpoints,
+	// workflow 3 steps.
+	res.Ratios = []*Ratio{
+		ratio("workflow 0 steps / River", res.Cases[1], res.Cases[0]),
+		ratio("workflow 3 steps / River with 3 checkpoints", res.Cases[3], res.Cases[2]),
+	}
+	return res, nil
+}
+
+// summarize sets Mean, Min and Max from the rounds.
+func (c *CaseResult) summarize() {
+	rates := make([]float64, len(c.Rounds))
+	sum := 0.0
+	for i, r := range c.Rounds {
+		rates[i] = r.Rate
+		sum += r.Rate
+	}
+	c.Mean = sum / float64(len(rates))
+	c.Min, c.Max = slices.Min(rates), slices.Max(rates)
+}
+
+// ratio divides of's rates by to's: the means, and each round's pair.
+func ratio(name string, of, to *CaseResult) *Ratio {
+	r := &Ratio{Name: name, Of: of.Key, To: to.Key, Value: of.Mean / to.Mean}
+	for i := range of.Rounds {
+		v := of.Rounds[i].Rate / to.Rounds[i].Rate
+		if i == 0 {
+			r.Min, r.Max = v, v
+		}
+		r.Min, r.Max = min(r.Min, v), max(r.Max, v)
+	}
+	return r
+}
+
+// FormatCount formats n rounded to a whole number, with a comma between
+// thousands: 6512.4 is "6,512".
+func FormatCount(n float64) string {
+	s := strconv.FormatInt(int64(math.Round(n)), 10)
+	sign, digits := "", s
+	if s[0] == '-' {
+		sign, digits = "-", s[1:]
+	}
+	var out strings.Builder
+	out.WriteString(sign)
+	for i := range len(digits) {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			out.WriteByte(',')
+		}
+		out.WriteByte(digits[i])
+	}
+	return out.String()
+}

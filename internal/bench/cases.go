@@ -1,0 +1,252 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// benchSteps is the number of steps (or checkpoints) of cases 3 and 4.
+const benchSteps = 3
+
+// insertChunk bounds the items inserted in one statement or transaction.
+const insertChunk = 5000
+
+// benchCase is one of the cases Run measures.
+type benchCase struct {
+	key   string // CaseResult.Key
+	name  string // CaseResult.Name
+	steps int    // steps or checkpoints per item
+
+	// prepare builds the client that works the case on s and inserts
+	// items; the client is not started.
+	prepare func(ctx context.Context, s *scratch, config *Config) (*runner, error)
+}
+
+// cases are the cases Run measures, in order.
+var cases = []benchCase{
+	{key: "river_0_steps", name: "River jobs, 0 steps", prepare: prepareRiverNoop},
+	{key: "workflow_0_steps", name: "Workflow runs, 0 steps", prepare: prepareWorkflow(zeroSteps, 0)},
+	{key: "river_3_checkpoints", name: "River jobs, 3 checkpoints", steps: benchSteps, prepare: prepareRiverCheckpoints},
+	{key: "workflow_3_steps", name: "Workflow runs, 3 steps", steps: benchSteps, prepare: prepareWorkflow(threeSteps, benchSteps)},
+}
+
+// runner is a case's client, ready to start with its items inserted.
+type runner struct {
+	river *river.Client[pgx.Tx] // whose events report the items' jobs
+	kind  string                // the job kind of the items
+	start func(context.Context) error
+	stop  func(context.Context) error
+
+	// completed counts the items and steps the database holds as
+	// completed.
+	completed func(ctx context.Context) (items, steps int, err error)
+}
+
+// stepOut is the small output of every step and checkpoint.
+type stepOut struct {
+	Step  int    `json:"step"`
+	Value string `json:"value"`
+}
+
+var stepNames = [benchSteps]string{"one", "two", "three"}
+
+// The workflows of cases 2 and 4.
+var (
+	zeroSteps = workflow.Define("bench_zero_steps", func(_ workflow.Context, n int) (int, error) {
+		return n, nil
+	}, nil)
+
+	threeSteps = workflow.Define("bench_three_steps", func(ctx workflow.Context, n int) (int, error) {
+		total := n
+		for i, name := range stepNames {
+			out, err := workflow.Step(ctx, name, func(context.Context) (stepOut, error) {
+				return stepOut{Step: i, Value: "ok"}, nil
+			})
+			if err != nil {
+				return 0, err
+			}
+			total += out.Step
+		}
+		return total, nil
+	}, nil)
+)
+
+// riverConfig is the River configuration of every case: fetch tuned as
+// River's own benchmark tunes it, and one queue of config.Workers workers.
+func riverConfig(s *scratch, config *Config) *river.Config {
+	return &river.Config{
+		FetchCooldown:     fetchCooldown,
+		FetchPollInterval: fetchPollInterval,
+		Logger:            config.Logger,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: config.Workers}},
+		Schema:            s.schema,
+	}
+}
+
+// --- Cases 1 and 3: raw River ---------------------------------------------
+
+// noopArgs is the job of case 1.
+type noopArgs struct {
+	N int `json:"n"`
+}
+
+func (noopArgs) Kind() string { return "bench_noop" }
+
+type noopWorker struct {
+	river.WorkerDefaults[noopArgs]
+}
+
+func (*noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
+
+// checkpointArgs is the job of case 3.
+type checkpointArgs struct {
+	N int `json:"n"`
+}
+
+func (checkpointArgs) Kind() string { return "bench_checkpoint" }
+
+// checkpointWorker stores benchSteps step outputs by hand, each in a
+// transaction of its own: one autocommit INSERT, so one round trip and one
+// commit per step, the cheapest hand-rolled form.
+type checkpointWorker struct {
+	river.WorkerDefaults[checkpointArgs]
+	insert string
+	pool   *pgxpool.Pool
+}
+
+func (w *checkpointWorker) Work(ctx context.Context, job *river.Job[checkpointArgs]) error {
+	for i := range benchSteps {
+		out, err := json.Marshal(stepOut{Step: i, Value: "ok"})
+		if err != nil {
+			return err
+		}
+		if _, err := w.pool.Exec(ctx, w.insert, job.ID, i, out); err != nil {
+			return fmt.Errorf("checkpoint %d of job %d: %w", i, job.ID, err)
+		}
+	}
+	return nil
+}
+
+func prepareRiverNoop(ctx context.Context, s *scratch, config *Config) (*runner, error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &noopWorker{})
+	return prepareRiver(ctx, s, config, workers, func(i int) river.JobArgs { return noopArgs{N: i} },
+		func(context.Context) (int, error) { return 0, nil })
+}
+
+func prepareRiverCheckpoints(ctx context.Context, s *scratch, config *Config) (*runner, error) {
+	table := s.table("bench_checkpoints")
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE `+table+` (
+		job_id bigint NOT NULL,
+		step   int    NOT NULL,
+		output jsonb  NOT NULL,
+		PRIMARY KEY (job_id, step)
+	)`); err != nil {
+		return nil, fmt.Errorf("creating the checkpoint table: %w", err)
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &checkpointWorker{
+		insert: `INSERT INTO ` + table + ` (job_id, step, output) VALUES ($1, $2, $3)`,
+		pool:   s.pool,
+	})
+	return prepareRiver(ctx, s, config, workers, func(i int) river.JobArgs { return checkpointArgs{N: i} },
+		func(ctx context.Context) (int, error) { return s.count(ctx, `SELECT count(*) FROM `+table) })
+}
+
+// prepareRiver builds a River client working workers and inserts
+// config.Items jobs made by args; steps counts the checkpoints stored.
+func prepareRiver(ctx context.Context, s *scratch, config *Config, workers *river.Workers, args func(i int) river.JobArgs, steps func(context.Context) (int, error)) (*runner, error) {
+	rc := riverConfig(s, config)
+	rc.Workers = workers
+	client, err := river.NewClient(riverpgxv5.New(s.pool), rc)
+	if err != nil {
+		return nil, fmt.Errorf("building the River client: %w", err)
+	}
+	kind := args(0).Kind()
+	for from := 0; from < config.Items; from += insertChunk {
+		params := make([]river.InsertManyParams, 0, min(insertChunk, config.Items-from))
+		for i := from; i < min(from+insertChunk, config.Items); i++ {
+			params = append(params, river.InsertManyParams{Args: args(i)})
+		}
+		if _, err := client.InsertMany(ctx, params); err != nil {
+			return nil, fmt.Errorf("inserting jobs: %w", err)
+		}
+	}
+	return &runner{
+		river: client,
+		kind:  kind,
+		// The client works until stop: cancelling ctx would stop River
+		// hard, cancelling jobs in progress.
+		start: func(ctx context.Context) error { return client.Start(context.WithoutCancel(ctx)) },
+		stop:  client.Stop,
+		completed: func(ctx context.Context) (int, int, error) {
+			items, err := s.count(ctx, `SELECT count(*) FROM `+s.table("river_job")+` WHERE state = 'completed' AND kind = $1`, kind)
+			if err != nil {
+				return 0, 0, err
+			}
+			n, err := steps(ctx)
+			return items, n, err
+		},
+	}, nil
+}
+
+// --- Cases 2 and 4: workflows ---------------------------------------------
+
+// prepareWorkflow returns the prepare function of the case of def, whose
+// runs have steps steps each.
+func prepareWorkflow(def *workflow.Definition[int, int], steps int) func(context.Context, *scratch, *Config) (*runner, error) {
+	return func(ctx context.Context, s *scratch, config *Config) (*runner, error) {
+		client, err := workflow.NewClient(s.pool, &workflow.Config{
+			Logger:    config.Logger,
+			River:     riverConfig(s, config),
+			Schema:    s.schema,
+			Workflows: []workflow.Registrable{def},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("building the workflow client: %w", err)
+		}
+		if err := startRuns(ctx, s, client, def, config.Items); err != nil {
+			return nil, fmt.Errorf("starting runs: %w", err)
+		}
+		return &runner{
+			river: client.River(),
+			kind:  def.Kind(),
+			start: client.Start,
+			stop:  client.Stop,
+			completed: func(ctx context.Context) (int, int, error) {
+				runs, err := s.count(ctx, `SELECT count(*) FROM `+s.table("workflow_runs")+` WHERE status = 'completed'`)
+				if err != nil {
+					return 0, 0, err
+				}
+				stepsDone, err := s.count(ctx, `SELECT count(*) FROM `+s.table("step_runs")+` WHERE status = 'completed'`)
+				return runs, stepsDone, err
+			},
+		}, nil
+	}
+}
+
+// startRuns starts n runs of def, in transactions of up to insertChunk runs.
+func startRuns(ctx context.Context, s *scratch, client *workflow.Client, def *workflow.Definition[int, int], n int) error {
+	for from := 0; from < n; from += insertChunk {
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			for i := from; i < min(from+insertChunk, n); i++ {
+				if _, err := def.StartTx(ctx, client, tx, i, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

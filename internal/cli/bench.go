@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/tributary-go/tributary/internal/bench"
+)
+
+func init() {
+	Register(&Command{
+		Name:    "bench",
+		Summary: "Measure workflow runs against raw River jobs on your database, as items per second and ratios",
+		Description: `Runs four cases, in this order: River jobs with a no-op worker; workflow runs of 0 steps;
+			River jobs whose worker commits 3 checkpoints (an INSERT each, in its own transaction);
+			workflow runs of 3 steps. Each case inserts its items first, then starts one River queue of
+			--workers workers (fetch cooldown 2ms, poll interval 20ms) and times until River reports
+			every item's job completed, and checks that the database holds every item and step as
+			completed. The time includes the client's start-up, a fixed cost that a small --items
+			magnifies: keep the default or more for figures worth comparing. It then prints items per
+			second for each case and two ratios: workflow 0 steps / River, and workflow 3 steps / River
+			with 3 checkpoints. With --rounds above 1 the four cases run that many times interleaved,
+			and each case shows its mean and its min–max. Each case runs on a schema of its own
+			(tributary_bench_<random>), created, migrated and dropped afterwards, also when the case
+			fails or is interrupted: your own tables are never read or written. Without a database URL
+			it starts a throw-away Postgres cluster from the local binaries and removes it on exit.
+			Progress goes to stderr, the results to stdout.`,
+		Example: `tributary bench
+			tributary bench --database-url postgres://localhost:5432/app --items 20000 --rounds 3
+			tributary bench --items 2000 --json`,
+		Setup: setupBench,
+	})
+}
+
+func setupBench(fs *flag.FlagSet, env *Env) Action {
+	url := envString(fs, env, "database-url", "DATABASE_URL", "",
+		"Postgres connection `URL`; the bench works only in schemas it creates and drops", "a throw-away cluster from the local Postgres binaries")
+	items := fs.Int("items", bench.DefaultItems, "`number` of River jobs or workflow runs per case, all inserted before the clock starts (default 5000)")
+	rounds := fs.Int("rounds", bench.DefaultRounds, "run the four cases this `number` of times, interleaved, and report each case's mean and min–max (default 1)")
+	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the one River queue of every case (default 20)")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+
+	return func(ctx context.Context, args []string) error {
+		if err := noArgs(args); err != nil {
+			return err
+		}
+		config, err := benchConfig(env, *items, *rounds, *workers)
+		if err != nil {
+			return err
+		}
+		return runBench(ctx, env, url.Get(), config, *asJSON)
+	}
+}
+
+// benchConfig validates the flags: each count must be at least 1.
+func benchConfig(env *Env, items, rounds, workers int) (*bench.Config, error) {
+	for _, f := range []struct {
+		name       string
+		value, def int
+	}{
+		{"items", items, bench.DefaultItems},
+		{"rounds", rounds, bench.DefaultRounds},
+		{"workers", workers, bench.DefaultWorkers},
+	} {
+		if f.value < 1 {
+			return nil, withHint(usageErrorf("--%s must be at least 1, not %d", f.name, f.value),
+				fmt.Sprintf("leave it out for %d", f.def))
+		}
+	}
+	return &bench.Config{Items: items, Logger: env.Logger, Rounds: rounds, Workers: workers}, nil
+}
+
+// runBench runs the bench on the database at url, or on a throw-away
+// cluster when url is empty, and prints the results.
+func runBench(ctx context.Context, env *Env, url string, config *bench.Config, asJSON bool) (result error) {
+	if url == "" {
+		cluster, err := startThrowawayPostgres(ctx, env.Stderr)
+		if err != nil {
+			return err
+		}
+		defer func() { result = errors.Join(result, removeThrowawayPostgres(ctx, cluster, env.Stderr)) }()
+		url = cluster.URL
+	}
+	pool, err := connect(ctx, url, "")
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	res, err := bench.Run(ctx, pool, config, env.Stderr)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return withHint(fmt.Errorf("bench interrupted: %w", err), "") // deliberate: nothing to advise
+	case err != nil:
+		return fmt.Errorf("bench: %w", err)
+	case asJSON:
+		return printJSON(env.Stdout, benchJSONOf(res))
+	default:
+		return printBenchTable(env.Stdout, res)
+	}
+}
+
+// printBenchTable prints a line saying what ran, a row per case and the
+// ratios. With several rounds, rates are means followed by min–max.
+func printBenchTable(w io.Writer, res *bench.Result) error {
+	rounds := "1 round"
+	if res.Rounds > 1 {
+		rounds = fmt.Sprintf("%d rounds", res.Rounds)
+	}
+	fmt.Fprintf(w, "PostgreSQL %s, %s items a case, %d workers, %s\n\n", res.Server, bench.FormatCount(float64(res.Items)), res.Workers, rounds)
+
+	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if res.Rounds > 1 {
+		fmt.Fprintln(table, "CASE\tITEMS/S (MEAN)\tMIN–MAX")
+	} else {
+		fmt.Fprintln(table, "CASE\tITEMS/S")
+	}
+	for _, c := range res.Cases {
+		fmt.Fprintf(table, "%s\t%s", c.Name, bench.FormatCount(c.Mean))
+		if res.Rounds > 1 {
+			fmt.Fprintf(table, "\t%s–%s", bench.FormatCount(c.Min), bench.FormatCount(c.Max))
+		}
+		fmt.Fprintln(table)
+	}
+	fmt.Fprintln(table)
+	for _, r := range res.Ratios {
+		fmt.Fprintf(table, "%s:\t%.2f", r.Name, r.Value)
+		if res.Rounds > 1 {
+			fmt.Fprintf(table, "\t(%.2f–%.2f by round)", r.Min, r.Max)
+		}
+		fmt.Fprintln(table)
+	}
+	return table.Flush()
+}
+
+// benchJSON is the shape of `bench --json`. Rates are items per second.
+type benchJSON struct {
+	Cases   []benchCaseJSON  `json:"cases"`
+	Items   int              `json:"items"`
+	Ratios  []benchRatioJSON `json:"ratios"`
+	Rounds  int              `json:"rounds"`
+	Server  string           `json:"server"`
+	Workers int              `json:"workers"`
+}
+
+type benchCaseJSON struct {
+	Case   string           `json:"case"`
+	Max    float64          `json:"max"`
+	Mean   float64          `json:"mean"`
+	Min    float64          `json:"min"`
+	Name   string           `json:"name"`
+	Rounds []benchRoundJSON `json:"rounds"`
+	Steps  int              `json:"steps"`
+}
+
+type benchRoundJSON struct {
+	Completed      int     `json:"completed"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	Rate           float64 `json:"rate"`
+}
+
+type benchRatioJSON struct {
+	Max   float64 `json:"max"`
+	Min   float64 `json:"min"`
+	Name  string  `json:"name"`
+	Of    string  `json:"of"`
+	To    string  `json:"to"`
+	Value float64 `json:"value"`
+}
+
+func benchJSONOf(res *bench.Result) benchJSON {
+	out := benchJSON{Items: res.Items, Rounds: res.Rounds, Server: res.Server, Workers: res.Workers}
+	for _, c := range res.Cases {
+		cj := benchCaseJSON{Case: c.Key, Max: c.Max, Mean: c.Mean, Min: c.Min, Name: c.Name, Steps: c.Steps}
+		for _, r := range c.Rounds {
+			cj.Rounds = append(cj.Rounds, benchRoundJSON{Completed: r.Completed, ElapsedSeconds: r.Elapsed.Seconds(), Rate: r.Rate})
+		}
+		out.Cases = append(out.Cases, cj)
+	}
+	for _, r := range res.Ratios {
+		out.Ratios = append(out.Ratios, benchRatioJSON{Max: r.Max, Min: r.Min, Name: r.Name, Of: r.Of, To: r.To, Value: r.Value})
+	}
+	return out
+}
