@@ -48,7 +48,10 @@ import (
 const maxPendingCompletions = 2 * batchMax
 
 // pendingCompletions holds the runs whose attempts have ended and whose
-// completion has not committed, by River job id.
+// completion has not committed, by River job id. An entry goes when either
+// writer commits its job's fate; one whose job River's completer gave up on
+// (a non-retryable error) stays until Stop, bounded by limit, and the job,
+// still running, is rescued by River.
 type pendingCompletions struct {
 	limit int // maxPendingCompletions; tests lower it
 
