@@ -240,10 +240,11 @@ func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeR
 // and the parents of the child runs among them, which the caller must wake
 // in the same transaction. One statement instead of River's general-purpose
 // completion query plus BEGIN/COMMIT: completion is on every run's path.
-// Jobs are locked in id order, the same in every batch, so that two batches
-// holding the same jobs do not deadlock.
+// It sorts reqs (its callers build them for it) by job id: the jobs'
+// primary-key scan locks them in that order anyway, and the runs then
+// follow it too, so that two batches holding the same runs lock them in
+// the same order and do not deadlock.
 func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq) (map[int64]bool, []uuid.UUID, error) {
-	reqs = slices.Clone(reqs)
 	slices.SortFunc(reqs, func(a, b completeReq) int { return cmp.Compare(a.job.ID, b.job.ID) })
 	n := len(reqs)
 	var (
