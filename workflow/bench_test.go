@@ -60,6 +60,18 @@ const (
 
 var benchTrace = os.Getenv("TRIBUTARY_BENCH_TRACE") != ""
 
+// benchPerfWindow logs the timed section of a throughput benchmark as
+// CLOCK_MONOTONIC seconds when TRIBUTARY_BENCH_PERF is set, for a
+// system-wide profile of just that section:
+//
+//	TRIBUTARY_BENCH_PERF=1 perf record -a -g -k CLOCK_MONOTONIC -- ./workflow.test -test.bench ... -test.v
+//	perf report --time <from>,<to>
+func benchPerfWindow(b *testing.B, from, to float64) {
+	if os.Getenv("TRIBUTARY_BENCH_PERF") != "" {
+		b.Logf("perf window: --time %.6f,%.6f", from, to)
+	}
+}
+
 func benchLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // benchStepOut is the small result of each step and checkpoint.
@@ -236,11 +248,14 @@ func reportRate(b *testing.B, elapsed time.Duration) {
 }
 
 // benchCPU is CPU time used so far: by the whole machine (Postgres, this
-// process and anything else running) and by this process. Linux only; ok
-// is false elsewhere.
+// process and anything else running), by this process, and stolen from this
+// machine by its hypervisor. Linux only; ok is false elsewhere.
+//
+// Steal is kept apart from the machine's CPU: it is time the machine did not
+// run at all, not work it did.
 type benchCPU struct {
-	machine, self time.Duration
-	ok            bool
+	machine, self, steal time.Duration
+	ok                   bool
 }
 
 const benchClockTick = 10 * time.Millisecond // USER_HZ is 100 on Linux
@@ -256,12 +271,16 @@ func readBenchCPU() benchCPU {
 		return benchCPU{}
 	}
 	var machine int64
-	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system irq softirq
 		v, err := strconv.ParseInt(fields[i], 10, 64)
 		if err != nil {
 			return benchCPU{}
 		}
 		machine += v
+	}
+	steal, err := strconv.ParseInt(fields[8], 10, 64)
+	if err != nil {
+		return benchCPU{}
 	}
 	self, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
@@ -280,12 +299,17 @@ func readBenchCPU() benchCPU {
 	if err1 != nil || err2 != nil {
 		return benchCPU{}
 	}
-	return benchCPU{machine: time.Duration(machine) * benchClockTick, self: time.Duration(utime+stime) * benchClockTick, ok: true}
+	return benchCPU{
+		machine: time.Duration(machine) * benchClockTick,
+		self:    time.Duration(utime+stime) * benchClockTick,
+		steal:   time.Duration(steal) * benchClockTick,
+		ok:      true,
+	}
 }
 
 // reportCPU reports the CPU used per item since from: cpu-µs/op for the
-// whole machine (mostly Postgres plus this process) and gocpu-µs/op for this
-// process.
+// whole machine (mostly Postgres plus this process), gocpu-µs/op for this
+// process, and steal-µs/op for the time the hypervisor gave to others.
 func reportCPU(b *testing.B, from benchCPU) {
 	to := readBenchCPU()
 	if !from.ok || !to.ok {
@@ -294,6 +318,7 @@ func reportCPU(b *testing.B, from benchCPU) {
 	n := float64(b.N)
 	b.ReportMetric(float64((to.machine-from.machine).Microseconds())/n, "cpu-µs/op")
 	b.ReportMetric(float64((to.self-from.self).Microseconds())/n, "gocpu-µs/op")
+	b.ReportMetric(float64((to.steal-from.steal).Microseconds())/n, "steal-µs/op")
 }
 
 // --- Starting runs --------------------------------------------------------
@@ -424,6 +449,7 @@ func measureThroughput(b *testing.B, env *benchEnv, r benchRunner, verify func()
 	ctx := context.Background()
 	env.tracer.reset(b, env)
 	b.ResetTimer()
+	perfFrom := monotonicSeconds()
 	cpu := readBenchCPU()
 	began := time.Now()
 	if err := r.start(ctx); err != nil {
@@ -437,6 +463,7 @@ func measureThroughput(b *testing.B, env *benchEnv, r benchRunner, verify func()
 	}
 	elapsed := time.Since(began)
 	b.StopTimer()
+	benchPerfWindow(b, perfFrom, monotonicSeconds())
 	reportCPU(b, cpu)
 
 	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
