@@ -3,21 +3,24 @@ package workflow
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // batcher groups requests from concurrent runs into one database round trip
 // and one commit, the way River's completer batches job completions. A
 // request waits for its own batch to commit, so batching never weakens a
-// guarantee; it never waits to build a batch either: a batch is whatever
-// queued up while the previous one was being written. Under load that
-// amortizes commits (and their fsync) over many runs; when idle, a lone
-// request goes straight through.
+// guarantee. A batch is whatever queued up while the previous one was being
+// written, or, with a spacing, since the previous one started, whichever is
+// longer. Under load that amortizes commits (and their fsync) and the
+// server's per-statement work over many runs; when idle, a lone request
+// goes straight through, spacing or not.
 type batcher[Req, Res any] struct {
 	// flush writes a batch. It sets each item's res or err; a returned error
 	// is given to every item it did not set an error for.
-	flush func(ctx context.Context, items []*batchItem[Req, Res]) error
-	flows int // batches in flight at once
-	max   int // largest batch
+	flush   func(ctx context.Context, items []*batchItem[Req, Res]) error
+	flows   int           // batches in flight at once
+	max     int           // largest batch
+	spacing time.Duration // least time from the start of one batch to the next, per flow
 
 	reqs chan *batchItem[Req, Res]
 
@@ -35,8 +38,8 @@ type batchItem[Req, Res any] struct {
 	done chan struct{}
 }
 
-func newBatcher[Req, Res any](flows, max int, flush func(ctx context.Context, items []*batchItem[Req, Res]) error) *batcher[Req, Res] {
-	return &batcher[Req, Res]{flush: flush, flows: flows, max: max, reqs: make(chan *batchItem[Req, Res], max)}
+func newBatcher[Req, Res any](flows, max int, spacing time.Duration, flush func(ctx context.Context, items []*batchItem[Req, Res]) error) *batcher[Req, Res] {
+	return &batcher[Req, Res]{flush: flush, flows: flows, max: max, spacing: spacing, reqs: make(chan *batchItem[Req, Res], max)}
 }
 
 func (b *batcher[Req, Res]) start() {
@@ -111,30 +114,48 @@ func (b *batcher[Req, Res]) send(req Req) {
 func (b *batcher[Req, Res]) loop() {
 	defer b.wg.Done()
 	batch := make([]*batchItem[Req, Res], 0, b.max)
+	var lastStart time.Time
 	for {
 		select {
 		case item := <-b.reqs:
-			batch = append(batch[:0], item)
-		drain:
-			for len(batch) < b.max {
-				select {
-				case more := <-b.reqs:
-					batch = append(batch, more)
-				default:
-					break drain
-				}
+			if wait := b.spacing - time.Since(lastStart); wait > 0 {
+				b.sleep(wait)
 			}
-			b.run(batch)
-		case <-b.stopCh:
+			lastStart = time.Now()
+			b.run(b.drain(append(batch[:0], item)))
+		case <-b.stopCh: // write what is queued, then stop
 			for {
 				select {
 				case item := <-b.reqs:
-					b.run([]*batchItem[Req, Res]{item})
+					b.run(b.drain(append(batch[:0], item)))
 				default:
 					return
 				}
 			}
 		}
+	}
+}
+
+// drain adds what is queued to batch, up to the largest batch.
+func (b *batcher[Req, Res]) drain(batch []*batchItem[Req, Res]) []*batchItem[Req, Res] {
+	for len(batch) < b.max {
+		select {
+		case item := <-b.reqs:
+			batch = append(batch, item)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// sleep waits for d, or until the batcher stops.
+func (b *batcher[Req, Res]) sleep(d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-b.stopCh:
 	}
 }
 
