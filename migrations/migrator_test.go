@@ -323,6 +323,49 @@ func TestMigrator(t *testing.T) {
 		require.Len(t, res.Versions, migrations.Latest())
 	})
 
+	t.Run("LighterWritesKeepDataBothWays", func(t *testing.T) {
+		t.Parallel()
+
+		// 003 moves column rules to domains and the step_runs foreign key to
+		// triggers; both directions keep the rows and the rules.
+		bundle := setup(t)
+		_, err := bundle.migrator.Up(ctx)
+		require.NoError(t, err)
+		pool := bundle.db.Pool
+		exec := func(sql string) error {
+			_, err := pool.Exec(ctx, sql)
+			return err
+		}
+		fkExists := func() bool {
+			var n int
+			require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_constraint
+				WHERE conname = 'step_runs_run_id_fkey' AND connamespace = $1::regnamespace`, bundle.db.Schema).Scan(&n))
+			return n == 1
+		}
+		const runID = "01a20000-0000-7000-8000-000000000001"
+		require.NoError(t, exec(`INSERT INTO workflow_runs (id, workflow_type, max_attempts, queue) VALUES ('`+runID+`', 'w', 1, 'default')`))
+		require.NoError(t, exec(`INSERT INTO step_runs (run_id, name, kind, status) VALUES ('`+runID+`', 's', 'step', 'completed')`))
+		require.False(t, fkExists())
+		require.ErrorContains(t, exec(`UPDATE workflow_runs SET status = 'bogus'`), "tributary_run_status")
+		require.ErrorContains(t, exec(`UPDATE step_runs SET kind = 'bogus'`), "tributary_step_kind")
+
+		_, err = bundle.migrator.Down(ctx, &migrations.DownOpts{TargetVersion: 2})
+		require.NoError(t, err)
+		require.True(t, fkExists())
+		require.ErrorContains(t, exec(`UPDATE workflow_runs SET status = 'bogus'`), "workflow_runs_status_check")
+		require.ErrorContains(t, exec(`UPDATE step_runs SET kind = 'bogus'`), "step_runs_kind_check")
+		var steps int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM step_runs`).Scan(&steps))
+		require.Equal(t, 1, steps)
+
+		_, err = bundle.migrator.Up(ctx)
+		require.NoError(t, err)
+		require.False(t, fkExists())
+		require.NoError(t, exec(`DELETE FROM workflow_runs`))
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM step_runs`).Scan(&steps))
+		require.Equal(t, 0, steps, "deleting a run deletes its steps")
+	})
+
 	t.Run("UpIsIdempotent", func(t *testing.T) {
 		t.Parallel()
 

@@ -165,8 +165,8 @@ WHERE run_id = $1 AND name = $2`),
 		insertRun: t(`
 INSERT INTO {s}workflow_runs (id, workflow_type, idempotency_key, input, max_attempts, queue, priority,
 	job_id, schedule_id, fire_at, parent_run_id, parent_step, metadata, tags, status, skip_reason, finished_at)
-VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nullif($12, ''), $13, $14, $15,
-	nullif($16, ''), CASE WHEN $15 = 'skipped' THEN now() END)
+VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nullif($12, ''), $13, $14, $15::text,
+	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END)
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns),
 		jobTable:     t(`{s}river_job`),
@@ -180,11 +180,19 @@ WHERE ($1 = '' OR r.workflow_type = $1)
 ORDER BY r.id DESC
 LIMIT $5`),
 		lockRun: t(`SELECT status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = $1 FOR UPDATE`),
+		// The three statements that write step_runs (memoUpsert, parkMemo,
+		// stepFailed) insert a step only together with its run, under the
+		// run's key-share lock: they are what stands in for a foreign key
+		// (migration 003). No step is written for a missing run, and a run
+		// deleted meanwhile waits for the step's transaction, then deletes
+		// the step with the run's others.
 		memoUpsert: t(`
 INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at)
-SELECT r, n, k, st, rt, o::jsonb, sa, fa
+SELECT t.r, t.n, t.k, t.st, t.rt, t.o::jsonb, t.sa, t.fa
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
 	AS t(r, n, k, st, rt, o, sa, fa)
+JOIN {s}workflow_runs run ON run.id = t.r
+FOR KEY SHARE OF run
 ON CONFLICT (run_id, name) DO UPDATE SET
 	kind = excluded.kind, status = excluded.status, result_type = excluded.result_type,
 	output = excluded.output, error = NULL, attempts = step_runs.attempts + 1,
@@ -192,7 +200,9 @@ ON CONFLICT (run_id, name) DO UPDATE SET
 WHERE step_runs.status <> 'completed'`),
 		parkMemo: t(`
 INSERT INTO {s}step_runs (run_id, name, kind, status, wake_at, child_run_id, result_type)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+SELECT id, $2::text, $3::text, $4::text, $5::timestamptz, $6::uuid, $7::text
+FROM {s}workflow_runs WHERE id = $1
+FOR KEY SHARE
 ON CONFLICT (run_id, name) DO NOTHING`),
 		recordRunError: t(`
 UPDATE {s}workflow_runs SET status = 'pending', error = $2, attempt = $3, started_at = coalesce(started_at, $4), updated_at = now()
@@ -212,7 +222,9 @@ WHERE id = $1`),
 		parkRun:       t(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, started_at = coalesce(started_at, $5), updated_at = now() WHERE id = $1`),
 		stepFailed: t(`
 INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, error, started_at, finished_at)
-VALUES ($1, $2, 'step', 'failed', $3, $4, $5, now())
+SELECT id, $2::text, 'step', 'failed', $3::text, $4::jsonb, $5::timestamptz, now()
+FROM {s}workflow_runs WHERE id = $1
+FOR KEY SHARE
 ON CONFLICT (run_id, name) DO UPDATE SET
 	status = 'failed', error = excluded.error, attempts = step_runs.attempts + 1,
 	started_at = excluded.started_at, finished_at = excluded.finished_at

@@ -1,0 +1,131 @@
+package workflow
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStepsBelongToTheirRun checks the rules that stand in for a foreign key
+// from step_runs to workflow_runs (migration 003): no memo is written for a
+// run that does not exist, deleting or truncating runs deletes their steps,
+// and a run deleted while one of its memos is being written waits for that
+// memo and deletes it too.
+func TestStepsBelongToTheirRun(t *testing.T) {
+	t.Parallel()
+
+	twoSteps := Define("integrity_two_steps", func(ctx Context, n int) (int, error) {
+		a, err := Step(ctx, "a", func(context.Context) (int, error) { return n + 1, nil })
+		if err != nil {
+			return 0, err
+		}
+		return Step(ctx, "b", func(context.Context) (int, error) { return a + 1, nil })
+	}, nil)
+
+	// finishedRun runs twoSteps to completion and returns its id.
+	finishedRun := func(t *testing.T, env *testEnv) uuid.UUID {
+		t.Helper()
+		ctx := ctxT(t)
+		h, err := twoSteps.Start(ctx, env.client, 1, nil)
+		require.NoError(t, err)
+		out, err := h.Result(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 3, out)
+		require.Equal(t, 2, countRows(t, env.pool, `SELECT count(*) FROM step_runs WHERE run_id = $1`, h.ID))
+		return h.ID
+	}
+
+	t.Run("NoMemoWithoutRun", func(t *testing.T) {
+		t.Parallel()
+		env := newTestEnv(t, twoSteps)
+		ctx := ctxT(t)
+		missing := uuid.New()
+
+		// The batched memo write, and the single-row writes of a parked step
+		// and a failed step.
+		require.NoError(t, env.client.writeMemo(ctx, missing, &memo{Name: "x", Kind: StepKindStep, Status: StepStatusCompleted, Output: []byte("1")}, time.Now()))
+		_, err := env.pool.Exec(ctx, env.client.q.parkMemo, missing, "nap", string(StepKindSleep), string(StepStatusSleeping), time.Now(), nil, "")
+		require.NoError(t, err)
+		_, err = env.pool.Exec(ctx, env.client.q.stepFailed, missing, "boom", "int", []byte(`{"message":"x"}`), time.Now())
+		require.NoError(t, err)
+		require.Equal(t, 0, countRows(t, env.pool, `SELECT count(*) FROM step_runs`))
+	})
+
+	t.Run("DeleteRunDeletesSteps", func(t *testing.T) {
+		t.Parallel()
+		env := newTestEnv(t, twoSteps)
+		gone, kept := finishedRun(t, env), finishedRun(t, env)
+
+		_, err := env.pool.Exec(ctxT(t), `DELETE FROM workflow_runs WHERE id = $1`, gone)
+		require.NoError(t, err)
+		require.Equal(t, 0, countRows(t, env.pool, `SELECT count(*) FROM step_runs WHERE run_id = $1`, gone))
+		require.Equal(t, 2, countRows(t, env.pool, `SELECT count(*) FROM step_runs WHERE run_id = $1`, kept))
+	})
+
+	t.Run("TruncateRunsEmptiesSteps", func(t *testing.T) {
+		t.Parallel()
+		env := newTestEnv(t, twoSteps)
+		finishedRun(t, env)
+
+		_, err := env.pool.Exec(ctxT(t), `TRUNCATE workflow_runs CASCADE`)
+		require.NoError(t, err)
+		require.Equal(t, 0, countRows(t, env.pool, `SELECT count(*) FROM step_runs`))
+	})
+
+	t.Run("DeleteWaitsForMemoBeingWritten", func(t *testing.T) {
+		t.Parallel()
+		env := newTestEnv(t, twoSteps)
+		ctx := ctxT(t)
+		runID := finishedRun(t, env)
+
+		// A memo written in a transaction still open, as StepTx writes one.
+		tx, err := env.pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		tag, err := tx.Exec(ctx, env.client.q.memoUpsert, [][16]byte{runID}, []string{"late"}, []string{string(StepKindStep)},
+			[]string{string(StepStatusCompleted)}, []string{"int"}, []string{"7"}, []time.Time{time.Now()}, []time.Time{time.Now()})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), tag.RowsAffected())
+
+		deleted := make(chan error, 1)
+		go func() {
+			// The comment marks the statement for waitForLockWait.
+			_, err := env.pool.Exec(ctx, `DELETE FROM workflow_runs WHERE id = $1 /* delete `+runID.String()+` */`, runID)
+			deleted <- err
+		}()
+		waitForLockWait(t, env, "delete "+runID.String())
+		require.NoError(t, tx.Commit(ctx))
+		select {
+		case err := <-deleted:
+			require.NoError(t, err)
+		case <-ctx.Done():
+			t.Fatal("the delete did not finish after the memo's transaction committed")
+		}
+		require.Equal(t, 0, countRows(t, env.pool, `SELECT count(*) FROM step_runs WHERE run_id = $1`, runID))
+	})
+}
+
+// waitForLockWait waits until a statement containing marker waits for a
+// lock.
+func waitForLockWait(t *testing.T, env *testEnv, marker string) {
+	t.Helper()
+	ctx := ctxT(t)
+	for {
+		var waiting bool
+		err := env.pool.QueryRow(ctx, `SELECT EXISTS (
+			SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%' AND query NOT LIKE '%pg_stat_activity%')`, marker).Scan(&waiting)
+		require.NoError(t, err)
+		if waiting {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no statement marked %q came to wait for a lock", marker)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
