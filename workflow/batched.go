@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 )
 
@@ -124,17 +125,23 @@ type memoReq struct {
 	memo      *memo
 	runID     uuid.UUID
 	startedAt time.Time
+
+	// fresh says the attempt found no record of this step when it started,
+	// so the write is expected to insert (see flushMemos).
+	fresh bool
 }
 
-// writeMemo stores m for runID and returns once it is committed.
-func (c *Client) writeMemo(ctx context.Context, runID uuid.UUID, m *memo, startedAt time.Time) error {
-	_, err := c.batch.memos.do(ctx, memoReq{at: time.Now().UTC(), memo: m, runID: runID, startedAt: startedAt})
+// writeMemo stores m for runID and returns once it is committed. fresh says
+// the attempt found no record of the step when it started.
+func (c *Client) writeMemo(ctx context.Context, runID uuid.UUID, m *memo, startedAt time.Time, fresh bool) error {
+	_, err := c.batch.memos.do(ctx, memoReq{at: time.Now().UTC(), memo: m, runID: runID, startedAt: startedAt, fresh: fresh})
 	return err
 }
 
 func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, struct{}]) error {
 	n := len(items)
 	var (
+		fresh      = true
 		runIDs     = make([][16]byte, 0, n) // binary: see the note above flushBegins
 		names      = make([]string, 0, n)
 		kinds      = make([]string, 0, n)
@@ -154,6 +161,7 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 			continue
 		}
 		seen[key] = true
+		fresh = fresh && r.fresh
 		runIDs = append(runIDs, r.runID)
 		names = append(names, r.memo.Name)
 		kinds = append(kinds, string(r.memo.Kind))
@@ -167,11 +175,28 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 		startedAts = append(startedAts, r.startedAt)
 		at = append(at, r.at)
 	}
-	if _, err := c.writePool().Exec(ctx, c.q.memoUpsert, runIDs, names, kinds, statuses, types, outputs, startedAts, at); err != nil {
+	args := []any{runIDs, names, kinds, statuses, types, outputs, startedAts, at}
+	// A batch of first writes is a plain insert: an upsert pays for a
+	// speculative insertion (an extra index probe and WAL record per row).
+	// Should a step's record exist all the same (another attempt of the run
+	// wrote it meanwhile), the insert fails whole and the upsert settles it.
+	if fresh {
+		_, err := c.writePool().Exec(ctx, c.q.memoInsert, args...)
+		if err == nil {
+			return nil
+		}
+		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != uniqueViolation {
+			return fmt.Errorf("store %d step memos: %w", len(runIDs), err)
+		}
+	}
+	if _, err := c.writePool().Exec(ctx, c.q.memoUpsert, args...); err != nil {
 		return fmt.Errorf("store %d step memos: %w", len(runIDs), err)
 	}
 	return nil
 }
+
+// uniqueViolation is Postgres's SQLSTATE for a duplicate key.
+const uniqueViolation = "23505"
 
 // completeReq completes a run with its output, and its River job.
 type completeReq struct {

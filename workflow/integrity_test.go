@@ -44,9 +44,11 @@ func TestStepsBelongToTheirRun(t *testing.T) {
 		ctx := ctxT(t)
 		missing := uuid.New()
 
-		// The batched memo write, and the single-row writes of a parked step
-		// and a failed step.
-		require.NoError(t, env.client.writeMemo(ctx, missing, &memo{Name: "x", Kind: StepKindStep, Status: StepStatusCompleted, Output: []byte("1")}, time.Now()))
+		// The batched memo writes (insert and upsert), and the single-row
+		// writes of a parked step and a failed step.
+		for _, fresh := range []bool{true, false} {
+			require.NoError(t, env.client.writeMemo(ctx, missing, &memo{Name: "x", Kind: StepKindStep, Status: StepStatusCompleted, Output: []byte("1")}, time.Now(), fresh))
+		}
 		_, err := env.pool.Exec(ctx, env.client.q.parkMemo, missing, "nap", string(StepKindSleep), string(StepStatusSleeping), time.Now(), nil, "")
 		require.NoError(t, err)
 		_, err = env.pool.Exec(ctx, env.client.q.stepFailed, missing, "boom", "int", []byte(`{"message":"x"}`), time.Now())
@@ -128,4 +130,42 @@ func waitForLockWait(t *testing.T, env *testEnv, marker string) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// TestMemoWriteMeetsExistingRecord checks that a memo written as a first
+// write (a plain insert) over a step record another attempt stored
+// meanwhile falls back to the upsert: a failed record is completed, a
+// completed one is kept.
+func TestMemoWriteMeetsExistingRecord(t *testing.T) {
+	t.Parallel()
+
+	def := Define("memo_meets_record", func(ctx Context, n int) (int, error) { return n, nil }, nil)
+	env := newTestEnv(t, def)
+	ctx := ctxT(t)
+	h, err := def.Start(ctx, env.client, 1, nil)
+	require.NoError(t, err)
+	_, err = h.Result(ctx)
+	require.NoError(t, err)
+
+	_, err = env.pool.Exec(ctx, env.client.q.stepFailed, h.ID, "s", "int", []byte(`{"message":"boom"}`), time.Now())
+	require.NoError(t, err)
+	write := func(output string) {
+		t.Helper()
+		require.NoError(t, env.client.writeMemo(ctx, h.ID, &memo{Name: "s", Kind: StepKindStep, Status: StepStatusCompleted, ResultType: "int", Output: []byte(output)}, time.Now(), true))
+	}
+	step := func() (status string, output string, attempts int) {
+		t.Helper()
+		require.NoError(t, env.pool.QueryRow(ctx, `SELECT status, output::text, attempts FROM step_runs WHERE run_id = $1 AND name = 's'`, h.ID).Scan(&status, &output, &attempts))
+		return status, output, attempts
+	}
+
+	write("7")
+	status, output, attempts := step()
+	require.Equal(t, "completed", status)
+	require.Equal(t, "7", output)
+	require.Equal(t, 2, attempts)
+
+	write("8") // a completed record is kept
+	_, output, _ = step()
+	require.Equal(t, "7", output)
 }

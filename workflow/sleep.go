@@ -50,7 +50,7 @@ func sleep(ctx Context, name string, wakeAt func() time.Time) error {
 		if m != nil { // parked earlier: keep its start and wake time
 			_, err = w.c.pool.Exec(context.WithoutCancel(w), w.c.q.finishWaitMemo, w.info.ID, name, []byte("null"), nil)
 		} else {
-			err = w.c.writeMemo(context.WithoutCancel(w), w.info.ID, done, time.Now().UTC())
+			err = w.c.writeMemo(context.WithoutCancel(w), w.info.ID, done, time.Now().UTC(), true)
 		}
 		if err != nil {
 			return w.fail(name, err)

@@ -59,6 +59,7 @@ type queries struct {
 	insertSignal         string
 	listRuns             string
 	lockRun              string
+	memoInsert           string
 	memoUpsert           string
 	parkMemo             string
 	recordRunError       string
@@ -80,6 +81,15 @@ type queries struct {
 	runStatusByID        string
 	runOfSlot            string
 }
+
+// memoInsert writes a batch of step records (see flushMemos).
+const memoInsert = `
+INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at)
+SELECT t.r, t.n, t.k, t.st, t.rt, t.o::jsonb, t.sa, t.fa
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
+	AS t(r, n, k, st, rt, o, sa, fa)
+JOIN {s}workflow_runs run ON run.id = t.r
+FOR KEY SHARE OF run`
 
 func newQueries(schema string) *queries {
 	prefix := ""
@@ -180,19 +190,14 @@ WHERE ($1 = '' OR r.workflow_type = $1)
 ORDER BY r.id DESC
 LIMIT $5`),
 		lockRun: t(`SELECT status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = $1 FOR UPDATE`),
-		// The three statements that write step_runs (memoUpsert, parkMemo,
-		// stepFailed) insert a step only together with its run, under the
-		// run's key-share lock: they are what stands in for a foreign key
-		// (migration 003). No step is written for a missing run, and a run
-		// deleted meanwhile waits for the step's transaction, then deletes
-		// the step with the run's others.
-		memoUpsert: t(`
-INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at)
-SELECT t.r, t.n, t.k, t.st, t.rt, t.o::jsonb, t.sa, t.fa
-FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
-	AS t(r, n, k, st, rt, o, sa, fa)
-JOIN {s}workflow_runs run ON run.id = t.r
-FOR KEY SHARE OF run
+		// The statements that write step_runs (memoInsert, memoUpsert,
+		// parkMemo, stepFailed) insert a step only together with its run,
+		// under the run's key-share lock: they are what stands in for a
+		// foreign key (migration 003). No step is written for a missing run,
+		// and a run deleted meanwhile waits for the step's transaction, then
+		// deletes the step with the run's others.
+		memoInsert: t(memoInsert),
+		memoUpsert: t(memoInsert + `
 ON CONFLICT (run_id, name) DO UPDATE SET
 	kind = excluded.kind, status = excluded.status, result_type = excluded.result_type,
 	output = excluded.output, error = NULL, attempts = step_runs.attempts + 1,

@@ -45,7 +45,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		return zero, w.fail(name, NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err)))
 	}
 	m := &memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded}
-	if err := w.c.writeMemo(w, w.info.ID, m, startedAt); err != nil {
+	if err := w.c.writeMemo(w, w.info.ID, m, startedAt, w.memo(name) == nil); err != nil {
 		return zero, w.fail(name, fmt.Errorf("workflow: store result of step %q: %w", name, err))
 	}
 	w.setMemo(m)
