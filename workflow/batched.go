@@ -20,8 +20,16 @@ import (
 // batcher): starting an attempt, storing a step's memo, and completing the
 // run with its River job. Each request still waits for its own commit.
 const (
-	batchFlows = 1   // batches of one kind in flight at once
-	batchMax   = 500 // largest batch
+	batchMax = 500 // largest batch
+
+	// Batches of one kind in flight at once. A running workflow waits for
+	// each of its memos, so memos have two flows: one batch executes while
+	// the other waits for its commit to reach the disk. Measured at 20
+	// workers, that ran 3-step workflows about 9% faster than one flow,
+	// though each statement then carries fewer memos.
+	beginFlows    = 1
+	memoFlows     = 2
+	completeFlows = 1
 
 	// completionSpacing is the least time between the starts of two
 	// completion batches. Memos and attempt starts hold up a running
@@ -35,9 +43,9 @@ const (
 	completionSpacing = 10 * time.Millisecond
 
 	// batchPoolConns is the size of the client's own pool for batched
-	// writes: one connection per batcher and flow, and one for River's
+	// writes: one connection per batcher flow, and one for River's
 	// completer when it completes runs (see pilot.go).
-	batchPoolConns = 3*batchFlows + 1
+	batchPoolConns = beginFlows + memoFlows + completeFlows + 1
 )
 
 type batchers struct {
@@ -48,9 +56,9 @@ type batchers struct {
 
 func newBatchers(c *Client) *batchers {
 	return &batchers{
-		begins:    newBatcher(batchFlows, batchMax, 0, c.flushBegins),
-		completes: newBatcher(batchFlows, batchMax, completionSpacing, c.flushCompletes),
-		memos:     newBatcher(batchFlows, batchMax, 0, c.flushMemos),
+		begins:    newBatcher(beginFlows, batchMax, 0, c.flushBegins),
+		completes: newBatcher(completeFlows, batchMax, completionSpacing, c.flushCompletes),
+		memos:     newBatcher(memoFlows, batchMax, 0, c.flushMemos),
 	}
 }
 
