@@ -73,25 +73,14 @@ func (b *batcher[Req, Res]) stop() {
 // request is written even if ctx ends first.
 func (b *batcher[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
 	item := &batchItem[Req, Res]{ctx: context.WithoutCancel(ctx), req: req, done: make(chan struct{})}
-	b.mu.RLock()
-	if !b.running {
-		b.mu.RUnlock()
-		b.run([]*batchItem[Req, Res]{item})
-		return item.res, item.err
-	}
-	select {
-	case b.reqs <- item:
-		b.mu.RUnlock()
-	case <-ctx.Done():
-		b.mu.RUnlock()
-		var zero Res
-		return zero, ctx.Err()
+	var zero Res
+	if err := b.enqueue(ctx, item); err != nil {
+		return zero, err
 	}
 	select {
 	case <-item.done:
 		return item.res, item.err
 	case <-ctx.Done():
-		var zero Res
 		return zero, ctx.Err()
 	}
 }
@@ -101,14 +90,26 @@ func (b *batcher[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
 // while the queue is full. On a stopped batcher it writes req itself.
 func (b *batcher[Req, Res]) send(req Req) {
 	item := &batchItem[Req, Res]{ctx: context.Background(), req: req, done: make(chan struct{})}
+	_ = b.enqueue(context.Background(), item) // cannot fail: the context never ends
+}
+
+// enqueue hands item to the flushing goroutines, waiting while the queue is
+// full; on a stopped batcher it writes item itself. It fails only when ctx
+// ends before item is queued.
+func (b *batcher[Req, Res]) enqueue(ctx context.Context, item *batchItem[Req, Res]) error {
 	b.mu.RLock()
 	if !b.running {
 		b.mu.RUnlock()
 		b.run([]*batchItem[Req, Res]{item})
-		return
+		return nil
 	}
-	b.reqs <- item
-	b.mu.RUnlock()
+	defer b.mu.RUnlock()
+	select {
+	case b.reqs <- item:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (b *batcher[Req, Res]) loop() {

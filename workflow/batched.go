@@ -249,14 +249,12 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		}
 		return err
 	}
-	ids := make([]int64, len(items))
-	for i, item := range items {
-		ids[i] = item.req.job.ID
-		if !completed[ids[i]] {
+	for _, item := range items {
+		if !completed[item.req.job.ID] {
 			item.err = errJobNotRunning // rescued or cancelled meanwhile: leave the run be
 		}
 	}
-	c.pending.done(ids)
+	c.pending.done(reqs)
 	return nil
 }
 

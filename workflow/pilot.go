@@ -22,8 +22,9 @@ import (
 //
 //   - The engine's completion batcher (flushCompletes), queued the moment
 //     the attempt ends. It is the usual writer, and it keeps Result prompt:
-//     it writes at once, where River's completer waits up to 250 ms to
-//     gather a batch.
+//     it writes at once after a quiet spell and within completionSpacing
+//     under load, where River's completer waits up to 250 ms to gather a
+//     batch.
 //   - River's own completer, which completes the job after Work returns.
 //     Its batches go through pilot.JobSetStateIfRunningMany, which, for a
 //     job whose run is still pending completion, completes the run in the
@@ -90,13 +91,13 @@ func (p *pendingCompletions) of(params *riverdriver.JobSetStateIfRunningManyPara
 	return reqs
 }
 
-// done forgets the completions of jobs whose fate is committed: completed
-// with their run, or found no longer running.
-func (p *pendingCompletions) done(jobIDs []int64) {
+// done forgets completions whose job's fate is committed: completed with
+// its run, or found no longer running.
+func (p *pendingCompletions) done(reqs []completeReq) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, id := range jobIDs {
-		delete(p.m, id)
+	for _, req := range reqs {
+		delete(p.m, req.job.ID)
 	}
 }
 
@@ -162,10 +163,6 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 	if err != nil {
 		return nil, fmt.Errorf("tributary: complete runs with River's completer: %w", err)
 	}
-	ids := make([]int64, len(reqs))
-	for i, req := range reqs {
-		ids[i] = req.job.ID
-	}
-	c.pending.done(ids)
+	c.pending.done(reqs)
 	return rows, nil
 }
