@@ -158,13 +158,13 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 		outputs    = make([]string, 0, n)
 		startedAts = make([]time.Time, 0, n)
 		at         = make([]time.Time, 0, n)
-		seen       = make(map[[2]string]bool, n)
+		seen       = make(map[memoKey]bool, n)
 	)
 	for _, item := range items {
 		r := item.req
 		// Two attempts of one run racing on one step (a rescued job) may meet
 		// in a batch; Postgres refuses to upsert a row twice in a statement.
-		key := [2]string{r.runID.String(), r.memo.Name}
+		key := memoKey{r.runID, r.memo.Name}
 		if seen[key] {
 			continue
 		}
@@ -201,6 +201,12 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 		return fmt.Errorf("store %d step memos: %w", len(runIDs), err)
 	}
 	return nil
+}
+
+// memoKey is a step of a run.
+type memoKey struct {
+	run  uuid.UUID
+	name string
 }
 
 // uniqueViolation is Postgres's SQLSTATE for a duplicate key.
