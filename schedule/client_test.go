@@ -286,12 +286,7 @@ func TestDeleteWhileARunFinishes(t *testing.T) {
 
 	deleted := make(chan error, 1)
 	go func() { deleted <- sc.Delete(ctx, s.ID) }()
-	waitFor(t, func() bool { // Delete waits for a lock
-		var n int
-		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE '%DELETE FROM%schedules%'`).Scan(&n))
-		return n > 0
-	})
+	db.WaitForLockWait(t, "%DELETE FROM%schedules%") // Delete waits for a lock
 	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET status = 'completed', finished_at = now() WHERE id = $1", runID)
 	require.NoError(t, err, "the finishing run's trigger must get the schedule")
 	require.NoError(t, finishing.Commit(ctx))
@@ -374,12 +369,7 @@ func TestReplaceWhileARunFinishes(t *testing.T) {
 		id, err := sc.Trigger(ctx, s.ID, nil)
 		second <- result{id, err}
 	}()
-	waitFor(t, func() bool { // the second trigger waits for the first run
-		var n int
-		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
-			AND backend_type = 'client backend' AND query NOT LIKE '%pg_stat_activity%'`).Scan(&n))
-		return n > 0
-	})
+	db.WaitForLockWait(t, "%") // the second trigger waits for the first run
 	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET status = 'completed', finished_at = now() WHERE id = $1", first)
 	require.NoError(t, err, "the finishing run's trigger must get the schedule")
 	require.NoError(t, finishing.Commit(ctx))

@@ -94,11 +94,11 @@ func TestStepsBelongToTheirRun(t *testing.T) {
 
 		deleted := make(chan error, 1)
 		go func() {
-			// The comment marks the statement for waitForLockWait.
+			// The comment marks the statement for WaitForLockWait.
 			_, err := env.pool.Exec(ctx, `DELETE FROM workflow_runs WHERE id = $1 /* delete `+runID.String()+` */`, runID)
 			deleted <- err
 		}()
-		waitForLockWait(t, env, "delete "+runID.String())
+		env.db.WaitForLockWait(t, "%delete "+runID.String()+"%")
 		require.NoError(t, tx.Commit(ctx))
 		select {
 		case err := <-deleted:
@@ -108,28 +108,6 @@ func TestStepsBelongToTheirRun(t *testing.T) {
 		}
 		require.Equal(t, 0, countRows(t, env.pool, `SELECT count(*) FROM step_runs WHERE run_id = $1`, runID))
 	})
-}
-
-// waitForLockWait waits until a statement containing marker waits for a
-// lock.
-func waitForLockWait(t *testing.T, env *testEnv, marker string) {
-	t.Helper()
-	ctx := ctxT(t)
-	for {
-		var waiting bool
-		err := env.pool.QueryRow(ctx, `SELECT EXISTS (
-			SELECT 1 FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%' AND query NOT LIKE '%pg_stat_activity%')`, marker).Scan(&waiting)
-		require.NoError(t, err)
-		if waiting {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no statement marked %q came to wait for a lock", marker)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }
 
 // TestMemoWriteMeetsExistingRecord checks that a memo written as a first

@@ -80,6 +80,33 @@ type DB struct {
 	URL string
 }
 
+// WaitForLockWait waits until a client statement whose text matches like
+// (a LIKE pattern) waits for a lock, and fails t if none does within 30s.
+// It sees the whole server, not only db's schema: make like specific.
+func (db *DB) WaitForLockWait(t testing.TB, like string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		var waiting bool
+		err := db.Pool.QueryRow(ctx, `SELECT EXISTS (
+			SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'
+				AND query LIKE $1 AND query NOT LIKE '%pg_stat_activity%')`, like).Scan(&waiting)
+		if err != nil {
+			t.Fatalf("testdb: look for a statement waiting for a lock: %v", err)
+		}
+		if waiting {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("testdb: no statement like %q came to wait for a lock within 30s", like)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // New returns a fresh schema with River's and Tributary's tables, migrated
 // by migrations.Migrator.Up. The schema is dropped and the pool closed when
 // the test ends.
