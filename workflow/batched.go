@@ -149,16 +149,9 @@ func (c *Client) writeMemo(ctx context.Context, runID uuid.UUID, m *memo, starte
 func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, struct{}]) error {
 	n := len(items)
 	var (
-		fresh      = true
-		runIDs     = make([][16]byte, 0, n) // binary: see the note above flushBegins
-		names      = make([]string, 0, n)
-		kinds      = make([]string, 0, n)
-		statuses   = make([]string, 0, n)
-		types      = make([]string, 0, n)
-		outputs    = make([]string, 0, n)
-		startedAts = make([]time.Time, 0, n)
-		at         = make([]time.Time, 0, n)
-		seen       = make(map[memoKey]bool, n)
+		fresh = true
+		memos = memoArrays{n: n}
+		seen  = make(map[memoKey]bool, n)
 	)
 	for _, item := range items {
 		r := item.req
@@ -170,20 +163,9 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 		}
 		seen[key] = true
 		fresh = fresh && r.fresh
-		runIDs = append(runIDs, r.runID)
-		names = append(names, r.memo.Name)
-		kinds = append(kinds, string(r.memo.Kind))
-		statuses = append(statuses, string(r.memo.Status))
-		types = append(types, r.memo.ResultType)
-		output := string(r.memo.Output)
-		if output == "" {
-			output = "null"
-		}
-		outputs = append(outputs, output)
-		startedAts = append(startedAts, r.startedAt)
-		at = append(at, r.at)
+		memos.add(r)
 	}
-	args := []any{runIDs, names, kinds, statuses, types, outputs, startedAts, at}
+	args := memos.args()
 	// A batch of first writes is a plain insert: an upsert pays for a
 	// speculative insertion (an extra index probe and WAL record per row).
 	// Should a step's record exist all the same (another attempt of the run
@@ -194,13 +176,56 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 			return nil
 		}
 		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != uniqueViolation {
-			return fmt.Errorf("store %d step memos: %w", len(runIDs), err)
+			return fmt.Errorf("store %d step memos: %w", len(memos.runIDs), err)
 		}
 	}
 	if _, err := c.writePool().Exec(ctx, c.q.memoUpsert, args...); err != nil {
-		return fmt.Errorf("store %d step memos: %w", len(runIDs), err)
+		return fmt.Errorf("store %d step memos: %w", len(memos.runIDs), err)
 	}
 	return nil
+}
+
+// memoArrays are step records as the columns of an unnest: the parameters
+// of memoInsert and memoUpsert, and of completeRuns's memos.
+type memoArrays struct {
+	n          int        // capacity hint
+	runIDs     [][16]byte // binary: see the note above flushBegins
+	names      []string
+	kinds      []string
+	statuses   []string
+	types      []string
+	outputs    []string
+	startedAts []time.Time
+	at         []time.Time
+}
+
+func (a *memoArrays) add(r memoReq) {
+	if a.runIDs == nil {
+		a.runIDs = make([][16]byte, 0, a.n)
+		a.names = make([]string, 0, a.n)
+		a.kinds = make([]string, 0, a.n)
+		a.statuses = make([]string, 0, a.n)
+		a.types = make([]string, 0, a.n)
+		a.outputs = make([]string, 0, a.n)
+		a.startedAts = make([]time.Time, 0, a.n)
+		a.at = make([]time.Time, 0, a.n)
+	}
+	a.runIDs = append(a.runIDs, r.runID)
+	a.names = append(a.names, r.memo.Name)
+	a.kinds = append(a.kinds, string(r.memo.Kind))
+	a.statuses = append(a.statuses, string(r.memo.Status))
+	a.types = append(a.types, r.memo.ResultType)
+	output := string(r.memo.Output)
+	if output == "" {
+		output = "null"
+	}
+	a.outputs = append(a.outputs, output)
+	a.startedAts = append(a.startedAts, r.startedAt)
+	a.at = append(a.at, r.at)
+}
+
+func (a *memoArrays) args() []any {
+	return []any{a.runIDs, a.names, a.kinds, a.statuses, a.types, a.outputs, a.startedAts, a.at}
 }
 
 // memoKey is a step of a run.
@@ -217,6 +242,7 @@ type completeReq struct {
 	attempt   int
 	hasParent bool
 	job       *river.Job[runArgs]
+	memos     []memoReq // step memos stored with the completion (see Step)
 	output    []byte
 	startedAt *time.Time
 }
@@ -309,7 +335,20 @@ func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq) 
 		attempts = append(attempts, int32(r.attempt)) //nolint:gosec // attempts are small
 		startedAts = append(startedAts, r.startedAt)
 	}
-	rows, err := db.Query(ctx, c.q.completeRuns, jobIDs, runIDs, outputs, attempts, startedAts, c.asyncCompletion)
+	var memos memoArrays
+	seen := make(map[memoKey]bool)
+	for _, r := range reqs {
+		for _, m := range r.memos {
+			// The same run twice in a batch (a rescued job's two attempts):
+			// Postgres refuses to upsert a row twice in a statement.
+			if key := (memoKey{m.runID, m.memo.Name}); !seen[key] {
+				seen[key] = true
+				memos.add(m)
+			}
+		}
+	}
+	args := append([]any{jobIDs, runIDs, outputs, attempts, startedAts, c.asyncCompletion}, memos.args()...)
+	rows, err := db.Query(ctx, c.q.completeRuns, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 	}

@@ -40,7 +40,9 @@ func TestAsyncCompletion(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 			// A batch of one job that is not running: nothing completes.
-			rows, err := tx.Query(ctx, c.q.completeRuns, []int64{-1}, []uuid.UUID{uuid.New()}, []string{"null"}, []int32{1}, []*time.Time{nil}, async)
+			var memos memoArrays
+			args := append([]any{[]int64{-1}, []uuid.UUID{uuid.New()}, []string{"null"}, []int32{1}, []*time.Time{nil}, async}, memos.args()...)
+			rows, err := tx.Query(ctx, c.q.completeRuns, args...)
 			if err != nil {
 				return err
 			}
@@ -112,5 +114,7 @@ func completeParents(t *testing.T, name string, n int, tweak func(*Client)) *Cli
 	}
 	require.Equal(t, 2*n, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs WHERE status = 'completed'`))
 	require.Zero(t, countRows(t, db.Pool, `SELECT count(*) FROM workflow_runs r JOIN river_job j ON j.id = r.job_id WHERE j.state <> 'completed'`))
+	// Each child's last step stored its memo with the child's completion.
+	require.Equal(t, n, countRows(t, db.Pool, `SELECT count(*) FROM step_runs WHERE name = 'double' AND status = 'completed' AND output IS NOT NULL`))
 	return c
 }

@@ -72,7 +72,21 @@ type wfContext struct {
 	failStep   string // the step that failed
 	diverged   *DivergenceError
 	parkedTill *time.Time // set when a sleep or wait parked the attempt
+
+	// unsaved holds the memos of steps that have returned but are not
+	// stored yet (see Step). They are stored at the next step boundary, by
+	// saveTimer memoSaveDelay after the step returned, or with the run's
+	// completion, whichever comes first. saving serializes storing them, so
+	// that a step boundary passes only once every memo unsaved before it is
+	// committed, even while the timer is storing them.
+	unsaved   []memoReq
+	saveTimer *time.Timer
+	saving    sync.Mutex
 }
+
+// memoSaveDelay bounds how long a step's memo may wait for the workflow's
+// next step boundary or its completion before it is stored on its own.
+const memoSaveDelay = 50 * time.Millisecond
 
 func (w *wfContext) Run() RunInfo           { return w.info }
 func (w *wfContext) Logger() *slog.Logger   { return w.logger }
@@ -83,6 +97,14 @@ func (w *wfContext) memo(name string) *memo { return w.memos[name] }
 // the name, rejects a name used twice in one run, stops the workflow after a
 // failed step or a park, and checks for cancellation.
 func (w *wfContext) enter(name string, kind StepKind) error {
+	if err := w.check(name, kind); err != nil {
+		return err
+	}
+	return w.saveMemos()
+}
+
+// check is enter's validation.
+func (w *wfContext) check(name string, kind StepKind) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
@@ -107,6 +129,61 @@ func (w *wfContext) enter(name string, kind StepKind) error {
 		return fmt.Errorf("workflow: stopped before step %q: %w", name, context.Cause(w))
 	}
 	return nil
+}
+
+// deferMemo records a step's memo, to be stored at the next step boundary,
+// within memoSaveDelay, or with the run's completion (see Step).
+func (w *wfContext) deferMemo(req memoReq) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unsaved = append(w.unsaved, req)
+	if len(w.unsaved) > 1 {
+		return // the timer is running for the first one
+	}
+	if w.saveTimer == nil {
+		w.saveTimer = time.AfterFunc(memoSaveDelay, func() { _ = w.saveMemos() })
+	} else {
+		w.saveTimer.Reset(memoSaveDelay)
+	}
+}
+
+// saveMemos stores the unsaved memos and returns once they are committed.
+// A memo that cannot be stored fails the attempt and stays unsaved, so that
+// the run's completion cannot go without it.
+func (w *wfContext) saveMemos() error {
+	w.saving.Lock()
+	defer w.saving.Unlock()
+	reqs := w.takeUnsaved()
+	for i, req := range reqs {
+		if _, err := w.c.batch.memos.do(context.WithoutCancel(w), req); err != nil {
+			w.mu.Lock()
+			w.unsaved = append(reqs[i:], w.unsaved...)
+			w.mu.Unlock()
+			return w.fail(req.memo.Name, fmt.Errorf("workflow: store result of step %q: %w", req.memo.Name, err))
+		}
+	}
+	return nil
+}
+
+// memosToComplete returns the unsaved memos for the run's completion to
+// store, once a save the timer started has ended.
+func (w *wfContext) memosToComplete() []memoReq {
+	w.saving.Lock()
+	defer w.saving.Unlock()
+	return w.takeUnsaved()
+}
+
+// takeUnsaved returns the unsaved memos and forgets them: the caller stores
+// them, holding saving.
+func (w *wfContext) takeUnsaved() []memoReq {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	reqs := w.unsaved
+	w.unsaved = nil
+	if w.saveTimer != nil {
+		w.saveTimer.Stop()
+	}
+	return reqs
 }
 
 func (w *wfContext) failLocked(step string, err error) error {

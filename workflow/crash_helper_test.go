@@ -192,8 +192,8 @@ func crashOpenTxDef(pool *pgxpool.Pool, inHelper bool) *Definition[crashIn, cras
 	}, nil)
 }
 
-// crashEndDef: step "one", an effect recorded outside any step (so on every
-// attempt), and the function returns.
+// crashEndDef: steps "one" and "two", an effect recorded outside any step
+// (so on every attempt), and the function returns.
 func crashEndDef(pool *pgxpool.Pool) *Definition[crashIn, crashOut] {
 	return Define("crash_end", func(ctx Context, in crashIn) (crashOut, error) {
 		runID := ctx.Run().ID
@@ -203,10 +203,16 @@ func crashEndDef(pool *pgxpool.Pool) *Definition[crashIn, crashOut] {
 		if err != nil {
 			return crashOut{}, err
 		}
+		name, err := Step(ctx, "two", func(ctx context.Context) (string, error) {
+			return in.Name, recordEffect(ctx, pool, runID, "two")
+		})
+		if err != nil {
+			return crashOut{}, err
+		}
 		if err := recordEffect(ctx, pool, runID, "end"); err != nil {
 			return crashOut{}, err
 		}
-		return crashOut{Greeting: greeting + " " + in.Name}, nil
+		return crashOut{Greeting: greeting + " " + name}, nil
 	}, nil)
 }
 

@@ -220,11 +220,20 @@ func TestCrashBeforeCompletionCommits(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, StatusRunning, run.Status, "the ended attempt's completion never committed")
 	require.Equal(t, 1, effectCount(t, db, h.ID, "end"))
+	// Step two's memo was to commit with the completion, unless the helper
+	// took longer than memoSaveDelay to end the function and it was stored
+	// on its own (see Step).
+	twoStored := countRows(t, db.Pool, `SELECT count(*) FROM step_runs WHERE run_id = $1 AND name = 'two'`, h.ID) == 1
 
 	out, freshStart := finishAfterRescue(t, db, client, h, run.JobID)
 
 	require.Equal(t, crashOut{Greeting: "hello ada"}, out)
-	require.Equal(t, 1, effectCount(t, db, h.ID, "one"), `step "one" is replayed from its memo`)
+	require.Equal(t, 1, effectCount(t, db, h.ID, "one"), `step "one" is replayed from its memo, stored before step "two" ran`)
+	if twoStored {
+		require.Equal(t, 1, effectCount(t, db, h.ID, "two"), `step "two" is replayed from its memo`)
+	} else {
+		require.Equal(t, 2, effectCount(t, db, h.ID, "two"), `step "two" runs again: its memo was lost with the completion`)
+	}
 	require.Equal(t, []int{child.pid(), os.Getpid()}, effectPIDs(t, db, h.ID, "end"), "the function ended in the helper, then here")
 	run, err = client.GetRun(ctx, h.ID)
 	require.NoError(t, err)

@@ -46,9 +46,11 @@ recommended settings:
   - Every attempt of a run is one River job (ONE_JOB_PER_ATTEMPT): River's
     fetching, retries with backoff, rescue of stuck jobs and notifications
     do the scheduling; Tributary never claims work itself.
-  - A step's result is durable before the workflow moves past it; a replay
-    returns it without calling the step's function (MEMO_BEFORE_PROGRESS).
-    All of a run's memos load in one query per attempt.
+  - A step's result is durable before the workflow moves past it: before
+    the next step, sleep, wait or child does anything, and at the latest in
+    the run's completion transaction. A replay returns it without calling
+    the step's function (MEMO_BEFORE_PROGRESS). All of a run's memos load in
+    one query per attempt.
   - StepTx commits a step's writes and its memo in one transaction.
   - Starting a run (StartTx), parking it (Sleep, WaitSignal, RunChild) and
     finishing it (with river.JobCompleteTx) each change the run's row and its
@@ -64,12 +66,21 @@ What is not guaranteed: a plain Step's function may run more than once if the
 process dies after its side effect and before its memo commits (make it
 idempotent, or use StepTx); and code outside steps runs on every replay.
 
+Step returns before its memo commits. The memo is stored when the workflow
+reaches its next step boundary, which waits for it, or with the run's
+completion, in the same statement; if the workflow reaches neither within
+50 ms, it is stored on its own. A run's last step thus costs no commit wait
+of its own. Since code between steps runs again on every replay, it cannot
+tell the difference; a crash in that window runs the step again, as a crash
+before its memo committed always did.
+
 # Performance
 
-A run costs, beyond its River job: one batched insert per step (memos of
-concurrent runs share a statement and a commit; an upsert when the step has
-a record from an earlier attempt) and one batched statement that completes
-runs together with their River jobs and notifies Result waiters. Memos go
+A run costs, beyond its River job: one batched insert per step but the
+last (memos of concurrent runs share a statement and a commit; an upsert
+when the step has a record from an earlier attempt) and one batched
+statement that completes runs together with their River jobs, stores their
+last steps' memos and notifies Result waiters. Memos go
 through two batches in flight at once, so that one executes while the other
 commits. The first attempt of a run whose input is small (2 KiB with its
 metadata) starts from the job's args; every later attempt first reads the

@@ -131,6 +131,17 @@ WITH v AS (
 	FROM v JOIN jobs ON jobs.id = v.job_id
 	WHERE r.id = ANY($2) AND r.id = v.run_id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 	RETURNING r.id, r.parent_run_id
+), memos AS (
+	INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at)
+	SELECT t.r, t.n, t.k, t.st, t.rt, t.o::jsonb, t.sa, t.fa
+	FROM unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[])
+		AS t(r, n, k, st, rt, o, sa, fa)
+	JOIN done ON done.id = t.r
+	ON CONFLICT (run_id, name) DO UPDATE SET
+		kind = excluded.kind, status = excluded.status, result_type = excluded.result_type,
+		output = excluded.output, error = NULL, attempts = step_runs.attempts + 1,
+		started_at = excluded.started_at, finished_at = excluded.finished_at
+	WHERE step_runs.status <> 'completed'
 ), notified AS (
 	SELECT pg_notify('` + runDoneChannel + `', done.id::text) FROM done
 ), commit_mode AS (

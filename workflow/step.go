@@ -14,13 +14,21 @@ import (
 // a failure, a crash, a sleep or a wait) returns the stored result without
 // calling fn. Guarantees:
 //
-//   - The result is durable in step_runs before Step returns, so the workflow
-//     never moves past a step whose result could be lost
-//     (MEMO_BEFORE_PROGRESS).
+//   - The result is durable in step_runs before the workflow moves past the
+//     step (MEMO_BEFORE_PROGRESS): before the next step boundary (Step,
+//     StepTx, Sleep, SleepUntil, WaitSignal or RunChild) does anything, and
+//     at the latest in the same transaction as the run's completion, so no
+//     run is ever seen past a step whose result could be lost. Step itself
+//     returns before the memo commits: the memo rides with the next step
+//     boundary's wait or with the completion, which saves the last step of
+//     every run a commit wait of its own. The code between steps runs again
+//     on every replay anyway, so it cannot tell the difference. When the
+//     workflow reaches neither within 50 ms, the memo is stored on its own.
 //   - fn runs at least once and, once it has returned successfully and its
 //     memo is stored, never again for this run. A crash after fn's side
 //     effect but before its memo commits runs fn again: make fn idempotent,
-//     or use StepTx for database writes.
+//     or use StepTx for database writes. That window includes the time from
+//     Step's return to the memo's commit described above.
 //   - When fn fails, the attempt fails: later steps are not run and the run
 //     is retried with River's backoff (or fails at once for a NonRetryable
 //     error, or after RetryAfter's delay). Completed steps are not run again.
@@ -45,9 +53,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		return zero, w.fail(name, NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err)))
 	}
 	m := &memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded}
-	if err := w.c.writeMemo(w, w.info.ID, m, startedAt, w.memo(name) == nil); err != nil {
-		return zero, w.fail(name, fmt.Errorf("workflow: store result of step %q: %w", name, err))
-	}
+	w.deferMemo(memoReq{at: time.Now().UTC(), memo: m, runID: w.info.ID, startedAt: startedAt, fresh: w.memo(name) == nil})
 	w.setMemo(m)
 	return out, nil
 }

@@ -141,17 +141,25 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 	case parkedTill != nil:
 		// The park transaction completed this job and scheduled the run's
 		// next one; River's own "complete if running" finds nothing to do.
+		// The park passed a step boundary first, so no memo is unsaved.
 		return nil
+	case diverged == nil && stepErr == nil && fnErr == nil && !errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
+		return w.completeRun(fctx, wctx, job, output) // with the unsaved memos
+	}
+	// Every other ending keeps the memos of the steps the attempt completed,
+	// so that the next attempt (or an operator's retry) does not run them
+	// again. A memo that cannot be stored now is lost: its step runs again.
+	if err := wctx.saveMemos(); err != nil {
+		wctx.logger.ErrorContext(fctx, "tributary: Failed to store step results before ending the attempt", slog.String("err", err.Error()))
+	}
+
+	switch {
 	case diverged != nil:
 		return w.failRun(fctx, wctx, job, diverged, diverged.Step)
 	case errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
 		return w.cancelRun(fctx, wctx, job)
 	case stepErr != nil:
 		fnErr = stepErr
-	}
-
-	if fnErr == nil {
-		return w.completeRun(fctx, wctx, job, output)
 	}
 
 	var (
@@ -172,13 +180,14 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 }
 
 // completeRun completes the run and its River job in one transaction,
-// shared with other runs completing at the same moment. It does not wait
+// shared with other runs completing at the same moment, and stores the
+// memos of the steps that returned since the last step boundary in it. It does not wait
 // for that transaction: the attempt ends, and its River slot is free for the
 // next job, while the completion is queued (see pilot.go for why that keeps
 // the run and its job atomic). It waits only when too many completions are
 // pending already.
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
-	req := completeReq{attempt: wctx.info.Attempt, hasParent: wctx.info.ParentID != nil, job: job, output: output, startedAt: wctx.attemptedAt()}
+	req := completeReq{attempt: wctx.info.Attempt, hasParent: wctx.info.ParentID != nil, job: job, memos: wctx.memosToComplete(), output: output, startedAt: wctx.attemptedAt()}
 	if w.c.pending.add(req) {
 		w.c.batch.completes.send(req)
 		return nil
