@@ -95,7 +95,9 @@ func (w *wfContext) memo(name string) *memo { return w.memos[name] }
 
 // enter is the step boundary: every step kind passes it first. It validates
 // the name, rejects a name used twice in one run, stops the workflow after a
-// failed step or a park, and checks for cancellation.
+// failed step or a park, and checks for cancellation. Then it stores the
+// memos of the steps that returned before it, so that nothing past the
+// boundary happens before they are committed (MEMO_BEFORE_PROGRESS).
 func (w *wfContext) enter(name string, kind StepKind) error {
 	if err := w.check(name, kind); err != nil {
 		return err
