@@ -310,7 +310,10 @@ func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeR
 // completeRuns): it makes the state change river.JobCompleteTx makes (state
 // completed, finalized_at set, only if the job is still running: River's
 // "if running" rule) for every job, completes the runs whose job it
-// completed, and NOTIFYs Result waiters. It returns the jobs it completed
+// completed, stores the memos those runs' attempts left unsaved (see Step;
+// under the run's row lock from the update, which stands in for the
+// key-share lock the other statements that write steps take), and NOTIFYs
+// Result waiters. It returns the jobs it completed
 // and the parents of the child runs among them, which the caller must wake
 // in the same transaction. One statement instead of River's general-purpose
 // completion query plus BEGIN/COMMIT: completion is on every run's path.

@@ -91,6 +91,15 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text
 JOIN {s}workflow_runs run ON run.id = t.r
 FOR KEY SHARE OF run`
 
+// memoConflict makes a memo write an upsert: a step's record from an
+// earlier attempt (a failure, a park) takes the new result; a completed
+// record stays as it is.
+const memoConflict = `ON CONFLICT (run_id, name) DO UPDATE SET
+	kind = excluded.kind, status = excluded.status, result_type = excluded.result_type,
+	output = excluded.output, error = NULL, attempts = step_runs.attempts + 1,
+	started_at = excluded.started_at, finished_at = excluded.finished_at
+WHERE step_runs.status <> 'completed'`
+
 func newQueries(schema string) *queries {
 	prefix := ""
 	if schema != "" {
@@ -137,11 +146,7 @@ WITH v AS (
 	FROM unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[])
 		AS t(r, n, k, st, rt, o, sa, fa)
 	JOIN done ON done.id = t.r
-	ON CONFLICT (run_id, name) DO UPDATE SET
-		kind = excluded.kind, status = excluded.status, result_type = excluded.result_type,
-		output = excluded.output, error = NULL, attempts = step_runs.attempts + 1,
-		started_at = excluded.started_at, finished_at = excluded.finished_at
-	WHERE step_runs.status <> 'completed'
+	` + memoConflict + `
 ), notified AS (
 	SELECT pg_notify('` + runDoneChannel + `', done.id::text) FROM done
 ), commit_mode AS (
@@ -208,12 +213,7 @@ LIMIT $5`),
 		// and a run deleted meanwhile waits for the step's transaction, then
 		// deletes the step with the run's others.
 		memoInsert: t(memoInsert),
-		memoUpsert: t(memoInsert + `
-ON CONFLICT (run_id, name) DO UPDATE SET
-	kind = excluded.kind, status = excluded.status, result_type = excluded.result_type,
-	output = excluded.output, error = NULL, attempts = step_runs.attempts + 1,
-	started_at = excluded.started_at, finished_at = excluded.finished_at
-WHERE step_runs.status <> 'completed'`),
+		memoUpsert: t(memoInsert + "\n" + memoConflict),
 		parkMemo: t(`
 INSERT INTO {s}step_runs (run_id, name, kind, status, wake_at, child_run_id, result_type)
 SELECT id, $2::text, $3::text, $4::text, $5::timestamptz, $6::uuid, $7::text
