@@ -1,9 +1,12 @@
-package workflow
+package workflow_test
 
 // Benchmarks of the engine against raw River on the same server, so that the
 // cost of a workflow run and of a step reads as a ratio:
 //
 //	go test -run '^$' -bench . -benchtime=5000x -count=3 ./workflow/
+//
+// The workflows and River jobs are those tributary bench runs
+// (internal/bench: ZeroSteps, ThreeSteps, NoopArgs, CheckpointArgs).
 //
 // Start benchmarks time starting runs (one transaction each) next to River
 // inserting a trivial job. Throughput benchmarks insert b.N items before the
@@ -28,7 +31,6 @@ package workflow
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -45,7 +47,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/tributary-go/tributary/internal/bench"
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/workflow"
 )
 
 const (
@@ -54,7 +58,6 @@ const (
 	benchFetchPoll     = 20 * time.Millisecond // as River's riverbench
 	benchPoolConns     = 40                    // pgxpool MaxConns
 	benchParallelism   = 10                    // RunParallel goroutines per GOMAXPROCS
-	benchSteps         = 3                     // steps (or checkpoints) per item
 	benchWaitTimeout   = 5 * time.Minute       // guard against a hung benchmark
 )
 
@@ -74,79 +77,9 @@ func benchPerfWindow(b *testing.B, from, to float64) {
 
 func benchLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// benchStepOut is the small result of each step and checkpoint.
-type benchStepOut struct {
-	Step  int    `json:"step"`
-	Value string `json:"value"`
-}
-
-var benchStepNames = [benchSteps]string{"one", "two", "three"}
-
-var benchZeroSteps = Define("bench_zero_steps", func(_ Context, n int) (int, error) {
-	return n, nil
-}, nil)
-
-var benchThreeSteps = Define("bench_three_steps", func(ctx Context, n int) (int, error) {
-	total := n
-	for i, name := range benchStepNames {
-		out, err := Step(ctx, name, func(context.Context) (benchStepOut, error) {
-			return benchStepOut{Step: i, Value: "ok"}, nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		total += out.Step
-	}
-	return total, nil
-}, nil)
-
-// benchNoopArgs is the raw River job of the River benchmarks.
-type benchNoopArgs struct {
-	N int `json:"n"`
-}
-
-func (benchNoopArgs) Kind() string { return "bench_noop" }
-
-type benchNoopWorker struct {
-	river.WorkerDefaults[benchNoopArgs]
-}
-
-func (*benchNoopWorker) Work(context.Context, *river.Job[benchNoopArgs]) error { return nil }
-
-type benchCheckpointArgs struct {
-	N int `json:"n"`
-}
-
-func (benchCheckpointArgs) Kind() string { return "bench_checkpoint" }
-
-// benchCheckpointWorker persists benchSteps step results by hand, each in a
-// transaction of its own (one autocommit INSERT: one round trip and one
-// commit per step, the cheapest hand-rolled form).
-type benchCheckpointWorker struct {
-	river.WorkerDefaults[benchCheckpointArgs]
-	pool *pgxpool.Pool
-}
-
-const benchCheckpointTable = `CREATE TABLE bench_checkpoints (
-	job_id bigint NOT NULL,
-	step   int    NOT NULL,
-	output jsonb  NOT NULL,
-	PRIMARY KEY (job_id, step)
-)`
-
-func (w *benchCheckpointWorker) Work(ctx context.Context, job *river.Job[benchCheckpointArgs]) error {
-	for i := range benchSteps {
-		out, err := json.Marshal(benchStepOut{Step: i, Value: "ok"})
-		if err != nil {
-			return err
-		}
-		if _, err := w.pool.Exec(ctx, `INSERT INTO bench_checkpoints (job_id, step, output) VALUES ($1, $2, $3)`,
-			job.ID, i, out); err != nil {
-			return fmt.Errorf("checkpoint %d of job %d: %w", i, job.ID, err)
-		}
-	}
-	return nil
-}
+// benchCheckpoints is the table of bench.CheckpointWorker, in the
+// benchmark's schema.
+const benchCheckpoints = "bench_checkpoints"
 
 // benchEnv is a fresh schema and a pool big enough for benchWorkers workers
 // plus River's own connections.
@@ -220,14 +153,20 @@ func (env *benchEnv) newRiverClient(b *testing.B, workers *river.Workers) *river
 	return rc
 }
 
-// newClient builds a workflow client working defs, or an insert-only one.
-func (env *benchEnv) newClient(b *testing.B, working bool, defs ...Registrable) *Client {
-	b.Helper()
-	config := &Config{Logger: benchLogger(), Schema: env.db.Schema, Workflows: defs}
+// clientConfig is the configuration of a workflow client working defs, or
+// of an insert-only one.
+func (env *benchEnv) clientConfig(working bool, defs ...workflow.Registrable) *workflow.Config {
+	config := &workflow.Config{Logger: benchLogger(), Schema: env.db.Schema, Workflows: defs}
 	if working {
 		config.River = env.riverConfig(true)
 	}
-	c, err := NewClient(env.pool, config)
+	return config
+}
+
+// newClient builds a workflow client on the benchmark's pool.
+func (env *benchEnv) newClient(b *testing.B, config *workflow.Config) *workflow.Client {
+	b.Helper()
+	c, err := workflow.NewClient(env.pool, config)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -331,7 +270,7 @@ func BenchmarkRiverInsert(b *testing.B) {
 	b.ResetTimer()
 	cpu := readBenchCPU()
 	for i := 0; i < b.N; i++ {
-		if _, err := rc.Insert(ctx, benchNoopArgs{N: i}, nil); err != nil {
+		if _, err := rc.Insert(ctx, bench.NoopArgs{N: i}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -352,7 +291,7 @@ func BenchmarkRiverInsertParallel(b *testing.B) {
 	cpu := readBenchCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := rc.Insert(ctx, benchNoopArgs{N: int(n.Add(1))}, nil); err != nil {
+			if _, err := rc.Insert(ctx, bench.NoopArgs{N: int(n.Add(1))}, nil); err != nil {
 				b.Error(err)
 				return
 			}
@@ -366,13 +305,13 @@ func BenchmarkRiverInsertParallel(b *testing.B) {
 
 func BenchmarkStart(b *testing.B) {
 	env := newBenchEnv(b)
-	c := env.newClient(b, false, benchZeroSteps)
+	c := env.newClient(b, env.clientConfig(false, bench.ZeroSteps))
 	ctx := context.Background()
 	env.tracer.reset(b, env)
 	b.ResetTimer()
 	cpu := readBenchCPU()
 	for i := 0; i < b.N; i++ {
-		if _, err := benchZeroSteps.Start(ctx, c, i, nil); err != nil {
+		if _, err := bench.ZeroSteps.Start(ctx, c, i, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -384,7 +323,7 @@ func BenchmarkStart(b *testing.B) {
 
 func BenchmarkStartParallel(b *testing.B) {
 	env := newBenchEnv(b)
-	c := env.newClient(b, false, benchZeroSteps)
+	c := env.newClient(b, env.clientConfig(false, bench.ZeroSteps))
 	ctx := context.Background()
 	var n atomic.Int64
 	env.tracer.reset(b, env)
@@ -393,7 +332,7 @@ func BenchmarkStartParallel(b *testing.B) {
 	cpu := readBenchCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := benchZeroSteps.Start(ctx, c, int(n.Add(1)), nil); err != nil {
+			if _, err := bench.ZeroSteps.Start(ctx, c, int(n.Add(1)), nil); err != nil {
 				b.Error(err)
 				return
 			}
@@ -411,12 +350,15 @@ func BenchmarkStartParallel(b *testing.B) {
 // client or a workflow client.
 type benchRunner struct {
 	river *river.Client[pgx.Tx]
+	kind  string // the job kind of the items
 	start func(context.Context) error
 	stop  func(context.Context) error
 }
 
 // measureThroughput starts r with b.N items already inserted and times until
-// River has reported b.N jobs completed; then it stops r and calls verify.
+// River has reported b.N jobs of r's kind completed; then it stops r and
+// calls verify. Jobs of other kinds (the workflow client's own maintenance
+// jobs) are ignored.
 func measureThroughput(b *testing.B, env *benchEnv, r benchRunner, verify func()) {
 	b.Helper()
 	events, cancelSub := r.river.SubscribeConfig(&river.SubscribeConfig{
@@ -431,8 +373,8 @@ func measureThroughput(b *testing.B, env *benchEnv, r benchRunner, verify func()
 	go func() {
 		completed := 0
 		for ev := range events {
-			if ev.Job.Kind == (repairArgs{}).Kind() {
-				continue // the client's own maintenance job
+			if ev.Job.Kind != r.kind {
+				continue
 			}
 			if ev.Kind != river.EventKindJobCompleted {
 				unexpected.CompareAndSwap(nil, ev)
@@ -484,12 +426,14 @@ func measureThroughput(b *testing.B, env *benchEnv, r benchRunner, verify func()
 	env.tracer.report(b, env) // closes the pool
 }
 
-func riverRunner(rc *river.Client[pgx.Tx]) benchRunner {
-	return benchRunner{river: rc, start: rc.Start, stop: rc.Stop}
+// riverRunner runs rc, whose items are jobs of kind.
+func riverRunner(rc *river.Client[pgx.Tx], kind string) benchRunner {
+	return benchRunner{river: rc, kind: kind, start: rc.Start, stop: rc.Stop}
 }
 
-func workflowRunner(c *Client) benchRunner {
-	return benchRunner{river: c.River(), start: c.Start, stop: c.Stop}
+// workflowRunner runs c, whose items are runs of def.
+func workflowRunner(c *workflow.Client, def *workflow.Definition[int, int]) benchRunner {
+	return benchRunner{river: c.River(), kind: def.Kind(), start: c.Start, stop: c.Stop}
 }
 
 func benchInsertRiver(b *testing.B, rc *river.Client[pgx.Tx], args func(i int) river.JobArgs) {
@@ -506,7 +450,7 @@ func benchInsertRiver(b *testing.B, rc *river.Client[pgx.Tx], args func(i int) r
 	}
 }
 
-func benchStartRuns(b *testing.B, env *benchEnv, c *Client, def *Definition[int, int]) {
+func benchStartRuns(b *testing.B, env *benchEnv, c *workflow.Client, def *workflow.Definition[int, int]) {
 	b.Helper()
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, env.pool, func(tx pgx.Tx) error {
@@ -525,11 +469,11 @@ func benchStartRuns(b *testing.B, env *benchEnv, c *Client, def *Definition[int,
 func BenchmarkRiverJobs0Steps(b *testing.B) {
 	env := newBenchEnv(b)
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &benchNoopWorker{})
+	river.AddWorker(workers, &bench.NoopWorker{})
 	rc := env.newRiverClient(b, workers)
-	benchInsertRiver(b, rc, func(i int) river.JobArgs { return benchNoopArgs{N: i} })
+	benchInsertRiver(b, rc, func(i int) river.JobArgs { return bench.NoopArgs{N: i} })
 
-	measureThroughput(b, env, riverRunner(rc), func() {
+	measureThroughput(b, env, riverRunner(rc, bench.NoopArgs{}.Kind()), func() {
 		if n := env.count(b, `SELECT count(*) FROM river_job WHERE state = 'completed'`); n != b.N {
 			b.Fatalf("%d jobs completed, want %d", n, b.N)
 		}
@@ -538,50 +482,51 @@ func BenchmarkRiverJobs0Steps(b *testing.B) {
 
 func BenchmarkRiverJobs3Checkpoints(b *testing.B) {
 	env := newBenchEnv(b)
-	if _, err := env.pool.Exec(context.Background(), benchCheckpointTable); err != nil {
+	if _, err := env.pool.Exec(context.Background(), bench.CheckpointTableSQL(benchCheckpoints)); err != nil {
 		b.Fatal(err)
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &benchCheckpointWorker{pool: env.pool})
+	river.AddWorker(workers, &bench.CheckpointWorker{Pool: env.pool, Table: benchCheckpoints})
 	rc := env.newRiverClient(b, workers)
-	benchInsertRiver(b, rc, func(i int) river.JobArgs { return benchCheckpointArgs{N: i} })
+	benchInsertRiver(b, rc, func(i int) river.JobArgs { return bench.CheckpointArgs{N: i} })
 
-	measureThroughput(b, env, riverRunner(rc), func() {
+	measureThroughput(b, env, riverRunner(rc, bench.CheckpointArgs{}.Kind()), func() {
 		if n := env.count(b, `SELECT count(*) FROM river_job WHERE state = 'completed'`); n != b.N {
 			b.Fatalf("%d jobs completed, want %d", n, b.N)
 		}
-		if n := env.count(b, `SELECT count(*) FROM bench_checkpoints`); n != benchSteps*b.N {
-			b.Fatalf("%d checkpoints, want %d", n, benchSteps*b.N)
+		if n := env.count(b, `SELECT count(*) FROM `+benchCheckpoints); n != bench.Steps*b.N {
+			b.Fatalf("%d checkpoints, want %d", n, bench.Steps*b.N)
 		}
 	})
 }
 
 func BenchmarkWorkflow0Steps(b *testing.B) {
-	benchWorkflow(b, benchZeroSteps, 0, false)
+	benchWorkflow(b, bench.ZeroSteps, 0, false)
 }
 
 func BenchmarkWorkflow3Steps(b *testing.B) {
-	benchWorkflow(b, benchThreeSteps, benchSteps, false)
+	benchWorkflow(b, bench.ThreeSteps, bench.Steps, false)
 }
 
 // The same with Config.AsyncCompletion: completions do not wait for their
 // WAL flush.
 
 func BenchmarkWorkflow0StepsAsyncCompletion(b *testing.B) {
-	benchWorkflow(b, benchZeroSteps, 0, true)
+	benchWorkflow(b, bench.ZeroSteps, 0, true)
 }
 
 func BenchmarkWorkflow3StepsAsyncCompletion(b *testing.B) {
-	benchWorkflow(b, benchThreeSteps, benchSteps, true)
+	benchWorkflow(b, bench.ThreeSteps, bench.Steps, true)
 }
 
-func benchWorkflow(b *testing.B, def *Definition[int, int], steps int, asyncCompletion bool) {
+func benchWorkflow(b *testing.B, def *workflow.Definition[int, int], steps int, asyncCompletion bool) {
 	env := newBenchEnv(b)
-	c := env.newClient(b, true, def)
-	c.asyncCompletion = asyncCompletion
+	config := env.clientConfig(true, def)
+	config.AsyncCompletion = asyncCompletion
+	c := env.newClient(b, config)
 	benchStartRuns(b, env, c, def)
 
-	measureThroughput(b, env, workflowRunner(c), func() {
+	measureThroughput(b, env, workflowRunner(c, def), func() {
 		if n := env.count(b, `SELECT count(*) FROM workflow_runs WHERE status = 'completed'`); n != b.N {
 			b.Fatalf("%d runs completed, want %d", n, b.N)
 		}

@@ -1,7 +1,9 @@
 // Package bench measures Tributary against raw River on a real database, so
 // that the cost of a workflow run and of a step read as ratios on the
-// user's own hardware. It backs `tributary bench`, and mirrors the package
-// benchmarks in workflow/bench_test.go.
+// user's own hardware. It backs `tributary bench`. Its workflows and River
+// jobs (ZeroSteps, ThreeSteps, NoopArgs, CheckpointArgs) are also those of
+// the package benchmarks in workflow/bench_test.go, so that both measure
+// the same work.
 //
 // Run works four cases, in this order:
 //

@@ -2,19 +2,14 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/tributary-go/tributary/workflow"
 )
-
-// benchSteps is the number of steps (or checkpoints) of cases 3 and 4.
-const benchSteps = 3
 
 // insertChunk bounds the items inserted in one statement or transaction.
 const insertChunk = 5000
@@ -33,9 +28,9 @@ type benchCase struct {
 // cases are the cases Run measures, in order.
 var cases = []benchCase{
 	{key: "river_0_steps", name: "River jobs, 0 steps", prepare: prepareRiverNoop},
-	{key: "workflow_0_steps", name: "Workflow runs, 0 steps", prepare: prepareWorkflow(zeroSteps, 0)},
-	{key: "river_3_checkpoints", name: "River jobs, 3 checkpoints", steps: benchSteps, prepare: prepareRiverCheckpoints},
-	{key: "workflow_3_steps", name: "Workflow runs, 3 steps", steps: benchSteps, prepare: prepareWorkflow(threeSteps, benchSteps)},
+	{key: "workflow_0_steps", name: "Workflow runs, 0 steps", prepare: prepareWorkflow(ZeroSteps, 0)},
+	{key: "river_3_checkpoints", name: "River jobs, 3 checkpoints", steps: Steps, prepare: prepareRiverCheckpoints},
+	{key: "workflow_3_steps", name: "Workflow runs, 3 steps", steps: Steps, prepare: prepareWorkflow(ThreeSteps, Steps)},
 }
 
 // runner is a case's client, ready to start with its items inserted.
@@ -49,35 +44,6 @@ type runner struct {
 	// completed.
 	completed func(ctx context.Context) (items, steps int, err error)
 }
-
-// stepOut is the small output of every step and checkpoint.
-type stepOut struct {
-	Step  int    `json:"step"`
-	Value string `json:"value"`
-}
-
-var stepNames = [benchSteps]string{"one", "two", "three"}
-
-// The workflows of cases 2 and 4.
-var (
-	zeroSteps = workflow.Define("bench_zero_steps", func(_ workflow.Context, n int) (int, error) {
-		return n, nil
-	}, nil)
-
-	threeSteps = workflow.Define("bench_three_steps", func(ctx workflow.Context, n int) (int, error) {
-		total := n
-		for i, name := range stepNames {
-			out, err := workflow.Step(ctx, name, func(context.Context) (stepOut, error) {
-				return stepOut{Step: i, Value: "ok"}, nil
-			})
-			if err != nil {
-				return 0, err
-			}
-			total += out.Step
-		}
-		return total, nil
-	}, nil)
-)
 
 // riverConfig is the River configuration of every case: fetch tuned as
 // River's own benchmark tunes it, and one queue of config.Workers workers.
@@ -93,71 +59,21 @@ func riverConfig(s *scratch, config *Config) *river.Config {
 
 // --- Cases 1 and 3: raw River ---------------------------------------------
 
-// noopArgs is the job of case 1.
-type noopArgs struct {
-	N int `json:"n"`
-}
-
-func (noopArgs) Kind() string { return "bench_noop" }
-
-type noopWorker struct {
-	river.WorkerDefaults[noopArgs]
-}
-
-func (*noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
-
-// checkpointArgs is the job of case 3.
-type checkpointArgs struct {
-	N int `json:"n"`
-}
-
-func (checkpointArgs) Kind() string { return "bench_checkpoint" }
-
-// checkpointWorker stores benchSteps step outputs by hand, each in a
-// transaction of its own: one autocommit INSERT, so one round trip and one
-// commit per step, the cheapest hand-rolled form.
-type checkpointWorker struct {
-	river.WorkerDefaults[checkpointArgs]
-	insert string
-	pool   *pgxpool.Pool
-}
-
-func (w *checkpointWorker) Work(ctx context.Context, job *river.Job[checkpointArgs]) error {
-	for i := range benchSteps {
-		out, err := json.Marshal(stepOut{Step: i, Value: "ok"})
-		if err != nil {
-			return err
-		}
-		if _, err := w.pool.Exec(ctx, w.insert, job.ID, i, out); err != nil {
-			return fmt.Errorf("checkpoint %d of job %d: %w", i, job.ID, err)
-		}
-	}
-	return nil
-}
-
 func prepareRiverNoop(ctx context.Context, s *scratch, config *Config) (*runner, error) {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &noopWorker{})
-	return prepareRiver(ctx, s, config, workers, func(i int) river.JobArgs { return noopArgs{N: i} },
+	river.AddWorker(workers, &NoopWorker{})
+	return prepareRiver(ctx, s, config, workers, func(i int) river.JobArgs { return NoopArgs{N: i} },
 		func(context.Context) (int, error) { return 0, nil })
 }
 
 func prepareRiverCheckpoints(ctx context.Context, s *scratch, config *Config) (*runner, error) {
 	table := s.table("bench_checkpoints")
-	if _, err := s.pool.Exec(ctx, `CREATE TABLE `+table+` (
-		job_id bigint NOT NULL,
-		step   int    NOT NULL,
-		output jsonb  NOT NULL,
-		PRIMARY KEY (job_id, step)
-	)`); err != nil {
+	if _, err := s.pool.Exec(ctx, CheckpointTableSQL(table)); err != nil {
 		return nil, fmt.Errorf("creating the checkpoint table: %w", err)
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &checkpointWorker{
-		insert: `INSERT INTO ` + table + ` (job_id, step, output) VALUES ($1, $2, $3)`,
-		pool:   s.pool,
-	})
-	return prepareRiver(ctx, s, config, workers, func(i int) river.JobArgs { return checkpointArgs{N: i} },
+	river.AddWorker(workers, &CheckpointWorker{Pool: s.pool, Table: table})
+	return prepareRiver(ctx, s, config, workers, func(i int) river.JobArgs { return CheckpointArgs{N: i} },
 		func(ctx context.Context) (int, error) { return s.count(ctx, `SELECT count(*) FROM `+table) })
 }
 
