@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -38,9 +40,13 @@ func (h *Handler) runForm(do op, notice string) http.Handler {
 	})
 }
 
+// schedulePage renders a page of schedule id with status and errMsg, and
+// writes nothing when it returns an error: showSchedule or showEdit.
+type schedulePage func(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int, errMsg string) error
+
 // scheduleForm serves the POST of a form on a schedule's page: do changes
-// the schedule and redirects.
-func (h *Handler) scheduleForm(do idHandler) http.Handler {
+// the schedule and redirects, or fails and the page is shown again.
+func (h *Handler) scheduleForm(do idHandler, page schedulePage) http.Handler {
 	return h.byID("schedule", func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 		if err := parseForm(r); err != nil {
 			return err
@@ -49,7 +55,7 @@ func (h *Handler) scheduleForm(do idHandler) http.Handler {
 	}, func(w http.ResponseWriter, r *http.Request, err error) {
 		status, msg := h.statusOf(err)
 		id, idErr := parseID(r, "schedule")
-		if idErr != nil || h.showSchedule(w, r, id, status, msg) != nil {
+		if idErr != nil || page(w, r, id, status, msg) != nil {
 			h.errorPage(w, r, status, msg)
 		}
 	})
@@ -78,6 +84,55 @@ func (h *Handler) triggerForm(w http.ResponseWriter, r *http.Request, id uuid.UU
 		return err
 	}
 	h.seeOther(w, r, "/schedules/"+id.String(), "triggered", url.Values{"run": {runID.String()}})
+	return nil
+}
+
+// backfillForm runs the schedule's slots in [from, to) that have not run,
+// with schedule.Client.Backfill as POST /api/schedules/{id}/backfill does,
+// under the same cap (schedule.MaxBackfill slots, or the range is refused),
+// and with the form's overlap policy, or the schedule's when it is empty.
+// from and to are wall times in the schedule's zone, as a datetime-local
+// input sends them, or RFC 3339 times (see formTime). The notice says how
+// many of the range's slots it started or recorded as skipped, and how many
+// had their run already.
+func (h *Handler) backfillForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	s, err := h.sc.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	spec, err := s.Spec()
+	if err != nil {
+		return err
+	}
+	fromText, toText := strings.TrimSpace(r.PostFormValue("from")), strings.TrimSpace(r.PostFormValue("to"))
+	if fromText == "" || toText == "" {
+		return badRequest("enter both ends of the range to backfill, from and to (in %s)", spec.Location())
+	}
+	from, err := formTime("from", fromText, spec.Location())
+	if err != nil {
+		return err
+	}
+	to, err := formTime("to", toText, spec.Location())
+	if err != nil {
+		return err
+	}
+	opts := &schedule.BackfillOpts{Overlap: schedule.OverlapPolicy(r.PostFormValue("overlap"))}
+	n, err := h.sc.Backfill(r.Context(), id, from, to, opts)
+	if err != nil {
+		return err
+	}
+	// The slots Backfill looked at, as it counts them; the rest of them had
+	// their run already.
+	slots := 0
+	for _, occ := range spec.NextN(from.Add(-time.Second), schedule.MaxBackfill) {
+		if !occ.At.Before(to) {
+			break
+		}
+		slots++
+	}
+	h.seeOther(w, r, "/schedules/"+id.String(), "backfilled", url.Values{
+		"started": {strconv.Itoa(n)}, "slots": {strconv.Itoa(max(slots, n))},
+	})
 	return nil
 }
 

@@ -89,8 +89,8 @@ func setupBrowser(t *testing.T, config *riverui.Config) *browserBundle {
 }
 
 // TestBrowser drives the dashboard and River UI in a headless Chromium, as
-// an operator would: sign in, pause a schedule, look at a run's steps, open
-// River UI's job list. It skips when Chromium is not installed (see
+// an operator would: sign in, pause and edit a schedule, look at a run's
+// steps, open River UI's job list. It skips when Chromium is not installed (see
 // internal/browser). Prefix runs under /ops with a token, so it signs in and
 // River UI's requests carry the session cookie; Root runs at / without one.
 func TestBrowser(t *testing.T) {
@@ -137,6 +137,20 @@ func TestBrowser(t *testing.T) {
 			s, err := b.sc.Get(t.Context(), b.schedule.ID)
 			require.NoError(t, err)
 			require.True(t, s.Paused, "the schedule is not paused in the database")
+
+			// Its edit page changes its cron expression.
+			browser.Do(t, ctx,
+				chromedp.Click(chromedp.CSS(`a[data-testid=edit]`)),
+				chromedp.WaitVisible(chromedp.CSS(`form[data-testid=edit-form]`)),
+				chromedp.SetValue(chromedp.CSS(`input[name=cron]`), "30 4 * * 1-5"),
+				chromedp.Click(chromedp.CSS(`button[data-testid=save]`)),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash]`)),
+			)
+			require.Contains(t, visibleText(t, ctx, `[data-testid=flash]`), "Schedule updated.")
+			s, err = b.sc.Get(t.Context(), b.schedule.ID)
+			require.NoError(t, err)
+			require.Equal(t, "30 4 * * 1-5", s.Cron, "the schedule's cron is not changed in the database")
+			require.Equal(t, "Europe/Paris", s.TimeZone)
 
 			// The runs page leads to the run and its steps.
 			runLink := fmt.Sprintf(`a[data-testid=run-link][href$=%q]`, "/runs/"+b.run.ID.String())

@@ -37,11 +37,16 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.Handle("GET "+p+"/schedules/{id}", sched(func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 		return h.showSchedule(w, r, id, http.StatusOK, "")
 	}))
+	mux.Handle("GET "+p+"/schedules/{id}/edit", sched(func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+		return h.showEdit(w, r, id, http.StatusOK, "")
+	}))
 	mux.Handle("GET "+p+"/schedules/{id}/delete", sched(h.deletePage))
-	mux.Handle("POST "+p+"/schedules/{id}/pause", h.scheduleForm(h.pauseForm))
-	mux.Handle("POST "+p+"/schedules/{id}/resume", h.scheduleForm(h.resumeForm))
-	mux.Handle("POST "+p+"/schedules/{id}/trigger", h.scheduleForm(h.triggerForm))
-	mux.Handle("POST "+p+"/schedules/{id}/delete", h.scheduleForm(h.deleteForm))
+	mux.Handle("POST "+p+"/schedules/{id}/edit", h.scheduleForm(h.editForm, h.showEdit))
+	mux.Handle("POST "+p+"/schedules/{id}/pause", h.scheduleForm(h.pauseForm, h.showSchedule))
+	mux.Handle("POST "+p+"/schedules/{id}/resume", h.scheduleForm(h.resumeForm, h.showSchedule))
+	mux.Handle("POST "+p+"/schedules/{id}/trigger", h.scheduleForm(h.triggerForm, h.showSchedule))
+	mux.Handle("POST "+p+"/schedules/{id}/backfill", h.scheduleForm(h.backfillForm, h.showSchedule))
+	mux.Handle("POST "+p+"/schedules/{id}/delete", h.scheduleForm(h.deleteForm, h.showSchedule))
 	mux.HandleFunc("GET "+p+"/runs", h.runsPage)
 	mux.Handle("GET "+p+"/runs/{id}", run(func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 		return h.showRun(w, r, id, http.StatusOK, "")
@@ -162,6 +167,9 @@ func (h *Handler) schedulesPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, status, schedulesTemplate, v)
 }
 
+// overlapPolicies are the overlap policies, as the forms list them.
+var overlapPolicies = []schedule.OverlapPolicy{schedule.OverlapSkip, schedule.OverlapAllow, schedule.OverlapQueue, schedule.OverlapReplace}
+
 // describe describes a schedule's cron expression and returns its zone.
 func describe(s *schedule.Schedule) (string, *time.Location) {
 	spec, err := s.Spec()
@@ -196,6 +204,14 @@ type scheduleView struct {
 	Next         []fireTime
 	Ledger       []ledgerRow
 	Pager        pager
+	// Overlaps are the overlap policies a backfill may use instead of the
+	// schedule's; MaxBackfill is how many slots one backfill may start.
+	Overlaps    []schedule.OverlapPolicy
+	MaxBackfill int
+	// The backfill form as posted, when it failed.
+	BackfillFrom    string
+	BackfillTo      string
+	BackfillOverlap string
 }
 
 // fireTime is one of a schedule's next fire times.
@@ -246,6 +262,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 		return err
 	}
 	v := &scheduleView{chrome: h.chrome(r, s.Name, "schedules"), S: s, State: state(s), Input: prettyJSON(s.Input)}
+	v.Overlaps, v.MaxBackfill = overlapPolicies, schedule.MaxBackfill
 	v.Error = errMsg
 	if string(s.Input) == "null" {
 		v.Input = ""
@@ -298,6 +315,10 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 		last = runs[n-1].ID
 	}
 	v.Pager = h.pagerOf("/schedules/"+id.String(), r.URL.Query(), len(runs) > 0 && len(runs) == params.Limit, last)
+	if r.Method == http.MethodPost {
+		v.BackfillFrom, v.BackfillTo = r.PostFormValue("from"), r.PostFormValue("to")
+		v.BackfillOverlap = r.PostFormValue("overlap")
+	}
 	h.render(w, r, status, scheduleTemplate, v)
 	return nil
 }

@@ -14,10 +14,15 @@
 //
 //	GET  /                               schedules: ?owner=&workflow=&paused=any|yes|no&after=&limit=
 //	GET  /schedules/{id}                 a schedule: spec, next 10 fire times, run ledger (?after=&limit=)
+//	GET  /schedules/{id}/edit            a form to change its spec, filled in with it
 //	GET  /schedules/{id}/delete          asks to confirm deleting it
+//	POST /schedules/{id}/edit            form: name, description, owner, cron, time_zone, start_at, end_at,
+//	                                     overlap, catch_up, catch_up_window, max_attempts, priority, queue,
+//	                                     timeout, grant_id, input (JSON)
 //	POST /schedules/{id}/pause           form: note
 //	POST /schedules/{id}/resume          form: missed=skip|latest|backfill
 //	POST /schedules/{id}/trigger
+//	POST /schedules/{id}/backfill        form: from, to, overlap
 //	POST /schedules/{id}/delete
 //	GET  /runs                           runs: ?type=&status=&schedule=&after=&limit=
 //	GET  /runs/{id}                      a run: input, output or error, step timeline
@@ -29,9 +34,22 @@
 //
 // A form's action redirects (303) back to its page with a flash notice, or
 // to the schedules after a delete; when it fails, the page is shown again
-// with the error, under the status the JSON API would answer. Every value
-// on a page is escaped by html/template, and the pages' Content-Security-
-// Policy allows no script and no resource but their own inline stylesheet.
+// with the error (the edit, backfill and signal forms as typed), under the
+// status the JSON API would answer, and nothing is written.
+//
+// The edit form updates the schedule as PATCH /api/schedules/{id} does,
+// naming only the fields that differ from the schedule: an unchanged start
+// or end does not re-time it, and an unchanged grant is not checked again.
+// Its start and end, and a backfill's from and to, are wall times in the
+// schedule's zone, shown beside them (as a datetime-local input sends them:
+// 2026-11-01T09:00), or RFC 3339 times. A backfill, like the API's, runs
+// the slots in [from, to) that have no run yet, at most schedule.MaxBackfill
+// of them or none, and its notice says how many it started and how many had
+// run already.
+//
+// Every value on a page is escaped by html/template, and the pages'
+// Content-Security-Policy allows no script and no resource but their own
+// inline stylesheet.
 //
 // # River UI and the JSON API
 //

@@ -10,9 +10,12 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/tributary-go/tributary/schedule"
 )
 
 var (
@@ -36,6 +39,7 @@ var (
 
 	schedulesTemplate      = page("schedules.html")
 	scheduleTemplate       = page("schedule.html")
+	editScheduleTemplate   = page("schedule_edit.html")
 	deleteScheduleTemplate = page("schedule_delete.html")
 	runsTemplate           = page("runs.html")
 	runTemplate            = page("run.html")
@@ -71,11 +75,14 @@ type chrome struct {
 }
 
 // notices are the flash notices a page shows for its notice= parameter,
-// which an action's redirect sets. Only these texts are ever shown: a link
-// cannot make the dashboard say something else.
+// which an action's redirect sets. Only these texts are ever shown, with at
+// most a run id (after "triggered") or two counts (after "backfilled"),
+// each parsed: a link cannot make the dashboard say anything else.
 var notices = map[string]string{
 	"paused":     "Schedule paused: no slot fires until it is resumed.",
 	"resumed":    "Schedule resumed.",
+	"updated":    "Schedule updated. A new cron expression, time zone, start or end applies at once; other changes from the next slot.",
+	"unchanged":  "Nothing to update: the form matched the schedule.",
 	"triggered":  "Triggered a run.",
 	"deleted":    "Schedule deleted. Its past runs are kept.",
 	"cancelled":  "Run cancelled. A running attempt stops at its next step.",
@@ -88,12 +95,35 @@ func (h *Handler) chrome(r *http.Request, title, nav string) chrome {
 	c := chrome{Prefix: h.prefix, Title: title, Nav: nav, SignOut: h.auth.enabled(), Now: time.Now()}
 	q := r.URL.Query()
 	c.Notice = notices[q.Get("notice")]
-	if q.Get("notice") == "triggered" {
+	switch q.Get("notice") {
+	case "triggered":
 		if id, err := uuid.Parse(q.Get("run")); err == nil {
 			c.NoticeRun = id.String()
 		}
+	case "backfilled":
+		c.Notice = backfillNotice(q.Get("started"), q.Get("slots"))
 	}
 	return c
+}
+
+// backfillNotice is the notice of a backfill: of the slots its range
+// holds, it started (or recorded as skipped) started; the others had a run
+// already. It is "" for counts that backfillForm does not write.
+func backfillNotice(startedParam, slotsParam string) string {
+	started, err1 := strconv.Atoi(startedParam)
+	slots, err2 := strconv.Atoi(slotsParam)
+	if err1 != nil || err2 != nil || started < 0 || started > slots || slots > schedule.MaxBackfill {
+		return ""
+	}
+	if slots == 0 {
+		return "Backfill found no slot in the range."
+	}
+	unit := "slots"
+	if slots == 1 {
+		unit = "slot"
+	}
+	return fmt.Sprintf("Backfilled %d of %d %s in the range (each started a run, or was recorded as skipped under the overlap policy); %d had a run already.",
+		started, slots, unit, slots-started)
 }
 
 // render answers a page. v embeds chrome.

@@ -1,0 +1,315 @@
+package riverui
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tributary-go/tributary/schedule"
+)
+
+// The edit page of a schedule has its own URL, GET and POST
+// /schedules/{id}/edit, like the confirmation of a delete: its dozen fields
+// would bury the schedule's page, and a submit that fails shows them again,
+// as typed, under the error at the top of the page rather than below the
+// run ledger.
+
+// editView is the page that edits a schedule.
+type editView struct {
+	chrome
+	S *schedule.Schedule
+	// Zone is the zone the start and end are read in: the schedule's.
+	Zone     string
+	Form     scheduleFields
+	Overlaps []schedule.OverlapPolicy
+	CatchUps []schedule.CatchUpPolicy
+}
+
+// scheduleFields are the fields of the edit form, as the form holds them.
+// Empty run policy fields (attempts, priority, queue, timeout) leave the
+// workflow type's default; an empty catch-up window is the default one
+// (schedule.DefaultCatchUpWindow) and "0s" is none; empty input is null;
+// an empty start, end or grant removes it.
+type scheduleFields struct {
+	Name          string
+	Description   string
+	Owner         string
+	Cron          string
+	TimeZone      string
+	StartAt       string
+	EndAt         string
+	Overlap       string
+	CatchUp       string
+	CatchUpWindow string
+	MaxAttempts   string
+	Priority      string
+	Queue         string
+	Timeout       string
+	Input         string
+	GrantID       string
+}
+
+// fieldsOf fills the edit form with the schedule as stored, its start and
+// end as wall times in loc.
+func fieldsOf(s *schedule.Schedule, loc *time.Location) scheduleFields {
+	f := scheduleFields{
+		Name: s.Name, Description: s.Description, Owner: s.Owner, Cron: s.Cron, TimeZone: s.TimeZone,
+		StartAt: wallTime(s.StartAt, loc), EndAt: wallTime(s.EndAt, loc),
+		Overlap: string(s.Overlap), CatchUp: string(s.CatchUp), CatchUpWindow: s.CatchUpWindow.String(),
+		Queue: s.Queue, Input: prettyJSON(s.Input),
+	}
+	if string(s.Input) == "null" {
+		f.Input = ""
+	}
+	if s.MaxAttempts != 0 {
+		f.MaxAttempts = strconv.Itoa(s.MaxAttempts)
+	}
+	if s.Priority != 0 {
+		f.Priority = strconv.Itoa(s.Priority)
+	}
+	if s.Timeout != 0 {
+		f.Timeout = s.Timeout.String()
+	}
+	if s.GrantID != nil {
+		f.GrantID = s.GrantID.String()
+	}
+	return f
+}
+
+// postedFields reads the edit form as posted, with a textarea's line breaks
+// (CRLF in a form) as LF, as they are stored.
+func postedFields(r *http.Request) scheduleFields {
+	v := func(name string) string {
+		return strings.ReplaceAll(strings.TrimSpace(r.PostFormValue(name)), "\r\n", "\n")
+	}
+	return scheduleFields{
+		Name: v("name"), Description: v("description"), Owner: v("owner"), Cron: v("cron"), TimeZone: v("time_zone"),
+		StartAt: v("start_at"), EndAt: v("end_at"), Overlap: v("overlap"), CatchUp: v("catch_up"),
+		CatchUpWindow: v("catch_up_window"), MaxAttempts: v("max_attempts"), Priority: v("priority"),
+		Queue: v("queue"), Timeout: v("timeout"), Input: v("input"), GrantID: v("grant_id"),
+	}
+}
+
+// showEdit renders the edit page of schedule id with status and errMsg: the
+// form as posted when the request is a POST, or else the schedule as
+// stored. When it returns an error, it has written nothing.
+func (h *Handler) showEdit(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int, errMsg string) error {
+	s, err := h.sc.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	_, loc := describe(s)
+	v := &editView{
+		chrome: h.chrome(r, "Edit "+s.Name, "schedules"), S: s, Zone: loc.String(), Form: fieldsOf(s, loc),
+		Overlaps: overlapPolicies, CatchUps: []schedule.CatchUpPolicy{schedule.CatchUpWindow, schedule.CatchUpLatest},
+	}
+	v.Error = errMsg
+	if r.Method == http.MethodPost {
+		v.Form = postedFields(r)
+	}
+	h.render(w, r, status, editScheduleTemplate, v)
+	return nil
+}
+
+// editForm updates the schedule with schedule.Client.Update, as PATCH
+// /api/schedules/{id} does. Like a PATCH naming only some fields, it passes
+// only the fields that differ from the schedule as it is now: an unchanged
+// start or end does not re-time the pending slot, and an unchanged grant is
+// not checked again (a revoked one would refuse every edit). Nothing guards
+// against a concurrent edit: a form loaded before another operator changed
+// a field puts the field's old value back. A field that cannot be read, or
+// that Update refuses, shows the form again with the error; nothing is
+// written then.
+func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	s, err := h.sc.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	p, changed, err := updateParams(s, postedFields(r))
+	if err != nil {
+		return err
+	}
+	if !changed {
+		h.seeOther(w, r, "/schedules/"+id.String(), "unchanged", nil)
+		return nil
+	}
+	if _, err := h.sc.Update(r.Context(), id, p); err != nil {
+		return err
+	}
+	h.seeOther(w, r, "/schedules/"+id.String(), "updated", nil)
+	return nil
+}
+
+// updateParams reads the form's fields and returns the update of those that
+// differ from s, and whether there is any.
+func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParams, bool, error) {
+	_, loc := describe(s)
+	p := &schedule.UpdateParams{}
+	changed := false
+	str := func(dst **string, form, stored string) {
+		if form != stored {
+			*dst, changed = &form, true
+		}
+	}
+	str(&p.Name, f.Name, s.Name)
+	str(&p.Description, f.Description, s.Description)
+	str(&p.Owner, f.Owner, s.Owner)
+	str(&p.Cron, f.Cron, s.Cron)
+	str(&p.TimeZone, f.TimeZone, s.TimeZone)
+	str(&p.Queue, f.Queue, s.Queue)
+	if overlap := schedule.OverlapPolicy(f.Overlap); overlap != s.Overlap {
+		p.Overlap, changed = &overlap, true
+	}
+	if catchUp := schedule.CatchUpPolicy(f.CatchUp); catchUp != s.CatchUp {
+		p.CatchUp, changed = &catchUp, true
+	}
+
+	window := schedule.DefaultCatchUpWindow
+	if f.CatchUpWindow != "" {
+		var err error
+		if window, err = formDuration("catch-up window", f.CatchUpWindow, "0s for none, or empty for the default (1m)"); err != nil {
+			return nil, false, err
+		}
+	}
+	if window != s.CatchUpWindow {
+		if window == 0 {
+			window = -1 // no window; 0 is the default one in UpdateParams
+		}
+		p.CatchUpWindow, changed = &window, true
+	}
+	var timeout time.Duration
+	if f.Timeout != "" {
+		var err error
+		if timeout, err = formDuration("timeout", f.Timeout, "empty for the workflow's default"); err != nil {
+			return nil, false, err
+		}
+	}
+	if timeout != s.Timeout {
+		p.Timeout, changed = &timeout, true
+	}
+	for _, field := range []struct {
+		name   string
+		form   string
+		stored int
+		dst    **int
+	}{
+		{"max attempts", f.MaxAttempts, s.MaxAttempts, &p.MaxAttempts},
+		{"priority", f.Priority, s.Priority, &p.Priority},
+	} {
+		n := 0
+		if field.form != "" {
+			var err error
+			if n, err = strconv.Atoi(field.form); err != nil {
+				return nil, false, badRequest("%s %q is not a whole number; leave it empty for the workflow's default", field.name, field.form)
+			}
+		}
+		if n != field.stored {
+			*field.dst, changed = &n, true
+		}
+	}
+
+	for _, field := range []struct {
+		name   string
+		form   string
+		stored *time.Time
+		dst    **time.Time
+	}{
+		{"start", f.StartAt, s.StartAt, &p.StartAt},
+		{"end", f.EndAt, s.EndAt, &p.EndAt},
+	} {
+		var at time.Time // zero: none
+		if field.form != "" {
+			var err error
+			if at, err = formTime(field.name, field.form, loc); err != nil {
+				return nil, false, err
+			}
+		}
+		var stored time.Time
+		if field.stored != nil {
+			stored = field.stored.Truncate(time.Second) // the form shows whole seconds
+		}
+		if !at.Equal(stored) {
+			*field.dst, changed = &at, true
+		}
+	}
+
+	input := []byte("null")
+	if f.Input != "" {
+		if !json.Valid([]byte(f.Input)) {
+			return nil, false, badRequest("the input is not valid JSON; leave it empty for none or write a JSON value such as {\"user\": \"ada\"}")
+		}
+		var buf bytes.Buffer
+		_ = json.Compact(&buf, []byte(f.Input)) // valid
+		input = buf.Bytes()
+	}
+	var stored bytes.Buffer
+	if json.Compact(&stored, s.Input) != nil || !bytes.Equal(input, stored.Bytes()) {
+		p.Input, changed = json.RawMessage(input), true
+	}
+
+	grantID := uuid.Nil
+	if f.GrantID != "" {
+		var err error
+		if grantID, err = uuid.Parse(f.GrantID); err != nil {
+			return nil, false, badRequest("grant %q is not an id; ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e, or leave it empty for none", f.GrantID)
+		}
+	}
+	storedGrant := uuid.Nil
+	if s.GrantID != nil {
+		storedGrant = *s.GrantID
+	}
+	if grantID != storedGrant {
+		p.GrantID, changed = &grantID, true
+	}
+	return p, changed, nil
+}
+
+// formDuration reads a form's duration field, a Go duration such as "90s"
+// or "1h30m"; empty means hints at what else to write.
+func formDuration(name, s, empty string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return 0, badRequest("%s %q is not a duration; write one like 90s, 15m or 1h30m, or %s", name, s, empty)
+	case d < 0:
+		return 0, badRequest("%s %q is negative; write one like 90s, 15m or 1h30m, or %s", name, s, empty)
+	}
+	return d, nil
+}
+
+// wallTimeLayouts are the layouts of a datetime-local input's value, with
+// and without seconds.
+var wallTimeLayouts = []string{"2006-01-02T15:04:05", "2006-01-02T15:04"}
+
+// formTime reads a form's time field: an RFC 3339 time, or a wall time as a
+// datetime-local input sends it (2026-11-01T09:00, seconds optional) in loc.
+// A wall time that a DST change skips or repeats is read as time.Date reads
+// it.
+func formTime(name, s string, loc *time.Location) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range wallTimeLayouts {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, badRequest("%s %q is not a time; write it like 2026-11-01T09:00 (in %s) or as RFC 3339, like 2026-11-01T09:00:00Z", name, s, loc)
+}
+
+// wallTime shows t as a datetime-local input's value in loc, or "" for nil.
+func wallTime(t *time.Time, loc *time.Location) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	in := t.In(loc)
+	if in.Second() == 0 {
+		return in.Format(wallTimeLayouts[1])
+	}
+	return in.Format(wallTimeLayouts[0])
+}
