@@ -27,6 +27,7 @@ package bench
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -101,44 +102,47 @@ func (c *Config) withDefaults() (*Config, error) {
 	return &out, nil
 }
 
-// Result is what Run measured.
+// Result is what Run measured. Its JSON form is the output of
+// `tributary bench --json`; rates are items per second.
 type Result struct {
 	// Cases are the four cases, in the order they ran.
-	Cases []*CaseResult
+	Cases []*CaseResult `json:"cases"`
 
 	// Items, Rounds and Workers are the configuration the cases ran with.
-	Items   int
-	Rounds  int
-	Workers int
+	Items   int `json:"items"`
+	Rounds  int `json:"rounds"`
+	Workers int `json:"workers"`
 
 	// Ratios compare each workflow case with the River case that does the
 	// same work without Tributary: workflow 0 steps / River, and workflow 3
 	// steps / River with 3 checkpoints.
-	Ratios []*Ratio
+	Ratios []*Ratio `json:"ratios"`
 
 	// Server is the Postgres server's server_version, such as "16.4" or
 	// "15.20 (Debian 15.20-0+deb12u1)".
-	Server string
+	Server string `json:"server"`
 }
 
 // CaseResult is one case's throughput over all rounds.
 type CaseResult struct {
 	// Key names the case in machine-readable output: river_0_steps,
 	// workflow_0_steps, river_3_checkpoints or workflow_3_steps.
-	Key string
+	Key string `json:"case"`
 
 	// Name names the case for people: "River jobs, 0 steps".
-	Name string
+	Name string `json:"name"`
 
 	// Steps is the number of steps (or checkpoints) of each item.
-	Steps int
+	Steps int `json:"steps"`
 
 	// Rounds are the case's measurements, one a round, in order.
-	Rounds []*Round
+	Rounds []*Round `json:"rounds"`
 
 	// Mean, Min and Max are the items per second of the rounds: their
 	// arithmetic mean, lowest and highest.
-	Mean, Min, Max float64
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
 }
 
 // Round is one measurement of a case.
@@ -147,20 +151,29 @@ type Round struct {
 	// after the case (jobs for River cases, runs for workflow cases). Run
 	// fails a case unless it is Items, and unless every step or checkpoint
 	// of them is stored too.
-	Completed int
+	Completed int `json:"completed"`
 
 	// Elapsed is the time from starting the client, with every item
 	// already inserted, until River reported the last item's job completed.
 	// It includes fetching, working and completing; not inserting, creating
-	// the schema, or stopping the client.
-	Elapsed time.Duration
+	// the schema, or stopping the client. In JSON it is elapsed_seconds.
+	Elapsed time.Duration `json:"-"`
 
 	// Rate is Completed divided by Elapsed, in items per second.
-	Rate float64
+	Rate float64 `json:"rate"`
 
 	// Schema is the schema the round of the case ran in, dropped before
 	// Run returned.
-	Schema string
+	Schema string `json:"-"`
+}
+
+// MarshalJSON writes Elapsed as elapsed_seconds.
+func (r *Round) MarshalJSON() ([]byte, error) {
+	type round Round // without this method
+	return json.Marshal(struct {
+		*round
+		ElapsedSeconds float64 `json:"elapsed_seconds"`
+	}{(*round)(r), r.Elapsed.Seconds()})
 }
 
 // Ratio is the throughput of a workflow case divided by that of the River
@@ -168,17 +181,19 @@ type Round struct {
 // twice the time of the job.
 type Ratio struct {
 	// Name names the ratio: "workflow 0 steps / River".
-	Name string
+	Name string `json:"name"`
 
 	// Of and To are the Keys of the cases divided: Of's rate over To's.
-	Of, To string
+	Of string `json:"of"`
+	To string `json:"to"`
 
 	// Value is the ratio of the two cases' mean rates.
-	Value float64
+	Value float64 `json:"value"`
 
 	// Min and Max are the lowest and highest ratio of one round's two
 	// measurements, which ran close together in time.
-	Min, Max float64
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
 }
 
 // Run runs every case config.Rounds times on the database of pool and

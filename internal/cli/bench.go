@@ -98,7 +98,7 @@ func runBench(ctx context.Context, env *Env, url string, config *bench.Config, a
 	case err != nil:
 		return fmt.Errorf("bench: %w", err)
 	case asJSON:
-		return printJSON(env.Stdout, benchJSONOf(res))
+		return printJSON(env.Stdout, res)
 	default:
 		return printBenchTable(env.Stdout, res)
 	}
@@ -135,54 +135,4 @@ func printBenchTable(w io.Writer, res *bench.Result) error {
 		fmt.Fprintln(table)
 	}
 	return table.Flush()
-}
-
-// benchJSON is the shape of `bench --json`. Rates are items per second.
-type benchJSON struct {
-	Cases   []benchCaseJSON  `json:"cases"`
-	Items   int              `json:"items"`
-	Ratios  []benchRatioJSON `json:"ratios"`
-	Rounds  int              `json:"rounds"`
-	Server  string           `json:"server"`
-	Workers int              `json:"workers"`
-}
-
-type benchCaseJSON struct {
-	Case   string           `json:"case"`
-	Max    float64          `json:"max"`
-	Mean   float64          `json:"mean"`
-	Min    float64          `json:"min"`
-	Name   string           `json:"name"`
-	Rounds []benchRoundJSON `json:"rounds"`
-	Steps  int              `json:"steps"`
-}
-
-type benchRoundJSON struct {
-	Completed      int     `json:"completed"`
-	ElapsedSeconds float64 `json:"elapsed_seconds"`
-	Rate           float64 `json:"rate"`
-}
-
-type benchRatioJSON struct {
-	Max   float64 `json:"max"`
-	Min   float64 `json:"min"`
-	Name  string  `json:"name"`
-	Of    string  `json:"of"`
-	To    string  `json:"to"`
-	Value float64 `json:"value"`
-}
-
-func benchJSONOf(res *bench.Result) benchJSON {
-	out := benchJSON{Items: res.Items, Rounds: res.Rounds, Server: res.Server, Workers: res.Workers}
-	for _, c := range res.Cases {
-		cj := benchCaseJSON{Case: c.Key, Max: c.Max, Mean: c.Mean, Min: c.Min, Name: c.Name, Steps: c.Steps}
-		for _, r := range c.Rounds {
-			cj.Rounds = append(cj.Rounds, benchRoundJSON{Completed: r.Completed, ElapsedSeconds: r.Elapsed.Seconds(), Rate: r.Rate})
-		}
-		out.Cases = append(out.Cases, cj)
-	}
-	for _, r := range res.Ratios {
-		out.Ratios = append(out.Ratios, benchRatioJSON{Max: r.Max, Min: r.Min, Name: r.Name, Of: r.Of, To: r.To, Value: r.Value})
-	}
-	return out
 }

@@ -47,8 +47,37 @@ func TestBench(t *testing.T) {
 		require.Equal(t, 8, strings.Count(res.stderr, "\n"), res.stderr)
 		require.Contains(t, res.stderr, "round 2/2, Workflow runs, 3 steps: 50 items… ")
 
-		var out benchJSON
-		require.NoError(t, json.Unmarshal([]byte(res.stdout), &out), res.stdout)
+		// The documented shape of bench --json, field for field.
+		var out struct {
+			Cases []struct {
+				Case   string  `json:"case"`
+				Max    float64 `json:"max"`
+				Mean   float64 `json:"mean"`
+				Min    float64 `json:"min"`
+				Name   string  `json:"name"`
+				Rounds []struct {
+					Completed      int     `json:"completed"`
+					ElapsedSeconds float64 `json:"elapsed_seconds"`
+					Rate           float64 `json:"rate"`
+				} `json:"rounds"`
+				Steps int `json:"steps"`
+			} `json:"cases"`
+			Items  int `json:"items"`
+			Ratios []struct {
+				Max   float64 `json:"max"`
+				Min   float64 `json:"min"`
+				Name  string  `json:"name"`
+				Of    string  `json:"of"`
+				To    string  `json:"to"`
+				Value float64 `json:"value"`
+			} `json:"ratios"`
+			Rounds  int    `json:"rounds"`
+			Server  string `json:"server"`
+			Workers int    `json:"workers"`
+		}
+		dec := json.NewDecoder(strings.NewReader(res.stdout))
+		dec.DisallowUnknownFields() // no field beyond the documented ones (a round's schema is not one)
+		require.NoError(t, dec.Decode(&out), res.stdout)
 		require.Equal(t, 50, out.Items)
 		require.Equal(t, 2, out.Rounds)
 		require.Equal(t, 4, out.Workers)
