@@ -142,18 +142,20 @@ func (wk *waker) schedule(jobID int64, queue string, wakeAt time.Time) {
 		wk.mu.Unlock()
 		defer wk.running.Done()
 		// The job's transaction may not have committed yet (a wake-up due
-		// at once): look again a few times before leaving it to River.
-		for try := 0; ; try++ {
+		// at once): look again, soon and then less often, before leaving it
+		// to River.
+		delay := wakeFirstRetry
+		for deadline := time.Now().Add(wakeRetryWindow); ; delay = min(2*delay, wakeMaxRetryDelay) {
 			found, err := wk.wake(jobID, queue)
 			if err != nil {
 				wk.c.logger.Warn("tributary: Timed wake-up failed; River's scheduler will wake the job", slog.Int64("job_id", jobID), slog.String("err", err.Error()))
 				return
 			}
-			if found || try == wakeRetries {
+			if found || time.Now().After(deadline) {
 				return
 			}
 			select {
-			case <-time.After(wakeRetryDelay):
+			case <-time.After(delay):
 			case <-stopCh:
 				return
 			}
@@ -161,11 +163,13 @@ func (wk *waker) schedule(jobID int64, queue string, wakeAt time.Time) {
 	})
 }
 
-// Wake-ups of a job not visible yet are tried again this often, this many
-// times.
+// A wake-up of a job not visible yet is tried again after wakeFirstRetry,
+// then after twice as long each time up to wakeMaxRetryDelay, for
+// wakeRetryWindow: most such jobs are in a transaction about to commit.
 const (
-	wakeRetries    = 20
-	wakeRetryDelay = 100 * time.Millisecond
+	wakeFirstRetry    = 2 * time.Millisecond
+	wakeMaxRetryDelay = 100 * time.Millisecond
+	wakeRetryWindow   = 2 * time.Second
 )
 
 // wake makes job jobID available now if it is still scheduled: a job that
