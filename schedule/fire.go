@@ -37,22 +37,16 @@ func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Ti
 	return c.seedSlotTx(ctx, tx, fireArgs{FireAt: at.UTC(), ScheduleID: id})
 }
 
-// seedSlotTx inserts the fire job of a slot. A slot that is already due (a
-// backfill, a trigger, a late chain catching up) is inserted available, and
-// River's insert notification has a producer fetch it when tx commits: a
-// wake-up timer would fire before the commit and find nothing to wake.
 func (c *Client) seedSlotTx(ctx context.Context, tx pgx.Tx, args fireArgs) error {
 	at := args.FireAt
-	opts := &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
-	due := !at.After(time.Now())
-	if !due {
-		opts.ScheduledAt = at
-	}
-	res, err := c.wf.River().InsertTx(ctx, tx, args, opts)
+	res, err := c.wf.River().InsertTx(ctx, tx, args, &river.InsertOpts{
+		ScheduledAt: at,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true},
+	})
 	if err != nil {
 		return fmt.Errorf("schedule: insert the job of slot %s: %w", at.Format(time.RFC3339), err)
 	}
-	if res.UniqueSkippedAsDuplicate || due {
+	if res.UniqueSkippedAsDuplicate {
 		return nil
 	}
 	return c.wf.WakeAtTx(ctx, tx, &wfhook.Wake{At: at, JobID: res.Job.ID, Queue: res.Job.Queue})
