@@ -151,19 +151,11 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 	var (
 		fresh = true
 		memos = memoArrays{n: n}
-		seen  = make(map[memoKey]bool, n)
 	)
 	for _, item := range items {
-		r := item.req
-		// Two attempts of one run racing on one step (a rescued job) may meet
-		// in a batch; Postgres refuses to upsert a row twice in a statement.
-		key := memoKey{r.runID, r.memo.Name}
-		if seen[key] {
-			continue
+		if memos.add(item.req) {
+			fresh = fresh && item.req.fresh
 		}
-		seen[key] = true
-		fresh = fresh && r.fresh
-		memos.add(r)
 	}
 	args := memos.args()
 	// A batch of first writes is a plain insert: an upsert pays for a
@@ -188,8 +180,9 @@ func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, str
 // memoArrays are step records as the columns of an unnest: the parameters
 // of memoInsert and memoUpsert, and of completeRuns's memos.
 type memoArrays struct {
-	n          int        // capacity hint
-	runIDs     [][16]byte // binary: see the note above flushBegins
+	n          int                  // capacity hint
+	seen       map[memoKey]struct{} // the steps added
+	runIDs     [][16]byte           // binary: see the note above flushBegins
 	names      []string
 	kinds      []string
 	statuses   []string
@@ -199,8 +192,17 @@ type memoArrays struct {
 	at         []time.Time
 }
 
-func (a *memoArrays) add(r memoReq) {
+// add adds r unless a record of the same step of the same run is in a
+// already, and says whether it did. Two attempts of one run racing on one
+// step (a rescued job) may meet in a batch, and Postgres refuses to upsert
+// a row twice in a statement.
+func (a *memoArrays) add(r memoReq) bool {
+	key := memoKey{r.runID, r.memo.Name}
+	if _, dup := a.seen[key]; dup {
+		return false
+	}
 	if a.runIDs == nil {
+		a.seen = make(map[memoKey]struct{}, a.n)
 		a.runIDs = make([][16]byte, 0, a.n)
 		a.names = make([]string, 0, a.n)
 		a.kinds = make([]string, 0, a.n)
@@ -222,6 +224,8 @@ func (a *memoArrays) add(r memoReq) {
 	a.outputs = append(a.outputs, output)
 	a.startedAts = append(a.startedAts, r.startedAt)
 	a.at = append(a.at, r.at)
+	a.seen[key] = struct{}{}
+	return true
 }
 
 func (a *memoArrays) args() []any {
@@ -339,15 +343,9 @@ func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq) 
 		startedAts = append(startedAts, r.startedAt)
 	}
 	var memos memoArrays
-	seen := make(map[memoKey]bool)
 	for _, r := range reqs {
 		for _, m := range r.memos {
-			// The same run twice in a batch (a rescued job's two attempts):
-			// Postgres refuses to upsert a row twice in a statement.
-			if key := (memoKey{m.runID, m.memo.Name}); !seen[key] {
-				seen[key] = true
-				memos.add(m)
-			}
+			memos.add(m)
 		}
 	}
 	args := append([]any{jobIDs, runIDs, outputs, attempts, startedAts, c.asyncCompletion}, memos.args()...)

@@ -136,6 +136,7 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 
 	// Finishing must not be cut short by the attempt's own cancellation.
 	fctx := context.WithoutCancel(ctx)
+	cancelled := errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely)
 
 	switch {
 	case parkedTill != nil:
@@ -143,7 +144,7 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 		// next one; River's own "complete if running" finds nothing to do.
 		// The park passed a step boundary first, so no memo is unsaved.
 		return nil
-	case diverged == nil && stepErr == nil && fnErr == nil && !errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
+	case diverged == nil && stepErr == nil && fnErr == nil && !cancelled:
 		return w.completeRun(fctx, wctx, job, output) // with the unsaved memos
 	}
 	// Every other ending keeps the memos of the steps the attempt completed,
@@ -156,7 +157,7 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 	switch {
 	case diverged != nil:
 		return w.failRun(fctx, wctx, job, diverged, diverged.Step)
-	case errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
+	case cancelled:
 		return w.cancelRun(fctx, wctx, job)
 	case stepErr != nil:
 		fnErr = stepErr
