@@ -224,18 +224,19 @@ func dbBenchExplainOverdue(ctx context.Context, b *testing.B, pool *pgxpool.Pool
 	for _, mode := range []string{"custom plan", "generic plan"} {
 		var plan []string
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			explain, args := "EXPLAIN (ANALYZE, BUFFERS) "+sc.q.overdue, []any{reconcileGrace.Seconds()}
+			due := time.Now().Add(-reconcileGrace)
+			explain, args := "EXPLAIN (ANALYZE, BUFFERS) "+sc.q.anyDue, []any{due, nil}
 			if mode == "generic plan" {
 				// A plan for any $1, as a prepared statement gets after
 				// a few executions.
-				if _, err := tx.Exec(ctx, "PREPARE dbbench_overdue(float8) AS "+sc.q.overdue); err != nil {
+				if _, err := tx.Exec(ctx, "PREPARE dbbench_overdue(timestamptz, uuid[]) AS "+sc.q.anyDue); err != nil {
 					return err
 				}
 				defer func() { _, _ = tx.Exec(ctx, "DEALLOCATE dbbench_overdue") }()
 				if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
 					return err
 				}
-				explain, args = fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS) EXECUTE dbbench_overdue(%g)", reconcileGrace.Seconds()), nil
+				explain, args = "EXPLAIN (ANALYZE, BUFFERS) EXECUTE dbbench_overdue($1, NULL)", []any{due}
 			}
 			rows, err := tx.Query(ctx, explain, args...)
 			if err != nil {

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -62,6 +64,13 @@ type Client struct {
 	logger   *slog.Logger
 	q        *queries
 	wf       *workflow.Client
+
+	// firing bounds the firing passes that hold a connection at once.
+	firing chan struct{}
+	specs  specCache
+
+	repairMu   sync.Mutex
+	lastRepair time.Time // the end of this client's previous repair pass; see Reconcile
 }
 
 // New returns a Client to list in workflow.Config.Extensions. config may be
@@ -82,11 +91,13 @@ func New(config *Config) *Client {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Client{clock: clock, interval: interval, logger: logger}
+	return &Client{clock: clock, interval: interval, logger: logger, firing: make(chan struct{}, QueueWorkers)}
 }
 
-// Extend registers the slot-firing worker on the River configuration the
-// workflow client builds. workflow.NewClient calls it.
+// Extend registers the slot-firing worker and the reconciler on the River
+// configuration the workflow client builds, and, on a working client (one
+// with River queues), adds Queue with QueueWorkers workers, which they run
+// in. workflow.NewClient calls it.
 func (c *Client) Extend(wf *workflow.Client, config *river.Config) error {
 	if c.wf != nil {
 		return errors.New("schedule: this Client is already bound to a workflow client; make one per workflow client")
@@ -96,7 +107,48 @@ func (c *Client) Extend(wf *workflow.Client, config *river.Config) error {
 	if err := river.AddWorkerSafely(config.Workers, &fireWorker{c: c}); err != nil {
 		return err
 	}
+	if len(config.Queues) > 0 {
+		if _, taken := config.Queues[Queue]; !taken {
+			queues := maps.Clone(config.Queues)
+			queues[Queue] = river.QueueConfig{MaxWorkers: QueueWorkers}
+			config.Queues = queues
+		}
+	}
 	return c.addReconciler(config, c.interval)
+}
+
+// spec is s's parsed cron expression, from a cache: thousands of schedules
+// fired together mostly share a few expressions and zones.
+func (c *Client) spec(s *Schedule) (*Spec, error) { return c.specs.get(s.Cron, s.TimeZone) }
+
+// specCache holds parsed specs by expression and zone. It is cleared when
+// it reaches specCacheSize entries: a bound, not an eviction policy.
+type specCache struct {
+	mu    sync.Mutex
+	specs map[[2]string]*Spec
+}
+
+const specCacheSize = 10_000
+
+func (sc *specCache) get(expr, zone string) (*Spec, error) {
+	key := [2]string{expr, zone}
+	sc.mu.Lock()
+	spec := sc.specs[key]
+	sc.mu.Unlock()
+	if spec != nil {
+		return spec, nil
+	}
+	spec, err := ParseSpec(expr, zone)
+	if err != nil {
+		return nil, err
+	}
+	sc.mu.Lock()
+	if sc.specs == nil || len(sc.specs) >= specCacheSize {
+		sc.specs = make(map[[2]string]*Spec)
+	}
+	sc.specs[key] = spec
+	sc.mu.Unlock()
+	return spec, nil
 }
 
 func (c *Client) now() time.Time { return c.clock() }
@@ -155,7 +207,7 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 		return nil, fmt.Errorf("schedule: insert schedule: %w", err)
 	}
 	if next != nil {
-		if err := c.seedTx(ctx, tx, s.ID, *next); err != nil {
+		if err := c.seedTx(ctx, tx, *next); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +223,12 @@ type validated struct {
 	spec          *Spec
 }
 
-func (c *Client) validate(p *Params) (*validated, error) {
+func (c *Client) validate(p *Params) (*validated, error) { return c.validateAt(p, c.now(), ParseSpec) }
+
+// validateAt is validate with the first slot taken after now (or StartAt)
+// and parse in place of ParseSpec: CreateManyTx gives a batch one now, and
+// parses each distinct expression and zone once.
+func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone string) (*Spec, error)) (*validated, error) {
 	if p == nil {
 		return nil, &ValidationError{Field: "Params", Problem: "is nil"}
 	}
@@ -197,7 +254,7 @@ func (c *Client) validate(p *Params) (*validated, error) {
 	if types := c.wf.Types(); len(types) > 0 && !slices.Contains(types, p.Workflow) {
 		return nil, &ValidationError{Field: "Workflow", Problem: fmt.Sprintf("%q is not a workflow type of this client (registered: %v)", p.Workflow, types)}
 	}
-	spec, err := ParseSpec(p.Cron, p.TimeZone)
+	spec, err := parse(p.Cron, p.TimeZone)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +284,7 @@ func (c *Client) validate(p *Params) (*validated, error) {
 	default:
 		return nil, &ValidationError{Field: "CatchUp", Problem: fmt.Sprintf("%q is not a catch-up policy; use window or latest", catchUpPolicy)}
 	}
-	first, ok := firstSlot(spec, p.StartAt, p.EndAt, c.now())
+	first, ok := firstSlot(spec, p.StartAt, p.EndAt, now)
 	if !ok {
 		return nil, &ValidationError{Field: "Cron", Problem: fmt.Sprintf("%q has no occurrence between now (or StartAt) and EndAt; widen the range or change the expression", p.Cron)}
 	}
@@ -382,7 +439,7 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 		return nil, err
 	}
 	if next != nil {
-		if err := c.seedTx(ctx, tx, id, *next); err != nil {
+		if err := c.seedTx(ctx, tx, *next); err != nil {
 			return nil, err
 		}
 	}

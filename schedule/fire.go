@@ -5,57 +5,102 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/tributary-go/tributary/internal/wfhook"
+	"github.com/tributary-go/tributary/workflow"
 )
 
-// fireArgs is the River job of one slot of one schedule. It is a unique job
-// on (schedule, slot), and the slot's run is unique on the same pair
-// (SLOT_IS_UNIQUE): two clients, a retried transaction or a re-seed produce
-// one run per slot.
+// fireArgs is the River job that wakes the schedules due at one instant: at
+// FireAt it fires every schedule whose next slot is due by then (or by the
+// time it runs, if later), in batches, oldest slot first. There is one such
+// job per instant that some schedule's next slot falls on, not one per
+// slot: ten thousand schedules due at 08:00 share one.
+//
+// Jobs of the previous design (one per slot, with schedule_id and catch_up
+// in their args) decode into it too and fire what is due like any other.
 type fireArgs struct {
-	FireAt     time.Time `json:"fire_at" river:"unique"`
-	ScheduleID uuid.UUID `json:"schedule_id" river:"unique"`
-	// CatchUp marks the slot the "latest" catch-up policy jumped to: it
-	// runs however late it is found.
-	CatchUp bool `json:"catch_up,omitempty"`
+	FireAt time.Time `json:"fire_at"`
 }
 
 func (fireArgs) Kind() string { return "tributary:schedule_fire" }
 
-// seedTx inserts the fire job of schedule id's slot at, within tx, and asks
-// the workflow clients to wake it at the exact time (River's scheduler alone
-// would be up to five seconds late): this one if it works, else those that
-// do, told when tx commits.
-func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
-	return c.seedSlotTx(ctx, tx, fireArgs{FireAt: at.UTC(), ScheduleID: id})
-}
+// Queue is the River queue of the schedule machinery's own jobs (the
+// instants' fire jobs and the reconciler). A working client with schedules
+// works it with QueueWorkers workers besides its own queues, so that slots
+// fire on time however busy the application's workers are, and firing takes
+// at most that many of the pool's connections.
+const Queue = wfhook.ScheduleQueue
 
-func (c *Client) seedSlotTx(ctx context.Context, tx pgx.Tx, args fireArgs) error {
-	at := args.FireAt
-	res, err := c.wf.River().InsertTx(ctx, tx, args, &river.InsertOpts{
-		ScheduledAt: at,
-		UniqueOpts:  river.UniqueOpts{ByArgs: true},
-	})
-	if err != nil {
-		return fmt.Errorf("schedule: insert the job of slot %s: %w", at.Format(time.RFC3339), err)
+// QueueWorkers is how many workers a working client gives Queue.
+const QueueWorkers = 2
+
+// fireBatchSize bounds the slots one firing transaction fires: each batch
+// commits, and its runs start, while the next is being fired. The first
+// batch of a pass is smaller, so that the first runs start sooner.
+const (
+	fireBatchSize      = 1000
+	fireFirstBatchSize = 100
+)
+
+// seedTx makes sure a fire job exists for each instant in at, within tx:
+// one is inserted for an instant that has none scheduled yet, and timed to
+// the instant (River's scheduler alone would be up to five seconds late):
+// by this client if it works, else by those that do, told when tx commits.
+//
+// The check is a plain read, so two transactions seeding the same new
+// instant at once may both insert a job; the second finds nothing due and
+// costs a query. (A River unique job would serialize every transaction that
+// seeds an instant on the first one's commit, a user's long transaction
+// included.)
+func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, at ...time.Time) error {
+	instants := make([]time.Time, 0, len(at))
+	for _, t := range at {
+		instants = append(instants, t.UTC().Truncate(time.Microsecond))
 	}
-	if res.UniqueSkippedAsDuplicate {
+	slices.SortFunc(instants, time.Time.Compare)
+	instants = slices.CompactFunc(instants, time.Time.Equal)
+	if len(instants) == 0 {
 		return nil
 	}
-	return c.wf.WakeAtTx(ctx, tx, &wfhook.Wake{At: at, JobID: res.Job.ID, Queue: res.Job.Queue})
+	rows, err := tx.Query(ctx, c.q.fireJobsAt, fireArgs{}.Kind(), Queue, instants)
+	if err != nil {
+		return fmt.Errorf("schedule: find the fire jobs of %d instants: %w", len(instants), err)
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	if err != nil {
+		return fmt.Errorf("schedule: find the fire jobs of %d instants: %w", len(instants), err)
+	}
+	var params []river.InsertManyParams
+	for _, t := range instants {
+		if !slices.ContainsFunc(have, t.Equal) {
+			params = append(params, river.InsertManyParams{
+				Args:       fireArgs{FireAt: t},
+				InsertOpts: &river.InsertOpts{Queue: Queue, Priority: 1, ScheduledAt: t},
+			})
+		}
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	results, err := c.wf.River().InsertManyTx(ctx, tx, params)
+	if err != nil {
+		return fmt.Errorf("schedule: insert the fire jobs of %d instants: %w", len(params), err)
+	}
+	for _, res := range results {
+		if err := c.wf.WakeAtTx(ctx, tx, &wfhook.Wake{At: res.Job.ScheduledAt, JobID: res.Job.ID, Queue: res.Job.Queue}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// fireWorker fires slots. Firing a slot is one transaction
-// (PRODUCER_ENQUEUES_NEXT, TRANSACTIONAL_EDGES): it starts the slot's run
-// (or records it as skipped), inserts the next slot's fire job, advances the
-// schedule's next_fire_at, and completes its own job.
+// fireWorker works the instants' fire jobs: one firing pass each.
 type fireWorker struct {
 	river.WorkerDefaults[fireArgs]
 	c *Client
@@ -63,72 +108,552 @@ type fireWorker struct {
 
 func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 	c := w.c
-	return pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
-		s, err := c.lockToStart(ctx, tx, job.Args.ScheduleID, "")
-		if errors.Is(err, ErrNotFound) {
-			return complete(ctx, tx, job) // deleted: the chain ends
-		}
-		if err != nil {
-			return err
-		}
-		if s.Paused || s.NextFireAt == nil || !s.NextFireAt.Equal(job.Args.FireAt) {
-			// Paused, or a stale job from before an update or resume: the
-			// schedule's chain is elsewhere.
-			return complete(ctx, tx, job)
-		}
-		spec, err := s.Spec()
-		if err != nil {
-			return fmt.Errorf("schedule %s: %w", s.ID, err)
-		}
+	found := c.now()
+	stats, err := c.firePass(ctx, &pass{bound: job.Args.FireAt, foundAt: found})
+	if stats.Slots() > 0 {
+		// River UI shows it with the job: what this instant fired.
+		_ = river.RecordOutput(ctx, stats)
+	}
+	return err
+}
 
-		fireAt, now := job.Args.FireAt, c.now()
-		meta := slotMetadata(spec, fireAt)
-		var (
-			skip    string
-			startAt time.Time
-		)
-		d := decideSlot(spec, s.CatchUpWindow, s.CatchUp, fireAt, now, job.Args.CatchUp)
-		if d.missed {
-			skip = SkipReasonMissed
-		} else if skip, startAt, err = c.admit(ctx, tx, s, s.Overlap, meta); err != nil {
-			return err
+// pass is one firing pass: it fires every schedule due by bound or by its
+// clock, whichever is later, re-read before each batch.
+type pass struct {
+	// bound is the instant the pass was started for: schedules due by it
+	// fire even when the client's clock is earlier (an injected clock).
+	bound time.Time
+	// foundAt is when the pass found the slots due by then: a slot's
+	// lateness, which its catch-up window is held against, is foundAt minus
+	// its time (0 for a slot that comes due during the pass).
+	foundAt time.Time
+	// excluded are schedules this pass gave up on (see firePass).
+	excluded []uuid.UUID
+}
+
+// passStats says what a firing pass did, for the logs and, as the fire
+// job's recorded output, River UI.
+type passStats struct {
+	// Batches is how many transactions fired slots.
+	Batches int `json:"batches"`
+	// Started is how many slots started a run.
+	Started int `json:"started"`
+	// Skipped counts the slots recorded as skipped, by reason.
+	Skipped map[string]int `json:"skipped,omitempty"`
+	// Failed is how many schedules could not be fired at all (their error is
+	// logged); they are left due for the next pass.
+	Failed int `json:"failed,omitempty"`
+}
+
+// Slots is how many slots the pass fired or recorded as skipped.
+func (s *passStats) Slots() int {
+	n := s.Started
+	for _, k := range s.Skipped {
+		n += k
+	}
+	return n
+}
+
+func (s *passStats) add(o *passStats) {
+	s.Batches += o.Batches
+	s.Started += o.Started
+	s.Failed += o.Failed
+	for reason, n := range o.Skipped {
+		s.skip(reason, n)
+	}
+}
+
+func (s *passStats) skip(reason string, n int) {
+	if s.Skipped == nil {
+		s.Skipped = map[string]int{}
+	}
+	s.Skipped[reason] += n
+}
+
+// firePass fires every schedule due by p's bound (or by now, if later), in
+// batches of at most fireBatchSize slots, each one transaction that starts
+// its slots' runs (or records them as skipped), advances the schedules and
+// seeds their next instants' fire jobs (PRODUCER_ENQUEUES_NEXT,
+// TRANSACTIONAL_EDGES). Schedules are claimed with SKIP LOCKED, so passes
+// running at once on several clients split the work, and a slot fires at
+// most once (SLOT_IS_UNIQUE). A batch that fails is fired again one
+// schedule per transaction, so that one bad schedule never holds up the
+// others; a schedule that cannot be fired even alone has its slot recorded
+// as skipped with the error, and the chain goes on.
+func (c *Client) firePass(ctx context.Context, p *pass) (*passStats, error) {
+	c.firing <- struct{}{} // at most QueueWorkers passes hold a connection at once
+	defer func() { <-c.firing }()
+
+	total := &passStats{}
+	size := fireFirstBatchSize
+	var (
+		lockedSince time.Time // when the claims began to find only locked schedules
+		lockedDelay time.Duration
+	)
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
 		}
-		started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
-			FireAt: fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
-			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
+		now := c.now()
+		bound := later(now, p.bound)
+		var claimed []*Schedule
+		stats := &passStats{}
+		var deferred []uuid.UUID
+		err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, c.q.claimDue, bound, size, p.excluded)
+			if err != nil {
+				return fmt.Errorf("claim due schedules: %w", err)
+			}
+			if claimed, err = pgx.CollectRows(rows, scanScheduleRow); err != nil {
+				return fmt.Errorf("claim due schedules: %w", err)
+			}
+			if len(claimed) == 0 {
+				return nil
+			}
+			deferred, err = c.fireBatchTx(ctx, tx, claimed, p.foundAt, now, stats)
+			return err
 		})
+		if len(claimed) == 0 && err == nil {
+			// SKIP LOCKED passes over a due schedule that another
+			// transaction holds: another pass firing it (soon not due any
+			// more), or a run's status trigger, an Update or a Pause, which
+			// commit in moments. Nothing else would fire it before the
+			// reconciler, so look again until none is due.
+			wait, err := c.dueButLocked(ctx, p, bound, &lockedSince, &lockedDelay)
+			if err != nil || !wait {
+				return total, err
+			}
+			continue
+		}
+		lockedSince = time.Time{}
+		size = fireBatchSize
 		if err != nil {
-			return fmt.Errorf("schedule %s: fire slot %s: %w", s.ID, fireAt.Format(time.RFC3339), err)
+			if ctx.Err() != nil {
+				return total, ctx.Err()
+			}
+			c.logger.WarnContext(ctx, "tributary: Firing a batch of schedule slots failed; firing them one by one",
+				slog.Int("schedules", len(claimed)), slog.String("err", err.Error()))
+			for _, s := range claimed {
+				total.add(c.fireAlone(ctx, p, s.ID, now))
+			}
+			continue
 		}
+		stats.Batches = 1
+		total.add(stats)
+		for _, id := range deferred {
+			total.add(c.fireAlone(ctx, p, id, now))
+		}
+	}
+}
 
-		after, catchUp := d.after, d.nextIsCatchUp
+// dueButLocked reports whether a schedule due by bound (other than those p
+// gave up on) is still there after a claim found none free, after waiting a
+// little: 2 ms, then twice as long each time up to 50 ms. After
+// fireLockedWait of finding only locked schedules it gives up with a
+// warning; the next pass or the reconciler fires them.
+func (c *Client) dueButLocked(ctx context.Context, p *pass, bound time.Time, since *time.Time, delay *time.Duration) (bool, error) {
+	var due bool
+	if err := c.wf.Pool().QueryRow(ctx, c.q.anyDue, bound, p.excluded).Scan(&due); err != nil {
+		return false, fmt.Errorf("look for due schedules held by other transactions: %w", err)
+	}
+	if !due {
+		return false, nil
+	}
+	if since.IsZero() {
+		*since, *delay = time.Now(), 2*time.Millisecond
+	} else if time.Since(*since) > fireLockedWait {
+		c.logger.WarnContext(ctx, "tributary: Due schedules stayed locked by other transactions; the next firing pass or the reconciler fires them",
+			slog.Time("due_by", bound), slog.Duration("waited", time.Since(*since)))
+		return false, nil
+	}
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-time.After(*delay):
+	}
+	*delay = min(2**delay, 50*time.Millisecond)
+	return true, nil
+}
+
+// fireLockedWait bounds how long a firing pass waits for due schedules that
+// other transactions hold.
+const fireLockedWait = 5 * time.Second
+
+// fireAlone fires schedule id's due slot in a transaction of its own,
+// locking the schedule the way a single start does (lockToStart: under
+// overlap replace, its unfinished runs first). If that fails, it records the
+// slot as skipped with the error and moves the chain on; if even that
+// fails, the pass leaves the schedule for the next pass.
+func (c *Client) fireAlone(ctx context.Context, p *pass, id uuid.UUID, now time.Time) *passStats {
+	stats := &passStats{}
+	var deferred []uuid.UUID
+	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		s, err := c.lockToStart(ctx, tx, id, "")
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if s.Paused || s.NextFireAt == nil || s.NextFireAt.After(later(now, p.bound)) {
+			return nil // fired, paused or re-timed meanwhile
+		}
+		deferred, err = c.fireBatchTx(ctx, tx, []*Schedule{s}, p.foundAt, now, stats)
+		return err
+	})
+	if err == nil && len(deferred) == 0 {
+		stats.Batches = 1
+		return stats
+	}
+	if err == nil {
+		err = errors.New("its unfinished runs stayed locked by another transaction")
+	}
+	c.logger.ErrorContext(ctx, "tributary: Cannot fire schedule slot; recording it as skipped",
+		slog.String("schedule_id", id.String()), slog.String("err", err.Error()))
+	if err := c.skipPoisonTx(ctx, id, now, err); err != nil {
+		c.logger.ErrorContext(ctx, "tributary: Cannot record the failed slot either; the next pass will try again",
+			slog.String("schedule_id", id.String()), slog.String("err", err.Error()))
+		p.excluded = append(p.excluded, id)
+		stats.Failed = 1
+		return stats
+	}
+	stats.skip(SkipReasonCannotFire, 1)
+	return stats
+}
+
+// skipPoisonTx records schedule id's due slot as skipped because firing it
+// failed with cause, and advances the chain to the slot after now.
+func (c *Client) skipPoisonTx(ctx context.Context, id uuid.UUID, now time.Time, cause error) error {
+	return pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil || s.Paused || s.NextFireAt == nil {
+			return err
+		}
+		fireAt := *s.NextFireAt
+		reason := SkipReasonCannotFire + ": " + cause.Error()
+		if _, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{FireAt: fireAt, ScheduleID: id, Skip: reason, Type: s.Workflow, Input: s.Input}); err != nil {
+			return err
+		}
+		spec, specErr := c.spec(s)
 		var next *time.Time
-		if occ, ok := spec.Next(after); ok && (s.EndAt == nil || occ.At.Before(*s.EndAt)) {
-			next = &occ.At
+		if specErr == nil {
+			next = nextSlot(spec, s, later(now, fireAt))
 		}
-		ran := 0
-		if skip == "" && !started.Existing {
-			ran = 1
-		}
-		if _, err := tx.Exec(ctx, c.q.advance, s.ID, next, fireAt, ran); err != nil {
-			return fmt.Errorf("schedule %s: advance: %w", s.ID, err)
+		if _, err := tx.Exec(ctx, c.q.advance, [][16]byte{id}, []*time.Time{next}, []time.Time{fireAt}, []int64{0}, []bool{false}, []string{""}); err != nil {
+			return err
 		}
 		if next != nil {
-			if err := c.seedSlotTx(ctx, tx, fireArgs{FireAt: next.UTC(), ScheduleID: s.ID, CatchUp: catchUp}); err != nil {
-				return err
-			}
+			return c.seedTx(ctx, tx, *next)
 		}
-		if skip != "" {
-			c.logger.InfoContext(ctx, "tributary: Skipped schedule slot", slog.String("schedule_id", s.ID.String()),
-				slog.Time("fire_at", fireAt), slog.String("reason", skip))
-		}
-		return complete(ctx, tx, job)
+		return nil
 	})
 }
 
-func complete(ctx context.Context, tx pgx.Tx, job *river.Job[fireArgs]) error {
-	_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
-	return err
+// slot is one claimed schedule's due slot being decided.
+type slot struct {
+	s       *Schedule
+	spec    *Spec
+	fireAt  time.Time
+	d       slotDecision
+	skip    string
+	startAt time.Time
+	meta    map[string]any
+	// next is the slot after this one, nil when the chain ends (EndAt, a
+	// spec that no longer parses).
+	next *time.Time
+	// pause, when set, pauses the schedule with this note: its spec cannot
+	// be evaluated any more.
+	pause string
+}
+
+// fireBatchTx fires the due slot of each claimed schedule, within tx, in a
+// fixed number of statements: it decides each slot (catch-up window, grant,
+// overlap policy), starts or records the runs (one StartScheduledManyTx),
+// advances the schedules (one UPDATE) and seeds the next instants' fire
+// jobs. It returns the schedules it left to fireAlone: under overlap
+// replace, those whose unfinished runs another transaction holds.
+func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule, foundAt, now time.Time, stats *passStats) ([]uuid.UUID, error) {
+	slots := make([]*slot, 0, len(claimed))
+	for _, s := range claimed {
+		sl := &slot{s: s, fireAt: *s.NextFireAt}
+		spec, err := c.spec(s)
+		if err != nil {
+			// Only a zone database that changed under a stored schedule gets
+			// here: say so, keep the schedule, stop its chain.
+			sl.skip = SkipReasonCannotFire + ": " + err.Error()
+			sl.pause = "paused by Tributary: the schedule cannot be evaluated any more (" + err.Error() + "); fix its cron or time zone with Update, then Resume"
+			slots = append(slots, sl)
+			continue
+		}
+		sl.spec = spec
+		sl.meta = slotMetadata(spec, sl.fireAt)
+		sl.d = decideSlot(spec, s.CatchUpWindow, s.CatchUp, sl.fireAt, foundAt, now, s.nextCatchUp)
+		if sl.d.missed {
+			sl.skip = SkipReasonMissed
+		}
+		sl.next = nextSlot(spec, s, sl.d.after)
+		slots = append(slots, sl)
+	}
+
+	if err := c.checkGrants(ctx, tx, slots, now); err != nil {
+		return nil, err
+	}
+	deferred, err := c.applyOverlap(ctx, tx, slots, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(deferred) > 0 {
+		slots = slices.DeleteFunc(slots, func(sl *slot) bool { return slices.Contains(deferred, sl.s.ID) })
+	}
+
+	starts := make([]*wfhook.ScheduledStart, len(slots))
+	for i, sl := range slots {
+		s := sl.s
+		starts[i] = &wfhook.ScheduledStart{
+			FireAt: sl.fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: sl.meta, Priority: s.Priority,
+			Queue: s.Queue, ScheduleID: s.ID, Skip: sl.skip, StartAt: sl.startAt, Timeout: s.Timeout, Type: s.Workflow,
+		}
+	}
+	started, err := c.wf.StartScheduledManyTx(ctx, tx, starts)
+	if err != nil {
+		return nil, err
+	}
+
+	adv := &advanceRows{}
+	var instants []time.Time
+	for i, sl := range slots {
+		ran := 0
+		switch st := started[i]; {
+		case st.Existing:
+		case st.Skip != "":
+			stats.skip(skipKind(st.Skip), 1)
+			c.logSkip(ctx, sl, st.Skip)
+		default:
+			ran = 1
+			stats.Started++
+		}
+		adv.add(sl, ran)
+		if sl.next != nil && sl.next.After(later(now, sl.fireAt)) {
+			instants = append(instants, *sl.next)
+		}
+	}
+	if _, err := tx.Exec(ctx, c.q.advance, adv.ids, adv.next, adv.fired, adv.ran, adv.catchUp, adv.pause); err != nil {
+		return nil, fmt.Errorf("advance %d schedules: %w", len(slots), err)
+	}
+	// A next slot already due is fired by this pass's next batch; later
+	// ones need their instant's job.
+	if err := c.seedTx(ctx, tx, instants...); err != nil {
+		return nil, err
+	}
+	return deferred, nil
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// nextSlot is the first slot of s after after, within s's end; nil when
+// there is none.
+func nextSlot(spec *Spec, s *Schedule, after time.Time) *time.Time {
+	occ, ok := spec.Next(after)
+	if !ok || (s.EndAt != nil && !occ.At.Before(*s.EndAt)) {
+		return nil
+	}
+	return &occ.At
+}
+
+// advanceRows are the columns of the batch's UPDATE of its schedules.
+type advanceRows struct {
+	ids     [][16]byte
+	next    []*time.Time
+	fired   []time.Time
+	ran     []int64
+	catchUp []bool
+	pause   []string
+}
+
+func (a *advanceRows) add(sl *slot, ran int) {
+	a.ids = append(a.ids, sl.s.ID)
+	a.next = append(a.next, sl.next)
+	a.fired = append(a.fired, sl.fireAt)
+	a.ran = append(a.ran, int64(ran))
+	a.catchUp = append(a.catchUp, sl.d.nextIsCatchUp)
+	a.pause = append(a.pause, sl.pause)
+}
+
+// checkGrants applies each slot's execution grant (GRANT_NOT_SESSION), one
+// query for the batch: a slot whose grant is gone, revoked, expired or out
+// of scope is skipped with the reason; an allowed one carries the grant's
+// subject in its run's metadata.
+func (c *Client) checkGrants(ctx context.Context, tx pgx.Tx, slots []*slot, now time.Time) error {
+	var ids [][16]byte
+	for _, sl := range slots {
+		if sl.skip == "" && sl.s.GrantID != nil {
+			ids = append(ids, *sl.s.GrantID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, c.q.grantsGet, ids)
+	if err != nil {
+		return fmt.Errorf("read the grants of %d slots: %w", len(ids), err)
+	}
+	grants, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Grant, error) { return scanGrant(row) })
+	if err != nil {
+		return fmt.Errorf("read the grants of %d slots: %w", len(ids), err)
+	}
+	byID := make(map[uuid.UUID]*Grant, len(grants))
+	for _, g := range grants {
+		byID[g.ID] = g
+	}
+	for _, sl := range slots {
+		if sl.skip != "" || sl.s.GrantID == nil {
+			continue
+		}
+		g, ok := byID[*sl.s.GrantID]
+		if !ok {
+			sl.skip = SkipReasonGrantRevoked
+			continue
+		}
+		if reason := g.check(sl.s.Workflow, now); reason != "" {
+			sl.skip = reason
+			continue
+		}
+		sl.meta["grant_subject"] = g.Subject
+		sl.meta["grant_id"] = g.ID.String()
+	}
+	return nil
+}
+
+// applyOverlap applies each slot's overlap policy, one read of the batch's
+// unfinished runs: skip records a slot as skipped while the previous run is
+// unfinished; queue holds one run until the previous finishes (and skips
+// beyond that one); replace cancels the unfinished runs, which it first
+// locks with SKIP LOCKED. A schedule whose runs another transaction holds
+// (a run finishing this moment, whose status trigger waits for the
+// schedule this batch holds) is returned, left out of the batch: waiting
+// here would deadlock, and fireAlone takes the locks in the safe order.
+func (c *Client) applyOverlap(ctx context.Context, tx pgx.Tx, slots []*slot, now time.Time) ([]uuid.UUID, error) {
+	var ids [][16]byte
+	for _, sl := range slots {
+		if sl.skip == "" && sl.s.Overlap != OverlapAllow {
+			ids = append(ids, sl.s.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	type unfinished struct {
+		runs   []uuid.UUID
+		busy   bool // a run that is not a queued one
+		queued bool // a run held by overlap queue
+	}
+	bySchedule := map[uuid.UUID]*unfinished{}
+	rows, err := tx.Query(ctx, c.q.unfinishedOfSchedules, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the unfinished runs of %d schedules: %w", len(ids), err)
+	}
+	var (
+		runID, scheduleID uuid.UUID
+		queued            bool
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&runID, &scheduleID, &queued}, func() error {
+		u := bySchedule[scheduleID]
+		if u == nil {
+			u = &unfinished{}
+			bySchedule[scheduleID] = u
+		}
+		u.runs = append(u.runs, runID)
+		u.busy = u.busy || !queued
+		u.queued = u.queued || queued
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read the unfinished runs of %d schedules: %w", len(ids), err)
+	}
+
+	var toCancel []uuid.UUID
+	for _, sl := range slots {
+		u := bySchedule[sl.s.ID]
+		if sl.skip != "" || u == nil {
+			continue
+		}
+		switch sl.s.Overlap {
+		case OverlapReplace:
+			toCancel = append(toCancel, u.runs...)
+		case OverlapQueue:
+			switch {
+			case !u.busy:
+			case !u.queued:
+				sl.meta["schedule_queued"] = true
+				sl.startAt = now.Add(queuedHold)
+			default:
+				sl.skip = SkipReasonOverlap
+			}
+		case OverlapSkip:
+			if u.busy || u.queued {
+				sl.skip = SkipReasonOverlap
+			}
+		}
+	}
+	if len(toCancel) == 0 {
+		return nil, nil
+	}
+
+	rows, err = tx.Query(ctx, c.q.lockRunsSkipLocked, toCancel)
+	if err != nil {
+		return nil, fmt.Errorf("lock the runs to replace: %w", err)
+	}
+	locked, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("lock the runs to replace: %w", err)
+	}
+	var deferred []uuid.UUID
+	for _, sl := range slots {
+		u := bySchedule[sl.s.ID]
+		if sl.skip != "" || u == nil || sl.s.Overlap != OverlapReplace {
+			continue
+		}
+		if slices.ContainsFunc(u.runs, func(id uuid.UUID) bool { return !slices.Contains(locked, id) }) {
+			deferred = append(deferred, sl.s.ID)
+			continue
+		}
+		for _, id := range u.runs {
+			if err := c.wf.CancelTx(ctx, tx, id); err != nil && !errors.Is(err, workflow.ErrRunFinished) {
+				return nil, fmt.Errorf("cancel run %s of schedule %s (overlap replace): %w", id, sl.s.ID, err)
+			}
+		}
+	}
+	return deferred, nil
+}
+
+// logSkip logs a skipped slot: at info for the ordinary reasons (overlap, a
+// missed slot), at warn for those an operator has to act on.
+func (c *Client) logSkip(ctx context.Context, sl *slot, reason string) {
+	level := slog.LevelInfo
+	if kind := skipKind(reason); kind != SkipReasonOverlap && kind != SkipReasonMissed {
+		level = slog.LevelWarn
+	}
+	c.logger.Log(ctx, level, "tributary: Skipped schedule slot", slog.String("schedule_id", sl.s.ID.String()),
+		slog.Time("fire_at", sl.fireAt), slog.String("reason", reason))
+}
+
+// skipKind is the reason without its details: "cannot start" for
+// "cannot start: input is 4108 bytes…".
+func skipKind(reason string) string {
+	for _, prefix := range []string{SkipReasonCannotFire, SkipReasonCannotStart} {
+		if len(reason) >= len(prefix) && reason[:len(prefix)] == prefix {
+			return prefix
+		}
+	}
+	return reason
 }
 
 // slotMetadata explains a slot in its run's metadata, so the ledger explains
@@ -179,28 +704,6 @@ func latestSlot(spec *Spec, from, now time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// checkGrant checks the schedule's execution grant at fire time: the skip
-// reason when it does not allow the run (GRANT_NOT_SESSION), else "" with
-// the grant's subject added to the run's metadata.
-func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now time.Time, meta map[string]any) (string, error) {
-	if s.GrantID == nil {
-		return "", nil
-	}
-	g, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, *s.GrantID))
-	if errors.Is(err, ErrGrantNotFound) {
-		return SkipReasonGrantRevoked, nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if reason := g.check(s.Workflow, now); reason != "" {
-		return reason, nil
-	}
-	meta["grant_subject"] = g.Subject
-	meta["grant_id"] = g.ID.String()
-	return "", nil
-}
-
 // slotDecision is what firing a slot decides about time, before grants and
 // overlap: whether the slot was missed, and where the chain goes next.
 type slotDecision struct {
@@ -214,18 +717,19 @@ type slotDecision struct {
 	nextIsCatchUp bool
 }
 
-// decideSlot applies the catch-up rules to a slot due at fireAt and found
-// at now. caughtUp marks a slot the latest policy jumped to. A missed slot
-// moves the chain to the next future slot (downtime never mass-fires), or,
-// under CatchUpLatest, to the most recent missed slot; otherwise the chain
-// goes slot by slot, so a catch-up window fires each slot it covers once,
-// oldest first. Firing and Simulate share it.
-func decideSlot(spec *Spec, window time.Duration, policy CatchUpPolicy, fireAt, now time.Time, caughtUp bool) slotDecision {
+// decideSlot applies the catch-up rules to a slot due at fireAt, found due
+// at foundAt (see pass.foundAt) and fired at now. caughtUp marks a slot the
+// latest policy jumped to. A missed slot moves the chain to the next future
+// slot (downtime never mass-fires), or, under CatchUpLatest, to the most
+// recent missed slot; otherwise the chain goes slot by slot, so a catch-up
+// window fires each slot it covers once, oldest first. Firing and Simulate
+// share it.
+func decideSlot(spec *Spec, window time.Duration, policy CatchUpPolicy, fireAt, foundAt, now time.Time, caughtUp bool) slotDecision {
 	d := slotDecision{after: fireAt}
 	if caughtUp {
-		d.after = now // the chain goes on from now, not from the slot caught up
+		d.after = later(now, fireAt) // the chain goes on from now, not from the slot caught up
 	}
-	late := now.Sub(fireAt) > window
+	late := foundAt.Sub(fireAt) > window
 	if !late || caughtUp || (policy == CatchUpLatest && latestDue(spec, fireAt, now)) {
 		return d
 	}

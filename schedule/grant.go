@@ -119,6 +119,29 @@ func (g *Grant) check(typ string, now time.Time) string {
 	return ""
 }
 
+// checkGrant checks the schedule's execution grant for one run (a trigger, a
+// backfilled or resumed slot): the skip reason when it does not allow the
+// run (GRANT_NOT_SESSION), else "" with the grant's subject added to the
+// run's metadata. Firing checks a batch's grants at once (checkGrants).
+func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now time.Time, meta map[string]any) (string, error) {
+	if s.GrantID == nil {
+		return "", nil
+	}
+	g, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, *s.GrantID))
+	if errors.Is(err, ErrGrantNotFound) {
+		return SkipReasonGrantRevoked, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if reason := g.check(s.Workflow, now); reason != "" {
+		return reason, nil
+	}
+	meta["grant_subject"] = g.Subject
+	meta["grant_id"] = g.ID.String()
+	return "", nil
+}
+
 // requireUsableGrant refuses, with a *ValidationError, a grant under which
 // every slot of a schedule of workflow type typ would be skipped: unknown,
 // revoked, expired or without a scope that covers typ. Grants never regain

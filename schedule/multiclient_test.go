@@ -84,15 +84,16 @@ func testManyClientsFireEachSlotOnce(t *testing.T, n int) {
 	require.NotNil(t, got.LastFireAt)
 	require.True(t, got.LastFireAt.Equal(fired[len(fired)-1]), "last_fire_at %s, last run's slot %s", got.LastFireAt, fired[len(fired)-1])
 
-	// One fire job per slot, whichever client worked it; how the slots
-	// spread over the clients, and whether any fire job had to retry.
+	// One fire job per instant (the test's database holds this schedule
+	// alone), whichever client worked it; how the instants spread over the
+	// clients, and whether any fire job had to retry.
 	var fireJobs, fireJobSlots, fireJobErrors int
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT args->>'fire_at'), count(*) FILTER (WHERE errors IS NOT NULL)
-		FROM river_job WHERE kind = 'tributary:schedule_fire' AND args->>'schedule_id' = $1`, s.ID.String()).Scan(&fireJobs, &fireJobSlots, &fireJobErrors))
-	require.Equal(t, fireJobs, fireJobSlots, "one fire job per slot")
+		FROM river_job WHERE kind = 'tributary:schedule_fire'`).Scan(&fireJobs, &fireJobSlots, &fireJobErrors))
+	require.Equal(t, fireJobs, fireJobSlots, "one fire job per instant")
 	perClient := map[string]int{}
 	rows, err := db.Pool.Query(ctx, `SELECT coalesce(attempted_by[array_length(attempted_by, 1)], '-'), count(*)
-		FROM river_job WHERE kind = 'tributary:schedule_fire' AND args->>'schedule_id' = $1 AND state = 'completed' GROUP BY 1`, s.ID.String())
+		FROM river_job WHERE kind = 'tributary:schedule_fire' AND state = 'completed' GROUP BY 1`)
 	require.NoError(t, err)
 	for rows.Next() {
 		var (
@@ -125,12 +126,12 @@ func testManyClientsFireEachSlotOnce(t *testing.T, n int) {
 	var notWoken int
 	var notWokenMax, inserted, available, attempted float64
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*), coalesce(max(extract(epoch FROM attempted_at - scheduled_at) * 1000), 0)
-		FROM river_job WHERE kind = 'tributary:schedule_fire' AND args->>'schedule_id' = $1 AND state = 'completed'
-		AND scheduled_at = (args->>'fire_at')::timestamptz`, s.ID.String()).Scan(&notWoken, &notWokenMax))
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT extract(epoch FROM created_at - $2) * 1000, extract(epoch FROM scheduled_at - $2) * 1000,
-		extract(epoch FROM attempted_at - $2) * 1000
-		FROM river_job WHERE kind = 'tributary:schedule_fire' AND args->>'schedule_id' = $1 AND (args->>'fire_at')::timestamptz = $2`,
-		s.ID.String(), fired[lat.worstFire]).Scan(&inserted, &available, &attempted))
+		FROM river_job WHERE kind = 'tributary:schedule_fire' AND state = 'completed'
+		AND scheduled_at = (args->>'fire_at')::timestamptz`).Scan(&notWoken, &notWokenMax))
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT extract(epoch FROM created_at - $1) * 1000, extract(epoch FROM scheduled_at - $1) * 1000,
+		extract(epoch FROM attempted_at - $1) * 1000
+		FROM river_job WHERE kind = 'tributary:schedule_fire' AND (args->>'fire_at')::timestamptz = $1 ORDER BY id LIMIT 1`,
+		fired[lat.worstFire]).Scan(&inserted, &available, &attempted))
 	t.Logf("%d clients: fire jobs not woken by a timer (scheduled_at still the slot): %d, the latest attempted %.1f ms after its slot", n, notWoken, notWokenMax)
 	t.Logf("%d clients: latest slot %s: its fire job inserted %.1f ms, scheduled_at %.3f ms, attempted %.1f ms after the slot",
 		n, fired[lat.worstFire].Format(time.TimeOnly), inserted, available, attempted)
@@ -156,7 +157,7 @@ func mcFireTimes(ctx context.Context, t testing.TB, db *testdb.DB, id uuid.UUID)
 
 // mcLatencies are lateness distributions, in milliseconds after the slot.
 type mcLatencies struct {
-	fire    mcDist // the slot's fire job: River's attempted_at
+	fire    mcDist // the slot's instant's fire job: River's attempted_at
 	run     mcDist // the run's job: River's attempted_at (its latest attempt)
 	started mcDist // the run's started_at (written when it finishes)
 
@@ -175,8 +176,10 @@ SELECT extract(epoch FROM fj.attempted_at - r.fire_at) * 1000,
 	extract(epoch FROM r.started_at - r.fire_at) * 1000
 FROM workflow_runs r
 LEFT JOIN river_job j ON j.id = r.job_id
-LEFT JOIN river_job fj ON fj.kind = 'tributary:schedule_fire'
-	AND fj.args->>'schedule_id' = r.schedule_id::text AND (fj.args->>'fire_at')::timestamptz = r.fire_at
+LEFT JOIN LATERAL (
+	SELECT min(attempted_at) AS attempted_at FROM river_job
+	WHERE kind = 'tributary:schedule_fire' AND (args->>'fire_at')::timestamptz = r.fire_at
+) fj ON true
 WHERE r.schedule_id IS NOT NULL AND ($1::uuid IS NULL OR r.schedule_id = $1) AND r.status <> 'skipped'
 ORDER BY r.fire_at, r.id`, id)
 	require.NoError(t, err)

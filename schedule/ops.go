@@ -128,7 +128,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
 	}
 	if retimed && next != nil {
-		if err := c.seedTx(ctx, tx, id, *next); err != nil {
+		if err := c.seedTx(ctx, tx, *next); err != nil {
 			return nil, err
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 )
 
@@ -17,19 +15,27 @@ import (
 const DefaultReconcileInterval = time.Minute
 
 // reconcileGrace is how overdue a schedule's next slot must be before the
-// reconciler re-seeds it. Re-seeding is idempotent (the slot's job is a
-// unique job), so a small grace only costs a no-op insert for a slot that
-// was about to fire anyway.
+// reconciler takes its chain for broken: a slot due this moment is its
+// instant's fire job's to fire.
 const reconcileGrace = 2 * time.Second
 
 // Reconcile repairs broken chains (RECONCILER_REPAIRS_CHAIN): a live
-// schedule whose next slot is overdue has lost its slot's job (deleted or
-// cancelled in River UI, or lost some other way), and gets it back. The
-// re-seeded job is a unique job on (schedule, slot), so reconciling a chain
-// that is not broken inserts nothing, and two reconcilers cannot fire a slot
-// twice. The query reads only overdue schedules, through the partial index
-// on next_fire_at: its cost grows with broken chains, not with all
-// schedules. It returns how many schedules it looked at.
+// schedule whose next slot is overdue has lost its instant's fire job
+// (deleted or cancelled in River UI, discarded, or lost some other way).
+// Reconcile fires such slots itself, with the same firing pass as a fire
+// job, so the slot fires once whoever gets to it first (SLOT_IS_UNIQUE). The
+// query that finds them reads only overdue schedules, through the partial
+// index on next_fire_at: its cost grows with broken chains, not with all
+// schedules. It returns how many slots it fired or recorded as skipped.
+//
+// A slot found this way is held against its catch-up window as follows. If
+// this client's previous repair pass ran less than two reconcile intervals
+// ago, the system was up when the slot came due, so the chain broke under
+// it, and the slot counts as found at the later of its time and that pass
+// (it runs, however long the chain took to be noticed). Otherwise (the
+// start-up pass, or the first after downtime or a database outage) its
+// lateness counts from its time, as after downtime: slots older than the
+// window are recorded as missed (SKIP_MISSED_BY_DEFAULT).
 //
 // A working client runs it on start-up and every ReconcileInterval, on the
 // leader, as a River periodic job.
@@ -37,37 +43,33 @@ func (c *Client) Reconcile(ctx context.Context) (int, error) {
 	if err := c.bound(); err != nil {
 		return 0, err
 	}
-	rows, err := c.wf.Pool().Query(ctx, c.q.overdue, reconcileGrace.Seconds())
-	if err != nil {
+	now := c.now()
+	c.repairMu.Lock()
+	previous := c.lastRepair
+	c.repairMu.Unlock()
+
+	var overdue bool
+	if err := c.wf.Pool().QueryRow(ctx, c.q.anyDue, now.Add(-reconcileGrace), nil).Scan(&overdue); err != nil {
 		return 0, fmt.Errorf("schedule: find overdue schedules: %w", err)
 	}
-	type overdue struct {
-		id   uuid.UUID
-		next time.Time
-	}
-	var found []overdue
-	for rows.Next() {
-		var o overdue
-		if err := rows.Scan(&o.id, &o.next); err != nil {
-			rows.Close()
-			return 0, err
+	n := 0
+	if overdue {
+		foundAt := now
+		if !previous.IsZero() && now.Sub(previous) < 2*c.interval {
+			foundAt = previous
 		}
-		found = append(found, o)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	for _, o := range found {
-		err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error { return c.seedTx(ctx, tx, o.id, o.next) })
+		stats, err := c.firePass(ctx, &pass{bound: now, foundAt: foundAt})
 		if err != nil {
-			return 0, fmt.Errorf("schedule: re-seed %s: %w", o.id, err)
+			return 0, fmt.Errorf("schedule: fire overdue schedules: %w", err)
 		}
+		n = stats.Slots()
+		c.logger.InfoContext(ctx, "tributary: Repaired broken schedule chains", slog.Int("slots", n),
+			slog.Int("started", stats.Started), slog.Any("skipped", stats.Skipped))
 	}
-	if len(found) > 0 {
-		c.logger.InfoContext(ctx, "tributary: Reconciled overdue schedules", slog.Int("count", len(found)))
-	}
-	return len(found), nil
+	c.repairMu.Lock()
+	c.lastRepair = now
+	c.repairMu.Unlock()
+	return n, nil
 }
 
 // reconcileArgs is the periodic job that runs Reconcile.
@@ -95,7 +97,7 @@ func (c *Client) addReconciler(config *river.Config, interval time.Duration) err
 	config.PeriodicJobs = append(slices.Clip(config.PeriodicJobs), river.NewPeriodicJob(
 		river.PeriodicInterval(interval),
 		func() (river.JobArgs, *river.InsertOpts) {
-			return reconcileArgs{}, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: interval}}
+			return reconcileArgs{}, &river.InsertOpts{Queue: Queue, UniqueOpts: river.UniqueOpts{ByPeriod: interval}}
 		},
 		&river.PeriodicJobOpts{ID: "tributary:schedule_reconcile", RunOnStart: true},
 	))

@@ -60,10 +60,18 @@ func overlapOverride(field string, current, override OverlapPolicy) (OverlapPoli
 	return "", &ValidationError{Field: field, Problem: fmt.Sprintf("%q is not an overlap policy; use skip, allow, queue or replace", override)}
 }
 
-// Skip reasons recorded on a skipped slot's run.
+// Skip reasons recorded on a skipped slot's run. SkipReasonCannotStart and
+// SkipReasonCannotFire begin a reason whose rest says what went wrong:
+// "cannot start: input is 4108 bytes encoded, the limit is 1024 …".
 const (
 	SkipReasonMissed  = "missed"
 	SkipReasonOverlap = "overlap"
+	// SkipReasonCannotStart: the workflow engine refused the run (its input
+	// is over the working client's limit, its run policy is invalid).
+	SkipReasonCannotStart = "cannot start"
+	// SkipReasonCannotFire: firing the slot failed (a database error, a
+	// cron or time zone that no longer evaluates); the chain goes on.
+	SkipReasonCannotFire = "cannot fire"
 )
 
 // CatchUpPolicy says what a slot found late (beyond the catch-up window)
@@ -188,6 +196,10 @@ type Schedule struct {
 	GrantID       *uuid.UUID      `json:"grant_id,omitempty"`
 	CreatedAt     time.Time       `json:"created_at"`
 	UpdatedAt     time.Time       `json:"updated_at"`
+
+	// nextCatchUp marks NextFireAt as the slot the "latest" catch-up policy
+	// jumped to: it runs however late it is found.
+	nextCatchUp bool
 }
 
 // Spec parses the schedule's cron expression in its zone.

@@ -126,7 +126,7 @@ func Simulate(p *Params, opts *SimulateOpts) ([]SimulatedSlot, error) {
 		if w, down := inside(opts.Down, at); down {
 			firedAt = w.To
 		}
-		d := decideSlot(spec, window, policy, at, firedAt, caughtUp)
+		d := decideSlot(spec, window, policy, at, firedAt, firedAt, caughtUp)
 		occ, _ := spec.Next(at.Add(-time.Second))
 		slot := SimulatedSlot{At: at, FiredAt: firedAt}
 		if occ.At.Equal(at) {

@@ -11,27 +11,32 @@ import (
 const scheduleColumns = `id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
 	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), grant_id,
-	created_at, updated_at`
+	created_at, updated_at, next_fire_catch_up`
 
 type queries struct {
-	addRuns        string
-	slotsWithRuns  string
-	lockToStart    string
-	advance        string
-	countRun       string
-	delete         string
-	get            string
-	getForUpdate   string
-	insert         string
-	grantGet       string
-	grantInsert    string
-	grantRevoke    string
-	list           string
-	overdue        string
-	pause          string
-	resume         string
-	update         string
-	unfinishedRuns string
+	addRuns               string
+	slotsWithRuns         string
+	lockToStart           string
+	advance               string
+	claimDue              string
+	fireJobsAt            string
+	grantsGet             string
+	lockRunsSkipLocked    string
+	unfinishedOfSchedules string
+	countRun              string
+	delete                string
+	get                   string
+	getForUpdate          string
+	insert                string
+	grantGet              string
+	grantInsert           string
+	grantRevoke           string
+	list                  string
+	anyDue                string
+	pause                 string
+	resume                string
+	update                string
+	unfinishedRuns        string
 }
 
 func newQueries(schema string) *queries {
@@ -41,10 +46,45 @@ func newQueries(schema string) *queries {
 	}
 	t := func(sql string) string { return strings.ReplaceAll(sql, "{s}", prefix) }
 	return &queries{
+		// One row per schedule a batch fired: its next slot (NULL: the chain
+		// ends), the slot fired, whether it started a run, whether the next
+		// slot is a caught-up one, and a note to pause it with ('' for none).
 		advance: t(`
-UPDATE {s}schedules
-SET next_fire_at = $2, last_fire_at = $3, run_count = run_count + $4, updated_at = now()
-WHERE id = $1`),
+UPDATE {s}schedules s
+SET next_fire_at = v.next, last_fire_at = v.fired, run_count = s.run_count + v.ran, next_fire_catch_up = v.catch_up,
+	paused = s.paused OR v.pause <> '',
+	pause_note = CASE WHEN v.pause <> '' THEN v.pause ELSE s.pause_note END,
+	paused_at = CASE WHEN v.pause <> '' AND NOT s.paused THEN now() ELSE s.paused_at END,
+	updated_at = now()
+FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::bigint[], $5::boolean[], $6::text[])
+	AS v(id, next, fired, ran, catch_up, pause)
+WHERE s.id = v.id`),
+		// The schedules due by $1, oldest slot first, $2 at most, skipping
+		// those another pass holds and those in $3 (given up on by this
+		// pass). Read through schedules_next_fire.
+		claimDue: t(`
+SELECT ` + scheduleColumns + ` FROM {s}schedules
+WHERE NOT paused AND next_fire_at <= $1 AND id <> ALL(coalesce($3::uuid[], '{}'))
+ORDER BY next_fire_at, id
+LIMIT $2
+FOR UPDATE SKIP LOCKED`),
+		// The instants in $3 that have a fire job waiting, through River's
+		// fetch index (state, queue, priority, scheduled_at).
+		fireJobsAt: t(`
+SELECT DISTINCT scheduled_at FROM {s}river_job
+WHERE state IN ('available', 'scheduled') AND queue = $2 AND priority = 1 AND scheduled_at = ANY($3::timestamptz[])
+	AND kind = $1`),
+		grantsGet: t(`SELECT id, subject, scopes, expires_at, revoked_at, revoke_reason, created_at FROM {s}execution_grants WHERE id = ANY($1::uuid[])`),
+		lockRunsSkipLocked: t(`
+SELECT id FROM {s}workflow_runs
+WHERE id = ANY($1::uuid[]) AND status IN ('pending', 'running', 'sleeping', 'waiting')
+ORDER BY id
+FOR NO KEY UPDATE SKIP LOCKED`),
+		// Through workflow_runs_schedule_unfinished: a few rows per schedule
+		// however long its history.
+		unfinishedOfSchedules: t(`
+SELECT id, schedule_id, status = 'pending' AND metadata ? 'schedule_queued' FROM {s}workflow_runs
+WHERE schedule_id = ANY($1::uuid[]) AND status IN ('pending', 'running', 'sleeping', 'waiting')`),
 		addRuns: t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
 		// A plain read: it never waits for a run that is finishing (see
 		// startSlotsTx).
@@ -87,10 +127,11 @@ SELECT ` + scheduleColumns + ` FROM {s}schedules
 WHERE ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
 	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id > $4)
 ORDER BY id LIMIT $5`),
-		overdue: t(`
-SELECT id, next_fire_at FROM {s}schedules
-WHERE NOT paused AND next_fire_at IS NOT NULL AND next_fire_at < now() - make_interval(secs => $1)
-ORDER BY next_fire_at LIMIT 1000`),
+		// Whether a schedule is due by $1, apart from those in $2: the
+		// reconciler's check for broken chains, and the firing pass's for
+		// due schedules that its SKIP LOCKED claim passed over.
+		anyDue: t(`
+SELECT EXISTS (SELECT FROM {s}schedules WHERE NOT paused AND next_fire_at <= $1 AND id <> ALL(coalesce($2::uuid[], '{}')))`),
 		pause: t(`
 UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL,
 	paused_at = CASE WHEN paused THEN paused_at ELSE now() END, updated_at = now()
@@ -112,6 +153,9 @@ SELECT
 	}
 }
 
+// scanScheduleRow is scanSchedule for pgx.CollectRows.
+func scanScheduleRow(row pgx.CollectableRow) (*Schedule, error) { return scanSchedule(row) }
+
 func scanSchedule(row pgx.Row) (*Schedule, error) {
 	var (
 		s                   Schedule
@@ -121,7 +165,7 @@ func scanSchedule(row pgx.Row) (*Schedule, error) {
 	err := row.Scan(&s.ID, &s.Name, &s.Description, &s.Owner, &s.Workflow, &s.Input, &s.Cron, &s.TimeZone,
 		&s.StartAt, &s.EndAt, &overlap, &catchUpMS, &catchUp, &s.MaxAttempts, &timeoutM, &s.Queue, &s.Priority,
 		&s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount, &s.FailureCount, &s.LastRunStatus,
-		&s.GrantID, &s.CreatedAt, &s.UpdatedAt)
+		&s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.nextCatchUp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/internal/wfhook"
 )
 
 // Recommended River settings that Tributary applies to the River client it
@@ -144,6 +146,10 @@ type Client struct {
 
 	works bool // River queues are configured: Start starts River
 
+	// armQueues are the queues whose waiting jobs a started working client
+	// times (see waker.start): the schedule machinery's, when it works it.
+	armQueues []string
+
 	startStopMu sync.Mutex
 	started     bool
 }
@@ -254,6 +260,10 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		if err := ext.Extend(c, riverConfig); err != nil {
 			return nil, fmt.Errorf("workflow: extension: %w", err)
 		}
+	}
+
+	if _, ok := riverConfig.Queues[wfhook.ScheduleQueue]; ok && c.works {
+		c.armQueues = []string{wfhook.ScheduleQueue}
 	}
 
 	rc, err := river.NewClient[pgx.Tx](newDriver(pool, c), riverConfig)

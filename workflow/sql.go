@@ -58,6 +58,7 @@ type queries struct {
 	jobTable             string
 	insertSignal         string
 	listRuns             string
+	listRunsOfSchedule   string
 	lockRun              string
 	memoInsert           string
 	memoUpsert           string
@@ -79,7 +80,8 @@ type queries struct {
 	childOutcome         string
 	finishWaitMemo       string
 	runStatusByID        string
-	runOfSlot            string
+	runsOfSlots          string
+	insertScheduledRuns  string
 }
 
 // memoInsert writes a batch of step records (see flushMemos).
@@ -205,6 +207,17 @@ WHERE ($1 = '' OR r.workflow_type = $1)
 	AND ($4::uuid IS NULL OR r.id < $4)
 ORDER BY r.id DESC
 LIMIT $5`),
+		// A schedule's runs (History), through workflow_runs_schedule_history:
+		// the schedule is not optional here, so that every plan, generic
+		// ones included, reads the schedule's runs and not the table's.
+		listRunsOfSchedule: t(`
+SELECT ` + runReadColumns + runReadFrom + `
+WHERE r.schedule_id = $3
+	AND ($1 = '' OR r.workflow_type = $1)
+	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
+	AND ($4::uuid IS NULL OR r.id < $4)
+ORDER BY r.id DESC
+LIMIT $5`),
 		lockRun: t(`SELECT status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = $1 FOR UPDATE`),
 		// The statements that write step_runs (memoInsert, memoUpsert,
 		// parkMemo, stepFailed) insert a step only together with its run,
@@ -233,9 +246,22 @@ WHERE id = $1`),
 		runByID:       t(`SELECT ` + runReadColumns + runReadFrom + `WHERE r.id = $1`),
 		runByKey:      t(`SELECT ` + runReadColumns + runReadFrom + `WHERE r.workflow_type = $1 AND r.idempotency_key = $2`),
 		runStatusByID: t(`SELECT status, output, error FROM {s}workflow_runs WHERE id = $1`),
-		runOfSlot:     t(`SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 AND fire_at = $2`),
-		setRunJob:     t(`UPDATE {s}workflow_runs SET job_id = $2 WHERE id = $1`),
-		parkRun:       t(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, started_at = coalesce(started_at, $5), updated_at = now() WHERE id = $1`),
+		runsOfSlots: t(`
+SELECT r.id, r.schedule_id, r.fire_at
+FROM unnest($1::uuid[], $2::timestamptz[]) AS s(id, fire_at)
+JOIN {s}workflow_runs r ON r.schedule_id = s.id AND r.fire_at = s.fire_at`),
+		// A skipped slot's run is finished when it is recorded; a started
+		// one's job id is set (its job was inserted first).
+		insertScheduledRuns: t(`
+INSERT INTO {s}workflow_runs (id, workflow_type, input, max_attempts, queue, priority, job_id, schedule_id, fire_at,
+	metadata, status, skip_reason, finished_at)
+SELECT t.id, t.typ, t.input::jsonb, t.ma, t.q, t.p, nullif(t.job, 0), t.sid, t.fa, t.meta::jsonb,
+	CASE WHEN t.skip = '' THEN 'pending' ELSE 'skipped' END, nullif(t.skip, ''), CASE WHEN t.skip <> '' THEN now() END
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::bigint[], $8::uuid[],
+	$9::timestamptz[], $10::text[], $11::text[]) AS t(id, typ, input, ma, q, p, job, sid, fa, meta, skip)
+ON CONFLICT DO NOTHING`),
+		setRunJob: t(`UPDATE {s}workflow_runs SET job_id = $2 WHERE id = $1`),
+		parkRun:   t(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, started_at = coalesce(started_at, $5), updated_at = now() WHERE id = $1`),
 		stepFailed: t(`
 INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, error, started_at, finished_at)
 SELECT id, $2::text, 'step', 'failed', $3::text, $4::jsonb, $5::timestamptz, now()

@@ -369,46 +369,6 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 	return &startedRun{Run: run}, nil
 }
 
-// StartScheduledTx starts the run of a schedule slot within tx, or records
-// the slot as skipped. It is package schedule's way in: its argument type is
-// internal to Tributary. The run is unique on (ScheduleID, FireAt) and its
-// job is a River unique job on the same pair; a slot that already has its
-// run returns Existing and inserts nothing.
-func (c *Client) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduledStart) (*wfhook.Started, error) {
-	if err := validateName(s.Type); err != nil {
-		return nil, err
-	}
-	defaults := DefineOpts{MaxAttempts: defaultMaxAttempts, Priority: 1, Queue: river.QueueDefault}
-	if reg, ok := c.types[s.Type]; ok {
-		defaults = reg.opts
-	}
-	input := s.Input
-	if len(input) == 0 {
-		input = []byte("null")
-	}
-	fireAt, scheduleID := s.FireAt, s.ScheduleID
-	// A slot that has its run is answered by a plain read: inserting would
-	// wait on that run if it is finishing, while the caller holds the
-	// schedule that the run's status trigger needs.
-	var existing uuid.UUID
-	err := tx.QueryRow(ctx, c.q.runOfSlot, scheduleID, fireAt).Scan(&existing)
-	if err == nil {
-		return &wfhook.Started{Existing: true, RunID: existing}, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("workflow: read the run of slot %s: %w", fireAt.Format(time.RFC3339), err)
-	}
-	r, err := c.startTx(ctx, tx, &startParams{
-		typeName: s.Type, defaults: defaults, input: input,
-		opts:   &StartOpts{MaxAttempts: s.MaxAttempts, Metadata: s.Metadata, Priority: s.Priority, Queue: s.Queue, ScheduledAt: s.StartAt, Timeout: s.Timeout},
-		fireAt: &fireAt, scheduleID: &scheduleID, skip: s.Skip,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &wfhook.Started{Existing: r.existing, JobID: r.JobID, RunID: r.ID}, nil
-}
-
 // CancelScheduleRunsTx cancels the unfinished runs of a schedule, for its
 // replace overlap policy: like CancelTx for each. For package schedule.
 func (c *Client) CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduleRuns) (int, error) {

@@ -224,7 +224,10 @@ func (wk *waker) stop() {
 }
 
 // start starts timing wake-ups, and, in a working client, listening for
-// the ones other clients announce.
+// the ones other clients announce and arming the timers of the near jobs
+// waiting in the queues of armQueues: those were timed by clients that may
+// be gone, or announced before this one listened (the first slot after a
+// start-up would otherwise wait for River's scheduler).
 func (wk *waker) start() {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
@@ -238,5 +241,46 @@ func (wk *waker) start() {
 		wk.listening = listening
 		wk.running.Add(1)
 		go wk.listen(wk.stopCh, sync.OnceFunc(func() { close(listening) }))
+		if len(wk.c.armQueues) > 0 {
+			wk.running.Add(1)
+			go wk.armWaiting(wk.stopCh)
+		}
 	}
 }
+
+// armWaiting arms the timers of the jobs scheduled within wakerHorizon in
+// the client's armQueues (at most armLimit of them, the nearest).
+func (wk *waker) armWaiting(stopCh <-chan struct{}) {
+	defer wk.running.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		select {
+		case <-stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	c := wk.c
+	rows, err := c.pool.Query(ctx, `SELECT id, queue, scheduled_at FROM `+c.q.jobTable+`
+		WHERE state = 'scheduled' AND queue = ANY($1) AND scheduled_at < now() + make_interval(secs => $2)
+		ORDER BY scheduled_at LIMIT $3`, c.armQueues, wakerHorizon.Seconds(), armLimit)
+	if err != nil {
+		c.logger.Warn("tributary: Could not arm the timers of waiting jobs; River's scheduler wakes them", slog.String("err", err.Error()))
+		return
+	}
+	var (
+		id    int64
+		queue string
+		at    time.Time
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &queue, &at}, func() error {
+		wk.schedule(id, queue, at)
+		return nil
+	}); err != nil {
+		c.logger.Warn("tributary: Could not arm the timers of waiting jobs; River's scheduler wakes them", slog.String("err", err.Error()))
+	}
+}
+
+// armLimit bounds the timers armWaiting arms.
+const armLimit = 10_000

@@ -54,7 +54,7 @@ func TestMigrate(t *testing.T) {
 		require.Empty(t, res.stderr)
 		require.Regexp(t, `^migrating: River's migrations first, then Tributary's…\n`+
 			`applied river 001_create_river_migration \(\d.*\)\n(applied river 0\d\d_\w+ \(\d.*\)\n)+`+
-			`applied 001_workflows \(\d.*\)\napplied 002_schedules \(\d.*\)\napplied 003_lighter_writes \(\d.*\)\n$`, res.stdout)
+			`applied 001_workflows \(\d.*\)\napplied 002_schedules \(\d.*\)\napplied 003_lighter_writes \(\d.*\)\napplied 004_set_based_firing \(\d.*\)\n$`, res.stdout)
 
 		res = runCLI(t, vars, "migrate", "up")
 		require.Equal(t, ExitOK, res.code, res.stderr)
@@ -80,7 +80,7 @@ func TestMigrate(t *testing.T) {
 		res = runCLI(t, map[string]string{"DATABASE_URL": "postgres://wrong"}, "migrate", "down", "--target", "0",
 			"--database-url", db.URL, "--schema", db.Schema)
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Regexp(t, `^rolling back Tributary's migrations above version 0…\nrolled back 003_lighter_writes \(\d.*\)\nrolled back 002_schedules \(\d.*\)\nrolled back 001_workflows \(\d.*\)\n$`, res.stdout)
+		require.Regexp(t, `^rolling back Tributary's migrations above version 0…\nrolled back 004_set_based_firing \(\d.*\)\nrolled back 003_lighter_writes \(\d.*\)\nrolled back 002_schedules \(\d.*\)\nrolled back 001_workflows \(\d.*\)\n$`, res.stdout)
 
 		res = runCLI(t, vars, "migrate", "status", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)

@@ -75,13 +75,14 @@ func TestScheduleCommands(t *testing.T) {
 
 	db, vars := migratedDB(t)
 
-	// fireJobs counts the River jobs of a schedule's slots.
-	fireJobs := func(t *testing.T, id uuid.UUID) int {
+	// hasFireJob reports whether a River job waits to fire schedule id's
+	// next slot (one job per instant, shared by the schedules due then).
+	hasFireJob := func(t *testing.T, id uuid.UUID) bool {
 		t.Helper()
-		var n int
-		require.NoError(t, db.Pool.QueryRow(context.Background(),
-			`SELECT count(*) FROM river_job WHERE kind = 'tributary:schedule_fire' AND args->>'schedule_id' = $1`, id.String()).Scan(&n))
-		return n
+		var ok bool
+		require.NoError(t, db.Pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT FROM river_job j JOIN schedules s
+			ON (j.args->>'fire_at')::timestamptz = s.next_fire_at WHERE j.kind = 'tributary:schedule_fire' AND s.id = $1)`, id).Scan(&ok))
+		return ok
 	}
 
 	t.Run("Create", func(t *testing.T) {
@@ -116,7 +117,7 @@ func TestScheduleCommands(t *testing.T) {
 		require.False(t, s.NextFireAt.Before(start))
 		// 02:30 New York time, or 03:00 on the day clocks spring forward.
 		require.Contains(t, []string{"02:30", "03:00"}, s.NextFireAt.In(scheduleLocation(s.Schedule)).Format("15:04"))
-		require.Equal(t, 1, fireJobs(t, id)) // the first slot's job, for a service to fire
+		require.True(t, hasFireJob(t, id)) // the first slot's job, for a service to fire
 	})
 
 	t.Run("CreateJSON", func(t *testing.T) {
@@ -133,7 +134,7 @@ func TestScheduleCommands(t *testing.T) {
 		require.Equal(t, "until the migration is done", s.PauseNote)
 		require.Nil(t, s.NextFireAt)
 		require.Zero(t, s.CatchUpWindow) // --catchup 0: no slot runs late
-		require.Equal(t, 0, fireJobs(t, s.ID))
+		require.False(t, hasFireJob(t, s.ID))
 		require.Equal(t, []uuid.UUID{s.ID}, listScheduleIDs(t, vars, "--owner", "create-json"))
 
 		// The defaults.
@@ -150,7 +151,7 @@ func TestScheduleCommands(t *testing.T) {
 		require.False(t, s.Paused)
 		require.NotNil(t, s.NextFireAt)
 		require.WithinDuration(t, time.Now(), *s.NextFireAt, time.Minute+time.Second)
-		require.Equal(t, 1, fireJobs(t, s.ID))
+		require.True(t, hasFireJob(t, s.ID))
 	})
 
 	t.Run("CreateInvalid", func(t *testing.T) {

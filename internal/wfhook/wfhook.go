@@ -36,7 +36,21 @@ type Started struct {
 	Existing bool
 	JobID    int64
 	RunID    uuid.UUID
+	// Skip is the reason the slot's run was recorded as skipped: the
+	// ScheduledStart's own, or, for a start the engine cannot make (input
+	// over the limit, a bad run policy), a reason beginning with
+	// SkipCannotStart. "" for a run that was started.
+	Skip string
 }
+
+// SkipCannotStart begins the skip reason of a slot whose run the engine
+// refused to start; the rest of the reason says why.
+const SkipCannotStart = "cannot start: "
+
+// ScheduleQueue is the River queue of the schedule machinery's jobs. A
+// started working client arms the timers of the jobs waiting in it (see
+// the workflow engine's waker).
+const ScheduleQueue = "tributary_schedule"
 
 // Wake asks a client to make a scheduled River job available at At.
 type Wake struct {

@@ -1,0 +1,262 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tributary-go/tributary/internal/wfhook"
+)
+
+// StartScheduledTx starts the run of a schedule slot within tx, or records
+// the slot as skipped: StartScheduledManyTx of one slot.
+func (c *Client) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduledStart) (*wfhook.Started, error) {
+	started, err := c.StartScheduledManyTx(ctx, tx, []*wfhook.ScheduledStart{s})
+	if err != nil {
+		return nil, err
+	}
+	return &started[0], nil
+}
+
+// StartScheduledManyTx starts the runs of schedule slots within tx, or
+// records them as skipped, in a few statements whatever their number: one
+// read of the slots that have their run already, one insert of the River
+// jobs (River's InsertManyTx) and one of the runs. It is package
+// schedule's way in: its argument type is internal to Tributary.
+//
+// Each run is unique on (ScheduleID, FireAt) and its job is a River unique
+// job on the same pair (SLOT_IS_UNIQUE); a slot that has its run already
+// comes back Existing and nothing is inserted for it. A slot whose run the
+// engine refuses (input over Config.MaxInputBytes, a bad run policy or
+// type name) is recorded as skipped with a reason that begins with
+// wfhook.SkipCannotStart, so that one bad schedule never fails the slots
+// fired with it. The results are in the order of starts.
+func (c *Client) StartScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*wfhook.ScheduledStart) ([]wfhook.Started, error) {
+	out := make([]wfhook.Started, len(starts))
+	if len(starts) == 0 {
+		return out, nil
+	}
+	existing, err := c.slotsWithRuns(ctx, tx, starts)
+	if err != nil {
+		return nil, err
+	}
+
+	type pending struct {
+		i    int
+		p    *scheduledPolicy
+		skip string
+	}
+	var (
+		todo      []pending
+		jobParams []river.InsertManyParams
+		jobOf     []int // index in starts of each of jobParams
+	)
+	for i, s := range starts {
+		if id, ok := existing[slotKey{s.ScheduleID, s.FireAt.UnixMicro()}]; ok {
+			out[i] = wfhook.Started{Existing: true, RunID: id}
+			continue
+		}
+		p, skip := c.scheduledParams(s)
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("workflow: new run id: %w", err)
+		}
+		out[i] = wfhook.Started{RunID: id, Skip: skip}
+		todo = append(todo, pending{i, p, skip})
+		if skip == "" {
+			jobParams = append(jobParams, river.InsertManyParams{Args: p.args(id, s), InsertOpts: p.insertOpts(s)})
+			jobOf = append(jobOf, i)
+		}
+	}
+
+	if len(jobParams) > 0 {
+		results, err := c.river.InsertManyTx(ctx, tx, jobParams)
+		if err != nil {
+			return nil, fmt.Errorf("workflow: insert the River jobs of %d slots' runs: %w", len(jobParams), err)
+		}
+		for k, res := range results {
+			i := jobOf[k]
+			if res.UniqueSkippedAsDuplicate {
+				// The slot's job exists though its run does not (the run was
+				// deleted, its job kept): the slot has fired.
+				out[i] = wfhook.Started{Existing: true, JobID: res.Job.ID}
+				continue
+			}
+			out[i].JobID = res.Job.ID
+			if res.Job.State == rivertype.JobStateScheduled {
+				if err := c.waker.scheduleTx(ctx, tx, res.Job.ID, res.Job.Queue, res.Job.ScheduledAt); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+
+	rows := &scheduledRows{}
+	for _, t := range todo {
+		if !out[t.i].Existing {
+			rows.add(out[t.i].RunID, out[t.i].JobID, t.p, starts[t.i], t.skip)
+		}
+	}
+	if rows.len() > 0 {
+		tag, err := tx.Exec(ctx, c.q.insertScheduledRuns, rows.ids, rows.types, rows.inputs, rows.maxAttempts,
+			rows.queues, rows.priorities, rows.jobIDs, rows.scheduleIDs, rows.fireAts, rows.metadata, rows.skips)
+		if err != nil {
+			return nil, fmt.Errorf("workflow: insert the runs of %d slots: %w", rows.len(), err)
+		}
+		if int(tag.RowsAffected()) != rows.len() {
+			// Only a run inserted since slotsWithRuns read can conflict; the
+			// caller holds the schedules, so this is a bug, and failing keeps
+			// the jobs inserted above from outliving their runs.
+			return nil, fmt.Errorf("workflow: %d of %d slots got a run from elsewhere while they were being started", rows.len()-int(tag.RowsAffected()), rows.len())
+		}
+	}
+	return out, nil
+}
+
+type slotKey struct {
+	scheduleID uuid.UUID
+	fireAtUS   int64
+}
+
+// slotsWithRuns reads which of the slots have a run already, with a plain
+// read: inserting a run that conflicts with one that is finishing would
+// wait for it while the caller holds the schedule, which that run's status
+// trigger needs (a deadlock).
+func (c *Client) slotsWithRuns(ctx context.Context, tx pgx.Tx, starts []*wfhook.ScheduledStart) (map[slotKey]uuid.UUID, error) {
+	ids := make([][16]byte, len(starts))
+	at := make([]time.Time, len(starts))
+	for i, s := range starts {
+		ids[i], at[i] = s.ScheduleID, s.FireAt
+	}
+	rows, err := tx.Query(ctx, c.q.runsOfSlots, ids, at)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: read the runs of %d slots: %w", len(starts), err)
+	}
+	found := map[slotKey]uuid.UUID{}
+	var (
+		runID, scheduleID uuid.UUID
+		fireAt            time.Time
+	)
+	_, err = pgx.ForEachRow(rows, []any{&runID, &scheduleID, &fireAt}, func() error {
+		found[slotKey{scheduleID, fireAt.UnixMicro()}] = runID
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("workflow: read the runs of %d slots: %w", len(starts), err)
+	}
+	return found, nil
+}
+
+// scheduledPolicy is a slot's run policy with the workflow type's defaults
+// applied.
+type scheduledPolicy struct {
+	kind        string
+	maxAttempts int
+	metadata    []byte
+	priority    int
+	queue       string
+	timeoutMS   int64
+}
+
+// scheduledParams applies the type's defaults (Tributary's own for a type
+// this client does not register) to s, and says why the run cannot start,
+// if it cannot: the same checks as Start, made per slot.
+func (c *Client) scheduledParams(s *wfhook.ScheduledStart) (*scheduledPolicy, string) {
+	p := &scheduledPolicy{kind: kindOf(s.Type)}
+	cannot := func(err error) (*scheduledPolicy, string) {
+		if s.Skip != "" {
+			return p, s.Skip
+		}
+		return p, wfhook.SkipCannotStart + err.Error()
+	}
+	if err := validateName(s.Type); err != nil {
+		return cannot(err)
+	}
+	defaults := DefineOpts{MaxAttempts: defaultMaxAttempts, Priority: 1, Queue: river.QueueDefault}
+	if reg, ok := c.types[s.Type]; ok {
+		defaults = reg.opts
+	}
+	p.maxAttempts = orDefault(s.MaxAttempts, defaults.MaxAttempts)
+	p.priority = orDefault(s.Priority, defaults.Priority)
+	p.queue = orDefaultString(s.Queue, defaults.Queue)
+	switch timeout := orDefault(s.Timeout, defaults.Timeout); {
+	case timeout < 0:
+		p.timeoutMS = -1
+	case timeout > 0:
+		p.timeoutMS = max(timeout.Milliseconds(), 1)
+	}
+	p.metadata = []byte("{}")
+	if len(s.Metadata) > 0 {
+		var err error
+		if p.metadata, err = json.Marshal(s.Metadata); err != nil {
+			p.metadata = []byte("{}")
+			return cannot(&ValidationError{Field: "metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)})
+		}
+	}
+	if err := validatePolicy("schedule run policy", p.maxAttempts, p.priority, p.queue); err != nil {
+		return cannot(err)
+	}
+	if n := len(scheduledInput(s)); n > c.maxInputBytes {
+		return cannot(&ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (the working client's Config.MaxInputBytes); make the schedule's input smaller", n, c.maxInputBytes)})
+	}
+	return p, s.Skip
+}
+
+func (p *scheduledPolicy) args(runID uuid.UUID, s *wfhook.ScheduledStart) runArgs {
+	scheduleID, fireAt := s.ScheduleID, s.FireAt
+	args := runArgs{kind: p.kind, RunID: runID, Workflow: s.Type, ScheduleID: &scheduleID, FireAt: &fireAt, TimeoutMS: p.timeoutMS}
+	args.inlineStart(scheduledInput(s), p.metadata, nil)
+	return args
+}
+
+func (p *scheduledPolicy) insertOpts(s *wfhook.ScheduledStart) *river.InsertOpts {
+	return &river.InsertOpts{
+		MaxAttempts: p.maxAttempts, Priority: p.priority, Queue: p.queue, ScheduledAt: s.StartAt,
+		UniqueOpts: river.UniqueOpts{ByArgs: true},
+	}
+}
+
+func scheduledInput(s *wfhook.ScheduledStart) []byte {
+	if len(s.Input) == 0 {
+		return []byte("null")
+	}
+	return s.Input
+}
+
+// scheduledRows are the columns of the runs StartScheduledManyTx inserts,
+// as arrays for one INSERT … SELECT FROM unnest.
+type scheduledRows struct {
+	ids         [][16]byte // binary: see the note above flushBegins
+	types       []string
+	inputs      []string
+	maxAttempts []int32
+	queues      []string
+	priorities  []int32
+	jobIDs      []int64
+	scheduleIDs [][16]byte
+	fireAts     []time.Time
+	metadata    []string
+	skips       []string
+}
+
+func (r *scheduledRows) len() int { return len(r.ids) }
+
+func (r *scheduledRows) add(id uuid.UUID, jobID int64, p *scheduledPolicy, s *wfhook.ScheduledStart, skip string) {
+	r.ids = append(r.ids, id)
+	r.types = append(r.types, s.Type)
+	r.inputs = append(r.inputs, string(scheduledInput(s)))
+	r.maxAttempts = append(r.maxAttempts, int32(p.maxAttempts))
+	r.queues = append(r.queues, p.queue)
+	r.priorities = append(r.priorities, int32(p.priority))
+	r.jobIDs = append(r.jobIDs, jobID)
+	r.scheduleIDs = append(r.scheduleIDs, s.ScheduleID)
+	r.fireAts = append(r.fireAts, s.FireAt)
+	r.metadata = append(r.metadata, string(p.metadata))
+	r.skips = append(r.skips, skip)
+}
