@@ -58,7 +58,9 @@ type ListParams struct {
 	Limit int
 }
 
-// ListRuns lists runs newest first, without their steps.
+// ListRuns lists runs newest first, without their steps. Listing a
+// schedule's runs (ScheduleID) reads that schedule's runs only, through an
+// index: its cost follows the schedule's history, not the table's.
 func (c *Client) ListRuns(ctx context.Context, params *ListParams) ([]*Run, error) {
 	if params == nil {
 		params = &ListParams{}
@@ -67,7 +69,11 @@ func (c *Client) ListRuns(ctx context.Context, params *ListParams) ([]*Run, erro
 	if limit < 1 || limit > 1000 {
 		return nil, &ValidationError{Field: "ListParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
 	}
-	rows, err := c.pool.Query(ctx, c.q.listRuns, params.Type, string(params.Status), params.ScheduleID, params.After, limit)
+	query := c.q.listRuns
+	if params.ScheduleID != nil {
+		query = c.q.listRunsOfSchedule
+	}
+	rows, err := c.pool.Query(ctx, query, params.Type, string(params.Status), params.ScheduleID, params.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: list runs: %w", err)
 	}

@@ -1,0 +1,88 @@
+package workflow
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+// TestScheduleHistoryPlan checks that listing a schedule's runs (History)
+// reads that schedule's runs through workflow_runs_schedule_history, with a
+// custom plan and with the generic plan a prepared statement switches to,
+// on a table where the schedule's runs are a few among many: its cost must
+// follow the schedule's history, not the table's.
+func TestScheduleHistoryPlan(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	c, err := NewClient(db.Pool, &Config{Schema: db.Schema})
+	require.NoError(t, err)
+	ctx := ctxT(t)
+
+	// 60,000 runs of 3,000 schedules (20 each), 20,000 without one, and the
+	// two runs of the schedule listed.
+	scheduleID := uuid.New()
+	_, err = db.Pool.Exec(ctx, `INSERT INTO schedules (id, name, workflow_type, cron)
+		SELECT md5(i::text)::uuid, 'history', 'report', '@daily' FROM generate_series(0, 2999) i
+		UNION ALL SELECT $1, 'listed', 'report', '@daily'`, scheduleID)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, `
+INSERT INTO workflow_runs (id, workflow_type, max_attempts, queue, status, schedule_id, fire_at)
+SELECT gen_random_uuid(), 'report', 1, 'default', 'completed',
+	CASE WHEN i % 4 = 0 THEN NULL ELSE md5((i % 3000)::text)::uuid END, now() - make_interval(secs => i)
+FROM generate_series(1, 80000) i`)
+	require.NoError(t, err)
+	for i := range 2 {
+		_, err = db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, max_attempts, queue, status, schedule_id, fire_at)
+			VALUES ($1, 'report', 1, 'default', 'completed', $2, now() + make_interval(secs => $3))`, uuid.Must(uuid.NewV7()), scheduleID, i)
+		require.NoError(t, err)
+	}
+	_, err = db.Pool.Exec(ctx, "ANALYZE workflow_runs")
+	require.NoError(t, err)
+
+	runs, err := c.ListRuns(ctx, &ListParams{ScheduleID: &scheduleID})
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+
+	for _, mode := range []string{"auto", "force_generic_plan", "force_custom_plan"} {
+		for _, params := range []*ListParams{
+			{ScheduleID: &scheduleID},
+			{ScheduleID: &scheduleID, Status: StatusCompleted, After: &runs[0].ID},
+		} {
+			plan := explainListRuns(ctx, t, c, mode, params)
+			require.Contains(t, plan, "workflow_runs_schedule_history", "plan (%s) of %+v:\n%s", mode, params, plan)
+			require.NotContains(t, plan, "Seq Scan on workflow_runs", "plan (%s):\n%s", mode, plan)
+			require.NotContains(t, plan, "workflow_runs_pkey", "plan (%s):\n%s", mode, plan)
+		}
+	}
+}
+
+// explainListRuns EXPLAINs ListRuns' query for params as a prepared
+// statement under plan_cache_mode mode.
+func explainListRuns(ctx context.Context, t *testing.T, c *Client, mode string, p *ListParams) string {
+	t.Helper()
+	var plan []string
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "PREPARE list_runs_plan(text, text, uuid, uuid, int) AS "+c.q.listRunsOfSchedule); err != nil {
+			return err
+		}
+		defer func() { _, _ = tx.Exec(ctx, "DEALLOCATE list_runs_plan") }()
+		rows, err := tx.Query(ctx, "EXPLAIN EXECUTE list_runs_plan($1, $2, $3, $4, $5)", pgx.QueryExecModeSimpleProtocol, p.Type, string(p.Status), p.ScheduleID, p.After, 100)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	require.NoError(t, err)
+	return strings.Join(plan, "\n")
+}
