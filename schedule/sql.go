@@ -28,6 +28,7 @@ type queries struct {
 	get                   string
 	getForUpdate          string
 	insert                string
+	insertMany            string
 	grantGet              string
 	grantInsert           string
 	grantRevoke           string
@@ -115,6 +116,22 @@ DELETE FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0`),
 		grantGet:     t(`SELECT id, subject, scopes, expires_at, revoked_at, revoke_reason, created_at FROM {s}execution_grants WHERE id = $1`),
 		grantInsert:  t(`INSERT INTO {s}execution_grants (id, subject, scopes, expires_at) VALUES ($1, $2, $3, $4) RETURNING id, subject, scopes, expires_at, revoked_at, revoke_reason, created_at`),
 		grantRevoke:  t(`UPDATE {s}execution_grants SET revoked_at = coalesce(revoked_at, now()), revoke_reason = $2 WHERE id = $1 RETURNING id, subject, scopes, expires_at, revoked_at, revoke_reason, created_at`),
+		// insert's set-based twin (CreateManyTx): one array per column; the
+		// rows come back in no particular order.
+		insertMany: t(`
+INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
+	catchup_policy, paused_at, grant_id)
+SELECT id, name, description, owner, workflow_type, input::jsonb, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
+	catchup_policy, CASE WHEN paused THEN now() END, grant_id
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+	$9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[], $15::text[],
+	$16::smallint[], $17::boolean[], $18::text[], $19::timestamptz[], $20::text[], $21::uuid[])
+	AS v(id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
+	catchup_policy, grant_id)
+RETURNING ` + scheduleColumns),
 		insert: t(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
