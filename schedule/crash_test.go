@@ -1,0 +1,222 @@
+package schedule
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// Environment of the firing helper process (TestFiringHelperProcess).
+const (
+	firingHelperEnv = "TRIBUTARY_FIRING_HELPER" // "1" in the helper process only
+	firingDBURLEnv  = "TRIBUTARY_FIRING_DB_URL"
+	firingSchemaEnv = "TRIBUTARY_FIRING_SCHEMA"
+)
+
+// TestFiringHelperProcess is the working client that TestCrashInTheMiddleOfABatch
+// SIGKILLs: the test binary re-executed. Run any other way, it returns at
+// once: it is only the helper's entry point.
+func TestFiringHelperProcess(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(firingHelperEnv) != "1" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() { // an orphan exits when the parent closes our stdin
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(3)
+	}()
+	config, err := pgxpool.ParseConfig(os.Getenv(firingDBURLEnv))
+	require.NoError(t, err)
+	pool, err := pgxpool.NewWithConfig(ctx, config)
+	require.NoError(t, err)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	sc := New(&Config{Logger: logger})
+	wf, err := workflow.NewClient(pool, &workflow.Config{
+		Extensions: []workflow.Extension{sc},
+		Logger:     logger,
+		River:      &river.Config{Logger: logger, Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}}},
+		Schema:     os.Getenv(firingSchemaEnv),
+		Workflows:  []workflow.Registrable{tick},
+	})
+	require.NoError(t, err)
+	require.NoError(t, wf.Start(ctx))
+	fmt.Println("firing helper: started")
+	<-ctx.Done()
+	t.Fatal("firing helper: nobody killed me")
+}
+
+// TestCrashInTheMiddleOfABatch kills a working client (SIGKILL, a process of
+// its own) while it fires the second batch of 300 slots due together: the
+// batch's insert of runs is held by a test trigger until the kill. The
+// first batch committed and stays; the second rolled back with the
+// process. Another client, started afterwards, fires what is left when its
+// reconciler finds the chains broken: every slot has exactly one run, none
+// is skipped (the slots count as found due at the reconciler's previous
+// pass), and every chain moves on.
+func TestCrashInTheMiddleOfABatch(t *testing.T) {
+	t.Parallel()
+
+	const n = 300
+	db := testdb.New(t)
+	ctx := ctxT(t, 2*time.Minute)
+
+	// Create the schedules with an insert-only client.
+	sc := New(nil)
+	_, err := workflow.NewClient(db.Pool, &workflow.Config{Extensions: []workflow.Extension{sc}, Schema: db.Schema})
+	require.NoError(t, err)
+	at, cron := dueTogether(4 * time.Second)
+	_, err = sc.CreateMany(ctx, burstParams(n, cron))
+	require.NoError(t, err)
+
+	// The first batch is fireFirstBatchSize slots in (next_fire_at, id)
+	// order; the trigger holds the insert of the runs of the second.
+	var held uuid.UUID
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT id FROM schedules ORDER BY next_fire_at, id OFFSET $1 LIMIT 1", fireFirstBatchSize+50).Scan(&held))
+	_, err = db.Pool.Exec(ctx, fmt.Sprintf(`
+CREATE FUNCTION hold_run() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_sleep(60); RETURN NEW; END $$;
+CREATE TRIGGER hold_run BEFORE INSERT ON workflow_runs FOR EACH ROW
+	WHEN (NEW.schedule_id = '%s') EXECUTE FUNCTION hold_run();`, held))
+	require.NoError(t, err)
+
+	helper := startFiringHelper(t, db)
+	waitForOutput(t, helper, "firing helper: started")
+	require.True(t, time.Now().Before(at), "the helper started after the slot; raise the lead")
+
+	// The helper is inside the second batch's transaction.
+	var backend int
+	waitFor(t, func() bool {
+		err := db.Pool.QueryRow(ctx, "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%workflow_runs%'").Scan(&backend)
+		return err == nil
+	})
+	require.NoError(t, helper.cmd.Process.Kill())
+	<-helper.exited
+	// Postgres notices a dead client only when its statement ends: end it.
+	_, err = db.Pool.Exec(ctx, "SELECT pg_terminate_backend($1)", backend)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, "DROP TRIGGER hold_run ON workflow_runs")
+	require.NoError(t, err)
+
+	var runs int
+	waitFor(t, func() bool { // the terminated backend's transaction is gone
+		var active int
+		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", backend).Scan(&active))
+		return active == 0
+	})
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs").Scan(&runs))
+	require.Equal(t, fireFirstBatchSize, runs, "the first batch committed, the second rolled back")
+
+	// Another client's reconciler finds the chains broken (the instant's
+	// fire job is left running by the dead process) and fires the rest. Its
+	// interval is a second here; the default minute bounds the delay.
+	recovering := New(&Config{ReconcileInterval: time.Second})
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+		Extensions: []workflow.Extension{recovering},
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		River: &river.Config{
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+			TestOnly: true,
+		},
+		Schema:    db.Schema,
+		Workflows: []workflow.Registrable{tick},
+	})
+	require.NoError(t, err)
+	require.NoError(t, wf.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
+	waitCount(t, db, time.Minute, n, "SELECT count(*) FROM workflow_runs WHERE fire_at = $1", at)
+	var total, distinct, skipped, moved int
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT schedule_id), count(*) FILTER (WHERE status = 'skipped')
+		FROM workflow_runs`).Scan(&total, &distinct, &skipped))
+	require.Equal(t, n, total, "a slot fired twice")
+	require.Equal(t, n, distinct)
+	require.Zero(t, skipped)
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM schedules WHERE next_fire_at = $1", at.Add(24*time.Hour)).Scan(&moved))
+	require.Equal(t, n, moved, "every chain moves to the next day")
+	t.Logf("helper output:\n%s", helper.out.String())
+}
+
+type firingHelper struct {
+	cmd    *exec.Cmd
+	out    *lockedBuffer
+	exited chan struct{}
+}
+
+func startFiringHelper(t *testing.T, db *testdb.DB) *firingHelper {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFiringHelperProcess$", "-test.count=1", "-test.timeout=3m")
+	cmd.Env = append(os.Environ(), firingHelperEnv+"=1", firingDBURLEnv+"="+db.URL, firingSchemaEnv+"="+db.Schema)
+	h := &firingHelper{cmd: cmd, out: &lockedBuffer{}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = h.out, h.out
+	cmd.WaitDelay = 5 * time.Second
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	go func() {
+		_ = cmd.Wait()
+		close(h.exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-h.exited
+		_ = stdin.Close()
+		cancel()
+		if t.Failed() {
+			t.Logf("firing helper output:\n%s", h.out.String())
+		}
+	})
+	return h
+}
+
+// waitForOutput waits until the helper printed want, failing if it exits.
+func waitForOutput(t *testing.T, h *firingHelper, want string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for !bytes.Contains(h.out.Bytes(), []byte(want)) {
+		select {
+		case <-h.exited:
+			t.Fatalf("the firing helper exited before printing %q", want)
+		case <-deadline:
+			t.Fatalf("the firing helper did not print %q within 30s", want)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's output and a reader.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
+}
+
+func (b *lockedBuffer) String() string { return string(b.Bytes()) }
