@@ -22,6 +22,11 @@
 // Each case runs on a schema of its own, created and migrated for it and
 // dropped afterwards, also when the case fails or ctx is cancelled: Run
 // never reads or writes any other table.
+//
+// RunSchedules, behind `tributary bench schedules`, measures something
+// else the same way: how late runs start when many schedule slots fall due
+// in the same second, beside River's periodic jobs doing the same (see
+// schedules.go).
 package bench
 
 import (

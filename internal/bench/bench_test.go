@@ -18,7 +18,7 @@ import (
 const testWorkers = 4
 
 // adminPool connects to the test server, selecting no schema.
-func adminPool(t *testing.T) *pgxpool.Pool {
+func adminPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 
 	pool, err := pgxpool.New(context.Background(), testdb.ServerURL(t))

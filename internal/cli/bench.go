@@ -28,11 +28,14 @@ func init() {
 			(tributary_bench_<random>), created, migrated and dropped afterwards, also when the case
 			fails or is interrupted: your own tables are never read or written. Without a database URL
 			it starts a throw-away Postgres cluster from the local binaries and removes it on exit.
-			Progress goes to stderr, the results to stdout.`,
+			Progress goes to stderr, the results to stdout. 'tributary bench schedules' measures how late
+			schedule slots start instead.`,
 		Example: `tributary bench
 			tributary bench --database-url postgres://localhost:5432/app --items 20000 --rounds 3
-			tributary bench --items 2000 --json`,
-		Setup: setupBench,
+			tributary bench --items 2000 --json
+			tributary bench schedules --due 1000`,
+		Setup:       setupBench,
+		Subcommands: []*Command{benchSchedulesCommand},
 	})
 }
 
@@ -58,18 +61,12 @@ func setupBench(fs *flag.FlagSet, env *Env) Action {
 
 // benchConfig validates the flags: each count must be at least 1.
 func benchConfig(env *Env, items, rounds, workers int) (*bench.Config, error) {
-	for _, f := range []struct {
-		name       string
-		value, def int
-	}{
-		{"items", items, bench.DefaultItems},
-		{"rounds", rounds, bench.DefaultRounds},
-		{"workers", workers, bench.DefaultWorkers},
-	} {
-		if f.value < 1 {
-			return nil, withHint(usageErrorf("--%s must be at least 1, not %d", f.name, f.value),
-				fmt.Sprintf("leave it out for %d", f.def))
-		}
+	if err := atLeastOne(
+		countFlag{"items", items, bench.DefaultItems},
+		countFlag{"rounds", rounds, bench.DefaultRounds},
+		countFlag{"workers", workers, bench.DefaultWorkers},
+	); err != nil {
+		return nil, err
 	}
 	return &bench.Config{Items: items, Logger: env.Logger, Rounds: rounds, Workers: workers}, nil
 }

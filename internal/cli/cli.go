@@ -74,7 +74,9 @@ type Command struct {
 	// Nil for a group.
 	Setup func(fs *flag.FlagSet, env *Env) Action
 
-	// Subcommands are a group's commands. Nil for a command.
+	// Subcommands are a group's commands. Nil for a command, unless the
+	// command has subcommands of its own besides running itself: `bench`
+	// runs its Setup's action, `bench schedules` its subcommand.
 	Subcommands []*Command
 }
 
@@ -131,7 +133,7 @@ func validate(cmd *Command) {
 		panic("cli: command " + cmd.Name + " needs a one-line Summary")
 	case cmd.Example == "":
 		panic("cli: command " + cmd.Name + " needs an Example")
-	case (cmd.Setup == nil) == (len(cmd.Subcommands) == 0):
+	case cmd.Setup == nil && len(cmd.Subcommands) == 0:
 		panic("cli: command " + cmd.Name + " needs either Setup or Subcommands")
 	}
 	names := make(map[string]bool)
@@ -153,6 +155,11 @@ func Main(ctx context.Context, args []string, env *Env) int {
 func run(ctx context.Context, cmd *Command, path, args []string, env *Env) int {
 	if cmd.Setup == nil {
 		return runGroup(ctx, cmd, path, args, env)
+	}
+	if len(args) > 0 {
+		if sub := subcommand(cmd, args[0]); sub != nil {
+			return run(ctx, sub, append(slices.Clone(path), sub.Name), args[1:], env)
+		}
 	}
 
 	fs := flag.NewFlagSet(strings.Join(path, " "), flag.ContinueOnError)
@@ -187,10 +194,8 @@ func runGroup(ctx context.Context, cmd *Command, path, args []string, env *Env) 
 		return runHelp(cmd, path, args[1:], env)
 	}
 
-	for _, sub := range cmd.Subcommands {
-		if sub.Name == args[0] {
-			return run(ctx, sub, append(slices.Clone(path), sub.Name), args[1:], env)
-		}
+	if sub := subcommand(cmd, args[0]); sub != nil {
+		return run(ctx, sub, append(slices.Clone(path), sub.Name), args[1:], env)
 	}
 
 	if strings.HasPrefix(args[0], "-") {
@@ -200,6 +205,16 @@ func runGroup(ctx context.Context, cmd *Command, path, args []string, env *Env) 
 	}
 	printHelp(env.Stderr, cmd, path, nil)
 	return ExitUsage
+}
+
+// subcommand is cmd's subcommand named name, or nil.
+func subcommand(cmd *Command, name string) *Command {
+	for _, sub := range cmd.Subcommands {
+		if sub.Name == name {
+			return sub
+		}
+	}
+	return nil
 }
 
 // runHelp handles `help [command…]` by printing that command's help.
