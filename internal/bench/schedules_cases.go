@@ -31,8 +31,10 @@ const (
 
 	// pollInterval is how often a case counts its finished slots. It bounds
 	// how long a case waits after the last slot finished, not what it
-	// measures: lags are read from the database.
-	pollInterval = 50 * time.Millisecond
+	// measures: lags are read from the database. The count reads every run
+	// or job of the case; at 50 ms it took a fifth of the server's time
+	// sampled during a 30,000-slot case, on both cases.
+	pollInterval = 250 * time.Millisecond
 )
 
 // slotCase is one of the cases RunSchedules measures.
