@@ -6,7 +6,7 @@
 // workflow type and input to start, start and end times, an overlap policy
 // and a catch-up window. Build a Client with New, list it in
 // workflow.Config.Extensions, and manage schedules with Create (and
-// CreateTx), Get, List, Pause, Resume, Delete and Next:
+// CreateTx, CreateMany), Get, List, Pause, Resume, Delete and Next:
 //
 //	schedules := schedule.New(nil)
 //	wf, err := workflow.NewClient(pool, &workflow.Config{
@@ -21,28 +21,44 @@
 //
 // # How slots fire
 //
-// Each slot is one River job (kind tributary:schedule_fire), unique on
-// (schedule, slot); the slot's run is unique on the same pair, forever. The
-// transaction that fires a slot starts its run (or records it as skipped:
-// "overlap" when the previous run is unfinished under OverlapSkip, "missed"
-// when the slot is found later than the catch-up window), inserts the next
-// slot's job and advances next_fire_at. Nothing polls the schedules table.
-// The client that inserts a slot's job also times it, so a slot fires within
-// milliseconds of its time; a client that works no jobs (the CLI creating a
-// schedule) hands the timing to the clients that do, when its transaction
-// commits. With no working client running, River's scheduler fires the slot
-// within about five seconds of its time once one starts. Downtime never mass-fires:
-// a missed slot moves the chain to the next future slot. Resume skips the
-// slots missed while paused.
+// Slots fire set-based. There is one River job (kind tributary:schedule_fire,
+// queue Queue) per instant that some schedule's next slot falls on, not one
+// per slot: ten thousand schedules due at 08:00 share one. At its instant it
+// runs a firing pass: it claims the schedules due by then (FOR UPDATE SKIP
+// LOCKED, oldest slot first) in batches of up to 1,000 (100 for the first,
+// so that the first runs start sooner), and fires each batch in one
+// transaction that starts the slots' runs, or records them as skipped
+// ("overlap" when the previous run is unfinished under OverlapSkip, "missed"
+// when the slot is found later than the catch-up window, a grant's reason,
+// "cannot start" when the engine refuses the run), advances next_fire_at and
+// inserts the fire jobs of the next instants (PRODUCER_ENQUEUES_NEXT). Each
+// slot's run is unique on (schedule, slot), forever, and its River job is a
+// unique job on the same pair, so passes racing on several clients fire a
+// slot at most once. A batch that fails is fired again one schedule per
+// transaction; a schedule that cannot be fired even alone has its slot
+// recorded as skipped ("cannot fire: …") and its chain goes on. Nothing polls
+// the schedules table. Firing takes at most QueueWorkers connections of a
+// working client's pool, whatever the number of slots.
+//
+// The client that inserts an instant's job also times it, so a slot fires
+// within milliseconds of its time; a client that works no jobs (the CLI
+// creating a schedule) hands the timing to the clients that do, when its
+// transaction commits, and a working client arms the timers of the jobs due
+// within ten minutes when it starts. With no working client running,
+// River's scheduler fires the slot within about five seconds of its time
+// once one starts. Downtime never mass-fires: a missed slot moves the chain
+// to the next future slot. Resume skips the slots missed while paused.
 //
 // Overlap policies: allow, skip (the default), queue (at most one run waits
 // for the previous to finish) and replace (cancel the unfinished run).
 // Catch-up policies: window (the default) and latest (run only the most
 // recent missed slot). Resume chooses what happens to the slots missed while
 // paused (skip, latest, backfill). Update, Trigger, Backfill and History
-// complete the API; every write has a Tx twin. A chain whose pending job is
-// lost (deleted in River UI, say) is repaired by Reconcile, which a working
-// client's leader runs on start-up and every minute.
+// complete the API; every write has a Tx twin; CreateMany creates thousands
+// of schedules in one transaction. A chain whose pending job is lost
+// (deleted in River UI, say, or left running by a client that died) is
+// repaired by Reconcile, which a working client's leader runs on start-up and
+// every minute: it fires the overdue slots itself.
 //
 // Simulate is the test kit: it drives a schedule through a simulated clock
 // (a year of slots, DST days, downtime and pauses included) in
