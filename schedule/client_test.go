@@ -31,28 +31,35 @@ func startClients(t *testing.T, db *testdb.DB, n int) []*Client {
 	t.Helper()
 	var out []*Client
 	for range n {
-		sc := New(nil)
-		wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-			Extensions: []workflow.Extension{sc},
-			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-			River: &river.Config{
-				Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-				Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
-				TestOnly: true,
-			},
-			Schema:    db.Schema,
-			Workflows: []workflow.Registrable{tick, stuck, failing, whoami},
-		})
-		require.NoError(t, err)
-		require.NoError(t, wf.Start(context.Background()))
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			require.NoError(t, wf.Stop(ctx))
-		})
-		out = append(out, sc)
+		out = append(out, startClient(t, db, nil))
 	}
 	return out
+}
+
+// startClient starts a working client on db with a schedule Client of
+// config; it stops when the test ends.
+func startClient(t *testing.T, db *testdb.DB, config *Config) *Client {
+	t.Helper()
+	sc := New(config)
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+		Extensions: []workflow.Extension{sc},
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		River: &river.Config{
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+			TestOnly: true,
+		},
+		Schema:    db.Schema,
+		Workflows: []workflow.Registrable{tick, stuck, failing, whoami},
+	})
+	require.NoError(t, err)
+	require.NoError(t, wf.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, wf.Stop(ctx))
+	})
+	return sc
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {

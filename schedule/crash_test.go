@@ -126,21 +126,7 @@ CREATE TRIGGER hold_run BEFORE INSERT ON workflow_runs FOR EACH ROW
 	// Another client's reconciler finds the chains broken (the instant's
 	// fire job is left running by the dead process) and fires the rest. Its
 	// interval is a second here; the default minute bounds the delay.
-	recovering := New(&Config{ReconcileInterval: time.Second})
-	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Extensions: []workflow.Extension{recovering},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		River: &river.Config{
-			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
-			TestOnly: true,
-		},
-		Schema:    db.Schema,
-		Workflows: []workflow.Registrable{tick},
-	})
-	require.NoError(t, err)
-	require.NoError(t, wf.Start(ctx))
-	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
+	startClient(t, db, &Config{ReconcileInterval: time.Second})
 	waitCount(t, db, time.Minute, n, "SELECT count(*) FROM workflow_runs WHERE fire_at = $1", at)
 	var total, distinct, skipped, moved int
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT schedule_id), count(*) FILTER (WHERE status = 'skipped')

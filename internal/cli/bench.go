@@ -8,6 +8,8 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/tributary-go/tributary/internal/bench"
 )
 
@@ -73,32 +75,45 @@ func benchConfig(env *Env, items, rounds, workers int) (*bench.Config, error) {
 
 // runBench runs the bench on the database at url, or on a throw-away
 // cluster when url is empty, and prints the results.
-func runBench(ctx context.Context, env *Env, url string, config *bench.Config, asJSON bool) (result error) {
+func runBench(ctx context.Context, env *Env, url string, config *bench.Config, asJSON bool) error {
+	res, err := benchOn(ctx, env, url, "bench", func(pool *pgxpool.Pool) (*bench.Result, error) {
+		return bench.Run(ctx, pool, config, env.Stderr)
+	})
+	switch {
+	case err != nil:
+		return err
+	case asJSON:
+		return printJSON(env.Stdout, res)
+	default:
+		return printBenchTable(env.Stdout, res)
+	}
+}
+
+// benchOn runs a bench (command name) on a pool to the database at url, or
+// to a throw-away cluster when url is empty, which it removes afterwards.
+func benchOn[R any](ctx context.Context, env *Env, url, name string, run func(*pgxpool.Pool) (R, error)) (res R, result error) {
 	if url == "" {
 		cluster, err := startThrowawayPostgres(ctx, env.Stderr)
 		if err != nil {
-			return err
+			return res, err
 		}
 		defer func() { result = errors.Join(result, removeThrowawayPostgres(ctx, cluster, env.Stderr)) }()
 		url = cluster.URL
 	}
 	pool, err := connect(ctx, url, "")
 	if err != nil {
-		return err
+		return res, err
 	}
 	defer pool.Close()
 
-	res, err := bench.Run(ctx, pool, config, env.Stderr)
+	res, err = run(pool)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return withHint(fmt.Errorf("bench interrupted: %w", err), "") // deliberate: nothing to advise
+		return res, withHint(fmt.Errorf("bench interrupted: %w", err), "") // deliberate: nothing to advise
 	case err != nil:
-		return fmt.Errorf("bench: %w", err)
-	case asJSON:
-		return printJSON(env.Stdout, res)
-	default:
-		return printBenchTable(env.Stdout, res)
+		return res, fmt.Errorf("%s: %w", name, err)
 	}
+	return res, nil
 }
 
 // printBenchTable prints a line saying what ran, a row per case and the

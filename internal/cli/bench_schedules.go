@@ -2,11 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tributary-go/tributary/internal/bench"
 )
@@ -83,27 +84,13 @@ func atLeastOne(flags ...countFlag) error {
 
 // runBenchSchedules runs the bench on the database at url, or on a
 // throw-away cluster when url is empty, and prints the results.
-func runBenchSchedules(ctx context.Context, env *Env, url string, config *bench.SchedulesConfig, asJSON bool) (result error) {
-	if url == "" {
-		cluster, err := startThrowawayPostgres(ctx, env.Stderr)
-		if err != nil {
-			return err
-		}
-		defer func() { result = errors.Join(result, removeThrowawayPostgres(ctx, cluster, env.Stderr)) }()
-		url = cluster.URL
-	}
-	pool, err := connect(ctx, url, "")
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-
-	res, err := bench.RunSchedules(ctx, pool, config, env.Stderr)
+func runBenchSchedules(ctx context.Context, env *Env, url string, config *bench.SchedulesConfig, asJSON bool) error {
+	res, err := benchOn(ctx, env, url, "bench schedules", func(pool *pgxpool.Pool) (*bench.SchedulesResult, error) {
+		return bench.RunSchedules(ctx, pool, config, env.Stderr)
+	})
 	switch {
-	case err != nil && ctx.Err() != nil:
-		return withHint(fmt.Errorf("bench interrupted: %w", err), "") // deliberate: nothing to advise
 	case err != nil:
-		return fmt.Errorf("bench schedules: %w", err)
+		return err
 	case asJSON:
 		return printJSON(env.Stdout, res)
 	default:
