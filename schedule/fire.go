@@ -106,6 +106,15 @@ type fireWorker struct {
 	c *Client
 }
 
+// Timeout lets a pass fire a big burst: at the few thousand slots a second
+// a small server fires, River's default minute would cut a pass of a few
+// hundred thousand slots short (nothing is lost then: the batches that
+// committed stay, and the retried job or the reconciler fires the rest).
+func (w *fireWorker) Timeout(*river.Job[fireArgs]) time.Duration { return fireTimeout }
+
+// fireTimeout bounds one firing pass.
+const fireTimeout = 10 * time.Minute
+
 func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 	c := w.c
 	found := c.now()
