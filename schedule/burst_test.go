@@ -326,3 +326,22 @@ func TestReconcileLateRepairKeepsTheSlot(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Equal(t, "skipped: "+SkipReasonMissed, outcome(other))
 }
+
+// TestTriggerRefusesWhatTheEngineRefuses: an operator's trigger whose input
+// is over the working client's limit is an error that says so, and writes
+// no run; a slot fired with others is recorded as skipped instead (see
+// TestBatchDecidesEachSlot).
+func TestTriggerRefusesWhatTheEngineRefuses(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := startClients(t, db, 1)[0]
+	ctx := ctxT(t, 30*time.Second)
+	s, err := sc.Create(ctx, &Params{Name: "t", Workflow: "tick", Cron: "0 0 1 1 *"})
+	require.NoError(t, err)
+	_, err = sc.Trigger(ctx, s.ID, &TriggerOpts{Input: strings.Repeat("x", 1100000)})
+	require.ErrorContains(t, err, "MaxInputBytes")
+	var runs int
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs").Scan(&runs))
+	require.Zero(t, runs)
+}

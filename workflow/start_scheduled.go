@@ -15,8 +15,16 @@ import (
 )
 
 // StartScheduledTx starts the run of a schedule slot within tx, or records
-// the slot as skipped: StartScheduledManyTx of one slot.
+// the slot as skipped: StartScheduledManyTx of one slot, for an operator's
+// explicit start (a trigger, a backfill). Unlike a slot fired with others,
+// a run the engine refuses (input over the limit, a bad run policy) is an
+// error, a *ValidationError, and nothing is written.
 func (c *Client) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduledStart) (*wfhook.Started, error) {
+	if s.Skip == "" {
+		if _, err := c.scheduledParams(s); err != nil {
+			return nil, err
+		}
+	}
 	started, err := c.StartScheduledManyTx(ctx, tx, []*wfhook.ScheduledStart{s})
 	if err != nil {
 		return nil, err
@@ -62,7 +70,11 @@ func (c *Client) StartScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 			out[i] = wfhook.Started{Existing: true, RunID: id}
 			continue
 		}
-		p, skip := c.scheduledParams(s)
+		p, err := c.scheduledParams(s)
+		skip := s.Skip
+		if err != nil && skip == "" {
+			skip = wfhook.SkipCannotStart + err.Error()
+		}
 		id, err := uuid.NewV7()
 		if err != nil {
 			return nil, fmt.Errorf("workflow: new run id: %w", err)
@@ -166,17 +178,12 @@ type scheduledPolicy struct {
 
 // scheduledParams applies the type's defaults (Tributary's own for a type
 // this client does not register) to s, and says why the run cannot start,
-// if it cannot: the same checks as Start, made per slot.
-func (c *Client) scheduledParams(s *wfhook.ScheduledStart) (*scheduledPolicy, string) {
+// if it cannot: the same checks as Start, made per slot. The policy comes
+// back with the error too, for the run that records the slot as skipped.
+func (c *Client) scheduledParams(s *wfhook.ScheduledStart) (*scheduledPolicy, error) {
 	p := &scheduledPolicy{kind: kindOf(s.Type)}
-	cannot := func(err error) (*scheduledPolicy, string) {
-		if s.Skip != "" {
-			return p, s.Skip
-		}
-		return p, wfhook.SkipCannotStart + err.Error()
-	}
 	if err := validateName(s.Type); err != nil {
-		return cannot(err)
+		return p, err
 	}
 	defaults := DefineOpts{MaxAttempts: defaultMaxAttempts, Priority: 1, Queue: river.QueueDefault}
 	if reg, ok := c.types[s.Type]; ok {
@@ -196,16 +203,16 @@ func (c *Client) scheduledParams(s *wfhook.ScheduledStart) (*scheduledPolicy, st
 		var err error
 		if p.metadata, err = json.Marshal(s.Metadata); err != nil {
 			p.metadata = []byte("{}")
-			return cannot(&ValidationError{Field: "metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)})
+			return p, &ValidationError{Field: "metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
 	}
 	if err := validatePolicy("schedule run policy", p.maxAttempts, p.priority, p.queue); err != nil {
-		return cannot(err)
+		return p, err
 	}
 	if n := len(scheduledInput(s)); n > c.maxInputBytes {
-		return cannot(&ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (the working client's Config.MaxInputBytes); make the schedule's input smaller", n, c.maxInputBytes)})
+		return p, &ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (the working client's Config.MaxInputBytes); make the schedule's input smaller", n, c.maxInputBytes)}
 	}
-	return p, s.Skip
+	return p, nil
 }
 
 func (p *scheduledPolicy) args(runID uuid.UUID, s *wfhook.ScheduledStart) runArgs {
