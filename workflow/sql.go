@@ -115,7 +115,10 @@ func newQueries(schema string) *queries {
 		// keeps to the primary key: a plan that scans the state index's
 		// 'running' range of river_job, or the unfinished-runs index, walks
 		// through every job or run in flight (and, under load, thousands of
-		// dead index entries) to find a batch of a few rows.
+		// dead index entries) to find a batch of a few rows. completeRuns
+		// looks its runs up by the join alone: with "r.id = ANY($2)" beside
+		// "r.id = v.run_id", Postgres 15 walked the whole array for each run
+		// of the batch, and a batch of 500 runs took 30 ms instead of 3.
 		beginAttempts: t(`
 SELECT r.id, r.workflow_type, r.input, r.schedule_id, r.fire_at, r.parent_run_id, r.metadata,
 	coalesce((
@@ -140,7 +143,7 @@ WITH v AS (
 	SET status = 'completed', output = v.output::jsonb, error = NULL, attempt = v.attempt,
 		started_at = coalesce(r.started_at, v.started_at), updated_at = now(), finished_at = now()
 	FROM v JOIN jobs ON jobs.id = v.job_id
-	WHERE r.id = ANY($2) AND r.id = v.run_id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
+	WHERE r.id = v.run_id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 	RETURNING r.id, r.parent_run_id
 ), memos AS (
 	INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at)
