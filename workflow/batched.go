@@ -241,6 +241,29 @@ type memoKey struct {
 // uniqueViolation is Postgres's SQLSTATE for a duplicate key.
 const uniqueViolation = "23505"
 
+// deadlockDetected is Postgres's SQLSTATE for a transaction it aborted to
+// break a deadlock.
+const deadlockDetected = "40P01"
+
+// retryDeadlock runs fn, and runs it again, up to twice more, while
+// Postgres aborts it to break a deadlock. The two writers of a run's
+// completion (see pilot.go) lock the same jobs in their own orders: the
+// engine's batch its jobs in one statement, River's completer its batch in
+// two (the runs pending completion, then the rest), so under a burst of
+// completions they can wait on each other in a cycle. Postgres aborts one
+// after deadlock_timeout; the other has committed by the time it is run
+// again, which then finds those jobs completed and leaves them.
+func retryDeadlock(fn func() error) error {
+	err := fn()
+	for range 2 {
+		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != deadlockDetected {
+			return err
+		}
+		err = fn()
+	}
+	return err
+}
+
 // completeReq completes a run with its output, and its River job.
 type completeReq struct {
 	attempt   int
@@ -266,18 +289,19 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		reqs[i] = item.req
 		hasParent = hasParent || item.req.hasParent
 	}
-	var (
-		completed map[int64]bool
-		err       error
-	)
-	if hasParent {
-		err = pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
-			completed, err = c.completeRunsTx(ctx, tx, reqs)
-			return err
-		})
-	} else {
+	var completed map[int64]bool
+	err := retryDeadlock(func() error {
+		if hasParent {
+			return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
+				var err error
+				completed, err = c.completeRunsTx(ctx, tx, reqs)
+				return err
+			})
+		}
+		var err error
 		completed, _, err = c.completeRuns(ctx, c.writePool(), reqs)
-	}
+		return err
+	})
 	if err != nil {
 		if len(items) == 1 { // the batcher has already tried it alone
 			c.logger.WarnContext(ctx, "tributary: Failed to complete a run; River's completer will complete it with its job",

@@ -152,13 +152,15 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 		return nil, errors.New("tributary: River's completer failed by the test")
 	}
 	var rows []*rivertype.JobRow
-	err := pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
-		if _, err := c.completeRunsTx(ctx, tx, reqs); err != nil {
+	err := retryDeadlock(func() error {
+		return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
+			if _, err := c.completeRunsTx(ctx, tx, reqs); err != nil {
+				return err
+			}
+			var err error
+			rows, err = p.StandardPilot.JobSetStateIfRunningMany(ctx, c.river.Driver().UnwrapExecutor(tx), params)
 			return err
-		}
-		var err error
-		rows, err = p.StandardPilot.JobSetStateIfRunningMany(ctx, c.river.Driver().UnwrapExecutor(tx), params)
-		return err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tributary: complete runs with River's completer: %w", err)
