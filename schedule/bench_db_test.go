@@ -1,11 +1,14 @@
 package schedule
 
-// Benchmarks of schedules on a real Postgres: creating them, reconciling
-// many healthy ones, and firing many in the same second. They make no timed
+// Benchmarks of schedules on a real Postgres: creating them and reconciling
+// many healthy ones. They make no timed
 // assertions. The big ones do their work once per invocation whatever b.N
 // is; run them with -benchtime=1x:
 //
-//	go test -run '^$' -bench 'Create|Reconcile|DueSameSecond' -benchtime=1x ./schedule/
+//	go test -run '^$' -bench 'Create|Reconcile' -benchtime=1x ./schedule/
+//
+// Slots due in the same second are measured against River's periodic jobs
+// by internal/bench (BenchmarkSchedulesDue, tributary bench schedules).
 //
 // BenchmarkCreate/Each and BenchmarkReconcileHealthy/Pass are ordinary
 // per-op benchmarks (-benchtime=2000x and -benchtime=50x give steady
@@ -30,14 +33,12 @@ import (
 )
 
 const (
-	dbBenchMany       = 100_000     // schedules of Create/Tx100k and ReconcileHealthy
-	dbBenchBatch      = 1_000       // schedules per CreateTx transaction
-	dbBenchPoolConns  = 40          // MaxConns of the benchmarks' pool
-	dbBenchWorkers    = 20          // MaxWorkers of the working client
-	dbBenchYearly     = "0 0 1 1 *" // next slot weeks away: no wake timer, never due
-	dbBenchTimeout    = 10 * time.Minute
-	dbBenchDueLead    = 5 * time.Second  // DueSameSecond: the slot is this far ahead of creating…
-	dbBenchCreateCost = time.Millisecond // …plus this much per schedule created
+	dbBenchMany      = 100_000     // schedules of Create/Tx100k and ReconcileHealthy
+	dbBenchBatch     = 1_000       // schedules per CreateTx transaction
+	dbBenchPoolConns = 40          // MaxConns of the benchmarks' pool
+	dbBenchWorkers   = 20          // MaxWorkers of the working client
+	dbBenchYearly    = "0 0 1 1 *" // next slot weeks away: no wake timer, never due
+	dbBenchTimeout   = 10 * time.Minute
 )
 
 // dbBenchPool opens a pool on db's schema big enough for a working client,
@@ -281,102 +282,4 @@ func dbBenchActualRows(line string) string {
 	_, rows, _ := strings.Cut(actual, "rows=")
 	rows, _, _ = strings.Cut(rows, " ")
 	return rows
-}
-
-// BenchmarkDueSameSecond creates 1,000 and 10,000 schedules whose first slot
-// is the same second, a few seconds ahead, on an insert-only client; then
-// starts one working client and measures how late each slot's run started
-// (its River job's attempted_at after the slot): p50, p99 and max, and how
-// long after the slot the last run completed. Once per invocation: run it
-// with -benchtime=1x.
-func BenchmarkDueSameSecond(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) { benchDueSameSecond(b, n) })
-	}
-}
-
-func benchDueSameSecond(b *testing.B, n int) {
-	if b.N > 1 {
-		b.Logf("b.N = %d: firing %d schedules once all the same; use -benchtime=1x", b.N, n)
-	}
-	db := testdb.New(b)
-	pool := dbBenchPool(b, db)
-	// The inserting process has a pool of its own (testdb's small one), as
-	// another process would.
-	ins := dbBenchInsertOnly(b, db.Pool, db.Schema)
-	ctx := dbBenchCtx(b)
-
-	fireAt := time.Now().Add(dbBenchDueLead + time.Duration(n)*dbBenchCreateCost).Truncate(time.Second).UTC()
-	cron := fmt.Sprintf("%d %d %d * * *", fireAt.Second(), fireAt.Minute(), fireAt.Hour())
-	took := dbBenchCreate(ctx, b, ins, db.Pool, n, dbBenchBatch, func(i int) *Params {
-		return &Params{Name: "due " + strconv.Itoa(i), Owner: "bench", Workflow: "tick", Cron: cron, Overlap: OverlapAllow}
-	})
-	var due int
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM schedules WHERE next_fire_at = $1", fireAt).Scan(&due); err != nil {
-		b.Fatal(err)
-	}
-	if due != n {
-		b.Fatalf("%d schedules are due at %s, want %d", due, fireAt.Format(time.TimeOnly), n)
-	}
-	if ahead := time.Until(fireAt); ahead < time.Second {
-		b.Logf("creating %d schedules took %s: only %s before the slot; the figures include that", n, took.Round(time.Millisecond), ahead.Round(time.Millisecond))
-	}
-
-	b.ResetTimer()
-	dbBenchWorking(b, pool, db.Schema, dbBenchWorkers)
-	started := time.Now()
-
-	// Wait for every slot's run to finish (or be recorded as skipped).
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		var runs, finished int
-		if err := pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status IN ('completed', 'failed', 'cancelled', 'skipped'))
-			FROM workflow_runs WHERE schedule_id IS NOT NULL`).Scan(&runs, &finished); err != nil {
-			b.Fatal(err)
-		}
-		if runs == n && finished == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d slots have a run and %d finished, %s after the slot", runs, n, finished, time.Since(fireAt).Round(time.Millisecond))
-		}
-		select {
-		case <-ctx.Done():
-			b.Fatal(ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	b.StopTimer()
-
-	var (
-		skipped, failed         int
-		lastStart, allDone, ran float64
-	)
-	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'skipped'), count(*) FILTER (WHERE status IN ('failed', 'cancelled')),
-		extract(epoch FROM max(created_at) - $1::timestamptz), extract(epoch FROM max(finished_at) - $1::timestamptz),
-		count(*) FILTER (WHERE status = 'completed')
-		FROM workflow_runs WHERE schedule_id IS NOT NULL`, fireAt).Scan(&skipped, &failed, &lastStart, &allDone, &ran); err != nil {
-		b.Fatal(err)
-	}
-	var runCount int64
-	if err := pool.QueryRow(ctx, "SELECT sum(run_count) FROM schedules").Scan(&runCount); err != nil {
-		b.Fatal(err)
-	}
-	lat := mcSlotLatencies(ctx, b, db, nil)
-	b.Logf("%d schedules due at %s: created in %s, working client started %s before the slot",
-		n, fireAt.Format(time.TimeOnly), took.Round(time.Millisecond), fireAt.Sub(started).Round(time.Millisecond))
-	b.Logf("runs: %.0f completed, %d failed or cancelled, %d skipped; sum(run_count) = %d; last run inserted %.3fs and last run finished %.3fs after the slot",
-		ran, failed, skipped, runCount, lastStart, allDone)
-	b.Logf("fire job attempted_at - fire_at: %s", lat.fire)
-	b.Logf("run job attempted_at - fire_at:  %s", lat.run)
-	b.Logf("run started_at - fire_at:        %s", lat.started)
-	b.ReportMetric(lat.run.P50, "p50-ms")
-	b.ReportMetric(lat.run.P99, "p99-ms")
-	b.ReportMetric(lat.run.Max, "max-ms")
-	b.ReportMetric(lat.fire.P50, "fire-p50-ms")
-	b.ReportMetric(lat.fire.P99, "fire-p99-ms")
-	b.ReportMetric(lat.fire.Max, "fire-max-ms")
-	b.ReportMetric(allDone, "all-done-s")
-	b.ReportMetric(float64(skipped), "skipped")
-	b.ReportMetric(0, "ns/op")
 }
