@@ -87,24 +87,36 @@ func (c *Config) withDefaults() (*Config, error) {
 		c = &Config{}
 	}
 	out := *c
-	for _, f := range []struct {
-		name  string
-		value *int
-		def   int
-	}{
+	if err := countDefaults("Config", []countField{
 		{"Items", &out.Items, DefaultItems},
 		{"Rounds", &out.Rounds, DefaultRounds},
 		{"Workers", &out.Workers, DefaultWorkers},
-	} {
-		if *f.value < 0 {
-			return nil, fmt.Errorf("bench: Config.%s is %d; it must be at least 1, or 0 for the default %d", f.name, *f.value, f.def)
-		}
-		*f.value = cmp.Or(*f.value, f.def)
+	}); err != nil {
+		return nil, err
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &out, nil
+}
+
+// countField is a count of a config struct, with its default.
+type countField struct {
+	name  string
+	value *int
+	def   int
+}
+
+// countDefaults sets each zero field to its default, and refuses a negative
+// one, naming it in the config struct named config.
+func countDefaults(config string, fields []countField) error {
+	for _, f := range fields {
+		if *f.value < 0 {
+			return fmt.Errorf("bench: %s.%s is %d; it must be at least 1, or 0 for the default %d", config, f.name, *f.value, f.def)
+		}
+		*f.value = cmp.Or(*f.value, f.def)
+	}
+	return nil
 }
 
 // Result is what Run measured. Its JSON form is the output of

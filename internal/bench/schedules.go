@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,19 +65,12 @@ func (c *SchedulesConfig) withDefaults() (*SchedulesConfig, error) {
 		c = &SchedulesConfig{}
 	}
 	out := *c
-	for _, f := range []struct {
-		name  string
-		value *int
-		def   int
-	}{
+	if err := countDefaults("SchedulesConfig", []countField{
 		{"Due", &out.Due, DefaultDue},
 		{"Rounds", &out.Rounds, DefaultRounds},
 		{"Workers", &out.Workers, DefaultWorkers},
-	} {
-		if *f.value < 0 {
-			return nil, fmt.Errorf("bench: SchedulesConfig.%s is %d; it must be at least 1, or 0 for the default %d", f.name, *f.value, f.def)
-		}
-		*f.value = cmp.Or(*f.value, f.def)
+	}); err != nil {
+		return nil, err
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)
