@@ -94,6 +94,14 @@ type Env struct {
 
 	// Stdout receives the command's output.
 	Stdout io.Writer
+
+	// Stdin is read for typed confirmations; nil reads nothing.
+	Stdin io.Reader
+
+	// Interactive reports whether Stdin is a terminal a person types at.
+	// Commands that destroy data ask there for a typed confirmation, and
+	// elsewhere refuse without their --yes. Nil means no.
+	Interactive func() bool
 }
 
 // DefaultEnv returns the Env of the running process, logging warnings and
@@ -104,6 +112,11 @@ func DefaultEnv() *Env {
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stderr: os.Stderr,
 		Stdout: os.Stdout,
+		Stdin:  os.Stdin,
+		Interactive: func() bool {
+			info, err := os.Stdin.Stat()
+			return err == nil && info.Mode()&os.ModeCharDevice != 0
+		},
 	}
 }
 

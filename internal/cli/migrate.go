@@ -25,8 +25,11 @@ func init() {
 				Name:    "down",
 				Summary: "Roll back Tributary's migrations above a version (removes their tables and data)",
 				Description: `Each migration is rolled back in its own transaction, newest first, with a line as it
-					commits; with --include-river, River's follow once all of Tributary's are gone.`,
-				Example: `tributary migrate down --target 0
+					commits; with --include-river, River's follow once all of Tributary's are gone. Rolling back
+					drops tables and their rows (schedules, runs, River's jobs): it first says what it would drop
+					and how many rows they hold, and goes on only with --yes, or when you type "yes" at the prompt
+					on a terminal. Nothing to roll back needs no confirmation.`,
+				Example: `tributary migrate down --target 0 --yes
 					tributary migrate down --include-river`,
 				Setup: setupMigrateDown,
 			},
@@ -53,6 +56,7 @@ func setupMigrateDown(fs *flag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	target := fs.Int("target", 0, "the `version` to keep; 0 removes all of Tributary's tables (required unless --include-river)")
 	includeRiver := fs.Bool("include-river", false, "also remove River's tables, after all of Tributary's")
+	yes := fs.Bool("yes", false, "roll back without asking: the tables named, and their rows, are dropped")
 
 	return func(ctx context.Context, args []string) error {
 		if err := noArgs(args); err != nil {
@@ -70,6 +74,12 @@ func setupMigrateDown(fs *flag.FlagSet, env *Env) Action {
 			return err
 		}
 		defer pool.Close()
+
+		if !*yes {
+			if err := confirmDown(ctx, env, pool, schema, *target, *includeRiver); err != nil {
+				return err
+			}
+		}
 
 		what := fmt.Sprintf("Tributary's migrations above version %d", *target)
 		if *includeRiver {

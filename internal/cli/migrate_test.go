@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,7 +80,7 @@ func TestMigrate(t *testing.T) {
 		require.Equal(t, status.River.Latest, status.River.Version)
 
 		// Flags win over the environment.
-		res = runCLI(t, map[string]string{"DATABASE_URL": "postgres://wrong"}, "migrate", "down", "--target", "0",
+		res = runCLI(t, map[string]string{"DATABASE_URL": "postgres://wrong"}, "migrate", "down", "--target", "0", "--yes",
 			"--database-url", db.URL, "--schema", db.Schema)
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Regexp(t, `^rolling back Tributary's migrations above version 0…\nrolled back 004_set_based_firing \(\d.*\)\nrolled back 003_lighter_writes \(\d.*\)\nrolled back 002_schedules \(\d.*\)\nrolled back 001_workflows \(\d.*\)\n$`, res.stdout)
@@ -89,7 +92,7 @@ func TestMigrate(t *testing.T) {
 		require.Nil(t, status.Migrations[0].AppliedAt)
 		require.Positive(t, status.River.Version) // River's tables stay
 
-		res = runCLI(t, vars, "migrate", "down", "--include-river")
+		res = runCLI(t, vars, "migrate", "down", "--include-river", "--yes")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Regexp(t, `^rolling back all of Tributary's migrations, then River's…\n(rolled back river 0\d\d_\w+ \(\d.*\)\n)+$`, res.stdout)
 
@@ -98,4 +101,58 @@ func TestMigrate(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &status))
 		require.Zero(t, status.River.Version)
 	})
+}
+
+// TestMigrateDownConfirms: migrate down says what it would drop and how
+// many rows that holds, and rolls back nothing unless told --yes or answered
+// "yes" at a terminal.
+func TestMigrateDownConfirms(t *testing.T) {
+	t.Parallel()
+
+	db, vars := migratedDB(t)
+	ctx := context.Background()
+	_, err := db.Pool.Exec(ctx, `INSERT INTO schedules (id, name, workflow_type, cron) VALUES (gen_random_uuid(), 'live', 'report', '@daily')`)
+	require.NoError(t, err)
+	applied := func() bool {
+		t.Helper()
+		res := runCLI(t, vars, "migrate", "status", "--json")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		var status statusJSON
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &status))
+		return status.Migrations[0].Applied && status.Migrations[len(status.Migrations)-1].Applied
+	}
+	// downAt runs migrate down at a terminal where answer is typed.
+	downAt := func(answer string, args ...string) runResult {
+		var stdout, stderr bytes.Buffer
+		env := testEnv(vars, &stdout, &stderr)
+		env.Stdin, env.Interactive = strings.NewReader(answer), func() bool { return true }
+		code := Main(ctx, append([]string{"migrate", "down"}, args...), env)
+		return runResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	}
+
+	// Not at a terminal: refused, with what it would drop.
+	res := runCLI(t, vars, "migrate", "down", "--target", "0")
+	requireFailed(t, res, ExitUsage, "re:^tributary: migrate down would roll back 004_set_based_firing, 003_lighter_writes, "+
+		"002_schedules, 001_workflows, dropping 1 schedule, 0 workflow runs; "+
+		"nothing was rolled back: pass --yes to confirm, or run it at a terminal to be asked$")
+	require.True(t, applied())
+
+	// At a terminal, anything but yes is a no.
+	res = downAt("no\n", "--target", "1")
+	require.Equal(t, ExitError, res.code)
+	require.Contains(t, res.stderr, "migrate down will roll back 004_set_based_firing, 003_lighter_writes, 002_schedules, dropping 1 schedule.\nType yes to go on: ")
+	require.Contains(t, res.stderr, "not confirmed, so nothing was rolled back; type yes, or pass --yes")
+	require.True(t, applied())
+
+	// A version already rolled back needs no confirmation; nothing to do.
+	res = downAt("yes\n", "--target", "3")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Contains(t, res.stdout, "rolled back 004_set_based_firing")
+	res = runCLI(t, vars, "migrate", "down", "--target", "3")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Contains(t, res.stdout, "nothing to roll back")
+
+	res = runCLI(t, vars, "migrate", "up")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.True(t, applied())
 }
