@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -116,23 +114,12 @@ func (h *Handler) backfillForm(w http.ResponseWriter, r *http.Request, id uuid.U
 	if err != nil {
 		return err
 	}
-	opts := &schedule.BackfillOpts{Overlap: schedule.OverlapPolicy(r.PostFormValue("overlap"))}
-	n, err := h.sc.Backfill(r.Context(), id, from, to, opts)
+	opts := &schedule.BackfillOpts{Overlap: schedule.OverlapPolicy(r.PostFormValue("overlap")), RerunSkipped: r.PostFormValue("rerun_skipped") != ""}
+	res, err := h.sc.Backfill(r.Context(), id, from, to, opts)
 	if err != nil {
 		return err
 	}
-	// The slots Backfill looked at, as it counts them; the rest of them had
-	// their run already.
-	slots := 0
-	for _, occ := range spec.NextN(from.Add(-time.Second), schedule.MaxBackfill) {
-		if !occ.At.Before(to) {
-			break
-		}
-		slots++
-	}
-	h.seeOther(w, r, "/schedules/"+id.String(), "backfilled", url.Values{
-		"started": {strconv.Itoa(n)}, "slots": {strconv.Itoa(max(slots, n))},
-	})
+	h.seeOther(w, r, "/schedules/"+id.String(), "backfilled", backfillParams(res))
 	return nil
 }
 

@@ -126,14 +126,17 @@ func (h *Handler) updateSchedule(r *http.Request, id uuid.UUID) error {
 }
 
 // backfillSchedule answers POST /api/schedules/{id}/backfill with
-// {"from": …, "to": …, "input": …, "overlap": …}: the slots in [from, to)
-// that have not run, in one transaction; {"started": n}.
+// {"from": …, "to": …, "input": …, "overlap": …, "rerun_skipped": …}: the
+// slots in [from, to) that have not run, in one transaction; the answer is
+// the schedule.BackfillResult, {"slots", "started", "queued", "existing",
+// "rerun", "skipped": {reason: n}}.
 func (h *Handler) backfillSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 	var body struct {
-		From    time.Time              `json:"from"`
-		To      time.Time              `json:"to"`
-		Input   json.RawMessage        `json:"input"`
-		Overlap schedule.OverlapPolicy `json:"overlap"`
+		From         time.Time              `json:"from"`
+		To           time.Time              `json:"to"`
+		Input        json.RawMessage        `json:"input"`
+		Overlap      schedule.OverlapPolicy `json:"overlap"`
+		RerunSkipped bool                   `json:"rerun_skipped"`
 	}
 	if err := readBody(r, &body, true); err != nil {
 		return err
@@ -141,14 +144,14 @@ func (h *Handler) backfillSchedule(w http.ResponseWriter, r *http.Request, id uu
 	if body.From.IsZero() || body.To.IsZero() {
 		return badRequest(`send "from" and "to" as RFC 3339 times, e.g. {"from": "2026-11-01T00:00:00Z", "to": "2026-11-02T00:00:00Z"}`)
 	}
-	opts := &schedule.BackfillOpts{Overlap: body.Overlap}
+	opts := &schedule.BackfillOpts{Overlap: body.Overlap, RerunSkipped: body.RerunSkipped}
 	if len(body.Input) > 0 {
 		opts.Input = body.Input
 	}
-	n, err := h.sc.Backfill(r.Context(), id, body.From, body.To, opts)
+	res, err := h.sc.Backfill(r.Context(), id, body.From, body.To, opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"started": n})
+	writeJSON(w, http.StatusOK, res)
 	return nil
 }

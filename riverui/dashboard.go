@@ -204,14 +204,17 @@ type scheduleView struct {
 	Next         []fireTime
 	Ledger       []ledgerRow
 	Pager        pager
-	// Overlaps are the overlap policies a backfill may use instead of the
-	// schedule's; MaxBackfill is how many slots one backfill may start.
+	// Overlaps are the overlap policies a backfill may use instead of
+	// buffer (all, one after the other); MaxBackfill is how many slots one
+	// backfill may start.
 	Overlaps    []schedule.OverlapPolicy
 	MaxBackfill int
 	// The backfill form as posted, when it failed.
 	BackfillFrom    string
 	BackfillTo      string
 	BackfillOverlap string
+	// BackfillRerun is the form's "also run slots skipped before", as typed.
+	BackfillRerun bool
 }
 
 // fireTime is one of a schedule's next fire times.
@@ -318,6 +321,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 	if r.Method == http.MethodPost {
 		v.BackfillFrom, v.BackfillTo = r.PostFormValue("from"), r.PostFormValue("to")
 		v.BackfillOverlap = r.PostFormValue("overlap")
+		v.BackfillRerun = r.PostFormValue("rerun_skipped") != ""
 	}
 	h.render(w, r, status, scheduleTemplate, v)
 	return nil

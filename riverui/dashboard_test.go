@@ -1328,23 +1328,30 @@ func TestDashboardScheduleBackfill(t *testing.T) {
 		body := d.page(t, path, nil)
 		require.Contains(t, body, `action="/schedules/`+s.ID.String()+`/backfill"`)
 		require.Contains(t, body, "From (America/New_York)")
-		require.Contains(t, body, `<option value="">the schedule's (allow)</option>`)
+		require.Contains(t, body, `<option value="">buffer: all, one after the other</option>`)
+		require.Contains(t, body, `name="rerun_skipped"`)
 
 		// Wall times in New York: three mornings.
 		to := d.post(t, path+"/backfill", url.Values{"from": {"2026-03-05T00:00"}, "to": {"2026-03-08T00:00"}})
-		require.Equal(t, path+"?notice=backfilled&slots=3&started=3", to)
+		require.Equal(t, path+"?existing=0&notice=backfilled&queued=2&rerun=0&slots=3&started=1", to)
 		body = d.page(t, to, nil)
-		require.Equal(t, []string{"Backfilled 3 of 3 slots in the range (each started a run, or was recorded as skipped under the overlap policy); 0 had a run already."}, texts(body, "flash"))
+		require.Equal(t, []string{"Backfilled 3 slots: 1 started, 2 queued to run one after the other."}, texts(body, "flash"))
 		require.Len(t, attrs(body, "run-link", "href"), 3)
 		require.Equal(t, []string{"2026-03-05 06:00 EST", "2026-03-06 06:00 EST", "2026-03-07 06:00 EST"}, slots(t, s.ID))
 
 		// A wider range starts only the slot that has no run; RFC 3339
 		// works too, across the change to summer time.
 		to = d.post(t, path+"/backfill", url.Values{"from": {"2026-03-04T00:00"}, "to": {"2026-03-08T00:00"}})
-		require.Equal(t, path+"?notice=backfilled&slots=4&started=1", to)
-		require.Equal(t, []string{"Backfilled 1 of 4 slots in the range (each started a run, or was recorded as skipped under the overlap policy); 3 had a run already."}, texts(d.page(t, to, nil), "flash"))
+		require.Equal(t, path+"?existing=3&notice=backfilled&queued=1&rerun=0&slots=4&started=0", to)
+		require.Equal(t, []string{"Backfilled 4 slots: 1 queued to run one after the other, 3 had run (or been skipped) already."}, texts(d.page(t, to, nil), "flash"))
+		// Overlap skip, chosen in the form: the runs above are unfinished
+		// (nothing works them here), so the slot is skipped, and the notice
+		// says why.
 		to = d.post(t, path+"/backfill", url.Values{"from": {"2026-03-09T00:00:00Z"}, "to": {"2026-03-10T00:00:00Z"}, "overlap": {"skip"}})
-		require.Equal(t, path+"?notice=backfilled&slots=1&started=1", to)
+		require.Equal(t, path+"?existing=0&notice=backfilled&queued=0&rerun=0&skipped_overlap=1&slots=1&started=0", to)
+		require.Equal(t, []string{"Backfilled 1 slot: 1 skipped (overlap)."}, texts(d.page(t, to, nil), "flash"))
+		to = d.post(t, path+"/backfill", url.Values{"from": {"2026-03-09T00:00:00Z"}, "to": {"2026-03-10T00:00:00Z"}, "rerun_skipped": {"1"}})
+		require.Equal(t, []string{"Backfilled 1 slot: 1 queued to run one after the other, 1 of them run again after a skip."}, texts(d.page(t, to, nil), "flash"))
 		require.Equal(t, []string{"2026-03-04 06:00 EST", "2026-03-05 06:00 EST", "2026-03-06 06:00 EST", "2026-03-07 06:00 EST", "2026-03-09 06:00 EDT"}, slots(t, s.ID))
 
 		to = d.post(t, path+"/backfill", url.Values{"from": {"2026-03-05T07:00"}, "to": {"2026-03-06T05:00"}})

@@ -344,13 +344,15 @@ func TestAPIScheduleWrites(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, status)
 
 	// 08:30 Tokyo is 23:30 UTC the day before: three slots in these three days.
-	var backfilled struct {
-		Started int `json:"started"`
-	}
+	var backfilled schedule.BackfillResult
 	status, body = f.do(t, http.MethodPost, path+"/backfill", `{"from": "2026-01-10T00:00:00Z", "to": "2026-01-13T00:00:00Z"}`, nil)
 	require.Equal(t, http.StatusOK, status, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &backfilled))
-	require.Equal(t, 3, backfilled.Started)
+	require.Equal(t, 3, backfilled.Slots)
+	require.Equal(t, 3, backfilled.Started+backfilled.Queued, "all three run, one after the other")
+	status, body = f.do(t, http.MethodPost, path+"/backfill", `{"from": "2026-01-10T00:00:00Z", "to": "2026-01-13T00:00:00Z", "overlap": "allow", "rerun_skipped": true}`, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.JSONEq(t, `{"slots": 3, "started": 0, "queued": 0, "existing": 3, "rerun": 0}`, body)
 	status, _ = f.do(t, http.MethodPost, path+"/backfill", `{"from": "2026-01-10T00:00:00Z"}`, nil)
 	require.Equal(t, http.StatusBadRequest, status)
 

@@ -76,7 +76,7 @@ type chrome struct {
 
 // notices are the flash notices a page shows for its notice= parameter,
 // which an action's redirect sets. Only these texts are ever shown, with at
-// most a run id (after "triggered") or two counts (after "backfilled"),
+// most a run id (after "triggered") or counts (after "backfilled"),
 // each parsed: a link cannot make the dashboard say anything else.
 var notices = map[string]string{
 	"paused":     "Schedule paused: no slot fires until it is resumed.",
@@ -101,29 +101,65 @@ func (h *Handler) chrome(r *http.Request, title, nav string) chrome {
 			c.NoticeRun = id.String()
 		}
 	case "backfilled":
-		c.Notice = backfillNotice(q.Get("started"), q.Get("slots"))
+		c.Notice = backfillNotice(q)
 	}
 	return c
 }
 
-// backfillNotice is the notice of a backfill: of the slots its range
-// holds, it started (or recorded as skipped) started; the others had a run
-// already. It is "" for counts that backfillForm does not write.
-func backfillNotice(startedParam, slotsParam string) string {
-	started, err1 := strconv.Atoi(startedParam)
-	slots, err2 := strconv.Atoi(slotsParam)
-	if err1 != nil || err2 != nil || started < 0 || started > slots || slots > schedule.MaxBackfill {
+// backfillNotice is the notice of a backfill, built from the counts its
+// redirect carries (backfillParams): what became of each slot of the range,
+// and why some were skipped. It is "" for counts backfillForm does not
+// write; only known skip reasons are read.
+func backfillNotice(q url.Values) string {
+	count := func(name string) (int, bool) {
+		n, err := strconv.Atoi(q.Get(name))
+		return n, err == nil && n >= 0 && n <= schedule.MaxBackfill
+	}
+	res := &schedule.BackfillResult{}
+	for _, f := range []struct {
+		name string
+		to   *int
+	}{{"slots", &res.Slots}, {"started", &res.Started}, {"queued", &res.Queued}, {"existing", &res.Existing}, {"rerun", &res.Rerun}} {
+		n, ok := count(f.name)
+		if !ok {
+			return ""
+		}
+		*f.to = n
+	}
+	sum := res.Started + res.Queued + res.Existing
+	for _, reason := range backfillSkipReasons {
+		if n, ok := count("skipped_" + reason); ok && n > 0 {
+			if res.Skipped == nil {
+				res.Skipped = map[string]int{}
+			}
+			res.Skipped[reason] = n
+			sum += n
+		}
+	}
+	if sum != res.Slots {
 		return ""
 	}
-	if slots == 0 {
+	if res.Slots == 0 {
 		return "Backfill found no slot in the range."
 	}
-	unit := "slots"
-	if slots == 1 {
-		unit = "slot"
+	return "Backfilled " + res.String() + "."
+}
+
+// backfillSkipReasons are the reasons a backfill's notice may name.
+var backfillSkipReasons = []string{
+	schedule.SkipReasonOverlap, schedule.SkipReasonGrantRevoked, schedule.SkipReasonGrantExpired, schedule.SkipReasonGrantOutOfScope,
+}
+
+// backfillParams are the counts backfillNotice reads.
+func backfillParams(res *schedule.BackfillResult) url.Values {
+	v := url.Values{}
+	for name, n := range map[string]int{"slots": res.Slots, "started": res.Started, "queued": res.Queued, "existing": res.Existing, "rerun": res.Rerun} {
+		v.Set(name, strconv.Itoa(n))
 	}
-	return fmt.Sprintf("Backfilled %d of %d %s in the range (each started a run, or was recorded as skipped under the overlap policy); %d had a run already.",
-		started, slots, unit, slots-started)
+	for reason, n := range res.Skipped {
+		v.Set("skipped_"+reason, strconv.Itoa(n))
+	}
+	return v
 }
 
 // render answers a page. v embeds chrome.

@@ -345,3 +345,66 @@ func TestTriggerRefusesWhatTheEngineRefuses(t *testing.T) {
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs").Scan(&runs))
 	require.Zero(t, runs)
 }
+
+// TestBackfillRunsEverySlot (issue 12, trap 1): a backfill of a schedule
+// whose overlap policy is skip used to start its first slot and record all
+// the others as skipped for good. It now runs every slot of the range, one
+// after the other, says so, and can run again slots skipped before.
+func TestBackfillRunsEverySlot(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := startClients(t, db, 1)[0]
+	ctx := ctxT(t, 2*time.Minute)
+	s, err := sc.Create(ctx, &Params{Name: "bf", Workflow: "tick", Cron: "* * * * *"}) // overlap skip, the default
+	require.NoError(t, err)
+	from := time.Now().Truncate(time.Minute).Add(-time.Hour).UTC()
+	to := from.Add(20 * time.Minute)
+
+	res, err := sc.Backfill(ctx, s.ID, from, to, nil)
+	require.NoError(t, err)
+	require.Equal(t, &BackfillResult{Slots: 20, Started: 1, Queued: 19}, res)
+	waitCount(t, db, time.Minute, 20, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1 AND status = 'completed'", s.ID)
+
+	// One after the other, oldest first: each started once the one before
+	// it had finished.
+	rows, err := db.Pool.Query(ctx, `SELECT fire_at, started_at, finished_at FROM workflow_runs WHERE schedule_id = $1 ORDER BY fire_at`, s.ID)
+	require.NoError(t, err)
+	var prevFinished time.Time
+	n := 0
+	for rows.Next() {
+		var fireAt, startedAt, finishedAt time.Time
+		require.NoError(t, rows.Scan(&fireAt, &startedAt, &finishedAt))
+		require.False(t, startedAt.Before(prevFinished), "slot %s started before the one before it finished", fireAt)
+		prevFinished = finishedAt
+		n++
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, 20, n)
+
+	// Overlap skip, asked for: the slots after the first are skipped, and
+	// the result says so. Another backfill leaves them, unless told to run
+	// them again.
+	from2 := to.Add(10 * time.Minute)
+	to2 := from2.Add(5 * time.Minute)
+	res, err = sc.Backfill(ctx, s.ID, from2, to2, &BackfillOpts{Overlap: OverlapSkip})
+	require.NoError(t, err)
+	require.Equal(t, &BackfillResult{Slots: 5, Started: 1, Skipped: map[string]int{SkipReasonOverlap: 4}}, res)
+	res, err = sc.Backfill(ctx, s.ID, from2, to2, &BackfillOpts{Overlap: OverlapAllow})
+	require.NoError(t, err)
+	require.Equal(t, &BackfillResult{Slots: 5, Existing: 5}, res)
+	res, err = sc.Backfill(ctx, s.ID, from2, to2, &BackfillOpts{RerunSkipped: true})
+	require.NoError(t, err)
+	require.Equal(t, 5, res.Slots)
+	require.Equal(t, 1, res.Existing)
+	require.Equal(t, 4, res.Started+res.Queued)
+	require.Equal(t, 4, res.Rerun)
+	waitCount(t, db, time.Minute, 5, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1 AND status = 'completed' AND fire_at >= $2", s.ID, from2)
+	var rerun int
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM workflow_runs WHERE schedule_id = $1 AND metadata->>'schedule_rerun_of' = 'overlap'`, s.ID).Scan(&rerun))
+	require.Equal(t, 4, rerun)
+
+	got, err := sc.Get(ctx, s.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 25, got.RunCount)
+}

@@ -427,7 +427,13 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 				due = []Occurrence{occ}
 			}
 		}
-		if _, err := c.startSlotsTx(ctx, tx, s, spec, due); err != nil {
+		// Slots missed while paused that the operator asked to run run
+		// all, one after the other, as a backfill does.
+		policy := OverlapBuffer
+		if missed == MissedLatest {
+			policy = s.Overlap
+		}
+		if _, err := c.startSlotsTx(ctx, tx, s, spec, due, policy, false); err != nil {
 			return nil, err
 		}
 	}

@@ -313,9 +313,9 @@ func TestBackfillWhileARunFinishes(t *testing.T) {
 	s, err := sc.Create(ctx, &Params{Name: "b", Workflow: "tick", Cron: "0 6 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
 	require.NoError(t, err)
 	from, to := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC)
-	n, err := sc.Backfill(ctx, s.ID, from, to, nil)
+	res, err := sc.Backfill(ctx, s.ID, from, to, nil)
 	require.NoError(t, err)
-	require.Equal(t, 3, n)
+	require.Equal(t, &BackfillResult{Slots: 3, Started: 1, Queued: 2}, res, "all of them, one after the other")
 	var runID uuid.UUID
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT id FROM workflow_runs WHERE schedule_id = $1 ORDER BY fire_at LIMIT 1", s.ID).Scan(&runID))
 
@@ -326,18 +326,18 @@ func TestBackfillWhileARunFinishes(t *testing.T) {
 	require.NoError(t, err)
 
 	type result struct {
-		n   int
+		res *BackfillResult
 		err error
 	}
 	again := make(chan result, 1)
 	go func() {
-		n, err := sc.Backfill(ctx, s.ID, from, to, nil)
-		again <- result{n, err}
+		res, err := sc.Backfill(ctx, s.ID, from, to, nil)
+		again <- result{res, err}
 	}()
 	select {
 	case r := <-again:
 		require.NoError(t, r.err)
-		require.Zero(t, r.n, "each slot at most once")
+		require.Equal(t, &BackfillResult{Slots: 3, Existing: 3}, r.res, "each slot at most once")
 	case <-time.After(10 * time.Second):
 		t.Fatal("Backfill waits for the finishing run")
 	}
@@ -440,12 +440,12 @@ func TestLedger(t *testing.T) {
 		// A past week: 7 slots. Backfill twice: the second adds nothing.
 		from := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
 		to := time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC)
-		n, err := sc.Backfill(ctx, s.ID, from, to, nil)
+		res, err := sc.Backfill(ctx, s.ID, from, to, nil)
 		require.NoError(t, err)
-		require.Equal(t, 7, n)
-		n, err = sc.Backfill(ctx, s.ID, from, to, nil)
+		require.Equal(t, 7, res.Started+res.Queued)
+		res, err = sc.Backfill(ctx, s.ID, from, to, nil)
 		require.NoError(t, err)
-		require.Zero(t, n, "each slot at most once")
+		require.Equal(t, &BackfillResult{Slots: 7, Existing: 7}, res, "each slot at most once")
 
 		waitRuns(t, db, s.ID, 8, 30*time.Second)
 		got, err := sc.Get(ctx, s.ID)
@@ -843,9 +843,9 @@ func TestBackfillOverrides(t *testing.T) {
 
 	// Under skip only the first slot starts: nobody works these runs, so it
 	// stays unfinished. With allow and an input override, all three run.
-	n, err := sc.Backfill(ctx, s.ID, from, to, &BackfillOpts{Input: map[string]int{"n": 2}, Overlap: OverlapAllow})
+	res, err := sc.Backfill(ctx, s.ID, from, to, &BackfillOpts{Input: map[string]int{"n": 2}, Overlap: OverlapAllow})
 	require.NoError(t, err)
-	require.Equal(t, 3, n)
+	require.Equal(t, &BackfillResult{Slots: 3, Started: 3}, res)
 	var inputs []string
 	rows, err := db.Pool.Query(ctx, "SELECT input::text FROM workflow_runs WHERE schedule_id = $1 AND status <> 'skipped'", s.ID)
 	require.NoError(t, err)

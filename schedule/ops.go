@@ -1,10 +1,13 @@
 package schedule
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -255,62 +258,140 @@ const queuedHold = 100 * 365 * 24 * time.Hour
 // MaxBackfill bounds the slots one Backfill may start.
 const MaxBackfill = 1000
 
-// BackfillOpts override, for the backfilled runs, the schedule's input and
-// overlap policy. A nil *BackfillOpts uses the schedule's.
+// OverlapBuffer is a backfill's default overlap policy, and a backfill's
+// only: every slot of the range runs, one after the other, oldest first (as
+// Temporal's BufferAll). The first starts at once unless a run of the
+// schedule is unfinished; each of the others is queued behind the one
+// before it and released when that one finishes (completed, failed or
+// cancelled). Schedules themselves cannot use it: an unbounded queue of
+// future slots would only grow.
+const OverlapBuffer OverlapPolicy = "buffer"
+
+// BackfillOpts override, for the backfilled runs, the schedule's input, and
+// choose the overlap policy and whether slots skipped before run now. A nil
+// *BackfillOpts backfills with OverlapBuffer and leaves skipped slots as
+// they are.
 type BackfillOpts struct {
-	Input   any
+	// Input replaces the schedule's input for these runs.
+	Input any
+	// Overlap is how the backfilled runs overlap each other and the
+	// schedule's unfinished runs: OverlapBuffer (the default) runs them
+	// all, one after the other; OverlapAllow starts them all at once;
+	// OverlapSkip and OverlapQueue apply the schedule policies of those
+	// names slot by slot, so they skip slots while one runs (the result
+	// says how many); OverlapReplace cancels the schedule's unfinished
+	// runs, then starts them all.
 	Overlap OverlapPolicy
+	// RerunSkipped runs the slots of the range that were recorded as
+	// skipped (overlap, missed, a grant, a refused start): their skip
+	// record is replaced by the new run, whose metadata keeps the old
+	// reason as schedule_rerun_of. Without it, a skipped slot counts as
+	// having run, like any other slot with a record.
+	RerunSkipped bool
 }
 
-// Backfill runs the schedule's slots in [from, to) that have not run: each
-// slot at most once (a slot that already has its run is left alone), oldest
-// first, honouring the overlap policy (under OverlapSkip only the first
-// starts while it is unfinished; the others are recorded as skipped) and the
-// execution grant. It returns how many slots it started or recorded.
-func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (int, error) {
-	if err := c.bound(); err != nil {
-		return 0, err
+// BackfillResult says what a backfill did with each slot of its range:
+// Slots = Started + Queued + Existing + the sum of Skipped.
+type BackfillResult struct {
+	// Slots is how many slots the range holds.
+	Slots int `json:"slots"`
+	// Started is how many runs started at once.
+	Started int `json:"started"`
+	// Queued is how many runs wait for the one before them (OverlapBuffer,
+	// OverlapQueue) and start when it finishes.
+	Queued int `json:"queued"`
+	// Existing is how many slots had their run, or their skip record,
+	// already and were left alone.
+	Existing int `json:"existing"`
+	// Rerun is how many of the started and queued runs replaced a skip
+	// record (BackfillOpts.RerunSkipped).
+	Rerun int `json:"rerun"`
+	// Skipped counts the slots recorded as skipped now, by reason:
+	// "overlap" under OverlapSkip or OverlapQueue, a grant's reason.
+	Skipped map[string]int `json:"skipped,omitempty"`
+}
+
+// String says what became of the slots, for people: "20 slots: 1 started,
+// 19 queued to run one after the other", then what was skipped and why,
+// what had run already and what ran again after a skip.
+func (r *BackfillResult) String() string {
+	if r.Slots == 0 {
+		return "no slot in this range"
 	}
-	n := 0
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(r.Started, "started")
+	add(r.Queued, "queued to run one after the other")
+	for _, reason := range slices.Sorted(maps.Keys(r.Skipped)) {
+		add(r.Skipped[reason], "skipped ("+reason+")")
+	}
+	add(r.Existing, "had run (or been skipped) already")
+	add(r.Rerun, "of them run again after a skip")
+	slots := fmt.Sprintf("%d slots", r.Slots)
+	if r.Slots == 1 {
+		slots = "1 slot"
+	}
+	return slots + ": " + strings.Join(parts, ", ")
+}
+
+// Backfill runs the schedule's slots in [from, to) that have no run yet,
+// oldest first, each at most once: a slot that has its run, or a record of
+// why it was skipped, is left alone (see BackfillOpts.RerunSkipped). A
+// backfill is an explicit request to run those slots, so by default it
+// runs all of them, one after the other (OverlapBuffer), whatever the
+// schedule's own overlap policy; the execution grant applies as at fire
+// time. It is one transaction: all of it or none. The result counts what
+// happened to every slot of the range. A start the workflow engine refuses
+// (an Input over its limit) is an error, and nothing is written.
+func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (*BackfillResult, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	var res *BackfillResult
 	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
 		var err error
-		n, err = c.BackfillTx(ctx, tx, id, from, to, opts)
+		res, err = c.BackfillTx(ctx, tx, id, from, to, opts)
 		return err
 	})
-	return n, err
+	return res, err
 }
 
 // BackfillTx is like Backfill, within tx; the caller commits or rolls back.
-func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (int, error) {
+func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (*BackfillResult, error) {
 	if err := c.bound(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if !to.After(from) {
-		return 0, &ValidationError{Field: "to", Problem: "is not after from"}
+		return nil, &ValidationError{Field: "to", Problem: "is not after from"}
 	}
-	var override OverlapPolicy
-	if opts != nil {
-		override = opts.Overlap
+	if opts == nil {
+		opts = &BackfillOpts{}
 	}
-	s, err := c.lockToStart(ctx, tx, id, override)
+	policy := cmp.Or(opts.Overlap, OverlapBuffer)
+	lockPolicy := policy
+	if policy == OverlapBuffer {
+		lockPolicy = ""
+	} else if _, err := overlapOverride("BackfillOpts.Overlap", OverlapSkip, policy); err != nil {
+		return nil, &ValidationError{Field: "BackfillOpts.Overlap", Problem: fmt.Sprintf("%q is not an overlap policy; use buffer (the default: all, one after the other), allow, skip, queue or replace", policy)}
+	}
+	s, err := c.lockToStart(ctx, tx, id, lockPolicy)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if opts != nil {
-		if opts.Input != nil {
-			input, err := json.Marshal(opts.Input)
-			if err != nil {
-				return 0, &ValidationError{Field: "BackfillOpts.Input", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
-			}
-			s.Input = input
+	if opts.Input != nil {
+		input, err := json.Marshal(opts.Input)
+		if err != nil {
+			return nil, &ValidationError{Field: "BackfillOpts.Input", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
-		if s.Overlap, err = overlapOverride("BackfillOpts.Overlap", s.Overlap, opts.Overlap); err != nil {
-			return 0, err
-		}
+		s.Input = input
 	}
 	spec, err := s.Spec()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var due []Occurrence
 	for _, occ := range spec.NextN(from.Add(-time.Second), MaxBackfill+1) {
@@ -320,60 +401,148 @@ func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, 
 		due = append(due, occ)
 	}
 	if len(due) > MaxBackfill {
-		return 0, &ValidationError{Field: "range", Problem: fmt.Sprintf("holds more than %d slots; backfill a shorter range at a time", MaxBackfill)}
+		return nil, &ValidationError{Field: "range", Problem: fmt.Sprintf("holds more than %d slots; backfill a shorter range at a time", MaxBackfill)}
 	}
-	return c.startSlotsTx(ctx, tx, s, spec, due)
+	return c.startSlotsTx(ctx, tx, s, spec, due, policy, opts.RerunSkipped)
 }
 
 // startSlotsTx starts the runs of slots (oldest first), each at most once,
-// honouring the overlap policy, and counts the runs it started. It returns
-// how many slots it started or recorded as skipped.
-func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec *Spec, slots []Occurrence) (int, error) {
-	// Leave out the slots that have their run already, before anything
-	// else: their overlap policy must not act again (replace would cancel a
-	// run), and inserting a run that conflicts with one that is finishing
-	// would wait for it while this transaction holds the schedule, which
-	// that run's status trigger needs: a deadlock.
+// under policy (OverlapBuffer or a schedule policy), in one
+// StartScheduledManyTx, and counts what it did with each slot. With
+// rerunSkipped, the slots' skip records are deleted first and their slots
+// run like the others.
+func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec *Spec, slots []Occurrence, policy OverlapPolicy, rerunSkipped bool) (*BackfillResult, error) {
+	res := &BackfillResult{Slots: len(slots)}
+	if len(slots) == 0 {
+		return res, nil
+	}
 	at := make([]time.Time, len(slots))
 	for i, occ := range slots {
 		at[i] = occ.At
 	}
+	rerunOf := map[int64]string{}
+	if rerunSkipped {
+		rows, err := tx.Query(ctx, c.q.deleteSkippedSlots, s.ID, at)
+		if err != nil {
+			return nil, fmt.Errorf("schedule: delete the skip records of %s to run them: %w", s.ID, err)
+		}
+		var (
+			fireAt time.Time
+			reason string
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&fireAt, &reason}, func() error {
+			rerunOf[fireAt.UnixMicro()] = reason
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("schedule: delete the skip records of %s to run them: %w", s.ID, err)
+		}
+	}
+	// Leave out the slots that have their run already, with a plain read
+	// (see StartScheduledManyTx): their overlap policy must not act again.
 	rows, err := tx.Query(ctx, c.q.slotsWithRuns, s.ID, at)
 	if err != nil {
-		return 0, fmt.Errorf("schedule: find the slots of %s that have run: %w", s.ID, err)
+		return nil, fmt.Errorf("schedule: find the slots of %s that have run: %w", s.ID, err)
 	}
 	done, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
 	if err != nil {
-		return 0, fmt.Errorf("schedule: find the slots of %s that have run: %w", s.ID, err)
+		return nil, fmt.Errorf("schedule: find the slots of %s that have run: %w", s.ID, err)
 	}
-	n, ran := 0, 0
+
+	now := c.now()
+	grantMeta := map[string]any{}
+	grantSkip, err := c.checkGrant(ctx, tx, s, now, grantMeta)
+	if err != nil {
+		return nil, err
+	}
+	var busy, queued bool
+	switch {
+	case grantSkip != "" || policy == OverlapAllow:
+	case policy == OverlapReplace:
+		if _, err := c.wf.CancelScheduleRunsTx(ctx, tx, &wfhook.ScheduleRuns{ScheduleID: s.ID}); err != nil {
+			return nil, err
+		}
+	default:
+		if err := tx.QueryRow(ctx, c.q.unfinishedRuns, s.ID).Scan(&busy, &queued); err != nil {
+			return nil, err
+		}
+		busy = busy || queued
+	}
+
+	var starts []*wfhook.ScheduledStart
 	for _, occ := range slots {
 		if slices.ContainsFunc(done, occ.At.Equal) {
+			res.Existing++
 			continue
 		}
 		meta := slotMetadata(spec, occ.At)
-		skip, startAt, err := c.admit(ctx, tx, s, s.Overlap, meta)
-		if err != nil {
-			return 0, err
+		meta["schedule_backfill"] = true
+		maps.Copy(meta, grantMeta)
+		if reason, ok := rerunOf[occ.At.UnixMicro()]; ok {
+			meta["schedule_rerun_of"] = reason
 		}
-		started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
+		skip, startAt := grantSkip, time.Time{}
+		if skip == "" {
+			switch policy {
+			case OverlapBuffer:
+				if busy {
+					meta["schedule_queued"] = true
+					startAt = now.Add(queuedHold)
+				}
+				busy = true
+			case OverlapQueue:
+				switch {
+				case !busy:
+					busy = true
+				case !queued:
+					meta["schedule_queued"] = true
+					startAt, queued = now.Add(queuedHold), true
+				default:
+					skip = SkipReasonOverlap
+				}
+			case OverlapSkip:
+				if busy {
+					skip = SkipReasonOverlap
+				}
+				busy = true
+			}
+		}
+		starts = append(starts, &wfhook.ScheduledStart{
 			FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
 			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
 		})
-		if err != nil {
-			return 0, err
-		}
-		if !started.Existing {
-			n++
-			if skip == "" {
-				ran++
+	}
+	started, err := c.wf.StartScheduledManyTx(ctx, tx, starts)
+	if err != nil {
+		return nil, err
+	}
+	for i, st := range started {
+		switch {
+		case st.Existing:
+			res.Existing++
+		case st.Skip != "" && starts[i].Skip == "":
+			// The engine refused the run (an input over its limit): an
+			// operator's explicit start says so instead of recording it.
+			return nil, &ValidationError{Field: "run", Problem: strings.TrimPrefix(st.Skip, wfhook.SkipCannotStart) + " (nothing was backfilled)"}
+		case st.Skip != "":
+			if res.Skipped == nil {
+				res.Skipped = map[string]int{}
 			}
+			res.Skipped[skipKind(st.Skip)]++
+		case !starts[i].StartAt.IsZero():
+			res.Queued++
+		default:
+			res.Started++
+		}
+		if _, ok := rerunOf[starts[i].FireAt.UnixMicro()]; ok && st.Skip == "" && !st.Existing {
+			res.Rerun++
 		}
 	}
-	if _, err := tx.Exec(ctx, c.q.addRuns, s.ID, ran); err != nil {
-		return 0, err
+	if ran := res.Started + res.Queued; ran > 0 {
+		if _, err := tx.Exec(ctx, c.q.addRuns, s.ID, ran); err != nil {
+			return nil, err
+		}
 	}
-	return n, nil
+	return res, nil
 }
 
 // History is the schedule's run ledger, newest first: one run per slot that

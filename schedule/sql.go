@@ -16,6 +16,7 @@ const scheduleColumns = `id, name, description, owner, workflow_type, input, cro
 type queries struct {
 	addRuns               string
 	slotsWithRuns         string
+	deleteSkippedSlots    string
 	lockToStart           string
 	advance               string
 	claimDue              string
@@ -104,7 +105,11 @@ WITH runs AS (
 )
 SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0 FOR UPDATE`),
 		slotsWithRuns: t(`SELECT fire_at FROM {s}workflow_runs WHERE schedule_id = $1 AND fire_at = ANY($2)`),
-		countRun:      t(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`),
+		// The skip records of slots a backfill runs again (RerunSkipped).
+		deleteSkippedSlots: t(`
+DELETE FROM {s}workflow_runs WHERE schedule_id = $1 AND fire_at = ANY($2) AND status = 'skipped'
+RETURNING fire_at, coalesce(skip_reason, '')`),
+		countRun: t(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`),
 		// Lock the schedule's runs before the schedule, the order in which a
 		// finishing run's status trigger locks them; ON DELETE SET NULL then
 		// updates runs already locked. The other order deadlocks.

@@ -268,25 +268,37 @@ func runsError(err error, id uuid.UUID, hint string) error {
 	return scheduleError(err, id)
 }
 
-// backfillJSON is the shape of `schedule backfill --json`.
+// backfillJSON is the shape of `schedule backfill --json`: the range, and
+// what became of its slots (schedule.BackfillResult).
 type backfillJSON struct {
 	ScheduleID uuid.UUID `json:"schedule_id"`
 	From       time.Time `json:"from"`
 	To         time.Time `json:"to"`
-	// Slots are the slots in [From, To).
-	Slots int `json:"slots"`
-	// NewRuns are the slots backfilled: started, or recorded as skipped by
-	// the overlap policy.
-	NewRuns int `json:"new_runs"`
-	// ExistingRuns are the slots that had their run already.
-	ExistingRuns int `json:"existing_runs"`
+	schedule.BackfillResult
+}
+
+// addBackfill adds a batch's result to the total.
+func addBackfill(total, batch *schedule.BackfillResult) {
+	total.Started += batch.Started
+	total.Queued += batch.Queued
+	total.Existing += batch.Existing
+	total.Rerun += batch.Rerun
+	for reason, n := range batch.Skipped {
+		if total.Skipped == nil {
+			total.Skipped = map[string]int{}
+		}
+		total.Skipped[reason] += n
+	}
 }
 
 func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	from := fs.String("from", "", "the RFC 3339 `time` the range starts at, such as 2026-03-01T00:00:00Z: the slots at or after it run (required)")
 	to := fs.String("to", "", "the RFC 3339 `time` the range ends at, at most now: the slots before it run (required)")
-	asJSON := fs.Bool("json", false, "print {schedule_id, from, to, slots, new_runs, existing_runs} as JSON instead of progress lines")
+	overlap := fs.String("overlap", "", "how the backfilled runs overlap: buffer (all of them, one after the other), allow (all at once), "+
+		"skip or queue (the schedule policies: slots are skipped while one runs), replace (cancel the unfinished runs, then all at once) (default buffer)")
+	rerunSkipped := fs.Bool("rerun-skipped", false, "also run the slots that were recorded as skipped (overlap, missed, a grant); their record is replaced by the run")
+	asJSON := fs.Bool("json", false, "print {schedule_id, from, to, slots, started, queued, existing, rerun, skipped} as JSON instead of progress lines")
 
 	return func(ctx context.Context, args []string) error {
 		id, err := scheduleIDArg(fs, env, "backfill", args)
@@ -354,10 +366,11 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 		// batches done, and running it again skips the slots that have
 		// their run.
 		loc := scheduleLocation(s)
-		out := backfillJSON{ScheduleID: id, From: fromAt, To: toAt, Slots: len(slots)}
+		out := backfillJSON{ScheduleID: id, From: fromAt, To: toAt, BackfillResult: schedule.BackfillResult{Slots: len(slots)}}
 		if len(slots) == 0 && !*asJSON {
-			return printBackfillProgress(env.Stdout, fromAt, toAt, loc, 0, 0, "")
+			return printBackfillProgress(env.Stdout, fromAt, toAt, loc, &out.BackfillResult, "")
 		}
+		opts := &schedule.BackfillOpts{Overlap: schedule.OverlapPolicy(*overlap), RerunSkipped: *rerunSkipped}
 		batches := (len(slots) + schedule.MaxBackfill - 1) / schedule.MaxBackfill
 		if batches > 1 && !*asJSON {
 			fmt.Fprintf(env.Stdout, "backfilling %d slots in %d batches of up to %d, one transaction each\n", len(slots), batches, schedule.MaxBackfill)
@@ -375,7 +388,7 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 			if end < len(slots) {
 				batchTo = slots[end]
 			}
-			n, err := sc.Backfill(ctx, id, batchFrom, batchTo, nil)
+			res, err := sc.Backfill(ctx, id, batchFrom, batchTo, opts)
 			if err != nil && start > 0 {
 				return withHint(fmt.Errorf("backfill stopped at %s, after %d of %d slots: %w", zonedTime(shownFrom, loc), start, len(slots), err),
 					fmt.Sprintf("the slots before it are backfilled and stay so: to finish, run the command again with --from %s", shownFrom.UTC().Format(time.RFC3339)))
@@ -383,14 +396,13 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 			if err != nil {
 				return runsError(err, id, "")
 			}
-			out.NewRuns += n
-			out.ExistingRuns += max(end-start-n, 0)
+			addBackfill(&out.BackfillResult, res)
 			if !*asJSON {
 				done := ""
 				if batches > 1 {
 					done = fmt.Sprintf(" (%d of %d slots done)", end, len(slots))
 				}
-				if err := printBackfillProgress(env.Stdout, shownFrom, batchTo, loc, end-start, n, done); err != nil {
+				if err := printBackfillProgress(env.Stdout, shownFrom, batchTo, loc, res, done); err != nil {
 					return err
 				}
 			}
@@ -399,33 +411,18 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 			return printJSON(env.Stdout, out)
 		}
 		if batches > 1 {
-			_, err = fmt.Fprintf(env.Stdout, "backfilled schedule %s (%q): %s\n", id, s.Name, backfillResult(out.Slots, out.NewRuns))
+			_, err = fmt.Fprintf(env.Stdout, "backfilled schedule %s (%q): %s\n", id, s.Name, &out.BackfillResult)
 		}
 		return err
 	}
 }
 
 // printBackfillProgress prints one batch of a backfill: "backfilling
-// 2026-03-01 00:00:00 UTC … 2026-03-08 00:00:00 UTC: 7 slots started or
-// recorded as skipped", and then done.
-func printBackfillProgress(w io.Writer, from, to time.Time, loc *time.Location, slots, newRuns int, done string) error {
-	_, err := fmt.Fprintf(w, "backfilling %s … %s: %s%s\n", zonedTime(from, loc), zonedTime(to, loc), backfillResult(slots, newRuns), done)
+// 2026-03-01 00:00:00 UTC … 2026-03-08 00:00:00 UTC: 7 slots: 1 started, 6
+// queued to run one after the other", and then done.
+func printBackfillProgress(w io.Writer, from, to time.Time, loc *time.Location, res *schedule.BackfillResult, done string) error {
+	_, err := fmt.Fprintf(w, "backfilling %s … %s: %s%s\n", zonedTime(from, loc), zonedTime(to, loc), res, done)
 	return err
-}
-
-// backfillResult says what became of slots slots, newRuns of which were
-// backfilled.
-func backfillResult(slots, newRuns int) string {
-	switch existing := slots - newRuns; {
-	case slots == 0:
-		return "no slot in this range"
-	case existing <= 0:
-		return slotCount(newRuns) + " started or recorded as skipped"
-	case newRuns == 0:
-		return fmt.Sprintf("nothing to do: the %s had a run already", slotCount(slots))
-	default:
-		return fmt.Sprintf("%s started or recorded as skipped; %d had a run already", slotCount(newRuns), existing)
-	}
 }
 
 func setupScheduleHistory(fs *flag.FlagSet, env *Env) Action {

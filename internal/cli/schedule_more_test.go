@@ -247,7 +247,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		res := runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-06T00:00:00-05:00", "--to", "2026-03-10T00:00:00-04:00")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
-		require.Equal(t, "backfilling 2026-03-06 00:00:00 EST … 2026-03-10 00:00:00 EDT: 4 slots started or recorded as skipped\n", res.stdout)
+		require.Equal(t, "backfilling 2026-03-06 00:00:00 EST … 2026-03-10 00:00:00 EDT: 4 slots: 1 started, 3 queued to run one after the other\n", res.stdout)
 
 		runs := scheduleHistory(t, vars, id)
 		require.Len(t, runs, 4)
@@ -262,11 +262,11 @@ func TestScheduleMoreCommands(t *testing.T) {
 		// Each slot runs at most once.
 		res = runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-06T05:00:00Z", "--to", "2026-03-10T04:00:00Z")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Equal(t, "backfilling 2026-03-06 00:00:00 EST … 2026-03-10 00:00:00 EDT: nothing to do: the 4 slots had a run already\n", res.stdout)
+		require.Equal(t, "backfilling 2026-03-06 00:00:00 EST … 2026-03-10 00:00:00 EDT: 4 slots: 4 had run (or been skipped) already\n", res.stdout)
 		res = runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-05T00:00:00Z", "--to", "2026-03-11T00:00:00Z", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.JSONEq(t, `{"schedule_id": "`+id.String()+`", "from": "2026-03-05T00:00:00Z", "to": "2026-03-11T00:00:00Z",
-			"slots": 6, "new_runs": 2, "existing_runs": 4}`, res.stdout)
+			"slots": 6, "started": 0, "queued": 2, "existing": 4, "rerun": 0}`, res.stdout)
 		require.Len(t, scheduleHistory(t, vars, id), 6)
 
 		// No slot in the range.
@@ -274,16 +274,26 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Equal(t, "backfilling 2026-03-12 04:00:00 EDT … 2026-03-13 02:00:00 EDT: no slot in this range\n", res.stdout)
 
-		// Under the overlap policy skip, the first slot's run is unfinished
-		// when the next ones start: they are recorded as skipped.
+		// Asked for the overlap policy skip, the first slot's run is
+		// unfinished when the next ones start: they are recorded as
+		// skipped, and the output says so. --rerun-skipped runs them.
 		skipping := createSchedule(t, vars, "--name", "skipping", "--cron", "0 6 * * *", "--workflow", "nightly", "--owner", "backfill", "--paused")
-		res = runCLI(t, vars, "schedule", "backfill", skipping.String(), "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-04T00:00:00Z")
+		res = runCLI(t, vars, "schedule", "backfill", skipping.String(), "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-04T00:00:00Z", "--overlap", "skip")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Equal(t, "backfilling 2026-03-01 00:00:00 UTC … 2026-03-04 00:00:00 UTC: 3 slots started or recorded as skipped\n", res.stdout)
+		require.Equal(t, "backfilling 2026-03-01 00:00:00 UTC … 2026-03-04 00:00:00 UTC: 3 slots: 1 started, 2 skipped (overlap)\n", res.stdout)
 		require.Len(t, scheduleHistory(t, vars, skipping, "--status", "pending"), 1)
 		skipped := scheduleHistory(t, vars, skipping, "--status", "skipped")
 		require.Len(t, skipped, 2)
 		require.Equal(t, schedule.SkipReasonOverlap, skipped[0].SkipReason)
+		res = runCLI(t, vars, "schedule", "backfill", skipping.String(), "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-04T00:00:00Z", "--rerun-skipped")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, "backfilling 2026-03-01 00:00:00 UTC … 2026-03-04 00:00:00 UTC: 3 slots: 2 queued to run one after the other, "+
+			"1 had run (or been skipped) already, 2 of them run again after a skip\n", res.stdout)
+		require.Len(t, scheduleHistory(t, vars, skipping, "--status", "pending"), 3)
+		require.Empty(t, scheduleHistory(t, vars, skipping, "--status", "skipped"))
+		res = runCLI(t, vars, "schedule", "backfill", skipping.String(), "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-04T00:00:00Z", "--overlap", "sometimes")
+		require.Equal(t, ExitUsage, res.code, res.stderr)
+		require.Contains(t, res.stderr, `"sometimes" is not an overlap policy; use buffer (the default: all, one after the other), allow, skip, queue or replace`)
 	})
 
 	t.Run("BackfillBatches", func(t *testing.T) {
@@ -297,19 +307,19 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Empty(t, res.stderr)
 		require.Equal(t, ""+
 			"backfilling 1100 slots in 2 batches of up to 1000, one transaction each\n"+
-			"backfilling 2026-03-01 00:00:00 UTC … 2026-03-01 16:40:00 UTC: 1000 slots started or recorded as skipped (1000 of 1100 slots done)\n"+
-			"backfilling 2026-03-01 16:40:00 UTC … 2026-03-01 18:20:00 UTC: 100 slots started or recorded as skipped (1100 of 1100 slots done)\n"+
-			"backfilled schedule "+id.String()+` ("every minute"): 1100 slots started or recorded as skipped`+"\n", res.stdout)
+			"backfilling 2026-03-01 00:00:00 UTC … 2026-03-01 16:40:00 UTC: 1000 slots: 1 started, 999 queued to run one after the other (1000 of 1100 slots done)\n"+
+			"backfilling 2026-03-01 16:40:00 UTC … 2026-03-01 18:20:00 UTC: 100 slots: 100 queued to run one after the other (1100 of 1100 slots done)\n"+
+			"backfilled schedule "+id.String()+` ("every minute"): 1100 slots: 1 started, 1099 queued to run one after the other`+"\n", res.stdout)
 		require.EqualValues(t, 1100, getSchedule(t, vars, id).RunCount)
 
 		// A wider range: the slots that had their run are counted apart.
 		res = runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-01T18:00:00Z", "--to", "2026-03-01T18:30:00Z", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.JSONEq(t, `{"schedule_id": "`+id.String()+`", "from": "2026-03-01T18:00:00Z", "to": "2026-03-01T18:30:00Z",
-			"slots": 30, "new_runs": 10, "existing_runs": 20}`, res.stdout)
+			"slots": 30, "started": 0, "queued": 10, "existing": 20, "rerun": 0}`, res.stdout)
 		res = runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-01T18:00:00Z", "--to", "2026-03-01T18:40:00Z")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Equal(t, "backfilling 2026-03-01 18:00:00 UTC … 2026-03-01 18:40:00 UTC: 10 slots started or recorded as skipped; 30 had a run already\n", res.stdout)
+		require.Equal(t, "backfilling 2026-03-01 18:00:00 UTC … 2026-03-01 18:40:00 UTC: 40 slots: 10 queued to run one after the other, 30 had run (or been skipped) already\n", res.stdout)
 
 		// Too many slots for one backfill.
 		res = runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-01-01T00:00:00Z", "--to", "2026-05-01T00:00:00Z")
@@ -335,7 +345,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 
 		res := runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-01T16:40:00Z", "--to", "2026-03-01T18:20:00Z")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Equal(t, "backfilling 2026-03-01 16:40:00 UTC … 2026-03-01 18:20:00 UTC: 100 slots started or recorded as skipped\n", res.stdout)
+		require.Equal(t, "backfilling 2026-03-01 16:40:00 UTC … 2026-03-01 18:20:00 UTC: 100 slots: 100 queued to run one after the other\n", res.stdout)
 		require.EqualValues(t, 1100, getSchedule(t, vars, id).RunCount)
 	})
 
@@ -572,7 +582,7 @@ func TestScheduleRunsComplete(t *testing.T) {
 
 	res = runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-01T00:00:00+01:00", "--to", "2026-03-03T00:00:00+01:00")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	require.Equal(t, "backfilling 2026-03-01 00:00:00 CET … 2026-03-03 00:00:00 CET: 2 slots started or recorded as skipped\n", res.stdout)
+	require.Equal(t, "backfilling 2026-03-01 00:00:00 CET … 2026-03-03 00:00:00 CET: 2 slots: 1 started, 1 queued to run one after the other\n", res.stdout)
 	runs := scheduleHistory(t, vars, id)
 	require.Len(t, runs, 3)
 	for _, run := range runs {

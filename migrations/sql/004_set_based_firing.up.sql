@@ -50,6 +50,8 @@ DROP TRIGGER workflow_runs_schedule_finished ON /* TEMPLATE: schema */workflow_r
 
 CREATE FUNCTION /* TEMPLATE: schema */tributary_schedule_runs_finished() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+    notified bigint;
 BEGIN
     IF NOT EXISTS (
         SELECT FROM new_runs n JOIN old_runs o ON o.id = n.id
@@ -81,9 +83,11 @@ BEGIN
     ) f
     WHERE s.id = f.schedule_id;
 
-    -- Overlap policy "queue": a finished run releases its schedule's queued
-    -- run (held far in the future; there is at most one per schedule);
-    -- River's scheduler makes its job available within seconds.
+    -- Overlap policies "queue" and "buffer" (a backfill's): a finished run
+    -- releases its schedule's oldest queued run, held far in the future.
+    -- Its job is made available at once, as River's scheduler would, and
+    -- River's producers are told on its insert channel, so that a backfill
+    -- of many slots runs them back to back, not one per scheduler pass.
     WITH queued AS (
         UPDATE /* TEMPLATE: schema */workflow_runs r
         SET metadata = r.metadata - 'schedule_queued'
@@ -99,9 +103,15 @@ BEGIN
         ) pick
         WHERE r.id = pick.id
         RETURNING r.job_id
+    ), released AS (
+        UPDATE /* TEMPLATE: schema */river_job SET state = 'available', scheduled_at = now()
+        WHERE id IN (SELECT job_id FROM queued) AND state = 'scheduled'
+        RETURNING queue
     )
-    UPDATE /* TEMPLATE: schema */river_job SET scheduled_at = now()
-    WHERE id IN (SELECT job_id FROM queued) AND state = 'scheduled';
+    SELECT count(*) INTO notified FROM (
+        SELECT pg_notify(TG_TABLE_SCHEMA || '.river_insert', json_build_object('queue', q.queue)::text)
+        FROM (SELECT DISTINCT queue FROM released) q
+    ) n;
     RETURN NULL;
 END;
 $$;
