@@ -1296,8 +1296,12 @@ func TestDashboardScheduleBackfill(t *testing.T) {
 	backfillable := func(t *testing.T, cron string) *schedule.Schedule {
 		t.Helper()
 
+		// Its runs wait for a signal: the first one backfilled stays
+		// unfinished, so what queues or skips behind it does not depend on
+		// how fast the worker is.
 		return d.createSchedule(t, &schedule.Params{
 			Name: "backfill", Cron: cron, TimeZone: "America/New_York", Overlap: schedule.OverlapAllow, Paused: true,
+			Input: flowInput{Mode: "wait"},
 		})
 	}
 	// slots are the fire times of the schedule's runs, oldest first, in New
@@ -1344,9 +1348,8 @@ func TestDashboardScheduleBackfill(t *testing.T) {
 		to = d.post(t, path+"/backfill", url.Values{"from": {"2026-03-04T00:00"}, "to": {"2026-03-08T00:00"}})
 		require.Equal(t, path+"?existing=3&notice=backfilled&queued=1&rerun=0&slots=4&started=0", to)
 		require.Equal(t, []string{"Backfilled 4 slots: 1 queued to run one after the other, 3 had run (or been skipped) already."}, texts(d.page(t, to, nil), "flash"))
-		// Overlap skip, chosen in the form: the runs above are unfinished
-		// (nothing works them here), so the slot is skipped, and the notice
-		// says why.
+		// Overlap skip, chosen in the form: the first run above waits, so
+		// the slot is skipped, and the notice says why.
 		to = d.post(t, path+"/backfill", url.Values{"from": {"2026-03-09T00:00:00Z"}, "to": {"2026-03-10T00:00:00Z"}, "overlap": {"skip"}})
 		require.Equal(t, path+"?existing=0&notice=backfilled&queued=0&rerun=0&skipped_overlap=1&slots=1&started=0", to)
 		require.Equal(t, []string{"Backfilled 1 slot: 1 skipped (overlap)."}, texts(d.page(t, to, nil), "flash"))
