@@ -98,6 +98,12 @@ func startThrowawayPostgres(ctx context.Context, w io.Writer) (*pgcluster.Cluste
 		}
 		return nil, withHint(fmt.Errorf("starting a throw-away Postgres: %w", err), "set DATABASE_URL to a Postgres you can write to")
 	}
+	for _, dir := range cluster.Removed {
+		fmt.Fprintf(w, "Removed a stale throw-away cluster, left running by a process that was killed: %s\n", dir)
+	}
+	if cluster.RemoveError != nil {
+		fmt.Fprintf(w, "warning: %v\n", cluster.RemoveError)
+	}
 	fmt.Fprintf(w, "Postgres is up at %s (removed on exit)\n", cluster.URL)
 	return cluster, nil
 }

@@ -12,3 +12,7 @@ func lookupCredential() (*credential, error) { return nil, nil }
 func (c *credential) apply(*exec.Cmd) {}
 
 func (c *credential) chown(...string) error { return nil }
+
+// processAlive cannot tell here: every owner counts as alive, so no
+// cluster is ever taken for stale.
+func processAlive(int) bool { return true }

@@ -82,3 +82,10 @@ func (c *credential) chown(paths ...string) error {
 	}
 	return nil
 }
+
+// processAlive reports whether process pid exists (ours or another
+// user's).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

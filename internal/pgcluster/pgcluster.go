@@ -59,6 +59,14 @@ type Cluster struct {
 	// the superuser `postgres`, over TCP on 127.0.0.1.
 	URL string
 
+	// Removed lists the stale clusters Start stopped and removed before
+	// starting this one: left behind by processes that were killed (see
+	// Start).
+	Removed []string
+	// RemoveError says which stale clusters Start could not remove, nil
+	// when it removed them all; they are tried again at the next start.
+	RemoveError error
+
 	binDir   string
 	cred     *credential
 	dataDir  string
@@ -75,6 +83,11 @@ type Cluster struct {
 // When the process runs as root, which initdb refuses, the cluster runs as
 // the unprivileged user `nobody` (or a dedicated user created with useradd
 // when `nobody` doesn't exist).
+//
+// Each cluster's directory records the process that started it. Start
+// first stops and removes the clusters whose process is gone (killed before
+// it could Stop them), and only those: Cluster.Removed lists them. One it
+// cannot remove does not keep the new cluster from starting.
 func Start(ctx context.Context, config *Config) (*Cluster, error) {
 	if config == nil {
 		config = &Config{}
@@ -102,20 +115,31 @@ func Start(ctx context.Context, config *Config) (*Cluster, error) {
 		return nil, err
 	}
 
-	rootDir, err := os.MkdirTemp("", "tributary-pg-")
+	// A process killed before it could Stop its cluster (SIGKILL) left
+	// the server running and its directory behind: the next start cleans
+	// up after it.
+	removed, staleErr := removeStale(ctx, binDir, cred, os.TempDir())
+
+	rootDir, err := os.MkdirTemp("", dirPattern)
 	if err != nil {
 		return nil, fmt.Errorf("pgcluster: creating temporary directory: %w", err)
 	}
 	cluster := &Cluster{
-		binDir:  binDir,
-		cred:    cred,
-		dataDir: filepath.Join(rootDir, "data"),
-		rootDir: rootDir,
+		Removed:     removed,
+		RemoveError: staleErr,
+		binDir:      binDir,
+		cred:        cred,
+		dataDir:     filepath.Join(rootDir, "data"),
+		rootDir:     rootDir,
+	}
+	if err := writeOwner(rootDir); err != nil {
+		_ = os.RemoveAll(rootDir)
+		return nil, errors.Join(err, staleErr)
 	}
 
 	if err := cluster.start(ctx, config.ExtraArgs); err != nil {
 		_ = cluster.Stop(context.WithoutCancel(ctx))
-		return nil, err
+		return nil, errors.Join(err, staleErr)
 	}
 	return cluster, nil
 }

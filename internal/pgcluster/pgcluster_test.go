@@ -1,11 +1,15 @@
 package pgcluster
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -113,4 +117,73 @@ func TestStartNoPostgres(t *testing.T) {
 
 	_, err := Start(context.Background(), &Config{BinDir: t.TempDir()})
 	require.ErrorIs(t, err, ErrNoPostgres)
+}
+
+// TestStaleClusterHelper is the process TestStartRemovesStaleClusters
+// SIGKILLs: the test binary re-executed, holding a cluster it never stops.
+// Run any other way, it returns at once.
+func TestStaleClusterHelper(t *testing.T) {
+	if os.Getenv("TRIBUTARY_PGCLUSTER_HELPER") != "1" {
+		return
+	}
+	cluster, err := Start(context.Background(), nil)
+	require.NoError(t, err)
+	fmt.Printf("cluster %s %s\n", cluster.rootDir, cluster.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin) // until killed, or the parent goes
+	require.NoError(t, cluster.Stop(context.Background()))
+}
+
+// TestStartRemovesStaleClusters kills (SIGKILL) a process that holds a
+// cluster, as `tributary demo` killed with kill -9: its server runs on and
+// its directory stays. The next Start stops and removes that cluster, and
+// leaves alone a cluster whose process runs and a directory that is not a
+// cluster's.
+func TestStartRemovesStaleClusters(t *testing.T) {
+	t.Parallel()
+
+	if _, err := FindBinDir(); errors.Is(err, ErrNoPostgres) {
+		t.Skip(err.Error())
+	}
+	ctx := context.Background()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStaleClusterHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TRIBUTARY_PGCLUSTER_HELPER=1")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = stdin.Close() })
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err, "the helper did not start its cluster")
+	fields := strings.Fields(line)
+	require.Len(t, fields, 3, line)
+	staleDir, staleURL := fields[1], fields[2]
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+
+	conn, err := pgx.Connect(ctx, staleURL)
+	require.NoError(t, err, "the killed process's server runs on")
+	require.NoError(t, conn.Close(ctx))
+	require.DirExists(t, staleDir)
+
+	// Not ours: no owner file. Ours, alive: this process.
+	foreign, err := os.MkdirTemp("", dirPattern)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(foreign) })
+	alive, err := os.MkdirTemp("", dirPattern)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(alive) })
+	require.NoError(t, writeOwner(alive))
+
+	cluster, err := Start(ctx, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cluster.Stop(context.Background()) })
+	require.NoError(t, cluster.RemoveError)
+	require.Contains(t, cluster.Removed, staleDir)
+	require.NoDirExists(t, staleDir)
+	_, err = pgx.Connect(ctx, staleURL)
+	require.Error(t, err, "the stale server is stopped")
+	require.DirExists(t, foreign)
+	require.DirExists(t, alive)
 }
