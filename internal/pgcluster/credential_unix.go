@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -84,8 +85,18 @@ func (c *credential) chown(paths ...string) error {
 }
 
 // processAlive reports whether process pid exists (ours or another
-// user's).
+// user's) and has not exited: a killed process that nobody has reaped yet
+// (a zombie, common in containers whose init does not reap) has exited.
 func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	// /proc/<pid>/stat is "pid (comm) state …"; Linux only, elsewhere the
+	// process counts as alive.
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	return !ok || !strings.HasPrefix(rest, "Z")
 }
