@@ -681,8 +681,10 @@ func humanDuration(d time.Duration) string {
 	default:
 		d = d.Round(time.Minute)
 	}
-	s := d.String() // "50m0s", "2h5m0s", "1h0m0s"
-	s = strings.TrimSuffix(s, "0s")
+	s := d.String() // "1m30s", "50m0s", "2h5m0s", "1h0m0s"
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
 	if strings.HasSuffix(s, "h0m") {
 		s = strings.TrimSuffix(s, "0m")
 	}

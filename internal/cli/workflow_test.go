@@ -486,6 +486,9 @@ func TestRelativeTimeAndDuration(t *testing.T) {
 		2*time.Hour + 5*time.Minute + 10*time.Second:          "2h5m",
 		50*time.Minute + 200*time.Millisecond:                 "50m",
 		time.Hour + 20*time.Second:                            "1h",
+		90 * time.Second:                                      "1m30s", // printed "1m3" before
+		10*time.Minute + 20*time.Second:                       "10m20s",
+		3*time.Hour + 30*time.Minute:                          "3h30m",
 	} {
 		require.Equal(t, want, humanDuration(d), fmt.Sprint(d))
 	}
