@@ -284,6 +284,9 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 	default:
 		return nil, &ValidationError{Field: "CatchUp", Problem: fmt.Sprintf("%q is not a catch-up policy; use window or latest", catchUpPolicy)}
 	}
+	if !p.EndAt.IsZero() && !p.EndAt.After(now) {
+		return nil, &ValidationError{Field: "EndAt", Problem: fmt.Sprintf("%s is in the past, so no slot would ever fire; give a later end, or none", p.EndAt.UTC().Format(time.RFC3339))}
+	}
 	first, ok := firstSlot(spec, p.StartAt, p.EndAt, now)
 	if !ok {
 		return nil, &ValidationError{Field: "Cron", Problem: fmt.Sprintf("%q has no occurrence between now (or StartAt) and EndAt; widen the range or change the expression", p.Cron)}

@@ -96,6 +96,13 @@ func TestCreateValidation(t *testing.T) {
 	valid := func() *Params {
 		return &Params{Name: "n", Workflow: "tick", Cron: "0 9 * * *", TimeZone: "Europe/Paris"}
 	}
+	// An end in the past says so, not that the cron has no occurrence.
+	_, err := sc.Create(ctx, &Params{Name: "ended", Workflow: "tick", Cron: "* * * * *", EndAt: time.Now().Add(-time.Hour)})
+	var verr *ValidationError
+	require.ErrorAs(t, err, &verr)
+	require.Equal(t, "EndAt", verr.Field)
+	require.Contains(t, verr.Problem, "is in the past")
+
 	for name, mutate := range map[string]func(p *Params){
 		"bad cron":      func(p *Params) { p.Cron = "61 * * * *" },
 		"unknown zone":  func(p *Params) { p.TimeZone = "Mars/Olympus" },
