@@ -364,12 +364,14 @@ func setupWorkflowCancel(fs *flag.FlagSet, env *Env) Action {
 		}
 		defer closePool()
 
+		// A finished run is left as it is, and that is an answer, not an
+		// error: as pausing a paused schedule is.
+		finished := false
 		if err := client.Cancel(ctx, id); err != nil {
-			if errors.Is(err, workflow.ErrRunFinished) {
-				return withHint(fmt.Errorf("run %s has already finished%s", id, statusSuffix(runStatusOf(ctx, client, id))),
-					"only a pending, running, sleeping or waiting run can be cancelled")
+			if !errors.Is(err, workflow.ErrRunFinished) {
+				return workflowError(err, id)
 			}
-			return workflowError(err, id)
+			finished = true
 		}
 		run, err := client.GetRun(ctx, id)
 		if err != nil {
@@ -377,6 +379,10 @@ func setupWorkflowCancel(fs *flag.FlagSet, env *Env) Action {
 		}
 		if *asJSON {
 			return printJSON(env.Stdout, run)
+		}
+		if finished {
+			_, err := fmt.Fprintf(env.Stdout, "run %s has already finished (%s); nothing to cancel\n", id, run.Status)
+			return err
 		}
 		switch {
 		case run.Status == workflow.StatusCancelled:
