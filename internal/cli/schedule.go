@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -261,7 +260,7 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (required)")
 	workflowType := fs.String("workflow", "", "the workflow `type` each slot starts, as a service registers it (required)")
 	zone := fs.String("tz", "UTC", "IANA time `zone` the expression is in, such as Europe/Paris (default UTC)")
-	input := fs.String("input", "null", "the input of each run, a `JSON` value such as '{\"to\": \"ops\"}' (default null)")
+	input := fs.String("input", "null", "the input of each run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default null)")
 	owner := fs.String("owner", "", "the `owner` (tenant or user) the schedule belongs to, for 'schedule list --owner'")
 	description := fs.String("description", "", "free `text` about the schedule")
 	overlap := fs.String("overlap", string(schedule.OverlapSkip), "the overlap `policy`, what a slot does while the previous run is unfinished: skip (the slot), allow (a run alongside), queue (the run until the previous one finishes) or replace (cancel the previous run) (default skip)")
@@ -297,9 +296,9 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 			return withHint(usageErrorf("schedule create needs %s", joinWords(missing)),
 				`e.g. tributary schedule create --name "nightly report" --cron "30 2 * * *" --workflow send_report`)
 		}
-		if !json.Valid([]byte(*input)) {
-			return withHint(usageErrorf("--input is not valid JSON: %s", shorten(oneLine(*input), errorColumnWidth)),
-				`pass a JSON value, quoted for the shell: --input '{"to": "ops"}', --input '"text"' or --input 42`)
+		inputJSON, err := jsonFlag(env, "input", *input, `{"to": "ops"}`)
+		if err != nil {
+			return err
 		}
 		startAt, err := parseFlagTime("start", *start)
 		if err != nil {
@@ -334,7 +333,7 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 		}
 		params := &schedule.Params{
 			Name: *name, Description: *description, Owner: *owner,
-			Workflow: *workflowType, Input: json.RawMessage(*input),
+			Workflow: *workflowType, Input: inputJSON,
 			Cron: *expr, TimeZone: *zone, StartAt: startAt, EndAt: endAt,
 			Overlap: schedule.OverlapPolicy(*overlap), CatchUpWindow: *catchUp,
 			MaxAttempts: *maxAttempts, Priority: *priority, Queue: *queue, Timeout: *timeout,

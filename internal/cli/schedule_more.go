@@ -93,7 +93,7 @@ func setupScheduleUpdate(fs *flag.FlagSet, env *Env) Action {
 	description := fs.String("description", "", "the schedule's new description, free `text` (\"\" clears it)")
 	expr := fs.String("cron", "", "the new cron `expression`; the pending slot is replaced by the first slot of the new timing")
 	zone := fs.String("tz", "", "the new IANA time `zone` of the expression, such as Europe/Paris (\"\" for UTC); the pending slot is replaced like --cron's")
-	input := fs.String("input", "", "the new input of each run, a `JSON` value such as '{\"to\": \"ops\"}'")
+	input := fs.String("input", "", "the new input of each run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input")
 	overlap := fs.String("overlap", "", "the new overlap `policy`: "+overlapPolicies+" (see 'schedule create --help')")
 	catchUp := fs.Duration("catchup", 0, "the new catch-up window, how late a slot may fire and still run, a `duration` such as 5m (0: not at all)")
 	maxAttempts := fs.Int("max-attempts", 0, "the new number `n` of attempts of each run, or 0 for the workflow type's default")
@@ -110,7 +110,7 @@ func setupScheduleUpdate(fs *flag.FlagSet, env *Env) Action {
 		// Only the flags given change: a flag's zero value is a setting too
 		// (--description "", --max-attempts 0).
 		p := &schedule.UpdateParams{}
-		changed := false
+		changed, inputSet := false, false
 		fs.Visit(func(f *flag.Flag) {
 			changed = changed || !slices.Contains([]string{"database-url", "schema", "json"}, f.Name)
 			switch f.Name {
@@ -123,7 +123,7 @@ func setupScheduleUpdate(fs *flag.FlagSet, env *Env) Action {
 			case "tz":
 				p.TimeZone = zone
 			case "input":
-				p.Input = json.RawMessage(*input)
+				inputSet = true
 			case "overlap":
 				p.Overlap = (*schedule.OverlapPolicy)(overlap)
 			case "catchup":
@@ -138,13 +138,17 @@ func setupScheduleUpdate(fs *flag.FlagSet, env *Env) Action {
 				p.Timeout = timeout
 			}
 		})
+		if inputSet {
+			input, err := jsonFlag(env, "input", *input, `{"to": "ops"}`)
+			if err != nil {
+				return err
+			}
+			p.Input = input
+		}
 		switch {
 		case !changed:
 			return withHint(usageErrorf("schedule update needs a setting to change"),
 				fmt.Sprintf(`pass one or more of --name, --description, --cron, --tz, --input, --overlap, --catchup, --max-attempts, --priority, --queue and --timeout, e.g. tributary schedule update %s --cron "0 3 * * *"`, id))
-		case p.Input != nil && !json.Valid([]byte(*input)):
-			return withHint(usageErrorf("--input is not valid JSON: %s", shorten(oneLine(*input), errorColumnWidth)),
-				`pass a JSON value, quoted for the shell: --input '{"to": "ops"}', --input '"text"' or --input 42`)
 		case *catchUp < 0:
 			return withHint(usageErrorf("--catchup must not be negative, not %s", *catchUp), "pass --catchup 0 to skip every slot found late")
 		case *maxAttempts < 0:
@@ -200,7 +204,7 @@ func parseOverlap(value string) (schedule.OverlapPolicy, error) {
 
 func setupScheduleTrigger(fs *flag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
-	input := fs.String("input", "", "the input of this run, a `JSON` value such as '{\"to\": \"ops\"}' (default the schedule's)")
+	input := fs.String("input", "", "the input of this run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default the schedule's)")
 	overlap := fs.String("overlap", "", "the overlap `policy` of this run, what it does while a run of the schedule is unfinished: "+overlapPolicies+" (default the schedule's)")
 	asJSON := fs.Bool("json", false, "print the run as JSON (like 'workflow get --json') instead of its id")
 
@@ -210,14 +214,14 @@ func setupScheduleTrigger(fs *flag.FlagSet, env *Env) Action {
 			return commandResult(err)
 		}
 		opts := &schedule.TriggerOpts{}
+		var inputErr error
 		fs.Visit(func(f *flag.Flag) {
 			if f.Name == "input" {
-				opts.Input = json.RawMessage(*input)
+				opts.Input, inputErr = jsonFlag(env, "input", *input, `{"to": "ops"}`)
 			}
 		})
-		if opts.Input != nil && !json.Valid([]byte(*input)) {
-			return withHint(usageErrorf("--input is not valid JSON: %s", shorten(oneLine(*input), errorColumnWidth)),
-				`pass a JSON value, quoted for the shell: --input '{"to": "ops"}', --input '"text"' or --input 42`)
+		if inputErr != nil {
+			return inputErr
 		}
 		if opts.Overlap, err = parseOverlap(*overlap); err != nil {
 			return err

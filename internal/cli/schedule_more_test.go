@@ -608,7 +608,7 @@ func TestScheduleMoreUsage(t *testing.T) {
 
 	const id = "01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e"
 	const badID = `tributary: "x" is not a schedule id; schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`
-	const badJSON = `--input is not valid JSON: {to: ops}; pass a JSON value, quoted for the shell: --input '{"to": "ops"}', --input '"text"' or --input 42`
+	const badJSON = `--input is not valid JSON: {to: ops}; pass a JSON value, quoted for the shell: --input '{"to": "ops"}', --input '"text"' or --input 42; or @file.json, or - for standard input`
 	future := time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)
 
 	runFailureCases(t, []string{"schedule"}, []failureCase{

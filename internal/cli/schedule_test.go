@@ -460,7 +460,7 @@ func TestScheduleCommandsUsage(t *testing.T) {
 		},
 		{
 			name: "CreateBadInput", args: append(create, "--input", "{to: ops}"), code: ExitUsage,
-			stderr: `tributary: --input is not valid JSON: {to: ops}; pass a JSON value, quoted for the shell: --input '{"to": "ops"}', --input '"text"' or --input 42`,
+			stderr: `tributary: --input is not valid JSON: {to: ops}; pass a JSON value, quoted for the shell: --input '{"to": "ops"}', --input '"text"' or --input 42; or @file.json, or - for standard input`,
 		},
 		{
 			name: "CreateBadStart", args: append(create, "--start", "2026-03-08 09:00"), code: ExitUsage,

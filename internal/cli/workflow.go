@@ -408,7 +408,7 @@ func statusSuffix(status workflow.Status) string {
 
 func setupWorkflowSignal(fs *flag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
-	payload := fs.String("payload", "null", "the signal's payload, a `JSON` value such as '{\"approved\": true}' (default null)")
+	payload := fs.String("payload", "null", "the signal's payload, a `JSON` value such as '{\"approved\": true}', @file.json or - for standard input (default null)")
 	asJSON := fs.Bool("json", false, "print the run as it is after the signal, as JSON (like get --json)")
 
 	return func(ctx context.Context, args []string) error {
@@ -424,9 +424,9 @@ func setupWorkflowSignal(fs *flag.FlagSet, env *Env) Action {
 			return err
 		}
 		name := args[1]
-		if !json.Valid([]byte(*payload)) {
-			return withHint(usageErrorf("--payload is not valid JSON: %s", shorten(oneLine(*payload), errorColumnWidth)),
-				`pass a JSON value, quoted for the shell: --payload '{"approved": true}', --payload '"text"' or --payload 42`)
+		payloadJSON, err := jsonFlag(env, "payload", *payload, `{"approved": true}`)
+		if err != nil {
+			return err
 		}
 
 		client, closePool, err := dbFlags.workflowClient(ctx)
@@ -435,7 +435,7 @@ func setupWorkflowSignal(fs *flag.FlagSet, env *Env) Action {
 		}
 		defer closePool()
 
-		if err := client.Signal(ctx, id, name, json.RawMessage(*payload)); err != nil {
+		if err := client.Signal(ctx, id, name, payloadJSON); err != nil {
 			if errors.Is(err, workflow.ErrRunFinished) {
 				return withHint(fmt.Errorf("run %s has already finished%s, so signal %q was not sent", id, statusSuffix(runStatusOf(ctx, client, id)), name),
 					"only a run that has not finished can receive signals")

@@ -411,7 +411,7 @@ func TestWorkflowCommandsUsage(t *testing.T) {
 		},
 		{
 			name: "BadPayload", args: []string{"signal", id, "approve", "--payload", "{by: ops}"}, code: ExitUsage,
-			stderr: `tributary: --payload is not valid JSON: {by: ops}; pass a JSON value, quoted for the shell: --payload '{"approved": true}', --payload '"text"' or --payload 42`,
+			stderr: `tributary: --payload is not valid JSON: {by: ops}; pass a JSON value, quoted for the shell: --payload '{"approved": true}', --payload '"text"' or --payload 42; or @file.json, or - for standard input`,
 		},
 		{
 			name: "BadStatus", args: []string{"list", "--status", "done"}, code: ExitUsage,
