@@ -141,7 +141,11 @@ func (d *Definition[In, Out]) StartTx(ctx context.Context, c *Client, tx pgx.Tx,
 
 // StartByName starts a run of a registered workflow type named typeName with
 // a JSON input, for callers that do not have the Definition (an HTTP API, a
-// CLI, a schedule). An unregistered type is an *UnknownTypeError.
+// CLI, a schedule). On a client that registers types, an unregistered type
+// is an *UnknownTypeError. A client that registers none (the CLI, a web app
+// that only starts runs for services to work) starts any valid type name,
+// with Tributary's defaults (MaxAttempts 25, queue default, priority 1)
+// where opts says nothing: the process that works the type must exist.
 func (c *Client) StartByName(ctx context.Context, typeName string, input json.RawMessage, opts *StartOpts) (*Run, error) {
 	var run *Run
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
@@ -160,7 +164,10 @@ func (c *Client) StartByNameTx(ctx context.Context, tx pgx.Tx, typeName string, 
 		if err := validateName(typeName); err != nil {
 			return nil, err
 		}
-		return nil, &UnknownTypeError{Type: typeName, Known: c.Types()}
+		if len(c.types) > 0 {
+			return nil, &UnknownTypeError{Type: typeName, Known: c.Types()}
+		}
+		reg = &registration{name: typeName, opts: DefineOpts{MaxAttempts: defaultMaxAttempts, Priority: 1, Queue: river.QueueDefault}}
 	}
 	if len(input) == 0 {
 		input = json.RawMessage("null")

@@ -31,7 +31,7 @@ var workflowCommand *Command
 func init() {
 	workflowCommand = &Command{
 		Name:    "workflow",
-		Summary: "List, inspect, signal, cancel and retry workflow runs",
+		Summary: "Start, list, inspect, signal, cancel and retry workflow runs",
 		Example: `tributary workflow list --status failed
 			tributary workflow get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
 			tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e approved --payload '{"by": "ops"}'`,
@@ -73,6 +73,18 @@ func init() {
 				Example: `tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e approved --payload '{"by": "ops"}'
 					tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e continue`,
 				Setup: setupWorkflowSignal,
+			},
+			{
+				Name:    "start",
+				Summary: "Start a run of a workflow type, for the service that registers it to work",
+				Usage:   "<type> [--input <json>] [flags]",
+				Description: `Inserts the run and its River job in one transaction and prints the run's id. This process has
+					no workflow code: the run waits until a working client that registers the type fetches it.
+					With --idempotency-key, starting the same type with the same key again prints the first
+					run instead of starting another.`,
+				Example: `tributary workflow start send_report --input '{"to": "ops"}'
+					tributary workflow start import_users --input @users.json --idempotency-key import-2026-11-25`,
+				Setup: setupWorkflowStart,
 			},
 			{
 				Name:    "steps",

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+func setupWorkflowStart(fs *flag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	input := fs.String("input", "null", "the run's input, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default null)")
+	key := fs.String("idempotency-key", "", "start at most one run of the type with this `key`; again, it prints the first run")
+	queue := fs.String("queue", "", "the River `queue` of the run's jobs (default the type's, else default)")
+	priority := fs.Int("priority", 0, "the River priority of the run's jobs, `n` from 1 (highest) to 4 (default the type's, else 1)")
+	asJSON := fs.Bool("json", false, "print the run as JSON (like get --json) instead of its id")
+
+	return func(ctx context.Context, args []string) error {
+		args, err := positionalArgs(fs, env, "start", args)
+		if err != nil {
+			return err
+		}
+		if len(args) != 1 {
+			return withHint(usageErrorf("workflow start needs one workflow type, not %d arguments", len(args)),
+				`e.g. tributary workflow start send_report --input '{"to": "ops"}'`)
+		}
+		typ := args[0]
+		inputJSON, err := jsonFlag(env, "input", *input, `{"to": "ops"}`)
+		if err != nil {
+			return err
+		}
+		client, closePool, err := dbFlags.workflowClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closePool()
+
+		run, err := client.StartByName(ctx, typ, inputJSON, &workflow.StartOpts{IdempotencyKey: *key, Queue: *queue, Priority: *priority})
+		if err != nil {
+			return workflowError(err, uuid.Nil)
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, run)
+		}
+		_, err = fmt.Fprintln(env.Stdout, run.ID)
+		return err
+	}
+}
