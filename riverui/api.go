@@ -39,6 +39,7 @@ func (h *Handler) mountAPI(outer *http.ServeMux) {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+p+"/runs", h.listRuns)
+	mux.HandleFunc("POST "+p+"/runs", h.startRun)
 	mux.Handle("GET "+p+"/runs/{id}", run(h.writeRun))
 	mux.Handle("POST "+p+"/runs/{id}/cancel", run(then(withContext(h.wf.Cancel), h.writeRun)))
 	mux.Handle("POST "+p+"/runs/{id}/retry", run(then(withContext(h.wf.Retry), h.writeRun)))
@@ -89,6 +90,38 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit))
+}
+
+// startRun answers POST /api/runs with {"workflow": …, "input": …,
+// "idempotency_key": …, "queue": …, "priority": …, "tags": […]}: 201 and
+// the run started, or, when the idempotency key had started one already,
+// that first run. The type must be one the server's client registers, or
+// any valid name when it registers none (tributary serve).
+func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Workflow       string          `json:"workflow"`
+		Input          json.RawMessage `json:"input"`
+		IdempotencyKey string          `json:"idempotency_key"`
+		Queue          string          `json:"queue"`
+		Priority       int             `json:"priority"`
+		Tags           []string        `json:"tags"`
+	}
+	if err := readBody(r, &body, true); err != nil {
+		h.failJSON(w, r, err)
+		return
+	}
+	if body.Workflow == "" {
+		h.failJSON(w, r, badRequest(`name the workflow type to start: {"workflow": "send_report", "input": {…}}`))
+		return
+	}
+	run, err := h.wf.StartByName(r.Context(), body.Workflow, body.Input, &workflow.StartOpts{
+		IdempotencyKey: body.IdempotencyKey, Queue: body.Queue, Priority: body.Priority, Tags: body.Tags,
+	})
+	if err != nil {
+		h.failJSON(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"run": run})
 }
 
 // then does do, then answers with answer (the run or the schedule as it is

@@ -55,6 +55,7 @@
 //
 //	GET    /riverui/                     River UI
 //	GET    /api/runs                     ?type=&status=&schedule=&limit=&after=
+//	POST   /api/runs                     {"workflow": "...", "input": ..., "idempotency_key": "...", "queue", "priority", "tags"}
 //	GET    /api/runs/{id}                a run with its steps
 //	POST   /api/runs/{id}/cancel
 //	POST   /api/runs/{id}/retry

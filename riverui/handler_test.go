@@ -360,3 +360,40 @@ func TestAPIScheduleWrites(t *testing.T) {
 	require.Equal(t, http.StatusMethodNotAllowed, status, body)
 	require.Contains(t, body, "PATCH")
 }
+
+// TestAPIStartRun: POST /api/runs starts a run of a type, idempotently with
+// a key, and refuses a body without a type or with a bad one.
+func TestAPIStartRun(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, nil)
+	var started struct {
+		Run workflow.Run `json:"run"`
+	}
+	status, body := f.do(t, http.MethodPost, "/api/runs", `{"workflow": "send_report", "input": {"to": "ops"}, "tags": ["api"]}`, nil)
+	require.Equal(t, http.StatusCreated, status, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &started))
+	require.Equal(t, "send_report", started.Run.Type)
+	require.Equal(t, workflow.StatusPending, started.Run.Status)
+	require.JSONEq(t, `{"to": "ops"}`, string(started.Run.Input))
+	got, err := f.wf.GetRun(t.Context(), started.Run.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"api"}, got.Tags)
+
+	var first, again struct {
+		Run workflow.Run `json:"run"`
+	}
+	status, body = f.do(t, http.MethodPost, "/api/runs", `{"workflow": "import_users", "idempotency_key": "k-1"}`, nil)
+	require.Equal(t, http.StatusCreated, status, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &first))
+	status, body = f.do(t, http.MethodPost, "/api/runs", `{"workflow": "import_users", "idempotency_key": "k-1", "input": 2}`, nil)
+	require.Equal(t, http.StatusCreated, status, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &again))
+	require.Equal(t, first.Run.ID, again.Run.ID, "one run per key")
+
+	for _, bad := range []string{`{}`, `{"workflow": "bad name!"}`, `{"workflow": "x", "input": }`, `{"workflow": "x", "unknown": 1}`} {
+		status, body = f.do(t, http.MethodPost, "/api/runs", bad, nil)
+		require.Equal(t, http.StatusBadRequest, status, "%s: %s", bad, body)
+		require.Contains(t, body, `"error"`)
+	}
+}
