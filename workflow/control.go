@@ -22,6 +22,15 @@ func (c *Client) GetRun(ctx context.Context, id uuid.UUID) (*Run, error) {
 	if run.Steps, err = c.Steps(ctx, id); err != nil {
 		return nil, err
 	}
+	if run.Status.Finished() {
+		// A finished run's parked sleep or wait will not wake: say so, and
+		// show no wake time.
+		for i := range run.Steps {
+			if st := &run.Steps[i]; st.Status == StepStatusSleeping || st.Status == StepStatusWaiting {
+				st.Status, st.WakeAt = StepStatusInterrupted, nil
+			}
+		}
+	}
 	return run, nil
 }
 

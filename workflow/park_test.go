@@ -86,6 +86,13 @@ func TestSleep(t *testing.T) {
 		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT state FROM river_job WHERE id = $1", run.JobID).Scan(&state))
 		require.Equal(t, "cancelled", state)
 		require.ErrorIs(t, second.Cancel(ctx, h.ID), ErrRunFinished)
+
+		// The sleep no longer shows as sleeping until a wake time.
+		got, err := second.GetRun(ctx, h.ID)
+		require.NoError(t, err)
+		require.Len(t, got.Steps, 1)
+		require.Equal(t, StepStatusInterrupted, got.Steps[0].Status)
+		require.Nil(t, got.Steps[0].WakeAt)
 	})
 }
 

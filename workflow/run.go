@@ -86,6 +86,11 @@ const (
 	StepStatusFailed    StepStatus = "failed"
 	StepStatusSleeping  StepStatus = "sleeping"
 	StepStatusWaiting   StepStatus = "waiting"
+	// StepStatusInterrupted is how GetRun shows a sleep or wait that was
+	// parked when its run finished (cancelled, say): no wake time is to
+	// come. The record keeps its parked state, so that a retried run
+	// resumes it where it was.
+	StepStatusInterrupted StepStatus = "interrupted"
 )
 
 // StepRun is one step record of a run (a row of step_runs).
