@@ -315,8 +315,8 @@ func (c *Client) Get(ctx context.Context, id uuid.UUID) (*Schedule, error) {
 	return scanSchedule(c.wf.Pool().QueryRow(ctx, c.q.get, id))
 }
 
-// ListParams filter and page List. The zero value lists the first 100
-// schedules by id.
+// ListParams filter and page List. The zero value lists the 100 newest
+// schedules.
 type ListParams struct {
 	Owner    string
 	Workflow string
@@ -328,7 +328,8 @@ type ListParams struct {
 	Limit int
 }
 
-// List lists schedules in id order.
+// List lists schedules newest first (ids are UUIDv7, in creation order), as
+// runs are listed.
 func (c *Client) List(ctx context.Context, p *ListParams) ([]*Schedule, error) {
 	if err := c.bound(); err != nil {
 		return nil, err

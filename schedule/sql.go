@@ -147,8 +147,8 @@ RETURNING ` + scheduleColumns),
 		list: t(`
 SELECT ` + scheduleColumns + ` FROM {s}schedules
 WHERE ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
-	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id > $4)
-ORDER BY id LIMIT $5`),
+	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id < $4)
+ORDER BY id DESC LIMIT $5`),
 		// Whether a schedule is due by $1, apart from those in $2: the
 		// reconciler's check for broken chains, and the firing pass's for
 		// due schedules that its SKIP LOCKED claim passed over.

@@ -38,7 +38,7 @@ func init() {
 	})
 	addScheduleCommand(&Command{
 		Name:    "list",
-		Summary: "List schedules, oldest first, with when each fires next",
+		Summary: "List schedules, newest first, with when each fires next",
 		Usage:   "[--owner <owner>] [--workflow <type>] [--paused true|false] [--limit <n>] [--after <schedule-id>] [flags]",
 		Example: `tributary schedule list --owner team-42
 			tributary schedule list --paused true --json`,
@@ -583,7 +583,7 @@ func setupScheduleResume(fs *flag.FlagSet, env *Env) Action {
 			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); the latest slot missed while it was paused, %s, runs now; %s\n",
 				id, s.Name, zonedTime(due[0].At, loc), next)
 		default:
-			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); the %s missed while it was paused (%s … %s) run now, oldest first, as the overlap policy allows; %s\n",
+			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); the %s missed while it was paused (%s … %s) run now, one after the other, oldest first; %s\n",
 				id, s.Name, slotCount(len(due)), zonedTime(due[0].At, loc), zonedTime(due[len(due)-1].At, loc), next)
 		}
 		return err

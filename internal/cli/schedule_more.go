@@ -47,7 +47,7 @@ func init() {
 	})
 	addScheduleCommand(&Command{
 		Name:    "backfill",
-		Summary: "Run the slots of a past time range that have no run yet: each once, oldest first, as the overlap policy allows",
+		Summary: "Run the slots of a past time range that have no run yet: each once, oldest first, one after the other by default",
 		Description: `Backfills in batches of up to 1000 slots, oldest first, each batch in one transaction,
 			with a line of progress per batch. The backfill as a whole is not atomic: when it stops
 			half-way (an error, Ctrl-C), the batches it reported are done and stay done, and the error

@@ -435,7 +435,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Regexp(t, `^resumed schedule `+backfill.String()+` \("backfill"\); the 3 slots missed while it was paused \(`+
 			regexp.QuoteMeta(missed[0].Format(zonedLayout)+" … "+missed[2].Format(zonedLayout))+
-			`\) run now, oldest first, as the overlap policy allows; `+nextFire, res.stdout)
+			`\) run now, one after the other, oldest first; `+nextFire, res.stdout)
 		require.Equal(t, rfc3339(missed[2], missed[1], missed[0]), fireTimes(scheduleHistory(t, vars, backfill)))
 		require.False(t, getSchedule(t, vars, backfill).Paused)
 

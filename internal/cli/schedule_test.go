@@ -216,11 +216,12 @@ func TestScheduleCommands(t *testing.T) {
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
 		t.Logf("schedule list:\n%s", res.stdout)
+		// Newest first.
 		require.Regexp(t, `^ID +NAME +OWNER +WORKFLOW +CRON +ZONE +NEXT +RUNS +FAILURES +PAUSED\n`+
-			a1.String()+` +morning digest +list-a +digest +0 9 \* \* \* +Europe/Paris +\d{4}-\d\d-\d\d 09:00:00 CES?T \([^)]+\) +0 +0 +no\n`+
-			a2.String()+` +hourly sync +list-a +sync +@hourly +UTC +- +0 +0 +yes\n$`, res.stdout)
+			a2.String()+` +hourly sync +list-a +sync +@hourly +UTC +- +0 +0 +yes\n`+
+			a1.String()+` +morning digest +list-a +digest +0 9 \* \* \* +Europe/Paris +\d{4}-\d\d-\d\d 09:00:00 CES?T \([^)]+\) +0 +0 +no\n$`, res.stdout)
 
-		require.Equal(t, []uuid.UUID{a1, a2}, listScheduleIDs(t, vars, "--owner", "list-a"))
+		require.Equal(t, []uuid.UUID{a2, a1}, listScheduleIDs(t, vars, "--owner", "list-a"))
 		require.Equal(t, []uuid.UUID{b1}, listScheduleIDs(t, vars, "--owner", "list-b"))
 		require.Equal(t, []uuid.UUID{a2}, listScheduleIDs(t, vars, "--owner", "list-a", "--paused", "true"))
 		require.Equal(t, []uuid.UUID{a1}, listScheduleIDs(t, vars, "--owner", "list-a", "--paused", "false"))
@@ -231,16 +232,16 @@ func TestScheduleCommands(t *testing.T) {
 		var schedules []schedule.Schedule
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &schedules))
 		require.Len(t, schedules, 2)
-		require.Equal(t, "morning digest", schedules[0].Name)
-		require.Equal(t, "Europe/Paris", schedules[0].TimeZone)
-		require.True(t, schedules[1].Paused)
+		require.Equal(t, "morning digest", schedules[1].Name)
+		require.Equal(t, "Europe/Paris", schedules[1].TimeZone)
+		require.True(t, schedules[0].Paused)
 
 		// Paging: the note says how to go on.
 		res = runCLI(t, vars, "schedule", "list", "--owner", "list-a", "--limit", "1")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Regexp(t, `^ID +NAME.*\n`+a1.String()+` .*\n$`, res.stdout)
-		require.Equal(t, "note: there may be more schedules; see them with --after "+a1.String()+"\n", res.stderr)
-		require.Equal(t, []uuid.UUID{a2}, listScheduleIDs(t, vars, "--owner", "list-a", "--after", a1.String()))
+		require.Regexp(t, `^ID +NAME.*\n`+a2.String()+` .*\n$`, res.stdout)
+		require.Equal(t, "note: there may be more schedules; see them with --after "+a2.String()+"\n", res.stderr)
+		require.Equal(t, []uuid.UUID{a1}, listScheduleIDs(t, vars, "--owner", "list-a", "--after", a2.String()))
 
 		res = runCLI(t, vars, "schedule", "list", "--owner", "nobody")
 		require.Equal(t, ExitOK, res.code, res.stderr)
