@@ -107,6 +107,9 @@ type RunError struct {
 	Attempt int `json:"attempt"`
 	// At is when the failure was recorded.
 	At time.Time `json:"at"`
+	// Stack is, for a panic, the stack of the goroutine where it happened
+	// (functions with their file:line), at most 8 KiB of it; "" otherwise.
+	Stack string `json:"stack,omitempty"`
 }
 
 // Error kinds stored in RunError.Kind.

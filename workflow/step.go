@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -161,20 +162,46 @@ func reloadStep[T any](w *wfContext, name, resultType string) (T, error) {
 func callStep[T any](w *wfContext, fn func(ctx context.Context) (T, error)) (out T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &panicError{value: r}
+			err = newPanicError(r)
 		}
 	}()
 	return fn(w.Context)
 }
 
-type panicError struct{ value any }
+// panicError is a recovered panic, with the stack where it happened.
+type panicError struct {
+	value any
+	stack string
+}
+
+// maxPanicStack bounds the stack kept of a panic.
+const maxPanicStack = 8 << 10
+
+// newPanicError records a panic's value and, from inside the deferred
+// recover, the stack of the goroutine that panicked.
+func newPanicError(value any) *panicError {
+	stack := debug.Stack()
+	if len(stack) > maxPanicStack {
+		stack = append(stack[:maxPanicStack], "\n…"...)
+	}
+	return &panicError{value: value, stack: string(stack)}
+}
 
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// panicStack is the stack of the panic err comes from, or "".
+func panicStack(err error) string {
+	var panicked *panicError
+	if errors.As(err, &panicked) {
+		return panicked.stack
+	}
+	return ""
+}
 
 // stepFailed records a failed step (its error and attempt count) and fails
 // the attempt.
 func (w *wfContext) stepFailed(name, resultType string, startedAt time.Time, cause error) error {
-	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: name, Attempt: w.info.Attempt, At: time.Now().UTC()}
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: name, Attempt: w.info.Attempt, At: time.Now().UTC(), Stack: panicStack(cause)}
 	if _, err := w.c.pool.Exec(context.WithoutCancel(w), w.c.q.stepFailed, w.info.ID, name, resultType, encodeRunError(stored), startedAt); err != nil {
 		w.logger.ErrorContext(w, "tributary: Failed to record step failure", "step", name, "err", err)
 	}

@@ -119,7 +119,7 @@ func (w *worker) begin(ctx context.Context, job *river.Job[runArgs]) (*attemptSt
 func (w *worker) call(wctx *wfContext, input []byte) (out json.RawMessage, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &panicError{value: r}
+			err = newPanicError(r)
 		}
 	}()
 	return w.reg.run(wctx, input)
@@ -206,7 +206,7 @@ func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Jo
 // failRun marks the run failed and discards its job, in one transaction.
 func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], cause error, step string) error {
 	c := w.c
-	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC()}
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC(), Stack: panicStack(cause)}
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var parentID *uuid.UUID
 		err := tx.QueryRow(ctx, c.q.failRun, wctx.info.ID, encodeRunError(stored), wctx.info.Attempt, wctx.attemptedAt()).Scan(&parentID)
@@ -270,7 +270,7 @@ func (c *Client) afterFinishTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, 
 }
 
 func (w *worker) recordAttemptError(ctx context.Context, wctx *wfContext, cause error, step string) {
-	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC()}
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC(), Stack: panicStack(cause)}
 	if _, err := w.c.pool.Exec(ctx, w.c.q.recordRunError, wctx.info.ID, encodeRunError(stored), wctx.info.Attempt, wctx.attemptedAt()); err != nil {
 		wctx.logger.ErrorContext(ctx, "tributary: Failed to record attempt error", slog.String("err", err.Error()))
 	}

@@ -182,6 +182,11 @@ func TestStepReplay(t *testing.T) {
 		require.ErrorAs(t, err, &runErr)
 		require.Equal(t, ErrorKindPanic, runErr.Kind)
 		require.Contains(t, runErr.Message, "nil map")
+		// Where it panicked, file:line, kept with the run.
+		require.Regexp(t, `workflow_test\.go:\d+`, runErr.Stack)
+		run, err := env.client.GetRun(ctx, h.ID)
+		require.NoError(t, err)
+		require.Equal(t, runErr.Stack, run.Error.Stack)
 	})
 
 	t.Run("DuplicateStepNameFailsRun", func(t *testing.T) {

@@ -574,6 +574,11 @@ func printRun(w io.Writer, run *workflow.Run, now time.Time) error {
 	if err := table.Flush(); err != nil {
 		return err
 	}
+	if run.Error != nil && run.Error.Stack != "" {
+		if _, err := fmt.Fprintf(w, "\nStack where it panicked:\n%s\n", strings.TrimRight(run.Error.Stack, "\n")); err != nil {
+			return err
+		}
+	}
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
