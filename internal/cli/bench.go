@@ -57,7 +57,9 @@ func setupBench(fs *flag.FlagSet, env *Env) Action {
 		if err != nil {
 			return err
 		}
-		return runBench(ctx, env, url.Get(), config, *asJSON)
+		return runBenchOn(ctx, env, url.Get(), "bench", *asJSON, func(pool *pgxpool.Pool) (*bench.Result, error) {
+			return bench.Run(ctx, pool, config, env.Stderr)
+		}, printBenchTable)
 	}
 }
 
@@ -73,47 +75,36 @@ func benchConfig(env *Env, items, rounds, workers int) (*bench.Config, error) {
 	return &bench.Config{Items: items, Logger: env.Logger, Rounds: rounds, Workers: workers}, nil
 }
 
-// runBench runs the bench on the database at url, or on a throw-away
-// cluster when url is empty, and prints the results.
-func runBench(ctx context.Context, env *Env, url string, config *bench.Config, asJSON bool) error {
-	res, err := benchOn(ctx, env, url, "bench", func(pool *pgxpool.Pool) (*bench.Result, error) {
-		return bench.Run(ctx, pool, config, env.Stderr)
-	})
-	switch {
-	case err != nil:
-		return err
-	case asJSON:
-		return printJSON(env.Stdout, res)
-	default:
-		return printBenchTable(env.Stdout, res)
-	}
-}
-
-// benchOn runs a bench (command name) on a pool to the database at url, or
-// to a throw-away cluster when url is empty, which it removes afterwards.
-func benchOn[R any](ctx context.Context, env *Env, url, name string, run func(*pgxpool.Pool) (R, error)) (res R, result error) {
+// runBenchOn runs a bench (command name) on a pool to the database at url,
+// or to a throw-away cluster when url is empty, which it removes afterwards,
+// and prints its result: as JSON, or with printTable.
+func runBenchOn[R any](ctx context.Context, env *Env, url, name string, asJSON bool,
+	run func(*pgxpool.Pool) (R, error), printTable func(io.Writer, R) error) (result error) {
 	if url == "" {
 		cluster, err := startThrowawayPostgres(ctx, env.Stderr)
 		if err != nil {
-			return res, err
+			return err
 		}
 		defer func() { result = errors.Join(result, removeThrowawayPostgres(ctx, cluster, env.Stderr)) }()
 		url = cluster.URL
 	}
 	pool, err := connect(ctx, url, "")
 	if err != nil {
-		return res, err
+		return err
 	}
 	defer pool.Close()
 
-	res, err = run(pool)
+	res, err := run(pool)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return res, withHint(fmt.Errorf("bench interrupted: %w", err), "") // deliberate: nothing to advise
+		return withHint(fmt.Errorf("bench interrupted: %w", err), "") // deliberate: nothing to advise
 	case err != nil:
-		return res, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
+	case asJSON:
+		return printJSON(env.Stdout, res)
+	default:
+		return printTable(env.Stdout, res)
 	}
-	return res, nil
 }
 
 // printBenchTable prints a line saying what ran, a row per case and the

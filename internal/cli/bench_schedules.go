@@ -61,7 +61,9 @@ func setupBenchSchedules(fs *flag.FlagSet, env *Env) Action {
 			return err
 		}
 		config := &bench.SchedulesConfig{Cold: *cold, Due: *due, Logger: env.Logger, Rounds: *rounds, Workers: *workers}
-		return runBenchSchedules(ctx, env, url.Get(), config, *asJSON)
+		return runBenchOn(ctx, env, url.Get(), "bench schedules", *asJSON, func(pool *pgxpool.Pool) (*bench.SchedulesResult, error) {
+			return bench.RunSchedules(ctx, pool, config, env.Stderr)
+		}, printBenchSchedulesTable)
 	}
 }
 
@@ -80,22 +82,6 @@ func atLeastOne(flags ...countFlag) error {
 		}
 	}
 	return nil
-}
-
-// runBenchSchedules runs the bench on the database at url, or on a
-// throw-away cluster when url is empty, and prints the results.
-func runBenchSchedules(ctx context.Context, env *Env, url string, config *bench.SchedulesConfig, asJSON bool) error {
-	res, err := benchOn(ctx, env, url, "bench schedules", func(pool *pgxpool.Pool) (*bench.SchedulesResult, error) {
-		return bench.RunSchedules(ctx, pool, config, env.Stderr)
-	})
-	switch {
-	case err != nil:
-		return err
-	case asJSON:
-		return printJSON(env.Stdout, res)
-	default:
-		return printBenchSchedulesTable(env.Stdout, res)
-	}
 }
 
 // printBenchSchedulesTable prints a line saying what ran, a row per case and the
