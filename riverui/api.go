@@ -41,7 +41,7 @@ func (h *Handler) mountAPI(outer *http.ServeMux) {
 	mux.HandleFunc("GET "+p+"/runs", h.listRuns)
 	mux.HandleFunc("POST "+p+"/runs", h.startRun)
 	mux.Handle("GET "+p+"/runs/{id}", run(h.writeRun))
-	mux.Handle("POST "+p+"/runs/{id}/cancel", run(then(withContext(h.wf.Cancel), h.writeRun)))
+	mux.Handle("POST "+p+"/runs/{id}/cancel", run(then(h.cancelJSON, h.writeRun)))
 	mux.Handle("POST "+p+"/runs/{id}/retry", run(then(withContext(h.wf.Retry), h.writeRun)))
 	mux.Handle("POST "+p+"/runs/{id}/signal", run(then(signalJSON(h.wf), h.writeRun)))
 	mux.HandleFunc("GET "+p+"/schedules", h.listSchedules)
@@ -122,6 +122,16 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"run": run})
+}
+
+// cancelJSON cancels a run. A run that has finished already is answered
+// as it is, as pausing a paused schedule answers with the schedule: the
+// run's status says what became of it.
+func (h *Handler) cancelJSON(r *http.Request, id uuid.UUID) error {
+	if err := h.wf.Cancel(r.Context(), id); err != nil && !errors.Is(err, workflow.ErrRunFinished) {
+		return err
+	}
+	return nil
 }
 
 // then does do, then answers with answer (the run or the schedule as it is

@@ -73,8 +73,10 @@
 //
 // API errors are JSON objects {"error": "..."}: 400 for bad input, 401
 // without credentials, 403 for a cross-site state-changing request, 404 for
-// an unknown run or schedule, 409 for a run that is finished or cannot be
-// retried, 413 for a body over the limit, 500 otherwise.
+// an unknown run or schedule, 409 for a run that is finished (a signal) or
+// cannot be retried, 413 for a body over the limit, 500 otherwise.
+// Cancelling a finished run answers 200 with the run as it is, as pausing a
+// paused schedule answers with the schedule.
 //
 // # Authentication
 //
