@@ -169,17 +169,9 @@ func (c *Client) requireUsableGrants(ctx context.Context, tx pgx.Tx, params []*P
 	if len(ids) == 0 {
 		return nil
 	}
-	res, err := tx.Query(ctx, c.q.grantsGet, ids)
+	byID, err := c.grantsByID(ctx, tx, ids)
 	if err != nil {
-		return fmt.Errorf("schedule: read %d grants: %w", len(ids), err)
-	}
-	grants, err := pgx.CollectRows(res, func(row pgx.CollectableRow) (*Grant, error) { return scanGrant(row) })
-	if err != nil {
-		return fmt.Errorf("schedule: read %d grants: %w", len(ids), err)
-	}
-	byID := make(map[uuid.UUID]*Grant, len(grants))
-	for _, g := range grants {
-		byID[g.ID] = g
+		return err
 	}
 	for i, p := range params {
 		if p.GrantID == nil {

@@ -502,7 +502,7 @@ func (a *advanceRows) add(sl *slot, ran int) {
 // of scope is skipped with the reason; an allowed one carries the grant's
 // subject in its run's metadata.
 func (c *Client) checkGrants(ctx context.Context, tx pgx.Tx, slots []*slot, now time.Time) error {
-	var ids [][16]byte
+	var ids []uuid.UUID
 	for _, sl := range slots {
 		if sl.skip == "" && sl.s.GrantID != nil {
 			ids = append(ids, *sl.s.GrantID)
@@ -511,33 +511,14 @@ func (c *Client) checkGrants(ctx context.Context, tx pgx.Tx, slots []*slot, now 
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, c.q.grantsGet, ids)
+	byID, err := c.grantsByID(ctx, tx, ids)
 	if err != nil {
-		return fmt.Errorf("read the grants of %d slots: %w", len(ids), err)
-	}
-	grants, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Grant, error) { return scanGrant(row) })
-	if err != nil {
-		return fmt.Errorf("read the grants of %d slots: %w", len(ids), err)
-	}
-	byID := make(map[uuid.UUID]*Grant, len(grants))
-	for _, g := range grants {
-		byID[g.ID] = g
+		return err
 	}
 	for _, sl := range slots {
-		if sl.skip != "" || sl.s.GrantID == nil {
-			continue
+		if sl.skip == "" && sl.s.GrantID != nil {
+			sl.skip = byID[*sl.s.GrantID].admit(sl.s.Workflow, now, sl.meta)
 		}
-		g, ok := byID[*sl.s.GrantID]
-		if !ok {
-			sl.skip = SkipReasonGrantRevoked
-			continue
-		}
-		if reason := g.check(sl.s.Workflow, now); reason != "" {
-			sl.skip = reason
-			continue
-		}
-		sl.meta["grant_subject"] = g.Subject
-		sl.meta["grant_id"] = g.ID.String()
 	}
 	return nil
 }

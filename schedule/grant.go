@@ -129,17 +129,45 @@ func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now tim
 	}
 	g, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, *s.GrantID))
 	if errors.Is(err, ErrGrantNotFound) {
-		return SkipReasonGrantRevoked, nil
+		g, err = nil, nil
 	}
 	if err != nil {
 		return "", err
 	}
-	if reason := g.check(s.Workflow, now); reason != "" {
-		return reason, nil
+	return g.admit(s.Workflow, now, meta), nil
+}
+
+// admit decides a run of type typ under grant g (nil: the grant is gone) at
+// now: the skip reason when g does not allow it, else "" with g's subject
+// and id added to the run's metadata.
+func (g *Grant) admit(typ string, now time.Time, meta map[string]any) string {
+	if g == nil {
+		return SkipReasonGrantRevoked
+	}
+	if reason := g.check(typ, now); reason != "" {
+		return reason
 	}
 	meta["grant_subject"] = g.Subject
 	meta["grant_id"] = g.ID.String()
-	return "", nil
+	return ""
+}
+
+// grantsByID reads the grants of ids, by id, in one query; a grant that
+// does not exist is absent from the map.
+func (c *Client) grantsByID(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) (map[uuid.UUID]*Grant, error) {
+	rows, err := tx.Query(ctx, c.q.grantsGet, ids)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: read %d grants: %w", len(ids), err)
+	}
+	grants, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Grant, error) { return scanGrant(row) })
+	if err != nil {
+		return nil, fmt.Errorf("schedule: read %d grants: %w", len(ids), err)
+	}
+	byID := make(map[uuid.UUID]*Grant, len(grants))
+	for _, g := range grants {
+		byID[g.ID] = g
+	}
+	return byID, nil
 }
 
 // requireUsableGrant refuses, with a *ValidationError, a grant under which
