@@ -131,11 +131,17 @@ func printBenchTable(w io.Writer, res *bench.Result) error {
 	}
 	fmt.Fprintln(table)
 	for _, r := range res.Ratios {
-		fmt.Fprintf(table, "%s:\t%.2f", r.Name, r.Value)
-		if res.Rounds > 1 {
-			fmt.Fprintf(table, "\t(%.2f–%.2f by round)", r.Min, r.Max)
-		}
-		fmt.Fprintln(table)
+		printRatio(table, res.Rounds, r.Name, r.Value, r.Min, r.Max)
 	}
 	return table.Flush()
+}
+
+// printRatio prints a bench's ratio row: its value, and with several rounds
+// its range by round.
+func printRatio(table io.Writer, rounds int, name string, value, lo, hi float64) {
+	fmt.Fprintf(table, "%s:\t%.2f", name, value)
+	if rounds > 1 {
+		fmt.Fprintf(table, "\t(%.2f–%.2f by round)", lo, hi)
+	}
+	fmt.Fprintln(table)
 }

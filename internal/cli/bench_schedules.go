@@ -104,11 +104,7 @@ func printBenchSchedulesTable(w io.Writer, res *bench.SchedulesResult) error {
 	}
 	fmt.Fprintln(table)
 	for _, r := range res.Ratios {
-		fmt.Fprintf(table, "%s:\t%.2f", r.Name, r.Value)
-		if res.Rounds > 1 {
-			fmt.Fprintf(table, "\t(%.2f–%.2f by round)", r.Min, r.Max)
-		}
-		fmt.Fprintln(table)
+		printRatio(table, res.Rounds, r.Name, r.Value, r.Min, r.Max)
 	}
 	return table.Flush()
 }
