@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,13 +31,6 @@ const (
 	// LISTEN/NOTIFY wake-up arrived. New runs, signals and child results wake
 	// workers through notifications, so the poll is only a safety net.
 	DefaultFetchPollInterval = 1 * time.Second
-
-	// DefaultRescueStuckJobsAfter is how long an attempt may run before
-	// River's rescuer treats its job as stuck (its worker crashed) and retries
-	// it. River's default is an hour; workflow attempts are short because
-	// sleeps and waits end them, so Tributary rescues sooner. It applies only
-	// when River.JobTimeout is at most this long (River requires it).
-	DefaultRescueStuckJobsAfter = 5 * time.Minute
 
 	// DefaultMaxInputBytes bounds the encoded input of a run and the payload
 	// of a signal.
@@ -72,12 +66,14 @@ type Config struct {
 	// does not work them. Schema and Logger are taken from this Config when
 	// unset. SkipUnknownJobCheck and FetchOnlyKnownKinds are always on: a
 	// client starts runs of workflow types that other processes work, and
-	// never takes their jobs. FetchCooldown,
-	// FetchPollInterval and RescueStuckJobsAfter
-	// default to DefaultFetchCooldown, DefaultFetchPollInterval and
-	// DefaultRescueStuckJobsAfter. A working client also gets a periodic
-	// job that repairs runs whose River job ended outside Tributary (see
-	// RepairRuns).
+	// never takes their jobs. FetchCooldown and FetchPollInterval default
+	// to DefaultFetchCooldown and DefaultFetchPollInterval.
+	// RescueStuckJobsAfter keeps River's default (an hour): a client that
+	// dies is found by the worker registry's heartbeat (see Workers) and
+	// its workflow jobs are rescued within seconds, while a live client's
+	// long step is never taken from under it. A working client also gets a
+	// periodic job that repairs runs whose River job ended outside
+	// Tributary (see RepairRuns).
 	//
 	// Defaults to an insert-only River configuration.
 	River *river.Config
@@ -137,6 +133,7 @@ type Client struct {
 	types           map[string]*registration
 	waiter          *waiter
 	waker           *waker
+	registry        *registry // nil unless the client works runs
 	batch           *batchers
 	batchPool       atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 	pending         pendingCompletions           // runs completing without their worker waiting; see pilot.go
@@ -187,9 +184,6 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	} else {
 		riverConfig.FetchCooldown = DefaultFetchCooldown
 		riverConfig.FetchPollInterval = DefaultFetchPollInterval
-	}
-	if (config.River == nil || config.River.RescueStuckJobsAfter == 0) && riverConfig.JobTimeout <= DefaultRescueStuckJobsAfter {
-		riverConfig.RescueStuckJobsAfter = DefaultRescueStuckJobsAfter
 	}
 	if riverConfig.Schema == "" {
 		riverConfig.Schema = config.Schema
@@ -274,6 +268,9 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	c.batch = newBatchers(c)
 	c.waiter = newWaiter(pool, c.q, logger)
 	c.waker = newWaker(c)
+	if c.works {
+		c.registry = newRegistry(c, slices.Collect(maps.Keys(riverConfig.Queues)))
+	}
 	return c, nil
 }
 
@@ -322,6 +319,7 @@ func (c *Client) Start(ctx context.Context) error {
 			c.batch.stop()
 			return fmt.Errorf("workflow: start River client: %w", err)
 		}
+		c.registry.start(ctx)
 	}
 	c.started = true
 	return nil
@@ -336,6 +334,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	if c.started {
 		if c.works {
 			err = c.river.Stop(ctx)
+			c.registry.stop(err == nil) // after River: its jobs are finished or handed back
 		}
 		c.waker.stop()
 		c.batch.stop()

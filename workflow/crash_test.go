@@ -6,18 +6,13 @@ package workflow
 // counted in the database, because memory does not survive the kill.
 //
 // How a run killed mid-step comes back: its River job stays 'running' with
-// the dead process's attempted_at. River's job rescuer, a maintenance service
-// of the leader client, moves a job that has been running for longer than
-// both RescueStuckJobsAfter and its timeout (worker Timeout, else
-// Config.JobTimeout; a negative timeout means never) to 'retryable' at the
-// retry policy's next retry time; River's job scheduler, another leader
-// service, makes it 'available' on its next pass (every 5 s), and a producer
-// fetches it as the next attempt. The rescuer and the scheduler each run once
-// when the leader's maintenance starts (TestOnly turns off their start-up
-// stagger) and then every 30 s and 5 s, so the tests wait until the stuck job
-// is old enough before they start the fresh client. The two first passes
-// race: when the scheduler's comes first, the rescued job waits in
-// 'retryable' for the scheduler's next pass, 5 s later.
+// the dead process as the last of its attempted_by. The helper registered in
+// the worker registry (registry.go) and held its liveness lock; the kill
+// ends its session, so the lock is gone at once, and its heartbeat stops.
+// The fresh client's first heartbeat after the dead one's is older than
+// workerDeadAfter finds it dead, makes its running jobs available and tells
+// the queue's producers: the run resumes within about two seconds of the
+// kill, with River's default timeouts (its own rescuer would wait an hour).
 
 import (
 	"context"
@@ -33,49 +28,25 @@ import (
 	"github.com/tributary-go/tributary/internal/testdb"
 )
 
-// crashRescueAfter is the fresh client's RescueStuckJobsAfter and JobTimeout.
-// River requires RescueStuckJobsAfter >= JobTimeout, and its rescuer leaves
-// alone a job whose timeout has not elapsed since attempted_at (or is
-// negative), so both must be short for a prompt rescue. JobTimeout also
-// bounds the fresh client's own attempts, which take milliseconds when the
-// machine is idle; three seconds leaves room for a loaded CI machine, where
-// a timed-out attempt would add an attempt the test does not expect.
-const crashRescueAfter = 3 * time.Second
-
-// newCrashClient builds, without starting it, the test's working client:
-// it starts the run (an unstarted River client can insert) and, once started
-// after the crash, finishes it. It stops when the test ends.
-func newCrashClient(t *testing.T, db *testdb.DB, def Registrable, rescue bool) *Client {
+// newCrashClient builds, without starting it, the test's working client
+// with River's default timeouts: it starts the run (an unstarted River
+// client can insert) and, once started after the crash, finishes it. It
+// stops when the test ends.
+func newCrashClient(t *testing.T, db *testdb.DB, def Registrable) *Client {
 	t.Helper()
-	config := testConfig(t, db, def)
-	if rescue {
-		config.River.JobTimeout = crashRescueAfter
-		config.River.RescueStuckJobsAfter = crashRescueAfter
-	}
-	c, err := NewClient(db.Pool, config)
+	c, err := NewClient(db.Pool, testConfig(t, db, def))
 	require.NoError(t, err)
 	t.Cleanup(func() { stopClient(t, c) })
 	return c
 }
 
-// waitRescuable waits until the dead attempt's job is old enough for the
-// rescuer: running for longer than crashRescueAfter (with a margin).
-func waitRescuable(t *testing.T, db *testdb.DB, jobID int64) {
+// requireStillRunning checks that nothing touched the dead attempt's job
+// while no live client was there to find the death.
+func requireStillRunning(t *testing.T, db *testdb.DB, jobID int64) {
 	t.Helper()
-	threshold := (crashRescueAfter + 100*time.Millisecond).Seconds()
-	waitCond(t, "the killed attempt's job to be stuck for longer than RescueStuckJobsAfter", nil, func(ctx context.Context) (bool, error) {
-		var (
-			state string
-			old   bool
-		)
-		err := db.Pool.QueryRow(ctx, "SELECT state, now() - attempted_at > make_interval(secs => $2) FROM river_job WHERE id = $1",
-			jobID, threshold).Scan(&state, &old)
-		if err != nil {
-			return false, err
-		}
-		require.Equal(t, "running", state, "nothing may touch the dead attempt's job before the fresh client starts")
-		return old, nil
-	})
+	var state string
+	require.NoError(t, db.Pool.QueryRow(ctxT(t), "SELECT state FROM river_job WHERE id = $1", jobID).Scan(&state))
+	require.Equal(t, "running", state, "nothing may touch the dead attempt's job before the fresh client starts")
 }
 
 // killAfterEffect kills the helper once step has recorded its side effect
@@ -90,12 +61,12 @@ func killAfterEffect(t *testing.T, db *testdb.DB, child *crashChild, runID uuid.
 	child.kill(t)
 }
 
-// finishAfterRescue waits until the killed attempt's job can be rescued,
-// starts the fresh client and waits for the run's result. It returns the
-// result and when the client started.
+// finishAfterRescue starts the fresh client once the helper is dead and
+// waits for the run's result. It returns the result and when the client
+// started.
 func finishAfterRescue[Out any](t *testing.T, db *testdb.DB, c *Client, h *Handle[Out], jobID int64) (Out, time.Time) {
 	t.Helper()
-	waitRescuable(t, db, jobID)
+	requireStillRunning(t, db, jobID)
 	freshStart := time.Now()
 	require.NoError(t, c.Start(ctxT(t)))
 	out, err := h.Result(ctxT(t))
@@ -104,9 +75,9 @@ func finishAfterRescue[Out any](t *testing.T, db *testdb.DB, c *Client, h *Handl
 	return out, freshStart
 }
 
-// requireRescued checks that River's job rescuer (and not something else)
-// brought the job back, and logs how long each stage took after the fresh
-// client started.
+// requireRescued checks that the worker registry's rescue (and not River's
+// rescuer, or something else) brought the job back, and logs how long each
+// stage took after the fresh client started.
 func requireRescued(t *testing.T, db *testdb.DB, jobID int64, freshStart time.Time) {
 	t.Helper()
 	var (
@@ -124,7 +95,7 @@ FROM river_job WHERE id = $1`, jobID).Scan(&state, &attempt, &rescues, &rescueEr
 	require.Equal(t, 2, attempt)
 	require.NotNil(t, rescues, "the job's metadata has no river:rescue_count")
 	require.Equal(t, 1, *rescues)
-	require.Equal(t, "Stuck job rescued by JobRescuer", rescueErr)
+	require.Contains(t, rescueErr, "died while working this job (its heartbeat stopped and its session is gone)")
 	t.Logf("after the fresh client started: rescued in %s, attempt 2 started in %s, completed in %s",
 		rescuedAt.Sub(freshStart).Round(time.Millisecond), attemptedAt.Sub(freshStart).Round(time.Millisecond),
 		finished.Sub(freshStart).Round(time.Millisecond))
@@ -170,7 +141,7 @@ func TestCrashReplay(t *testing.T) {
 	db := testdb.New(t)
 	crashSetupTables(t, db)
 	def := crashReplayDef(db.Pool, false)
-	client := newCrashClient(t, db, def, true)
+	client := newCrashClient(t, db, def)
 	ctx := ctxT(t)
 
 	h, err := def.Start(ctx, client, crashIn{Name: "ada"}, nil)
@@ -204,7 +175,7 @@ func TestCrashBeforeCompletionCommits(t *testing.T) {
 	db := testdb.New(t)
 	crashSetupTables(t, db)
 	def := crashEndDef(db.Pool)
-	client := newCrashClient(t, db, def, true)
+	client := newCrashClient(t, db, def)
 	ctx := ctxT(t)
 
 	h, err := def.Start(ctx, client, crashIn{Name: "ada"}, nil)
@@ -248,7 +219,7 @@ func TestCrashStepTxExactlyOnce(t *testing.T) {
 	db := testdb.New(t)
 	crashSetupTables(t, db)
 	def := crashStepTxDef(db.Pool, false)
-	client := newCrashClient(t, db, def, true)
+	client := newCrashClient(t, db, def)
 	ctx := ctxT(t)
 
 	h, err := def.Start(ctx, client, crashIn{Name: "grace"}, nil)
@@ -280,7 +251,7 @@ func TestCrashInsideStepTx(t *testing.T) {
 	db := testdb.New(t)
 	crashSetupTables(t, db)
 	def := crashOpenTxDef(db.Pool, false)
-	client := newCrashClient(t, db, def, true)
+	client := newCrashClient(t, db, def)
 	ctx := ctxT(t)
 
 	h, err := def.Start(ctx, client, crashIn{Name: "hopper"}, nil)
@@ -321,7 +292,7 @@ func TestCrashWhileSleeping(t *testing.T) {
 	def := crashSleepDef(db.Pool)
 	// No short rescue settings: a parked run's job is not running, so
 	// nothing needs rescuing.
-	client := newCrashClient(t, db, def, false)
+	client := newCrashClient(t, db, def)
 	ctx := ctxT(t)
 
 	h, err := def.Start(ctx, client, struct{}{}, nil)

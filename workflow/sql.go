@@ -56,6 +56,10 @@ type queries struct {
 	failRun              string
 	insertRun            string
 	jobTable             string
+	leaderTable          string
+	workerTable          string
+	deadWorkers          string
+	deadJobs             string
 	insertSignal         string
 	listRuns             string
 	listRunsOfSchedule   string
@@ -201,6 +205,10 @@ VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nul
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns),
 		jobTable:     t(`{s}river_job`),
+		leaderTable:  t(`{s}river_leader`),
+		workerTable:  t(`{s}tributary_workers`),
+		deadWorkers:  t(deadWorkersSQL),
+		deadJobs:     t(deadJobsSQL),
 		insertSignal: t(`INSERT INTO {s}workflow_signals (run_id, name, payload) VALUES ($1, $2, $3)`),
 		listRuns: t(`
 SELECT ` + runReadColumns + runReadFrom + `

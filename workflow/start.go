@@ -55,6 +55,15 @@ type StartOpts struct {
 	// _ and -, at most 255 characters).
 	Tags []string
 
+	// RequireWorker refuses to start the run, with a *NoWorkerError and
+	// nothing written, when no live client serves the workflow type in the
+	// run's queue (see Client.TypeServed). Without it, such a run is
+	// started and stays pending until a client that serves it starts; the
+	// CLI, the API and the dashboard then warn.
+	//
+	// Defaults to false: a worker may be deployed after the run is started.
+	RequireWorker bool
+
 	// Timeout overrides DefineOpts.Timeout for this run's attempts.
 	Timeout time.Duration
 }
@@ -296,6 +305,15 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 	tags := opts.Tags
 	if tags == nil {
 		tags = []string{}
+	}
+	if opts.RequireWorker {
+		served, err := c.typeServed(ctx, tx, p.typeName, queue)
+		if err != nil {
+			return nil, err
+		}
+		if !served {
+			return nil, &NoWorkerError{WorkflowType: p.typeName}
+		}
 	}
 
 	id, err := uuid.NewV7()

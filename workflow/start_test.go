@@ -115,7 +115,6 @@ func TestBadInput(t *testing.T) {
 	db := testdb.New(t)
 	client, err := NewClient(db.Pool, &Config{Schema: db.Schema, Workflows: []Registrable{echo}, MaxInputBytes: 1024})
 	require.NoError(t, err)
-	ctx := ctxT(t)
 	noop := func(Context, struct{}) (int, error) { return 0, nil }
 
 	requireNothingWritten := func(t *testing.T) {
@@ -126,6 +125,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("Definitions", func(t *testing.T) {
 		t.Parallel()
+		ctx := ctxT(t) // its own deadline: parallel subtests may wait long for their turn
 
 		for name, def := range map[string]*Definition[struct{}, int]{
 			"empty name":     Define("", noop, nil),
@@ -156,6 +156,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("UnknownType", func(t *testing.T) {
 		t.Parallel()
+		ctx := ctxT(t) // its own deadline: parallel subtests may wait long for their turn
 
 		_, err := client.StartByName(ctx, "no_such_workflow", json.RawMessage(`{}`), nil)
 		var unknown *UnknownTypeError
@@ -167,6 +168,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("Inputs", func(t *testing.T) {
 		t.Parallel()
+		ctx := ctxT(t) // its own deadline: parallel subtests may wait long for their turn
 
 		unencodable := Define("unencodable", func(Context, map[string]any) (int, error) { return 0, nil }, nil)
 		_, err := unencodable.Start(ctx, client, map[string]any{"c": make(chan int)}, nil)
@@ -201,6 +203,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("ValidationLeavesCallersTxUsable", func(t *testing.T) {
 		t.Parallel()
+		ctx := ctxT(t) // its own deadline: parallel subtests may wait long for their turn
 
 		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 			_, err := echo.StartTx(ctx, client, tx, greetIn{}, &StartOpts{Priority: 7})
@@ -213,6 +216,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("SignalInput", func(t *testing.T) {
 		t.Parallel()
+		ctx := ctxT(t) // its own deadline: parallel subtests may wait long for their turn
 
 		db := testdb.New(t) // its own schema: this subtest writes a run
 		client, err := NewClient(db.Pool, &Config{Schema: db.Schema, MaxInputBytes: 1024})

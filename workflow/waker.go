@@ -41,7 +41,7 @@ type waker struct {
 	mu      sync.Mutex
 	stopCh  chan struct{} // closed by stop
 	stopped bool
-	timers  map[int64]*time.Timer
+	timers  map[int64]wakeTimer
 	running sync.WaitGroup // wake-ups in progress and the listener
 
 	// listening is closed once the listener started by start is listening
@@ -112,7 +112,7 @@ func (wk *waker) listen(stopCh <-chan struct{}, listening func()) {
 }
 
 func newWaker(c *Client) *waker {
-	return &waker{c: c, stopCh: make(chan struct{}), stopped: true, timers: map[int64]*time.Timer{}}
+	return &waker{c: c, stopCh: make(chan struct{}), stopped: true, timers: map[int64]wakeTimer{}}
 }
 
 // schedule wakes job jobID of queue at wakeAt if that is within
@@ -127,10 +127,13 @@ func (wk *waker) schedule(jobID int64, queue string, wakeAt time.Time) {
 	if wk.stopped {
 		return
 	}
-	if t := wk.timers[jobID]; t != nil {
-		t.Stop() // announced twice: one wake-up is enough
+	if t, ok := wk.timers[jobID]; ok {
+		if t.at.Equal(wakeAt) {
+			return // armed already (announced twice, or armed at each heartbeat)
+		}
+		t.timer.Stop()
 	}
-	wk.timers[jobID] = time.AfterFunc(max(d, 0), func() {
+	wk.timers[jobID] = wakeTimer{at: wakeAt, timer: time.AfterFunc(max(d, 0), func() {
 		wk.mu.Lock()
 		delete(wk.timers, jobID)
 		if wk.stopped {
@@ -160,7 +163,13 @@ func (wk *waker) schedule(jobID int64, queue string, wakeAt time.Time) {
 				return
 			}
 		}
-	})
+	})}
+}
+
+// wakeTimer is an armed wake-up: its time and its timer.
+type wakeTimer struct {
+	at    time.Time
+	timer *time.Timer
 }
 
 // A wake-up of a job not visible yet is tried again after wakeFirstRetry,
@@ -216,7 +225,7 @@ func (wk *waker) stop() {
 	}
 	wk.stopped = true
 	for id, t := range wk.timers {
-		t.Stop()
+		t.timer.Stop()
 		delete(wk.timers, id)
 	}
 	wk.mu.Unlock()
@@ -243,30 +252,43 @@ func (wk *waker) start() {
 		go wk.listen(wk.stopCh, sync.OnceFunc(func() { close(listening) }))
 		if len(wk.c.armQueues) > 0 {
 			wk.running.Add(1)
-			go wk.armWaiting(wk.stopCh)
+			go func(stopCh <-chan struct{}) {
+				defer wk.running.Done()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				go func() {
+					select {
+					case <-stopCh:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+				wk.armWaiting(ctx, wakerHorizon)
+			}(wk.stopCh)
 		}
 	}
 }
 
-// armWaiting arms the timers of the jobs scheduled within wakerHorizon in
-// the client's armQueues (at most armLimit of them, the nearest).
-func (wk *waker) armWaiting(stopCh <-chan struct{}) {
-	defer wk.running.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	go func() {
-		select {
-		case <-stopCh:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+// armWaiting arms the timers of the jobs scheduled within lookahead in the
+// client's armQueues (at most armLimit of them, the nearest), and of those
+// already overdue: a started working client does it once over wakerHorizon,
+// then at every heartbeat of the worker registry over armLookahead, so that
+// every live client times the schedule's next instants, whichever client
+// queued them (and a dead client's timers are taken over within a beat).
+func (wk *waker) armWaiting(ctx context.Context, lookahead time.Duration) {
 	c := wk.c
+	if len(c.armQueues) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	rows, err := c.pool.Query(ctx, `SELECT id, queue, scheduled_at FROM `+c.q.jobTable+`
 		WHERE state = 'scheduled' AND queue = ANY($1) AND scheduled_at < now() + make_interval(secs => $2)
-		ORDER BY scheduled_at LIMIT $3`, c.armQueues, wakerHorizon.Seconds(), armLimit)
+		ORDER BY scheduled_at LIMIT $3`, c.armQueues, lookahead.Seconds(), armLimit)
 	if err != nil {
-		c.logger.Warn("tributary: Could not arm the timers of waiting jobs; River's scheduler wakes them", slog.String("err", err.Error()))
+		if ctx.Err() == nil {
+			c.logger.Warn("tributary: Could not arm the timers of waiting jobs; River's scheduler wakes them", slog.String("err", err.Error()))
+		}
 		return
 	}
 	var (
@@ -277,7 +299,7 @@ func (wk *waker) armWaiting(stopCh <-chan struct{}) {
 	if _, err := pgx.ForEachRow(rows, []any{&id, &queue, &at}, func() error {
 		wk.schedule(id, queue, at)
 		return nil
-	}); err != nil {
+	}); err != nil && ctx.Err() == nil {
 		c.logger.Warn("tributary: Could not arm the timers of waiting jobs; River's scheduler wakes them", slog.String("err", err.Error()))
 	}
 }

@@ -28,7 +28,8 @@ func TestWakeAnnounced(t *testing.T) {
 	timed := func(jobID int64) bool {
 		working.waker.mu.Lock()
 		defer working.waker.mu.Unlock()
-		return working.waker.timers[jobID] != nil
+		_, ok := working.waker.timers[jobID]
+		return ok
 	}
 
 	working.waker.mu.Lock()

@@ -1,0 +1,540 @@
+package workflow
+
+// The worker registry (seed 001, DESIGN.md "Scale and lifecycle"): every
+// started working client has a row in tributary_workers naming the workflow
+// types it serves, refreshed by a heartbeat every WorkerHeartbeatInterval.
+// It answers two questions:
+//
+//   - Does any live process work this type? Start, schedule.Create, `schedule
+//     get`, the dashboard and `serve` ask it (TypeServed, Workers), so that a
+//     run of a type nobody works is flagged instead of silently pending.
+//   - Did a client die? Each heartbeat also looks for rows whose client has
+//     stopped beating and whose Postgres session is gone, and rescues the
+//     River jobs that client was working (its workflow attempts, its schedule
+//     firing pass) at once, instead of after River's RescueStuckJobsAfter
+//     (an hour by default). If the dead client led River's maintenance, the
+//     heartbeat resigns its leadership, so that another client leads within
+//     milliseconds instead of when the dead leader's term expires.
+//
+// Death is judged by two signs together, so that a live client is never
+// rescued from under it, however long its steps:
+//
+//   - its heartbeat is older than workerDeadAfter, and
+//   - the session advisory lock it holds on a connection of its own is gone:
+//     Postgres releases it the moment the process dies and its socket
+//     closes. A process that is merely slow (a GC pause, a busy machine)
+//     keeps its lock. The one exception is a client whose heartbeat is older
+//     than workerHungAfter: its process is alive but has not beaten for a
+//     minute, and its jobs are rescued too.
+//
+// After a Postgres restart every session is new and every lock gone; a
+// client whose last beat predates the restart is given workerRestartGrace
+// to reconnect before it counts as dead.
+//
+// The lock needs a real session: behind a transaction-mode connection pooler
+// (PgBouncer's pool_mode=transaction), point the client's pool at Postgres
+// itself, or death is only found after workerHungAfter.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// WorkerHeartbeatInterval is how often a started working client refreshes
+// its row in the worker registry, looks for dead clients to rescue, and arms
+// the timers of the schedule jobs due next (see waker.armWaiting).
+const WorkerHeartbeatInterval = time.Second
+
+const (
+	// workerDeadAfter is how old a heartbeat must be before its client can
+	// count as dead (its lock must be gone too).
+	workerDeadAfter = 1500 * time.Millisecond
+
+	// workerHungAfter is how old a heartbeat must be for its client to count
+	// as dead even though its session lives on.
+	workerHungAfter = time.Minute
+
+	// workerLiveWithin is how fresh a heartbeat must be for its client to
+	// count as live in Workers and TypeServed.
+	workerLiveWithin = 5 * WorkerHeartbeatInterval
+
+	// workerRestartGrace is how long after a Postgres restart a client whose
+	// last beat predates it has to reconnect before it counts as dead.
+	workerRestartGrace = 3 * time.Second
+)
+
+// Worker is a working client as the worker registry records it.
+type Worker struct {
+	// ClientID is the River client's ID (river.Config.ID): River UI and
+	// river_job.attempted_by name clients by it.
+	ClientID string
+	// Hostname and PID identify the client's process.
+	Hostname string
+	PID      int
+	// WorkflowTypes are the registered workflow types whose queue the client
+	// works, sorted.
+	WorkflowTypes []string
+	// Queues are the River queues the client works, sorted.
+	Queues []string
+	// StartedAt is when the client started; HeartbeatAt its latest beat.
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+	// Live is true when the heartbeat is recent (within five heartbeat
+	// intervals). A client that stopped cleanly has no row; a dead one keeps
+	// its row, not live, until a live client rescues its jobs.
+	Live bool
+}
+
+// Workers returns the worker registry: the working clients of the schema,
+// live ones first, then by client ID.
+func (c *Client) Workers(ctx context.Context) ([]*Worker, error) {
+	rows, err := c.pool.Query(ctx, `SELECT client_id, hostname, pid, workflow_types, queues, started_at, heartbeat_at,
+	heartbeat_at > now() - make_interval(secs => $1)
+FROM `+c.q.workerTable+` ORDER BY 8 DESC, client_id`, workerLiveWithin.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("workflow: read the worker registry: %w", err)
+	}
+	workers, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Worker, error) {
+		w := &Worker{}
+		err := row.Scan(&w.ClientID, &w.Hostname, &w.PID, &w.WorkflowTypes, &w.Queues, &w.StartedAt, &w.HeartbeatAt, &w.Live)
+		return w, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("workflow: read the worker registry: %w", err)
+	}
+	return workers, nil
+}
+
+// TypeServed reports whether a live working client (on any host) serves
+// workflow type typ: it has the type registered and works the type's
+// default queue (the registry records a type only with its default queue;
+// a run sent to another queue needs a client that works that queue). A run
+// of a type that no live client serves stays pending until one starts.
+func (c *Client) TypeServed(ctx context.Context, typ string) (bool, error) {
+	return c.typeServed(ctx, c.pool, typ, "")
+}
+
+// typeServed is TypeServed within db, for runs in queue (any queue when "").
+func (c *Client) typeServed(ctx context.Context, db dbtx, typ, queue string) (bool, error) {
+	var ok bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+c.q.workerTable+`
+	WHERE $1 = ANY(workflow_types) AND ($2 = '' OR $2 = ANY(queues)) AND heartbeat_at > now() - make_interval(secs => $3))`,
+		typ, queue, workerLiveWithin.Seconds()).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("workflow: read the worker registry: %w", err)
+	}
+	return ok, nil
+}
+
+// TypesServed is TypeServed for many types in one query: the result maps
+// each of types to whether a live client serves it.
+func (c *Client) TypesServed(ctx context.Context, types []string) (map[string]bool, error) {
+	rows, err := c.pool.Query(ctx, `SELECT t, EXISTS (
+	SELECT 1 FROM `+c.q.workerTable+` w
+	WHERE t = ANY(w.workflow_types) AND w.heartbeat_at > now() - make_interval(secs => $2))
+FROM unnest($1::text[]) AS t`, types, workerLiveWithin.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("workflow: read the worker registry: %w", err)
+	}
+	served := make(map[string]bool, len(types))
+	var (
+		typ string
+		ok  bool
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&typ, &ok}, func() error {
+		served[typ] = ok
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("workflow: read the worker registry: %w", err)
+	}
+	return served, nil
+}
+
+// NoWorkerError is returned, when the caller asked for it
+// (StartOpts.RequireWorker, schedule.CreateParams.RequireWorker), instead of
+// starting a run or creating a schedule of a workflow type that no live
+// client serves. Nothing is written.
+type NoWorkerError struct {
+	// WorkflowType is the type nobody serves.
+	WorkflowType string
+}
+
+func (e *NoWorkerError) Error() string {
+	return fmt.Sprintf("workflow: no live worker serves workflow type %q (no running client registered it in the last %s); "+
+		"start a client that registers it and works its queue, check the type's spelling, or do not require a worker",
+		e.WorkflowType, workerLiveWithin)
+}
+
+// NoWorkerWarning is the warning the CLI, the API and the dashboard show
+// when a run or schedule of typ was accepted but no live client serves it.
+func NoWorkerWarning(typ string) string {
+	return fmt.Sprintf("no live worker serves workflow type %q: its runs stay pending until a client that registers it starts "+
+		"(check the spelling; `tributary workers` lists what each client serves)", typ)
+}
+
+// registry keeps a started working client's row in the worker registry and
+// rescues the jobs of dead clients (see the top of this file).
+type registry struct {
+	c      *Client
+	types  []string
+	queues []string
+
+	stopOnce sync.Once
+	stopCh   chan struct{}
+	done     chan struct{}
+	clean    bool // set by stop before stopCh closes
+
+	// beat is signalled after each heartbeat pass; tests wait on it.
+	beat chan struct{}
+}
+
+func newRegistry(c *Client, queues []string) *registry {
+	var types []string
+	for name, reg := range c.types {
+		if slices.Contains(queues, reg.opts.Queue) {
+			types = append(types, name)
+		}
+	}
+	slices.Sort(types)
+	queues = slices.Clone(queues)
+	slices.Sort(queues)
+	return &registry{c: c, types: types, queues: queues, beat: make(chan struct{}, 1)}
+}
+
+// start registers the client (so that, once Start returns, the registry
+// lists it) and starts the heartbeat.
+func (r *registry) start(ctx context.Context) {
+	r.stopOnce = sync.Once{}
+	r.stopCh = make(chan struct{})
+	r.done = make(chan struct{})
+	conn, err := r.heartbeat(ctx, nil)
+	if err != nil {
+		r.c.logger.Warn("tributary: Could not register in the worker registry; retrying every heartbeat", slog.String("err", err.Error()))
+	}
+	go r.run(conn, r.stopCh, r.done)
+}
+
+// stop ends the heartbeat. When clean, it removes the client's row: the
+// client has nothing left to rescue. Otherwise (River did not stop in time,
+// attempts may still be running) it only closes the client's session, and
+// the next live client's heartbeat rescues its jobs.
+func (r *registry) stop(clean bool) {
+	r.stopOnce.Do(func() {
+		r.clean = clean
+		close(r.stopCh)
+	})
+	<-r.done
+}
+
+func (r *registry) run(conn *pgx.Conn, stopCh <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stopCh
+		cancel()
+	}()
+
+	defer func() {
+		if conn == nil {
+			return
+		}
+		if r.clean {
+			r.deregister(conn)
+			return
+		}
+		_ = conn.Close(context.Background())
+	}()
+	ticker := time.NewTicker(WorkerHeartbeatInterval)
+	defer ticker.Stop()
+	for first := true; ; first = false {
+		if !first {
+			var err error
+			if conn, err = r.heartbeat(ctx, conn); err != nil && ctx.Err() == nil {
+				r.c.logger.Warn("tributary: Worker registry heartbeat failed; retrying (other clients may rescue this client's jobs if it lasts)",
+					slog.String("err", err.Error()))
+			}
+		}
+		if conn != nil {
+			if err := r.rescueDead(ctx); err != nil && ctx.Err() == nil {
+				r.c.logger.Warn("tributary: Looking for dead clients failed; retrying at the next heartbeat", slog.String("err", err.Error()))
+			}
+			r.c.waker.armWaiting(ctx, armLookahead)
+		}
+		select {
+		case r.beat <- struct{}{}:
+		default:
+		}
+		select {
+		case <-ticker.C:
+		case <-stopCh:
+			return
+		}
+	}
+}
+
+// heartbeat refreshes the client's row on conn, its own session, or
+// connects, takes its lock and registers anew when conn is nil or broken.
+// It returns the connection to use next time (nil after a failure).
+func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, error) {
+	c := r.c
+	if conn != nil {
+		ctxBeat, cancel := context.WithTimeout(ctx, 5*WorkerHeartbeatInterval)
+		tag, err := conn.Exec(ctxBeat, `UPDATE `+c.q.workerTable+` SET heartbeat_at = now() WHERE client_id = $1`, c.river.ID())
+		cancel()
+		if err == nil && tag.RowsAffected() == 1 {
+			return conn, nil
+		}
+		if err == nil {
+			c.logger.Warn("tributary: This client's worker registry row is gone: another client took it for dead and rescued its running jobs; registering again",
+				slog.String("client_id", c.river.ID()))
+		}
+		_ = conn.Close(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("refresh the heartbeat: %w", err)
+		}
+	}
+
+	ctxConn, cancel := context.WithTimeout(ctx, 10*WorkerHeartbeatInterval)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctxConn, c.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	lockKey, err := takeLivenessLock(ctxConn, conn)
+	if err == nil {
+		hostname, _ := os.Hostname()
+		_, err = conn.Exec(ctxConn, `INSERT INTO `+c.q.workerTable+` (client_id, hostname, pid, workflow_types, queues, lock_key)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (client_id) DO UPDATE SET hostname = excluded.hostname, pid = excluded.pid, workflow_types = excluded.workflow_types,
+	queues = excluded.queues, lock_key = excluded.lock_key, heartbeat_at = now()`,
+			c.river.ID(), hostname, os.Getpid(), r.types, r.queues, lockKey)
+	}
+	if err != nil {
+		_ = conn.Close(context.Background())
+		if strings.Contains(err.Error(), "tributary_workers") && strings.Contains(err.Error(), "does not exist") {
+			return nil, fmt.Errorf("register: %w (run `tributary migrate up`)", err)
+		}
+		return nil, fmt.Errorf("register: %w", err)
+	}
+	return conn, nil
+}
+
+// takeLivenessLock takes a session advisory lock with a random positive key
+// on conn and returns the key.
+func takeLivenessLock(ctx context.Context, conn *pgx.Conn) (int64, error) {
+	for {
+		key := rand.Int64N(1<<62) + 1
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
+			return 0, fmt.Errorf("take the liveness lock: %w", err)
+		}
+		if ok {
+			return key, nil
+		}
+	}
+}
+
+// deregister removes the client's row and closes its session.
+func (r *registry) deregister(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.Exec(ctx, `DELETE FROM `+r.c.q.workerTable+` WHERE client_id = $1`, r.c.river.ID()); err != nil {
+		r.c.logger.Warn("tributary: Could not remove this client from the worker registry; its row expires",
+			slog.String("err", err.Error()))
+	}
+	_ = conn.Close(ctx)
+}
+
+// deadWorkersSQL claims the rows of dead clients other than $1 (see the top
+// of this file). A bigint advisory lock shows in pg_locks as classid (high
+// half) and objid (low half) with objsubid 1.
+const deadWorkersSQL = `
+SELECT w.client_id, w.hostname, w.pid, w.heartbeat_at
+FROM {s}tributary_workers w
+WHERE w.client_id <> $1
+	AND greatest(w.heartbeat_at, CASE WHEN w.heartbeat_at < pg_postmaster_start_time()
+		THEN pg_postmaster_start_time() + make_interval(secs => $4) END) < now() - make_interval(secs => $2)
+	AND (w.heartbeat_at < now() - make_interval(secs => $3) OR NOT EXISTS (
+		SELECT 1 FROM pg_locks l
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND ((l.classid::int8 << 32) | l.objid::int8) = w.lock_key))
+FOR UPDATE SKIP LOCKED`
+
+// deadJobsSQL finds the running Tributary jobs whose current attempt is a
+// dead client's: River records the clients that worked a job in
+// attempted_by, the current attempt's last.
+const deadJobsSQL = `
+SELECT id, attempt, max_attempts, queue, attempted_by[cardinality(attempted_by)]
+FROM {s}river_job
+WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = ANY($1)
+	AND (kind LIKE 'workflow:%' OR kind LIKE 'tributary:%')
+FOR UPDATE`
+
+// rescueDead rescues the running Tributary jobs of dead clients, resigns a
+// dead leader's leadership and removes the dead clients' rows, in one
+// transaction. Jobs with attempts left become available at once (and the
+// queues' producers are told); the others are discarded, as River's rescuer
+// does, and RepairRuns fails their runs. Only Tributary's job kinds are
+// rescued: the application's own jobs on the same River client keep River's
+// rescue.
+func (r *registry) rescueDead(ctx context.Context) error {
+	c := r.c
+	ctx, cancel := context.WithTimeout(ctx, 10*WorkerHeartbeatInterval)
+	defer cancel()
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, c.q.deadWorkers, c.river.ID(), workerDeadAfter.Seconds(), workerHungAfter.Seconds(), workerRestartGrace.Seconds())
+		if err != nil {
+			return err
+		}
+		type deadWorker struct {
+			id, host string
+			pid      int
+			beat     time.Time
+		}
+		dead, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (deadWorker, error) {
+			var w deadWorker
+			err := row.Scan(&w.id, &w.host, &w.pid, &w.beat)
+			return w, err
+		})
+		if err != nil || len(dead) == 0 {
+			return err
+		}
+		ids := make([]string, len(dead))
+		for i, w := range dead {
+			ids[i] = w.id
+		}
+
+		rescued, queues, err := r.rescueJobsTx(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		for _, queue := range queues {
+			if err := c.notifyQueueTx(ctx, tx, queue); err != nil {
+				return err
+			}
+		}
+		if err := r.resignDeadLeaderTx(ctx, tx, ids); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM `+c.q.workerTable+` WHERE client_id = ANY($1)`, ids); err != nil {
+			return err
+		}
+		for _, w := range dead {
+			c.logger.Warn("tributary: A client died: its heartbeat stopped and its session is gone; its running workflow jobs are rescued",
+				slog.String("dead_client_id", w.id), slog.String("host", w.host), slog.Int("pid", w.pid),
+				slog.Time("last_heartbeat", w.beat), slog.Int("rescued_jobs", rescued[w.id]))
+		}
+		return nil
+	})
+}
+
+// rescueJobsTx rescues the dead clients' running jobs through River's own
+// rescue query (the one its rescuer runs, which only touches jobs still
+// running). It returns the number of jobs per client and the queues whose
+// producers must be told.
+func (r *registry) rescueJobsTx(ctx context.Context, tx pgx.Tx, deadIDs []string) (map[string]int, []string, error) {
+	c := r.c
+	rows, err := tx.Query(ctx, c.q.deadJobs, deadIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		now         = time.Now().UTC()
+		params      = &riverdriver.JobRescueManyParams{Schema: c.schema, StuckHorizon: now.Add(time.Minute)}
+		byClient    = map[string]int{}
+		queues      []string
+		id          int64
+		attempt     int
+		maxAttempts int
+		queue       string
+		client      string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &attempt, &maxAttempts, &queue, &client}, func() error {
+		byClient[client]++
+		state, finalizedAt := rivertype.JobStateAvailable, (*time.Time)(nil)
+		if attempt >= maxAttempts {
+			state, finalizedAt = rivertype.JobStateDiscarded, &now
+		}
+		errData, err := json.Marshal(rivertype.AttemptError{
+			At:      now,
+			Attempt: attempt,
+			Error: fmt.Sprintf("tributary: client %s died while working this job (its heartbeat stopped and its session is gone); rescued by client %s",
+				client, c.river.ID()),
+		})
+		if err != nil {
+			return err
+		}
+		params.ID = append(params.ID, id)
+		params.Error = append(params.Error, errData)
+		params.FinalizedAt = append(params.FinalizedAt, finalizedAt)
+		params.ScheduledAt = append(params.ScheduledAt, now)
+		params.State = append(params.State, string(state))
+		if state == rivertype.JobStateAvailable && !slices.Contains(queues, queue) {
+			queues = append(queues, queue)
+		}
+		return nil
+	})
+	if err != nil || len(params.ID) == 0 {
+		return nil, nil, err
+	}
+	if _, err := c.river.Driver().UnwrapExecutor(tx).JobRescueMany(ctx, params); err != nil {
+		return nil, nil, fmt.Errorf("rescue the jobs of dead clients: %w", err)
+	}
+	return byClient, queues, nil
+}
+
+// resignDeadLeaderTx ends the term of River's leader if it is one of the
+// dead clients, the way a leader resigns when it stops: the other clients
+// hear of it and elect a new leader within milliseconds, instead of after
+// the term's expiry, so River's maintenance (its scheduler, periodic jobs,
+// the reconciler) resumes at once.
+func (r *registry) resignDeadLeaderTx(ctx context.Context, tx pgx.Tx, deadIDs []string) error {
+	c := r.c
+	var (
+		leaderID  string
+		electedAt time.Time
+	)
+	err := tx.QueryRow(ctx, `SELECT leader_id, elected_at FROM `+c.q.leaderTable+` WHERE leader_id = ANY($1)`, deadIDs).Scan(&leaderID, &electedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read River's leader: %w", err)
+	}
+	if _, err := c.river.Driver().UnwrapExecutor(tx).LeaderResign(ctx, &riverdriver.LeaderResignParams{
+		ElectedAt:       electedAt,
+		LeaderID:        leaderID,
+		LeadershipTopic: riverLeadershipTopic,
+		Schema:          c.schema,
+	}); err != nil {
+		return fmt.Errorf("resign the dead leader %s: %w", leaderID, err)
+	}
+	c.logger.Warn("tributary: River's leader died; resigned its leadership so that another client leads at once",
+		slog.String("dead_client_id", leaderID))
+	return nil
+}
+
+// riverLeadershipTopic is the notification topic of River's leader
+// elections (River's notifier.NotificationTopicLeadership, internal to
+// River).
+const riverLeadershipTopic = "river_leadership"
+
+// armLookahead is how far ahead each heartbeat arms the timers of waiting
+// schedule jobs: every live client times the next instants, not only the
+// client that queued them, so the death of that client does not delay them.
+const armLookahead = 5 * WorkerHeartbeatInterval

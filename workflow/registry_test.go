@@ -1,0 +1,136 @@
+package workflow
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+// waitBeats waits until c's registry has completed n more heartbeat passes.
+func waitBeats(t *testing.T, c *Client, n int) {
+	t.Helper()
+	ctx := ctxT(t)
+	for range n {
+		select {
+		case <-c.registry.beat:
+		case <-ctx.Done():
+			t.Fatalf("the worker registry's heartbeat did not come: %v", ctx.Err())
+		}
+	}
+}
+
+func TestWorkerRegistry(t *testing.T) {
+	t.Parallel()
+
+	t.Run("ListsLiveClientsAndTheTypesTheyServe", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		served := Define("served_type", func(ctx Context, in greetIn) (greetOut, error) { return greetOut{}, nil }, nil)
+		elsewhere := Define("other_queue_type", func(ctx Context, in greetIn) (greetOut, error) { return greetOut{}, nil },
+			&DefineOpts{Queue: "not_worked_here"})
+		c := startClient(t, db, served, elsewhere)
+		waitBeats(t, c, 1)
+		ctx := ctxT(t)
+
+		workers, err := c.Workers(ctx)
+		require.NoError(t, err)
+		require.Len(t, workers, 1)
+		w := workers[0]
+		require.Equal(t, c.River().ID(), w.ClientID)
+		require.True(t, w.Live)
+		require.Equal(t, []string{"served_type"}, w.WorkflowTypes, "a type whose queue the client does not work is not served by it")
+		require.Equal(t, []string{"default"}, w.Queues)
+		require.NotZero(t, w.PID)
+
+		servedBy, err := c.TypesServed(ctx, []string{"served_type", "other_queue_type", "no_such_type"})
+		require.NoError(t, err)
+		require.Equal(t, map[string]bool{"served_type": true, "other_queue_type": false, "no_such_type": false}, servedBy)
+
+		// A client that stops cleanly leaves nothing behind.
+		stopClient(t, c)
+		workers, err = c.Workers(ctx)
+		require.NoError(t, err)
+		require.Empty(t, workers)
+		ok, err := c.TypeServed(ctx, "served_type")
+		require.NoError(t, err)
+		require.False(t, ok)
+	})
+
+	t.Run("RequireWorkerRefusesATypeNobodyServes", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		ghost := Define("ghost_type", func(ctx Context, in greetIn) (greetOut, error) { return greetOut{}, nil }, nil)
+		insertOnly, err := NewClient(db.Pool, &Config{Schema: db.Schema, Logger: testLogger(t)})
+		require.NoError(t, err)
+		t.Cleanup(func() { stopClient(t, insertOnly) })
+		ctx := ctxT(t)
+
+		_, err = ghost.Start(ctx, insertOnly, greetIn{Name: "x"}, &StartOpts{RequireWorker: true})
+		var noWorker *NoWorkerError
+		require.ErrorAs(t, err, &noWorker)
+		require.Equal(t, "ghost_type", noWorker.WorkflowType)
+		require.Contains(t, err.Error(), "start a client that registers it")
+		require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM workflow_runs"), "a refused start writes nothing")
+		require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM river_job"))
+
+		// Without RequireWorker the run is accepted, as before: the worker
+		// may simply not be deployed yet.
+		_, err = ghost.Start(ctx, insertOnly, greetIn{Name: "x"}, nil)
+		require.NoError(t, err)
+
+		// Once a client serves the type, RequireWorker starts it.
+		startClient(t, db, ghost)
+		h, err := ghost.Start(ctx, insertOnly, greetIn{Name: "y"}, &StartOpts{RequireWorker: true})
+		require.NoError(t, err)
+		_, err = h.Result(ctx)
+		require.NoError(t, err)
+	})
+
+	t.Run("LongStepOfALiveClientIsNeverRescued", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		release := make(chan struct{})
+		started := make(chan struct{}, 1)
+		long := Define("long_step", func(ctx Context, in greetIn) (greetOut, error) {
+			out, err := Step(ctx, "long", func(ctx context.Context) (string, error) {
+				started <- struct{}{}
+				select {
+				case <-release:
+					return "done", nil
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			})
+			return greetOut{Greeting: out}, err
+		}, nil)
+		worker := startClient(t, db, long)
+		watcher := startClient(t, db, Define("watcher_type", func(ctx Context, in greetIn) (greetOut, error) { return greetOut{}, nil }, nil))
+		ctx := ctxT(t)
+
+		h, err := long.Start(ctx, worker, greetIn{Name: "x"}, nil)
+		require.NoError(t, err)
+		select {
+		case <-started:
+		case <-ctx.Done():
+			t.Fatal("the long step did not start")
+		}
+		// Several of the watcher's passes see the step running, each with
+		// the worker's heartbeat fresh and its lock held.
+		waitBeats(t, watcher, 4)
+		close(release)
+		out, err := h.Result(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "done", out.Greeting)
+
+		run, err := worker.GetRun(ctx, h.ID)
+		require.NoError(t, err)
+		require.Equal(t, 1, run.Attempt, "the step ran in one attempt, never rescued")
+		require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM river_job WHERE metadata ? 'river:rescue_count'"))
+	})
+}
