@@ -191,6 +191,15 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 			return nil, err
 		}
 	}
+	if p.RequireWorker {
+		served, err := c.wf.TypeServed(ctx, p.Workflow)
+		if err != nil {
+			return nil, err
+		}
+		if !served {
+			return nil, &workflow.NoWorkerError{WorkflowType: p.Workflow}
+		}
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, err

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 )
 
@@ -69,7 +71,46 @@ func (c *Client) Reconcile(ctx context.Context) (int, error) {
 	c.repairMu.Lock()
 	c.lastRepair = now
 	c.repairMu.Unlock()
+	if err := c.warnUnserved(ctx); err != nil {
+		c.logger.WarnContext(ctx, "tributary: Could not check which schedules' workflow types have a live worker", slog.String("err", err.Error()))
+	}
 	return n, nil
+}
+
+// warnUnserved logs a warning for each workflow type that live schedules
+// start and no live worker serves (the worker registry): their runs stay
+// pending, and an operator reading the logs of `tributary serve` (or of any
+// working client, on the leader) learns why.
+func (c *Client) warnUnserved(ctx context.Context) error {
+	rows, err := c.wf.Pool().Query(ctx, c.q.liveTypes)
+	if err != nil {
+		return fmt.Errorf("schedule: read the workflow types of live schedules: %w", err)
+	}
+	counts := map[string]int{}
+	var (
+		typ string
+		n   int
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&typ, &n}, func() error {
+		counts[typ] = n
+		return nil
+	}); err != nil {
+		return fmt.Errorf("schedule: read the workflow types of live schedules: %w", err)
+	}
+	if len(counts) == 0 {
+		return nil
+	}
+	served, err := c.wf.TypesServed(ctx, slices.Collect(maps.Keys(counts)))
+	if err != nil {
+		return err
+	}
+	for _, typ := range slices.Sorted(maps.Keys(counts)) {
+		if !served[typ] {
+			c.logger.WarnContext(ctx, "tributary: Live schedules start a workflow type that no live worker serves; their runs stay pending until a client that registers it starts",
+				slog.String("workflow", typ), slog.Int("schedules", counts[typ]))
+		}
+	}
+	return nil
 }
 
 // reconcileArgs is the periodic job that runs Reconcile.

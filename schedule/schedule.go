@@ -164,6 +164,14 @@ type Params struct {
 	// skipped with the reason, and the chain goes on. The workflow reads the
 	// grant's subject from workflow.RunInfo.GrantSubject.
 	GrantID *uuid.UUID
+
+	// RequireWorker refuses to create the schedule, with a
+	// *workflow.NoWorkerError and nothing written, when no live client
+	// serves Workflow (see workflow.Client.TypeServed). Without it the
+	// schedule is created; its runs stay pending until a client that serves
+	// the type starts, and `schedule get`, the API and the dashboard flag
+	// it. Not stored: it applies to this call only.
+	RequireWorker bool
 }
 
 // Schedule is a schedule as stored.

@@ -35,6 +35,7 @@ type queries struct {
 	grantRevoke           string
 	list                  string
 	anyDue                string
+	liveTypes             string
 	pause                 string
 	resume                string
 	update                string
@@ -152,6 +153,8 @@ ORDER BY id DESC LIMIT $5`),
 		// Whether a schedule is due by $1, apart from those in $2: the
 		// reconciler's check for broken chains, and the firing pass's for
 		// due schedules that its SKIP LOCKED claim passed over.
+		liveTypes: t(`
+SELECT workflow_type, count(*) FROM {s}schedules WHERE NOT paused AND next_fire_at IS NOT NULL GROUP BY 1`),
 		anyDue: t(`
 SELECT EXISTS (SELECT FROM {s}schedules WHERE NOT paused AND next_fire_at <= $1 AND id <> ALL(coalesce($2::uuid[], '{}')))`),
 		pause: t(`

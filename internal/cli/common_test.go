@@ -249,3 +249,16 @@ func httpGet(t *testing.T, url, auth string) (int, string) {
 	require.NoError(t, err)
 	return resp.StatusCode, string(body)
 }
+
+// withoutNoWorkerWarning is stderr without the warning that no live worker
+// serves a workflow type, which creating a schedule or starting a run
+// prints when no working client runs (as in most of these tests).
+func withoutNoWorkerWarning(stderr string) string {
+	var kept []string
+	for _, line := range strings.SplitAfter(stderr, "\n") {
+		if !strings.HasPrefix(line, "tributary: warning: no live worker serves workflow type ") {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "")
+}

@@ -275,6 +275,7 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 	paused := fs.Bool("paused", false, "create the schedule paused; 'schedule resume' starts it")
 	note := fs.String("note", "", "`text` saying why the schedule is paused (with --paused)")
 	grant := fs.String("grant", "", "the `id` of the execution grant the runs act under (made with schedule.Client.CreateGrant); it must allow the workflow type, and a slot it no longer allows is skipped")
+	requireWorker := fs.Bool("require-worker", false, "refuse to create the schedule when no live worker serves --workflow (without it: create it and warn)")
 	asJSON := fs.Bool("json", false, "print the schedule as JSON instead of its id")
 
 	return func(ctx context.Context, args []string) error {
@@ -338,12 +339,13 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 			Overlap: schedule.OverlapPolicy(*overlap), CatchUpWindow: *catchUp,
 			MaxAttempts: *maxAttempts, Priority: *priority, Queue: *queue, Timeout: *timeout,
 			Paused: *paused, PauseNote: *note, CatchUp: schedule.CatchUpPolicy(*catchUpPolicy), GrantID: grantID,
+			RequireWorker: *requireWorker,
 		}
 		if params.CatchUpWindow == 0 {
 			params.CatchUpWindow = -1 // Params takes 0 for the default, and a negative window for none
 		}
 
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
 		if err != nil {
 			return err
 		}
@@ -366,9 +368,14 @@ func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
 			}
 		}
 		s, err := sc.Create(ctx, params)
+		var noWorker *workflow.NoWorkerError
+		if errors.As(err, &noWorker) {
+			return withHint(err, "start the service that works it first, or leave --require-worker out to create the schedule anyway")
+		}
 		if err != nil {
 			return createError(err)
 		}
+		warnNoWorker(ctx, env, wf, s.Workflow)
 		if *asJSON {
 			return printJSON(env.Stdout, s)
 		}
@@ -439,6 +446,9 @@ func setupScheduleList(fs *flag.FlagSet, env *Env) Action {
 type scheduleGetJSON struct {
 	*schedule.Schedule
 	NextFireTimes []occurrenceJSON `json:"next_fire_times"`
+	// WorkerLive says whether a live worker serves the schedule's workflow
+	// type (the worker registry); false means its runs wait.
+	WorkerLive bool `json:"worker_live"`
 }
 
 func setupScheduleGet(fs *flag.FlagSet, env *Env) Action {
@@ -450,13 +460,17 @@ func setupScheduleGet(fs *flag.FlagSet, env *Env) Action {
 		if err != nil {
 			return commandResult(err)
 		}
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
 		if err != nil {
 			return err
 		}
 		defer closeClient()
 
 		s, err := sc.Get(ctx, id)
+		if err != nil {
+			return scheduleError(err, id)
+		}
+		workerLive, err := wf.TypeServed(ctx, s.Workflow)
 		if err != nil {
 			return scheduleError(err, id)
 		}
@@ -472,13 +486,25 @@ func setupScheduleGet(fs *flag.FlagSet, env *Env) Action {
 			}
 		}
 		if *asJSON {
-			out := scheduleGetJSON{Schedule: s, NextFireTimes: make([]occurrenceJSON, len(occurrences))}
+			out := scheduleGetJSON{Schedule: s, NextFireTimes: make([]occurrenceJSON, len(occurrences)), WorkerLive: workerLive}
 			for i, occurrence := range occurrences {
 				out.NextFireTimes[i] = occurrenceJSON{At: occurrence.At, Nominal: occurrence.Nominal, Shifted: occurrence.Shifted, Note: occurrence.Note}
 			}
 			return printJSON(env.Stdout, out)
 		}
-		return printSchedule(env.Stdout, s, grant, occurrences, time.Now())
+		return printSchedule(env.Stdout, s, grant, occurrences, workerLive, time.Now())
+	}
+}
+
+// warnNoWorker prints a warning on stderr when no live worker serves
+// workflow type typ: a run or schedule of it was accepted but will wait.
+func warnNoWorker(ctx context.Context, env *Env, wf *workflow.Client, typ string) {
+	served, err := wf.TypeServed(ctx, typ)
+	switch {
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "tributary: warning: could not read the worker registry (%v); check that 'tributary migrate up' has run\n", err)
+	case !served:
+		fmt.Fprintln(env.Stderr, "tributary: warning: "+workflow.NoWorkerWarning(typ))
 	}
 }
 
@@ -821,7 +847,7 @@ func catchUpText(policy schedule.CatchUpPolicy) string {
 
 // printSchedule prints a schedule's fields, then its next fire times; grant
 // is its execution grant, nil when it has none or it is not found.
-func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occurrences []schedule.Occurrence, now time.Time) error {
+func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occurrences []schedule.Occurrence, workerLive bool, now time.Time) error {
 	loc := scheduleLocation(s)
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, format string, args ...any) {
@@ -833,7 +859,11 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 		field("Description", "%s", s.Description)
 	}
 	field("Owner", "%s", orDash(s.Owner))
-	field("Workflow", "%s", s.Workflow)
+	if workerLive {
+		field("Workflow", "%s", s.Workflow)
+	} else {
+		field("Workflow", "%s (warning: %s)", s.Workflow, workflow.NoWorkerWarning(s.Workflow))
+	}
 	field("Input", "%s", jsonText(s.Input))
 	field("Cron", "%s", s.Cron)
 	field("Time zone", "%s", s.TimeZone)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
@@ -16,6 +17,7 @@ func setupWorkflowStart(fs *flag.FlagSet, env *Env) Action {
 	key := fs.String("idempotency-key", "", "start at most one run of the type with this `key`; again, it prints the first run")
 	queue := fs.String("queue", "", "the River `queue` of the run's jobs (default the type's, else default)")
 	priority := fs.Int("priority", 0, "the River priority of the run's jobs, `n` from 1 (highest) to 4 (default the type's, else 1)")
+	requireWorker := fs.Bool("require-worker", false, "refuse to start the run when no live worker serves the type (without it: start it and warn)")
 	asJSON := fs.Bool("json", false, "print the run as JSON (like get --json) instead of its id")
 
 	return func(ctx context.Context, args []string) error {
@@ -38,10 +40,17 @@ func setupWorkflowStart(fs *flag.FlagSet, env *Env) Action {
 		}
 		defer closePool()
 
-		run, err := client.StartByName(ctx, typ, inputJSON, &workflow.StartOpts{IdempotencyKey: *key, Queue: *queue, Priority: *priority})
+		run, err := client.StartByName(ctx, typ, inputJSON, &workflow.StartOpts{
+			IdempotencyKey: *key, Queue: *queue, Priority: *priority, RequireWorker: *requireWorker,
+		})
+		var noWorker *workflow.NoWorkerError
+		if errors.As(err, &noWorker) {
+			return withHint(err, "start the service that works it first, or leave --require-worker out to start the run anyway")
+		}
 		if err != nil {
 			return workflowError(err, uuid.Nil)
 		}
+		warnNoWorker(ctx, env, client, typ)
 		if *asJSON {
 			return printJSON(env.Stdout, run)
 		}

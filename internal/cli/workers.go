@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+func init() {
+	Register(&Command{
+		Name:    "workers",
+		Summary: "List the working clients of the database: which workflow types and queues each serves, and whether it is alive",
+		Description: `Every started working client (tributary serve, or an application's
+workflow.Client with River queues) records itself in the worker registry and
+refreshes its heartbeat every second. A client that stops cleanly removes
+itself; a client that died keeps its row, not live, until a live client
+rescues its running jobs (within seconds). A workflow type that no live
+client serves has its runs wait: 'schedule create' and 'workflow start' warn
+about it.`,
+		Example: `tributary workers
+			tributary workers --json`,
+		Setup: setupWorkers,
+	})
+}
+
+func setupWorkers(fs *flag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	asJSON := fs.Bool("json", false, "print the registry as JSON")
+
+	return func(ctx context.Context, args []string) error {
+		if err := noArgs(args); err != nil {
+			return err
+		}
+		client, closePool, err := dbFlags.workflowClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closePool()
+
+		workers, err := client.Workers(ctx)
+		if err != nil {
+			return workflowError(err, uuid.Nil)
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, workersJSON(workers))
+		}
+		return printWorkers(env.Stdout, workers, time.Now())
+	}
+}
+
+// workerJSON is a worker in `workers --json`.
+type workerJSON struct {
+	ClientID      string    `json:"client_id"`
+	Hostname      string    `json:"hostname"`
+	PID           int       `json:"pid"`
+	WorkflowTypes []string  `json:"workflow_types"`
+	Queues        []string  `json:"queues"`
+	StartedAt     time.Time `json:"started_at"`
+	HeartbeatAt   time.Time `json:"heartbeat_at"`
+	Live          bool      `json:"live"`
+}
+
+func workersJSON(workers []*workflow.Worker) []workerJSON {
+	out := make([]workerJSON, len(workers))
+	for i, w := range workers {
+		out[i] = workerJSON(*w)
+	}
+	return out
+}
+
+func printWorkers(w io.Writer, workers []*workflow.Worker, now time.Time) error {
+	if len(workers) == 0 {
+		_, err := fmt.Fprintln(w, "No working client is registered: no run or schedule slot is worked until one starts (tributary serve, or a service with a workflow.Client and River queues).")
+		return err
+	}
+	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(table, "CLIENT\tHOST\tPID\tLIVE\tHEARTBEAT\tSTARTED\tQUEUES\tWORKFLOW TYPES")
+	for _, wk := range workers {
+		fmt.Fprintf(table, "%s\t%s\t%d\t%s\t%s ago\t%s\t%s\t%s\n", wk.ClientID, wk.Hostname, wk.PID, yesNo(wk.Live),
+			now.Sub(wk.HeartbeatAt).Round(100*time.Millisecond), wk.StartedAt.UTC().Format(time.RFC3339),
+			strings.Join(wk.Queues, ","), orDash(strings.Join(wk.WorkflowTypes, ",")))
+	}
+	return table.Flush()
+}
