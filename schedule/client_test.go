@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -522,13 +523,36 @@ func TestDowntimeSkipsMissedSlots(t *testing.T) {
 
 	startClients(t, db, 1)
 	waitRuns(t, db, s.ID, 3, 30*time.Second)
-	var missed, ran int
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE skip_reason = 'missed'), count(*) FILTER (WHERE status <> 'skipped')
+	var (
+		missed []string
+		ran    int
+	)
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT array_agg(skip_reason) FILTER (WHERE skip_reason LIKE 'missed%'), count(*) FILTER (WHERE status <> 'skipped')
 		FROM workflow_runs WHERE schedule_id = $1`, s.ID).Scan(&missed, &ran))
-	require.Equal(t, 1, missed, "the overdue slot is recorded as missed; the slots in between never get a job")
+	require.Len(t, missed, 1, "the overdue slot is recorded as missed; the slots in between never get a job")
 	var first time.Time
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT min(fire_at) FROM workflow_runs WHERE schedule_id = $1 AND status <> 'skipped'`, s.ID).Scan(&first))
 	require.Greater(t, first.Sub(*s.NextFireAt), 3*time.Second, "firing resumed at a future slot")
+
+	// The missed row accounts for every slot the chain passed over: from the
+	// one after it to the one before the first that ran.
+	from, to := s.NextFireAt.Add(time.Second).UTC(), first.Add(-time.Second).UTC()
+	require.Equal(t, fmt.Sprintf("missed; the chain also passed over %d later slots, from %s to %s",
+		int(to.Sub(from)/time.Second)+1, from.Format(time.RFC3339), to.Format(time.RFC3339)), missed[0])
+}
+
+func TestMissedReason(t *testing.T) {
+	t.Parallel()
+
+	everySecond, err := ParseSpec("* * * * * *", "UTC")
+	require.NoError(t, err)
+	at := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	require.Equal(t, "missed", missedReason(everySecond, at, at.Add(500*time.Millisecond)), "no later slot passed over")
+	require.Equal(t, "missed; the chain also passed over 1 later slot, from 2026-11-25T08:00:01Z to 2026-11-25T08:00:01Z",
+		missedReason(everySecond, at, at.Add(1500*time.Millisecond)))
+	require.Equal(t, "missed; the chain also passed over more than 1000 later slots, from 2026-11-25T08:00:01Z to 2026-11-26T08:00:00Z",
+		missedReason(everySecond, at, at.Add(24*time.Hour)), "a day of a per-second schedule: one row, the count bounded")
+	require.Equal(t, SkipReasonMissed, skipKind(missedReason(everySecond, at, at.Add(time.Hour))))
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -689,7 +713,7 @@ func TestCatchUpLatest(t *testing.T) {
 	// The overdue slot is recorded as missed, the most recent missed slot
 	// runs once, and nothing in between.
 	var missed, ranBefore int
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE skip_reason = 'missed'),
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE skip_reason LIKE 'missed%'),
 		count(*) FILTER (WHERE status <> 'skipped' AND fire_at < $2)
 		FROM workflow_runs WHERE schedule_id = $1`, s.ID, startedAt.Add(-500*time.Millisecond)).Scan(&missed, &ranBefore))
 	if missed != 1 {

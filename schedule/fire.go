@@ -401,7 +401,7 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		sl.meta = slotMetadata(spec, sl.fireAt)
 		sl.d = decideSlot(spec, s.CatchUpWindow, s.CatchUp, sl.fireAt, foundAt, now, s.nextCatchUp)
 		if sl.d.missed {
-			sl.skip = SkipReasonMissed
+			sl.skip = missedReason(spec, sl.fireAt, sl.d.after)
 		}
 		sl.next = nextSlot(spec, s, sl.d.after)
 		slots = append(slots, sl)
@@ -638,7 +638,7 @@ func (c *Client) logSkip(ctx context.Context, sl *slot, reason string) {
 // skipKind is the reason without its details: "cannot start" for
 // "cannot start: input is 4108 bytes…".
 func skipKind(reason string) string {
-	for _, prefix := range []string{SkipReasonCannotFire, SkipReasonCannotStart} {
+	for _, prefix := range []string{SkipReasonCannotFire, SkipReasonCannotStart, SkipReasonMissed} {
 		if len(reason) >= len(prefix) && reason[:len(prefix)] == prefix {
 			return prefix
 		}
@@ -658,6 +658,41 @@ func slotMetadata(spec *Spec, fireAt time.Time) map[string]any {
 		}
 	}
 	return meta
+}
+
+// maxPassedOverCount bounds the slots missedReason counts one by one: a
+// per-second schedule down for a day passes over 86,400, and the count
+// then says "more than".
+const maxPassedOverCount = 1000
+
+// missedReason is the skip reason of a slot missed at fireAt whose chain
+// goes on after through: "missed", and, when the chain passes over later
+// slots (SKIP_MISSED_BY_DEFAULT moves it to the next future slot), which
+// ones and how many, so that one ledger row accounts for every slot of an
+// outage instead of one row per slot.
+func missedReason(spec *Spec, fireAt, through time.Time) string {
+	first, ok := spec.Next(fireAt)
+	if !ok || first.At.After(through) {
+		return SkipReasonMissed
+	}
+	last, _ := latestSlot(spec, fireAt, through)
+	n := 0
+	for at := fireAt; n <= maxPassedOverCount; n++ {
+		occ, ok := spec.Next(at)
+		if !ok || occ.At.After(through) {
+			break
+		}
+		at = occ.At
+	}
+	count := fmt.Sprintf("%d later slots", n)
+	switch {
+	case n == 1:
+		count = "1 later slot"
+	case n > maxPassedOverCount:
+		count = fmt.Sprintf("more than %d later slots", maxPassedOverCount)
+	}
+	return fmt.Sprintf("%s; the chain also passed over %s, from %s to %s", SkipReasonMissed, count,
+		first.At.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))
 }
 
 // latestDue reports whether fireAt is the most recent slot at or before now.
