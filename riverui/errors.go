@@ -94,9 +94,9 @@ func (h *Handler) apiErrorOf(err error) (int, apiErrorBody) {
 	case errors.As(err, &wv):
 		body.Field, body.Error = apiValidation(wv.Field, wv.Problem, msg)
 	case errors.As(err, &cronErr), errors.As(err, &noOcc):
-		body.Field = "cron"
+		body.Field, body.Error = "cron", "cron: "+strings.TrimPrefix(msg, "schedule: ")
 	case errors.As(err, &zoneErr):
-		body.Field = "time_zone"
+		body.Field, body.Error = "time_zone", "time_zone: "+strings.TrimPrefix(msg, "schedule: ")
 	}
 	return status, body
 }
