@@ -350,9 +350,16 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 			require.NotEqual(t, http.StatusMethodNotAllowed, status, "%s: %s", op, body)
 			require.NotContains(t, body, "no API route", op)
 		}
-		// And a method the document does not list is refused.
-		status, _ := f.do(t, http.MethodPut, "/api/runs", "{}", nil)
-		require.Equal(t, http.StatusMethodNotAllowed, status)
+		// And a method the document does not list on a path is refused.
+		for path, item := range doc.root["paths"].(map[string]any) {
+			for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+				if _, ok := item.(map[string]any)[strings.ToLower(method)]; ok {
+					continue
+				}
+				status, body := f.do(t, method, strings.ReplaceAll(path, "{id}", uuid.NewString()), "{}", nil)
+				require.Equal(t, http.StatusMethodNotAllowed, status, "%s %s: %s", method, path, body)
+			}
+		}
 	})
 
 	t.Run("Bodies", func(t *testing.T) {
