@@ -108,6 +108,7 @@ type runStartBody struct {
 	MaxAttempts, Priority       opt[int]
 	Tags                        opt[[]string]
 	Metadata                    opt[map[string]any]
+	RequireWorker               opt[bool]
 }
 
 func (b *runStartBody) spec() *bodySpec {
@@ -116,11 +117,14 @@ func (b *runStartBody) spec() *bodySpec {
 		{name: "idempotency_key", dst: &b.IdempotencyKey}, {name: "max_attempts", dst: &b.MaxAttempts},
 		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue},
 		{name: "tags", dst: &b.Tags}, {name: "metadata", dst: &b.Metadata},
+		{name: "require_worker", dst: &b.RequireWorker},
 	}, renamed: map[string]string{"workflow": "type"}}
 }
 
 // startRun answers POST /api/runs, a run's writable fields (type, input,
-// idempotency_key, max_attempts, priority, queue, tags, metadata): 201 and
+// idempotency_key, max_attempts, priority, queue, tags, metadata) and
+// require_worker (not stored: refuse with 409 when no live client serves
+// the type, as workflow.StartOpts.RequireWorker does): 201 and
 // the run started, or, when the idempotency key had started one already,
 // that first run. The type must be one the server's client registers, or
 // any valid name when it registers none (tributary serve). Zero max
@@ -142,7 +146,7 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
 	}
 	run, err := h.wf.StartByName(r.Context(), b.Type.value(), input, &workflow.StartOpts{
 		IdempotencyKey: b.IdempotencyKey.value(), MaxAttempts: b.MaxAttempts.value(), Metadata: b.Metadata.value(),
-		Priority: b.Priority.value(), Queue: b.Queue.value(), Tags: b.Tags.value(),
+		Priority: b.Priority.value(), Queue: b.Queue.value(), Tags: b.Tags.value(), RequireWorker: b.RequireWorker.value(),
 	})
 	var invalid *workflow.ValidationError
 	if errors.As(err, &invalid) && invalid.Field == "name" {

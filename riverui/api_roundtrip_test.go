@@ -281,3 +281,33 @@ func TestAPIBodyTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, runs)
 }
+
+// TestAPIRequireWorker: require_worker refuses, with 409 and nothing
+// written, a run or schedule of a type no live client serves.
+func TestAPIRequireWorker(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, nil)
+	for _, tc := range []struct{ path, body string }{
+		{"/api/runs", `{"type": "nobody_serves", "require_worker": true}`},
+		{"/api/schedules", `{"name": "n", "workflow": "nobody_serves", "cron": "@daily", "require_worker": true}`},
+	} {
+		status, body := f.do(t, http.MethodPost, tc.path, tc.body, nil)
+		require.Equal(t, http.StatusConflict, status, body)
+		require.Contains(t, body, "no live worker serves")
+	}
+	runs, err := f.wf.ListRuns(t.Context(), nil)
+	require.NoError(t, err)
+	require.Empty(t, runs)
+	list, err := f.sc.List(t.Context(), nil)
+	require.NoError(t, err)
+	require.Empty(t, list)
+
+	// Without it, the run is started and waits for a worker.
+	status, body := f.do(t, http.MethodPost, "/api/runs", `{"type": "nobody_serves", "require_worker": false}`, nil)
+	require.Equal(t, http.StatusCreated, status, body)
+	// It is not a field of a PATCH: it would apply to nothing.
+	s := f.createSchedule(t, "digest", "")
+	status, body = f.do(t, http.MethodPatch, "/api/schedules/"+s.ID.String(), `{"require_worker": true}`, nil)
+	require.Equal(t, http.StatusBadRequest, status, body)
+}

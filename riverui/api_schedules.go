@@ -29,6 +29,7 @@ type scheduleBody struct {
 	Priority       opt[int]
 	Paused         opt[bool]
 	GrantID        opt[uuid.UUID]
+	RequireWorker  opt[bool]
 }
 
 // scheduleReadOnly are the fields of a schedule that only the server sets.
@@ -40,7 +41,7 @@ var scheduleReadOnly = []string{
 // spec describes the body; patch says it is a PATCH's, which takes the
 // read-only fields and ignores them.
 func (b *scheduleBody) spec(patch bool) *bodySpec {
-	return &bodySpec{what: "a schedule", required: true, readOnly: scheduleReadOnly, ignoreReadOnly: patch, members: []member{
+	members := []member{
 		{name: "name", dst: &b.Name}, {name: "description", dst: &b.Description}, {name: "owner", dst: &b.Owner},
 		{name: "workflow", dst: &b.Workflow}, {name: "input", dst: &b.Input, nullable: true},
 		{name: "cron", dst: &b.Cron}, {name: "time_zone", dst: &b.TimeZone},
@@ -50,7 +51,12 @@ func (b *scheduleBody) spec(patch bool) *bodySpec {
 		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue}, {name: "timeout", dst: &b.Timeout},
 		{name: "paused", dst: &b.Paused}, {name: "pause_note", dst: &b.PauseNote},
 		{name: "grant_id", dst: &b.GrantID, nullable: true},
-	}}
+	}
+	if !patch {
+		// Not stored: it applies to the create only.
+		members = append(members, member{name: "require_worker", dst: &b.RequireWorker})
+	}
+	return &bodySpec{what: "a schedule", required: true, readOnly: scheduleReadOnly, ignoreReadOnly: patch, members: members}
 }
 
 // input is the body's input as the Go API takes it: nil when not sent,
@@ -72,7 +78,9 @@ func window(d duration) time.Duration {
 }
 
 // createSchedule answers POST /api/schedules: 201 with the schedule and its
-// next fire times. Fields left out take schedule.Params' defaults (a
+// next fire times. require_worker (not stored) refuses with 409 when no
+// live client serves the workflow type, as schedule.Params.RequireWorker
+// does. Fields left out take schedule.Params' defaults (a
 // catch-up window of a minute, overlap skip, the workflow's run policy);
 // "catch_up_window": "0s" is no window.
 func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
@@ -90,6 +98,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		Input: b.input(), Cron: b.Cron.value(), TimeZone: b.TimeZone.value(), StartAt: b.StartAt.value(), EndAt: b.EndAt.value(),
 		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
 		Queue: b.Queue.value(), Timeout: time.Duration(b.Timeout.value()), Paused: b.Paused.value(), PauseNote: b.PauseNote.value(),
+		RequireWorker: b.RequireWorker.value(),
 	}
 	if b.CatchUpWindow.set {
 		p.CatchUpWindow = window(b.CatchUpWindow.value())

@@ -57,14 +57,14 @@
 //	GET    /api/openapi.json             the OpenAPI 3.1 document of the API (openapi.json)
 //	GET    /api/runs                     ?type=&status=&schedule_id=&limit=&after=
 //	POST   /api/runs                     a run's writable fields: {"type": "...", "input": ..., "idempotency_key",
-//	                                     "max_attempts", "priority", "queue", "tags", "metadata"}
+//	                                     "max_attempts", "priority", "queue", "tags", "metadata", "require_worker"}
 //	GET    /api/runs/{id}                a run with its steps
 //	POST   /api/runs/{id}/cancel
 //	POST   /api/runs/{id}/retry
 //	POST   /api/runs/{id}/signal         {"name": "...", "payload": ...}
 //	GET    /api/schedules                ?owner=&workflow=&paused=&limit=&after=
 //	POST   /api/schedules                a schedule's writable fields: {"name", "workflow", "cron", "time_zone",
-//	                                     "input", "overlap", "catch_up_window": "1h", …}
+//	                                     "input", "overlap", "catch_up_window": "1h", …, "require_worker"}
 //	GET    /api/schedules/{id}           a schedule with its next 10 fire times
 //	PATCH  /api/schedules/{id}           the fields to change; a GET's body as it is changes nothing
 //	POST   /api/schedules/{id}/pause     optional {"note": "..."}
@@ -110,7 +110,8 @@
 //   - A POST creates from the same fields without the read-only ones,
 //     which it refuses by name: a GET's body without them creates an equal
 //     schedule. POST /api/runs takes a run's body without its read-only
-//     fields; with the run's idempotency key, it answers that run.
+//     fields; with the run's idempotency key, it answers that run. Both
+//     creates also take require_worker, which is not stored.
 //   - Unknown fields and query parameters of the listings are refused, by
 //     name. A name of an earlier release is refused with what it is now
 //     called.
@@ -130,7 +131,8 @@
 // 400 for bad input (nothing is written), 401 without credentials, 403 for
 // a cross-site state-changing request, 404 for an unknown run, schedule or
 // route, 405 for a method the path does not take (with Allow), 409 for a
-// run that is finished (a signal) or cannot be retried, 413 for a body over
+// run that is finished (a signal) or cannot be retried, or a require_worker
+// create or start of a type no live client serves, 413 for a body over
 // the limit, 500 otherwise. Cancelling a finished run answers 200 with the
 // run as it is, as pausing a paused schedule answers with the schedule.
 //
