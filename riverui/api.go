@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -30,56 +28,61 @@ const (
 	defaultLimit = 100
 )
 
-// mountAPI mounts the JSON API on mux under prefix/api/. Unknown routes and
-// wrong methods are answered in JSON too.
-func (h *Handler) mountAPI(outer *http.ServeMux) {
-	p := h.prefix + "/api"
-	run := func(fn idHandler) http.HandlerFunc { return h.byID("run", fn, h.failJSON) }
-	sched := func(fn idHandler) http.HandlerFunc { return h.byID("schedule", fn, h.failJSON) }
+// apiRoute is a route of the JSON API: a method and a path under
+// Config.Prefix. openapi.json describes each one (TestOpenAPIMatchesRouter
+// checks it).
+type apiRoute struct {
+	method, path string
+	serve        http.Handler
+}
 
+// apiRoutes are the JSON API's routes.
+func (h *Handler) apiRoutes() []apiRoute {
+	run := func(fn idHandler) http.Handler { return h.byID("run", fn, h.failJSON) }
+	sched := func(fn idHandler) http.Handler { return h.byID("schedule", fn, h.failJSON) }
+	return []apiRoute{
+		{http.MethodGet, "/api/openapi.json", http.HandlerFunc(h.serveOpenAPI)},
+		{http.MethodGet, "/api/runs", http.HandlerFunc(h.listRuns)},
+		{http.MethodPost, "/api/runs", http.HandlerFunc(h.startRun)},
+		{http.MethodGet, "/api/runs/{id}", run(h.writeRun)},
+		{http.MethodPost, "/api/runs/{id}/cancel", run(then(h.cancelJSON, h.writeRun))},
+		{http.MethodPost, "/api/runs/{id}/retry", run(then(withContext(h.wf.Retry), h.writeRun))},
+		{http.MethodPost, "/api/runs/{id}/signal", run(then(h.signalJSON, h.writeRun))},
+		{http.MethodGet, "/api/schedules", http.HandlerFunc(h.listSchedules)},
+		{http.MethodPost, "/api/schedules", http.HandlerFunc(h.createSchedule)},
+		{http.MethodGet, "/api/schedules/{id}", sched(h.writeSchedule)},
+		{http.MethodPatch, "/api/schedules/{id}", sched(then(h.updateSchedule, h.writeSchedule))},
+		{http.MethodDelete, "/api/schedules/{id}", sched(h.deleteSchedule)},
+		{http.MethodPost, "/api/schedules/{id}/pause", sched(then(h.pauseJSON, h.writeSchedule))},
+		{http.MethodPost, "/api/schedules/{id}/resume", sched(then(h.resumeJSON, h.writeSchedule))},
+		{http.MethodPost, "/api/schedules/{id}/trigger", sched(h.triggerSchedule)},
+		{http.MethodPost, "/api/schedules/{id}/backfill", sched(h.backfillSchedule)},
+		{http.MethodGet, "/api/schedules/{id}/history", sched(h.scheduleHistory)},
+	}
+}
+
+// mountAPI mounts the JSON API on outer under prefix/api/. Unknown routes
+// and wrong methods are answered in JSON too.
+func (h *Handler) mountAPI(outer *http.ServeMux) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+p+"/runs", h.listRuns)
-	mux.HandleFunc("POST "+p+"/runs", h.startRun)
-	mux.Handle("GET "+p+"/runs/{id}", run(h.writeRun))
-	mux.Handle("POST "+p+"/runs/{id}/cancel", run(then(h.cancelJSON, h.writeRun)))
-	mux.Handle("POST "+p+"/runs/{id}/retry", run(then(withContext(h.wf.Retry), h.writeRun)))
-	mux.Handle("POST "+p+"/runs/{id}/signal", run(then(signalJSON(h.wf), h.writeRun)))
-	mux.HandleFunc("GET "+p+"/schedules", h.listSchedules)
-	mux.HandleFunc("POST "+p+"/schedules", h.createSchedule)
-	mux.Handle("GET "+p+"/schedules/{id}", sched(h.writeSchedule))
-	mux.Handle("PATCH "+p+"/schedules/{id}", sched(then(h.updateSchedule, h.writeSchedule)))
-	mux.Handle("DELETE "+p+"/schedules/{id}", sched(h.deleteSchedule))
-	mux.Handle("POST "+p+"/schedules/{id}/pause", sched(then(h.pauseJSON, h.writeSchedule)))
-	mux.Handle("POST "+p+"/schedules/{id}/resume", sched(then(h.resumeJSON, h.writeSchedule)))
-	mux.Handle("POST "+p+"/schedules/{id}/trigger", sched(h.triggerSchedule))
-	mux.Handle("POST "+p+"/schedules/{id}/backfill", sched(h.backfillSchedule))
-	mux.Handle("GET "+p+"/schedules/{id}/history", sched(h.scheduleHistory))
-	outer.Handle(p+"/", withFallback(mux, func(w http.ResponseWriter, r *http.Request, allowed []string) {
+	for _, route := range h.apiRoutes() {
+		mux.Handle(route.method+" "+h.prefix+route.path, route.serve)
+	}
+	outer.Handle(h.prefix+"/api/", withFallback(mux, func(w http.ResponseWriter, r *http.Request, allowed []string) {
 		if len(allowed) > 0 {
 			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not allowed; use %s", r.Method, r.URL.Path, strings.Join(allowed, " or ")))
 			return
 		}
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no API route %s %s", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no API route %s %s; the routes are described at %s/api/openapi.json", r.Method, r.URL.Path, h.prefix))
 	}))
 }
 
-// occurrence is a fire time in GET /api/schedules/{id}.
-type occurrence struct {
-	At      time.Time `json:"at"`
-	Nominal string    `json:"nominal"`
-	Shifted bool      `json:"shifted,omitempty"`
-	Note    string    `json:"note,omitempty"`
-}
-
-// runList is the answer of the run listings; NextAfter, set when the page
-// is full, is the after= of the next page.
-type runList struct {
-	Runs      []*workflow.Run `json:"runs"`
-	NextAfter *uuid.UUID      `json:"next_after,omitempty"`
-}
-
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
-	params, err := runListParams(r, true)
+	err := checkQuery(r, "type", "status", "schedule_id", "schedule", "limit", "after")
+	var params *workflow.ListParams
+	if err == nil {
+		params, err = runListParams(r, true)
+	}
 	if err != nil {
 		h.failJSON(w, r, err)
 		return
@@ -92,36 +95,70 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit))
 }
 
-// startRun answers POST /api/runs with {"workflow": …, "input": …,
-// "idempotency_key": …, "queue": …, "priority": …, "tags": […]}: 201 and
+// runReadOnly are the fields of a run that POST /api/runs does not take.
+var runReadOnly = []string{
+	"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step",
+	"skip_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps",
+}
+
+// runStartBody is the body of POST /api/runs: a run's writable fields.
+type runStartBody struct {
+	Type, IdempotencyKey, Queue opt[string]
+	Input                       opt[json.RawMessage]
+	MaxAttempts, Priority       opt[int]
+	Tags                        opt[[]string]
+	Metadata                    opt[map[string]any]
+	RequireWorker               opt[bool]
+}
+
+func (b *runStartBody) spec() *bodySpec {
+	return &bodySpec{what: "a run", required: true, readOnly: runReadOnly, members: []member{
+		{name: "type", dst: &b.Type}, {name: "input", dst: &b.Input, nullable: true},
+		{name: "idempotency_key", dst: &b.IdempotencyKey}, {name: "max_attempts", dst: &b.MaxAttempts},
+		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue},
+		{name: "tags", dst: &b.Tags}, {name: "metadata", dst: &b.Metadata},
+		{name: "require_worker", dst: &b.RequireWorker},
+	}, renamed: map[string]string{"workflow": "type"}}
+}
+
+// startRun answers POST /api/runs, a run's writable fields (type, input,
+// idempotency_key, max_attempts, priority, queue, tags, metadata) and
+// require_worker (not stored: refuse with 409 when no live client serves
+// the type, as workflow.StartOpts.RequireWorker does): 201 and
 // the run started, or, when the idempotency key had started one already,
 // that first run. The type must be one the server's client registers, or
-// any valid name when it registers none (tributary serve).
+// any valid name when it registers none (tributary serve). Zero max
+// attempts, priority and queue take the type's defaults. "workflow" is the
+// former name of "type", still read (deprecated).
 func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Workflow       string          `json:"workflow"`
-		Input          json.RawMessage `json:"input"`
-		IdempotencyKey string          `json:"idempotency_key"`
-		Queue          string          `json:"queue"`
-		Priority       int             `json:"priority"`
-		Tags           []string        `json:"tags"`
-	}
-	if err := readBody(r, &body, true); err != nil {
+	var b runStartBody
+	if _, err := b.spec().read(r); err != nil {
 		h.failJSON(w, r, err)
 		return
 	}
-	if body.Workflow == "" {
-		h.failJSON(w, r, badRequest(`name the workflow type to start: {"workflow": "send_report", "input": {…}}`))
+	if b.Type.value() == "" {
+		h.failJSON(w, r, badField("type", `is missing; name the workflow type to start: {"type": "send_report", "input": {…}}`))
 		return
 	}
-	run, err := h.wf.StartByName(r.Context(), body.Workflow, body.Input, &workflow.StartOpts{
-		IdempotencyKey: body.IdempotencyKey, Queue: body.Queue, Priority: body.Priority, Tags: body.Tags,
+	input := b.Input.value()
+	if b.Input.null {
+		input = json.RawMessage("null")
+	}
+	run, err := h.wf.StartByName(r.Context(), b.Type.value(), input, &workflow.StartOpts{
+		IdempotencyKey: b.IdempotencyKey.value(), MaxAttempts: b.MaxAttempts.value(), Metadata: b.Metadata.value(),
+		Priority: b.Priority.value(), Queue: b.Queue.value(), Tags: b.Tags.value(), RequireWorker: b.RequireWorker.value(),
 	})
+	var invalid *workflow.ValidationError
+	if errors.As(err, &invalid) && invalid.Field == "name" {
+		err = badField("type", "%s", invalid.Problem)
+	}
 	if err != nil {
 		h.failJSON(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"run": run})
+	if err := h.writeRunStatus(w, r, run.ID, http.StatusCreated); err != nil {
+		h.failJSON(w, r, err)
+	}
 }
 
 // cancelJSON cancels a run. A run that has finished already is answered
@@ -146,30 +183,46 @@ func then(do op, answer idHandler) idHandler {
 }
 
 func (h *Handler) writeRun(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	return h.writeRunStatus(w, r, id, http.StatusOK)
+}
+
+// writeRunStatus answers the run with its steps.
+func (h *Handler) writeRunStatus(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int) error {
 	run, err := h.wf.GetRun(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": run})
+	writeJSON(w, status, runWire(run, true))
 	return nil
 }
 
-// signalJSON sends the signal of a {"name": …, "payload": …} body.
-func signalJSON(wf *workflow.Client) op {
-	return func(r *http.Request, id uuid.UUID) error {
-		var body struct {
-			Name    string          `json:"name"`
-			Payload json.RawMessage `json:"payload"`
-		}
-		if err := readBody(r, &body, true); err != nil {
-			return err
-		}
-		var payload any
-		if len(body.Payload) > 0 {
-			payload = body.Payload
-		}
-		return wf.Signal(r.Context(), id, body.Name, payload)
+// signalBody is the body of POST /api/runs/{id}/signal.
+type signalBody struct {
+	Name    opt[string]
+	Payload opt[json.RawMessage]
+}
+
+func (b *signalBody) spec() *bodySpec {
+	return &bodySpec{what: "a signal", required: true, members: []member{
+		{name: "name", dst: &b.Name}, {name: "payload", dst: &b.Payload, nullable: true},
+	}}
+}
+
+// signalJSON sends the signal of a {"name": …, "payload": …} body; a
+// payload of null is the JSON value null, none is no payload.
+func (h *Handler) signalJSON(r *http.Request, id uuid.UUID) error {
+	var b signalBody
+	if _, err := b.spec().read(r); err != nil {
+		return err
 	}
+	if b.Name.value() == "" {
+		return badField("name", `is missing; name the signal the run waits for: {"name": "approved", "payload": {…}}`)
+	}
+	var payload any
+	if b.Payload.set {
+		payload = rawOrNull(&b.Payload)
+	}
+	return h.wf.Signal(r.Context(), id, b.Name.value(), payload)
 }
 
 func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
@@ -177,7 +230,11 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 		h.failJSON(w, r, errNoSchedules)
 		return
 	}
-	params, err := scheduleListParams(r)
+	err := checkQuery(r, "owner", "workflow", "paused", "limit", "after")
+	var params *schedule.ListParams
+	if err == nil {
+		params, err = scheduleListParams(r)
+	}
 	if err != nil {
 		h.failJSON(w, r, err)
 		return
@@ -187,96 +244,20 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 		h.failJSON(w, r, err)
 		return
 	}
-	out := struct {
-		Schedules []*schedule.Schedule `json:"schedules"`
-		NextAfter *uuid.UUID           `json:"next_after,omitempty"`
-	}{Schedules: list}
+	out := scheduleList{Schedules: make([]*scheduleJSON, 0, len(list))}
+	for _, s := range list {
+		out.Schedules = append(out.Schedules, scheduleWire(s))
+	}
 	if len(list) > 0 && len(list) == params.Limit {
 		out.NextAfter = &list[len(list)-1].ID
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	return h.writeScheduleStatus(w, r, id, http.StatusOK)
-}
-
-// writeScheduleStatus answers the schedule and its next fire times.
-func (h *Handler) writeScheduleStatus(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int) error {
-	s, err := h.sc.Get(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	next := []occurrence{}
-	if !s.Paused {
-		occs, err := h.sc.Next(r.Context(), id, nextFireTimes)
-		if err != nil {
-			return err
-		}
-		for _, o := range occs {
-			next = append(next, occurrence{At: o.At, Nominal: o.Nominal, Shifted: o.Shifted, Note: o.Note})
-		}
-	}
-	writeJSON(w, status, map[string]any{"schedule": s, "next_fire_times": next})
-	return nil
-}
-
-func (h *Handler) deleteSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	if err := h.sc.Delete(r.Context(), id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// pauseJSON pauses with the note of an optional {"note": …} body.
-func (h *Handler) pauseJSON(r *http.Request, id uuid.UUID) error {
-	var body struct {
-		Note string `json:"note"`
-	}
-	if err := readBody(r, &body, false); err != nil {
-		return err
-	}
-	_, err := h.sc.Pause(r.Context(), id, body.Note)
-	return err
-}
-
-// resumeJSON resumes with the policy of an optional {"missed": …} body.
-func (h *Handler) resumeJSON(r *http.Request, id uuid.UUID) error {
-	var body struct {
-		Missed schedule.MissedPolicy `json:"missed"`
-	}
-	if err := readBody(r, &body, false); err != nil {
-		return err
-	}
-	_, err := h.sc.Resume(r.Context(), id, &schedule.ResumeOpts{Missed: body.Missed})
-	return err
-}
-
-func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	var body struct {
-		Input   json.RawMessage        `json:"input"`
-		Overlap schedule.OverlapPolicy `json:"overlap"`
-	}
-	if err := readBody(r, &body, false); err != nil {
-		return err
-	}
-	var opts *schedule.TriggerOpts
-	if len(body.Input) > 0 || body.Overlap != "" {
-		opts = &schedule.TriggerOpts{Overlap: body.Overlap}
-		if len(body.Input) > 0 {
-			opts.Input = body.Input
-		}
-	}
-	runID, err := h.sc.Trigger(r.Context(), id, opts)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"run_id": runID})
-	return nil
-}
-
 func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	if err := checkQuery(r, "status", "limit", "after"); err != nil {
+		return err
+	}
 	params, err := runListParams(r, false)
 	if err != nil {
 		return err
@@ -293,15 +274,35 @@ func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, id uui
 	return nil
 }
 
+// checkQuery refuses a query parameter not in allowed, so that a typo
+// (?stauts=failed) is an error, not a listing of everything. The API's
+// listings check their query; the dashboard's pages, which share the
+// parameters' parsing, take others (a flash notice).
+func checkQuery(r *http.Request, allowed ...string) error {
+	q := r.URL.Query()
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !slices.Contains(allowed, name) {
+			return badParam(name, "%s= is not a query parameter of this listing; it takes %s", name, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
 // runListParams reads status=, limit= and after= of a run listing, and
-// type= and schedule= when filters is set.
+// type= and schedule_id= when filters is set. schedule= is the former name
+// of schedule_id=, still read (deprecated).
 func runListParams(r *http.Request, filters bool) (*workflow.ListParams, error) {
 	q := r.URL.Query()
 	params := &workflow.ListParams{}
 	if s := q.Get("status"); s != "" {
 		params.Status = workflow.Status(s)
 		if !slices.Contains(runStatuses, params.Status) {
-			return nil, badRequest("status=%q is not a run status; use pending, running, sleeping, waiting, completed, failed, cancelled or skipped", s)
+			return nil, badParam("status", "status=%q is not a run status; use pending, running, sleeping, waiting, completed, failed, cancelled or skipped", s)
 		}
 	}
 	var err error
@@ -313,7 +314,11 @@ func runListParams(r *http.Request, filters bool) (*workflow.ListParams, error) 
 	}
 	if filters {
 		params.Type = strings.TrimSpace(q.Get("type"))
-		if params.ScheduleID, err = uuidParam("schedule", strings.TrimSpace(q.Get("schedule"))); err != nil {
+		name, value := "schedule_id", q.Get("schedule_id")
+		if value == "" && q.Has("schedule") {
+			name, value = "schedule", q.Get("schedule")
+		}
+		if params.ScheduleID, err = uuidParam(name, strings.TrimSpace(value)); err != nil {
 			return nil, err
 		}
 	}
@@ -340,7 +345,7 @@ func scheduleListParams(r *http.Request) (*schedule.ListParams, error) {
 	default:
 		paused, err := strconv.ParseBool(s)
 		if err != nil {
-			return nil, badRequest("paused=%q is not true or false", s)
+			return nil, badParam("paused", "paused=%q is not true or false", s)
 		}
 		params.Paused = &paused
 	}
@@ -354,21 +359,13 @@ func scheduleListParams(r *http.Request) (*schedule.ListParams, error) {
 	return params, nil
 }
 
-func pageOf(runs []*workflow.Run, limit int) runList {
-	out := runList{Runs: runs}
-	if len(runs) > 0 && len(runs) == limit {
-		out.NextAfter = &runs[len(runs)-1].ID
-	}
-	return out
-}
-
 func intParam(s string, def int) (int, error) {
 	if s == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > 1000 {
-		return 0, badRequest("limit=%q is not a number from 1 to 1000", s)
+		return 0, badParam("limit", "limit=%q is not a number from 1 to 1000", s)
 	}
 	return n, nil
 }
@@ -379,52 +376,20 @@ func uuidParam(name, s string) (*uuid.UUID, error) {
 	}
 	id, err := uuid.Parse(s)
 	if err != nil {
-		return nil, badRequest("%s=%q is not an id; ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e", name, s)
+		return nil, badParam(name, "%s=%q is not an id; ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e", name, s)
 	}
 	return &id, nil
 }
 
-// readBody decodes a JSON request body into v. An empty body is allowed
-// unless required.
-func readBody(r *http.Request, v any, required bool) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if errors.Is(err, io.EOF) && !required {
-		return nil
-	}
-	if err != nil {
-		if tooLarge := tooLargeError(err); tooLarge != nil {
-			return tooLarge
-		}
-		if errors.Is(err, io.EOF) {
-			return badRequest("request body is empty; send a JSON object")
-		}
-		return badRequest("request body is not valid JSON for this route: %v", err)
-	}
-	if dec.More() {
-		return badRequest("request body has more than one JSON value")
-	}
-	return nil
-}
-
-// tooLargeError is the 413 of a body larger than maxBodyBytes, or nil.
-func tooLargeError(err error) error {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body is larger than %d bytes", tooLarge.Limit)}
-	}
-	return nil
-}
-
 // failJSON answers err as JSON with the status that fits it.
 func (h *Handler) failJSON(w http.ResponseWriter, _ *http.Request, err error) {
-	status, msg := h.statusOf(err)
-	writeError(w, status, msg)
+	status, body := h.apiErrorOf(err)
+	writeJSON(w, status, body)
 }
 
+// writeError answers an error that is about no one field.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	writeJSON(w, status, apiErrorBody{Error: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

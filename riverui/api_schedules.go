@@ -1,94 +1,110 @@
 package riverui
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-go/tributary/schedule"
 )
 
 // scheduleBody is the JSON body of POST /api/schedules and PATCH
-// /api/schedules/{id}: schedule.Params in snake case, durations as Go
-// duration strings ("90s", "1h"). A PATCH changes the fields it names.
+// /api/schedules/{id}: the writable fields of a schedule, as GET answers
+// them. A PATCH changes the fields it names that differ from the schedule.
 type scheduleBody struct {
-	Name          *string                 `json:"name"`
-	Description   *string                 `json:"description"`
-	Owner         *string                 `json:"owner"`
-	Workflow      *string                 `json:"workflow"`
-	Input         json.RawMessage         `json:"input"`
-	Cron          *string                 `json:"cron"`
-	TimeZone      *string                 `json:"time_zone"`
-	StartAt       *time.Time              `json:"start_at"`
-	EndAt         *time.Time              `json:"end_at"`
-	Overlap       *schedule.OverlapPolicy `json:"overlap"`
-	CatchUpWindow *duration               `json:"catch_up_window"`
-	CatchUp       *schedule.CatchUpPolicy `json:"catch_up"`
-	MaxAttempts   *int                    `json:"max_attempts"`
-	Priority      *int                    `json:"priority"`
-	Queue         *string                 `json:"queue"`
-	Timeout       *duration               `json:"timeout"`
-	Paused        *bool                   `json:"paused"`
-	PauseNote     *string                 `json:"pause_note"`
-	GrantID       *uuid.UUID              `json:"grant_id"`
+	Name, Description, Owner, Workflow, Cron, TimeZone, Queue, PauseNote opt[string]
+
+	Input          opt[json.RawMessage]
+	StartAt, EndAt opt[time.Time]
+	Overlap        opt[schedule.OverlapPolicy]
+	CatchUp        opt[schedule.CatchUpPolicy]
+	CatchUpWindow  opt[duration]
+	Timeout        opt[duration]
+	MaxAttempts    opt[int]
+	Priority       opt[int]
+	Paused         opt[bool]
+	GrantID        opt[uuid.UUID]
+	RequireWorker  opt[bool]
 }
 
-// duration is a time.Duration written as a Go duration string.
-type duration time.Duration
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a duration is a string such as \"90s\" or \"1h\", got %s", b)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("duration %q: %w", s, err)
-	}
-	*d = duration(v)
-	return nil
+// scheduleReadOnly are the fields of a schedule that only the server sets.
+var scheduleReadOnly = []string{
+	"id", "paused_at", "next_fire_at", "last_fire_at", "run_count", "failure_count", "last_run_status",
+	"created_at", "updated_at", "next_fire_times",
 }
 
-func val[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
+// spec describes the body; patch says it is a PATCH's, which takes the
+// read-only fields and ignores them.
+func (b *scheduleBody) spec(patch bool) *bodySpec {
+	members := []member{
+		{name: "name", dst: &b.Name}, {name: "description", dst: &b.Description}, {name: "owner", dst: &b.Owner},
+		{name: "workflow", dst: &b.Workflow}, {name: "input", dst: &b.Input, nullable: true},
+		{name: "cron", dst: &b.Cron}, {name: "time_zone", dst: &b.TimeZone},
+		{name: "start_at", dst: &b.StartAt, nullable: true}, {name: "end_at", dst: &b.EndAt, nullable: true},
+		{name: "overlap", dst: &b.Overlap}, {name: "catch_up_window", dst: &b.CatchUpWindow},
+		{name: "catch_up", dst: &b.CatchUp}, {name: "max_attempts", dst: &b.MaxAttempts},
+		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue}, {name: "timeout", dst: &b.Timeout},
+		{name: "paused", dst: &b.Paused}, {name: "pause_note", dst: &b.PauseNote},
+		{name: "grant_id", dst: &b.GrantID, nullable: true},
 	}
-	return *p
+	if !patch {
+		// Not stored: it applies to the create only.
+		members = append(members, member{name: "require_worker", dst: &b.RequireWorker})
+	}
+	return &bodySpec{what: "a schedule", required: true, readOnly: scheduleReadOnly, ignoreReadOnly: patch, members: members}
 }
 
-func durationPtr(d *duration) *time.Duration {
-	if d == nil {
+// input is the body's input as the Go API takes it: nil when not sent,
+// JSON null when sent as null.
+func (b *scheduleBody) input() any {
+	if !b.Input.set {
 		return nil
 	}
-	v := time.Duration(*d)
-	return &v
+	return rawOrNull(&b.Input)
+}
+
+// window is a catch-up window as schedule.Params and UpdateParams take it:
+// there, 0 is the default window (a minute) and a negative one is none.
+func window(d duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return time.Duration(d)
 }
 
 // createSchedule answers POST /api/schedules: 201 with the schedule and its
-// next fire times.
+// next fire times. require_worker (not stored) refuses with 409 when no
+// live client serves the workflow type, as schedule.Params.RequireWorker
+// does. Fields left out take schedule.Params' defaults (a
+// catch-up window of a minute, overlap skip, the workflow's run policy);
+// "catch_up_window": "0s" is no window.
 func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 	if h.sc == nil {
 		h.failJSON(w, r, errNoSchedules)
 		return
 	}
-	var body scheduleBody
-	if err := readBody(r, &body, true); err != nil {
+	var b scheduleBody
+	if _, err := b.spec(false).read(r); err != nil {
 		h.failJSON(w, r, err)
 		return
 	}
 	p := &schedule.Params{
-		Name: val(body.Name), Description: val(body.Description), Owner: val(body.Owner), Workflow: val(body.Workflow),
-		Cron: val(body.Cron), TimeZone: val(body.TimeZone), StartAt: val(body.StartAt), EndAt: val(body.EndAt),
-		Overlap: val(body.Overlap), CatchUpWindow: time.Duration(val(body.CatchUpWindow)), CatchUp: val(body.CatchUp),
-		MaxAttempts: val(body.MaxAttempts), Priority: val(body.Priority), Queue: val(body.Queue), Timeout: time.Duration(val(body.Timeout)),
-		Paused: val(body.Paused), PauseNote: val(body.PauseNote), GrantID: body.GrantID,
+		Name: b.Name.value(), Description: b.Description.value(), Owner: b.Owner.value(), Workflow: b.Workflow.value(),
+		Input: b.input(), Cron: b.Cron.value(), TimeZone: b.TimeZone.value(), StartAt: b.StartAt.value(), EndAt: b.EndAt.value(),
+		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
+		Queue: b.Queue.value(), Timeout: time.Duration(b.Timeout.value()), Paused: b.Paused.value(), PauseNote: b.PauseNote.value(),
+		RequireWorker: b.RequireWorker.value(),
 	}
-	if len(body.Input) > 0 {
-		p.Input = body.Input
+	if b.CatchUpWindow.set {
+		p.CatchUpWindow = window(b.CatchUpWindow.value())
+	}
+	if b.GrantID.set && !b.GrantID.null {
+		p.GrantID = b.GrantID.ptr()
 	}
 	s, err := h.sc.Create(r.Context(), p)
 	if err != nil {
@@ -100,29 +116,256 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// updateSchedule answers PATCH /api/schedules/{id}.
+// updateSchedule answers PATCH /api/schedules/{id}: it changes the fields
+// the body names whose value differs from the schedule's, in one
+// transaction with the schedule locked, and writes nothing when none does.
+// A GET's body sent back as it is therefore changes nothing: its read-only
+// fields are ignored (its id must be the schedule's), its workflow, paused
+// and pause_note must be the schedule's (they change only through a new
+// schedule and the pause and resume routes), and an unchanged start or end
+// does not re-time the pending slot.
 func (h *Handler) updateSchedule(r *http.Request, id uuid.UUID) error {
-	var body scheduleBody
-	if err := readBody(r, &body, true); err != nil {
+	var b scheduleBody
+	ignored, err := b.spec(true).read(r)
+	if err != nil {
 		return err
 	}
+	if raw, ok := ignored["id"]; ok {
+		var sent uuid.UUID
+		if json.Unmarshal(raw, &sent) != nil || sent != id {
+			return badField("id", "%s is not the id of the schedule in the path (%s); send a schedule's body to its own URL, or leave id out", clip(raw), id)
+		}
+	}
+	ctx := r.Context()
+	return pgx.BeginFunc(ctx, h.wf.Pool(), func(tx pgx.Tx) error {
+		s, err := h.sc.UpdateTx(ctx, tx, id, nil) // locks the schedule
+		if err != nil {
+			return err
+		}
+		p, changed, err := b.changes(s)
+		if err != nil || !changed {
+			return err
+		}
+		_, err = h.sc.UpdateTx(ctx, tx, id, p)
+		return err
+	})
+}
+
+// changes returns the update of the body's fields that differ from s, and
+// whether there is any.
+func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bool, error) {
 	switch {
-	case body.Workflow != nil:
-		return badRequest("a schedule's workflow type cannot change; create a new schedule")
-	case body.Paused != nil || body.PauseNote != nil:
-		return badRequest("pause and resume with POST .../pause and .../resume")
+	case b.Workflow.set && b.Workflow.value() != s.Workflow:
+		return nil, false, badField("workflow", "a schedule's workflow type cannot change (it is %q); create a new schedule", s.Workflow)
+	case b.Paused.set && b.Paused.value() != s.Paused:
+		return nil, false, badField("paused", "pause and resume with POST /api/schedules/{id}/pause and /resume (the schedule is %s)", map[bool]string{true: "paused", false: "not paused"}[s.Paused])
+	case b.PauseNote.set && b.PauseNote.value() != s.PauseNote:
+		return nil, false, badField("pause_note", "the note is set by POST /api/schedules/{id}/pause {\"note\": …}")
 	}
-	p := &schedule.UpdateParams{
-		Name: body.Name, Description: body.Description, Owner: body.Owner, Cron: body.Cron, TimeZone: body.TimeZone,
-		StartAt: body.StartAt, EndAt: body.EndAt, Overlap: body.Overlap, CatchUpWindow: durationPtr(body.CatchUpWindow),
-		CatchUp: body.CatchUp, MaxAttempts: body.MaxAttempts, Priority: body.Priority, Queue: body.Queue,
-		Timeout: durationPtr(body.Timeout), GrantID: body.GrantID,
+	p := &schedule.UpdateParams{}
+	changed := false
+	str := func(dst **string, o *opt[string], stored string) {
+		if o.set && o.value() != stored {
+			v := o.value()
+			*dst, changed = &v, true
+		}
 	}
-	if len(body.Input) > 0 {
-		p.Input = body.Input
+	str(&p.Name, &b.Name, s.Name)
+	str(&p.Description, &b.Description, s.Description)
+	str(&p.Owner, &b.Owner, s.Owner)
+	str(&p.Cron, &b.Cron, s.Cron)
+	str(&p.TimeZone, &b.TimeZone, s.TimeZone)
+	str(&p.Queue, &b.Queue, s.Queue)
+	if b.Overlap.set && b.Overlap.value() != s.Overlap {
+		p.Overlap, changed = b.Overlap.ptr(), true
 	}
-	_, err := h.sc.Update(r.Context(), id, p)
+	if b.CatchUp.set && b.CatchUp.value() != s.CatchUp {
+		p.CatchUp, changed = b.CatchUp.ptr(), true
+	}
+	if b.CatchUpWindow.set && time.Duration(b.CatchUpWindow.value()) != s.CatchUpWindow {
+		v := window(b.CatchUpWindow.value())
+		p.CatchUpWindow, changed = &v, true
+	}
+	if b.Timeout.set && time.Duration(b.Timeout.value()) != s.Timeout {
+		v := time.Duration(b.Timeout.value())
+		p.Timeout, changed = &v, true
+	}
+	if b.MaxAttempts.set && b.MaxAttempts.value() != s.MaxAttempts {
+		p.MaxAttempts, changed = b.MaxAttempts.ptr(), true
+	}
+	if b.Priority.set && b.Priority.value() != s.Priority {
+		p.Priority, changed = b.Priority.ptr(), true
+	}
+	// A null time is none, which UpdateParams spells as the zero time.
+	for _, t := range []struct {
+		o      *opt[time.Time]
+		stored *time.Time
+		dst    **time.Time
+	}{{&b.StartAt, s.StartAt, &p.StartAt}, {&b.EndAt, s.EndAt, &p.EndAt}} {
+		if !t.o.set {
+			continue
+		}
+		var stored time.Time
+		if t.stored != nil {
+			stored = *t.stored
+		}
+		if !t.o.value().Equal(stored) {
+			*t.dst, changed = t.o.ptr(), true
+		}
+	}
+	if b.GrantID.set {
+		var stored uuid.UUID
+		if s.GrantID != nil {
+			stored = *s.GrantID
+		}
+		if b.GrantID.value() != stored { // null is uuid.Nil: no grant
+			p.GrantID, changed = b.GrantID.ptr(), true
+		}
+	}
+	if b.Input.set {
+		in, _ := b.input().(json.RawMessage)
+		if !sameJSON(in, s.Input) {
+			p.Input, changed = in, true
+		}
+	}
+	return p, changed, nil
+}
+
+// sameJSON reports whether a and b encode the same JSON value (jsonb
+// stores an input with its keys reordered and its spaces changed).
+func sameJSON(a, b json.RawMessage) bool {
+	decode := func(raw json.RawMessage) (any, bool) {
+		if len(raw) == 0 {
+			raw = json.RawMessage("null")
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		return v, dec.Decode(&v) == nil
+	}
+	va, okA := decode(a)
+	vb, okB := decode(b)
+	return okA && okB && reflect.DeepEqual(va, vb)
+}
+
+func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	return h.writeScheduleStatus(w, r, id, http.StatusOK)
+}
+
+// writeScheduleStatus answers the schedule and its next fire times.
+func (h *Handler) writeScheduleStatus(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int) error {
+	s, err := h.sc.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	next := []occurrence{}
+	if !s.Paused {
+		occs, err := h.sc.Next(r.Context(), id, nextFireTimes)
+		if err != nil {
+			return err
+		}
+		for _, o := range occs {
+			next = append(next, occurrence{At: o.At.UTC(), Nominal: o.Nominal, Shifted: o.Shifted, Note: o.Note})
+		}
+	}
+	out := scheduleWire(s)
+	out.NextFireTimes = &next
+	writeJSON(w, status, out)
+	return nil
+}
+
+func (h *Handler) deleteSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	if err := h.sc.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// pauseBody, resumeBody, triggerBody and backfillBody are the bodies of
+// POST /api/schedules/{id}/pause, …/resume, …/trigger and …/backfill.
+type (
+	pauseBody   struct{ Note opt[string] }
+	resumeBody  struct{ Missed opt[schedule.MissedPolicy] }
+	triggerBody struct {
+		Input   opt[json.RawMessage]
+		Overlap opt[schedule.OverlapPolicy]
+	}
+	backfillBody struct {
+		From, To     opt[time.Time]
+		Input        opt[json.RawMessage]
+		Overlap      opt[schedule.OverlapPolicy]
+		RerunSkipped opt[bool]
+	}
+)
+
+func (b *pauseBody) spec() *bodySpec {
+	return &bodySpec{what: "a pause", members: []member{{name: "note", dst: &b.Note}}}
+}
+
+func (b *resumeBody) spec() *bodySpec {
+	return &bodySpec{what: "a resume", members: []member{{name: "missed", dst: &b.Missed}}}
+}
+
+func (b *triggerBody) spec() *bodySpec {
+	return &bodySpec{what: "a trigger", members: []member{
+		{name: "input", dst: &b.Input, nullable: true}, {name: "overlap", dst: &b.Overlap},
+	}}
+}
+
+func (b *backfillBody) spec() *bodySpec {
+	return &bodySpec{what: "a backfill", required: true, members: []member{
+		{name: "from", dst: &b.From}, {name: "to", dst: &b.To}, {name: "input", dst: &b.Input, nullable: true},
+		{name: "overlap", dst: &b.Overlap}, {name: "rerun_skipped", dst: &b.RerunSkipped},
+	}}
+}
+
+// rawOrNull is a JSON field's value for the Go API: JSON null when sent as
+// null.
+func rawOrNull(o *opt[json.RawMessage]) json.RawMessage {
+	if o.null {
+		return json.RawMessage("null")
+	}
+	return o.value()
+}
+
+// pauseJSON pauses with the note of an optional {"note": …} body.
+func (h *Handler) pauseJSON(r *http.Request, id uuid.UUID) error {
+	var b pauseBody
+	if _, err := b.spec().read(r); err != nil {
+		return err
+	}
+	_, err := h.sc.Pause(r.Context(), id, b.Note.value())
 	return err
+}
+
+// resumeJSON resumes with the policy of an optional {"missed": …} body.
+func (h *Handler) resumeJSON(r *http.Request, id uuid.UUID) error {
+	var b resumeBody
+	if _, err := b.spec().read(r); err != nil {
+		return err
+	}
+	_, err := h.sc.Resume(r.Context(), id, &schedule.ResumeOpts{Missed: b.Missed.value()})
+	return err
+}
+
+// triggerSchedule starts a run now with the optional {"input": …,
+// "overlap": …} overrides, and answers {"run_id": …}.
+func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	var b triggerBody
+	if _, err := b.spec().read(r); err != nil {
+		return err
+	}
+	opts := &schedule.TriggerOpts{Overlap: b.Overlap.value()}
+	if b.Input.set {
+		opts.Input = rawOrNull(&b.Input)
+	}
+	runID, err := h.sc.Trigger(r.Context(), id, opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, triggered{RunID: runID})
+	return nil
 }
 
 // backfillSchedule answers POST /api/schedules/{id}/backfill with
@@ -131,27 +374,26 @@ func (h *Handler) updateSchedule(r *http.Request, id uuid.UUID) error {
 // the schedule.BackfillResult, {"slots", "started", "queued", "existing",
 // "rerun", "skipped": {reason: n}}.
 func (h *Handler) backfillSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	var body struct {
-		From         time.Time              `json:"from"`
-		To           time.Time              `json:"to"`
-		Input        json.RawMessage        `json:"input"`
-		Overlap      schedule.OverlapPolicy `json:"overlap"`
-		RerunSkipped bool                   `json:"rerun_skipped"`
-	}
-	if err := readBody(r, &body, true); err != nil {
+	var b backfillBody
+	if _, err := b.spec().read(r); err != nil {
 		return err
 	}
-	if body.From.IsZero() || body.To.IsZero() {
-		return badRequest(`send "from" and "to" as RFC 3339 times, e.g. {"from": "2026-11-01T00:00:00Z", "to": "2026-11-02T00:00:00Z"}`)
+	for _, end := range []struct {
+		name string
+		o    *opt[time.Time]
+	}{{"from", &b.From}, {"to", &b.To}} {
+		if !end.o.set {
+			return badField(end.name, `is missing; send "from" and "to" as RFC 3339 times, e.g. {"from": "2026-11-01T00:00:00Z", "to": "2026-11-02T00:00:00Z"}`)
+		}
 	}
-	opts := &schedule.BackfillOpts{Overlap: body.Overlap, RerunSkipped: body.RerunSkipped}
-	if len(body.Input) > 0 {
-		opts.Input = body.Input
+	opts := &schedule.BackfillOpts{Overlap: b.Overlap.value(), RerunSkipped: b.RerunSkipped.value()}
+	if b.Input.set {
+		opts.Input = rawOrNull(&b.Input)
 	}
-	res, err := h.sc.Backfill(r.Context(), id, body.From, body.To, opts)
+	res, err := h.sc.Backfill(r.Context(), id, b.From.value(), b.To.value(), opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, backfillWire(res))
 	return nil
 }

@@ -54,29 +54,87 @@
 // # River UI and the JSON API
 //
 //	GET    /riverui/                     River UI
-//	GET    /api/runs                     ?type=&status=&schedule=&limit=&after=
-//	POST   /api/runs                     {"workflow": "...", "input": ..., "idempotency_key": "...", "queue", "priority", "tags"}
+//	GET    /api/openapi.json             the OpenAPI 3.1 document of the API (openapi.json)
+//	GET    /api/runs                     ?type=&status=&schedule_id=&limit=&after=
+//	POST   /api/runs                     a run's writable fields: {"type": "...", "input": ..., "idempotency_key",
+//	                                     "max_attempts", "priority", "queue", "tags", "metadata", "require_worker"}
 //	GET    /api/runs/{id}                a run with its steps
 //	POST   /api/runs/{id}/cancel
 //	POST   /api/runs/{id}/retry
 //	POST   /api/runs/{id}/signal         {"name": "...", "payload": ...}
 //	GET    /api/schedules                ?owner=&workflow=&paused=&limit=&after=
-//	POST   /api/schedules                {"name", "workflow", "cron", "time_zone", "input", "owner", "overlap", "catch_up_window": "1h", …}
-//	GET    /api/schedules/{id}           a schedule and its next 10 fire times
-//	PATCH  /api/schedules/{id}           the fields to change, as for POST
+//	POST   /api/schedules                a schedule's writable fields: {"name", "workflow", "cron", "time_zone",
+//	                                     "input", "overlap", "catch_up_window": "1h", …, "require_worker"}
+//	GET    /api/schedules/{id}           a schedule with its next 10 fire times
+//	PATCH  /api/schedules/{id}           the fields to change; a GET's body as it is changes nothing
 //	POST   /api/schedules/{id}/pause     optional {"note": "..."}
 //	POST   /api/schedules/{id}/resume    optional {"missed": "skip|latest|backfill"}
-//	POST   /api/schedules/{id}/trigger   optional {"input": ..., "overlap": "..."}
-//	POST   /api/schedules/{id}/backfill  {"from": "2026-11-01T00:00:00Z", "to": …, "input": …, "overlap": …}
+//	POST   /api/schedules/{id}/trigger   optional {"input": ..., "overlap": "..."}; answers {"run_id": ...}
+//	POST   /api/schedules/{id}/backfill  {"from": "2026-11-01T00:00:00Z", "to": …, "input": …, "overlap": …, "rerun_skipped": …}
 //	DELETE /api/schedules/{id}
 //	GET    /api/schedules/{id}/history   ?status=&limit=&after=
 //
-// API errors are JSON objects {"error": "..."}: 400 for bad input, 401
-// without credentials, 403 for a cross-site state-changing request, 404 for
-// an unknown run or schedule, 409 for a run that is finished (a signal) or
-// cannot be retried, 413 for a body over the limit, 500 otherwise.
-// Cancelling a finished run answers 200 with the run as it is, as pausing a
-// paused schedule answers with the schedule.
+// openapi.json, embedded and served at /api/openapi.json (with
+// Config.Prefix as its server), describes every route, body and answer;
+// a test checks it against the router and every answer the tests receive.
+//
+// The API speaks one vocabulary, which round-trips:
+//
+//   - A run is workflow.Run and a schedule is schedule.Schedule, with the
+//     Go field names in snake case: a run's workflow type is "type"
+//     (Run.Type), a schedule's is "workflow" (Schedule.Workflow), as the
+//     listings' filters ?type= and ?workflow= already were; "overlap",
+//     "catch_up", "catch_up_window", "parent_id". Every field is always
+//     present: null for a time, an id or an output that is absent.
+//   - Durations are Go duration strings both ways: answers write
+//     "1h30m0s", requests take anything time.ParseDuration reads ("90m").
+//     A catch-up window of "0s" is no window; left out of a create, it is
+//     the default minute.
+//   - Times are RFC 3339: answers in UTC, requests in any offset.
+//   - The answer about one run or schedule is the object itself (no
+//     envelope). Listings are {"runs": […], "next_after": id|null} and
+//     {"schedules": […], "next_after": …}, without the steps and next fire
+//     times that the answers about one run or schedule hold.
+//   - What GET /api/schedules/{id} answers, PATCH takes back as it is and
+//     changes nothing: it changes only the fields whose value differs from
+//     the schedule's, in one transaction with the schedule locked, so an
+//     unchanged start or end does not re-time the pending slot, an
+//     unchanged (even revoked) grant is not checked again, and updated_at
+//     stays. A PATCH ignores the read-only fields (id, paused_at,
+//     next_fire_at, last_fire_at, run_count, failure_count,
+//     last_run_status, created_at, updated_at, next_fire_times), but an id
+//     must be the path's; workflow, paused and pause_note must be the
+//     schedule's (a new schedule and the pause and resume routes change
+//     them). null clears start_at, end_at and grant_id, and makes the input
+//     JSON null; a field left out is unchanged.
+//   - A POST creates from the same fields without the read-only ones,
+//     which it refuses by name: a GET's body without them creates an equal
+//     schedule. POST /api/runs takes a run's body without its read-only
+//     fields; with the run's idempotency key, it answers that run. Both
+//     creates also take require_worker, which is not stored.
+//   - Unknown fields and query parameters of the listings are refused, by
+//     name. A name of an earlier release is refused with what it is now
+//     called.
+//
+// Compatibility: this vocabulary replaced the one of earlier releases,
+// whose answers said "workflow_type", "overlap_policy", "catchup_policy",
+// "catchup_window" (nanoseconds) and "parent_run_id", and wrapped one run
+// or schedule in {"run": …} or {"schedule": …, "next_fire_times": …}. Two
+// former request names are still read, deprecated, until the next release:
+// "workflow" for "type" in POST /api/runs, and ?schedule= for ?schedule_id=
+// in GET /api/runs.
+//
+// Every API error is {"error": "...", "field": "..."}: error says what was
+// wrong and what to do; field, present when the error is about one field of
+// the body or one query parameter, names it as the API does (a validation
+// error of the Go API naming EndAt reads "invalid end_at: …"). Statuses:
+// 400 for bad input (nothing is written), 401 without credentials, 403 for
+// a cross-site state-changing request, 404 for an unknown run, schedule or
+// route, 405 for a method the path does not take (with Allow), 409 for a
+// run that is finished (a signal) or cannot be retried, or a require_worker
+// create or start of a type no live client serves, 413 for a body over
+// the limit, 500 otherwise. Cancelling a finished run answers 200 with the
+// run as it is, as pausing a paused schedule answers with the schedule.
 //
 // # Authentication
 //

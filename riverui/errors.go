@@ -4,21 +4,37 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"unicode"
 
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
 
-// apiError is an error with the HTTP status to answer.
+// apiError is an error with the HTTP status to answer and, when it is
+// about one field of a request body or query, the field's name as the API
+// spells it.
 type apiError struct {
 	status int
 	msg    string
+	field  string
 }
 
 func (e *apiError) Error() string { return e.msg }
 
 func badRequest(format string, args ...any) error {
 	return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+// badField is a 400 about the field named name (as the API spells it); the
+// message starts with the name.
+func badField(name, format string, args ...any) error {
+	return &apiError{status: http.StatusBadRequest, msg: name + ": " + fmt.Sprintf(format, args...), field: name}
+}
+
+// badParam is a 400 about the query parameter name.
+func badParam(name, format string, args ...any) error {
+	return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...), field: name}
 }
 
 // errNoSchedules answers the schedule routes of a Handler built without a
@@ -37,10 +53,84 @@ func (h *Handler) statusOf(err error) (int, string) {
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, workflow.ErrInvalid), errors.Is(err, schedule.ErrInvalid), errors.Is(err, workflow.ErrUnknownType):
 		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, workflow.ErrRunFinished), errors.Is(err, workflow.ErrRunNotRetryable):
+	case errors.Is(err, workflow.ErrRunFinished), errors.Is(err, workflow.ErrRunNotRetryable), errors.As(err, new(*workflow.NoWorkerError)):
 		return http.StatusConflict, err.Error()
 	default:
 		h.logger.Error("riverui: request failed", "error", err)
 		return http.StatusInternalServerError, "internal error; see the server's log"
 	}
+}
+
+// apiErrorBody is the body of every error the JSON API answers (see the
+// package documentation and the Error schema of openapi.json).
+type apiErrorBody struct {
+	// Error says what was wrong and what to do.
+	Error string `json:"error"`
+	// Field, when the error is about one field of the request body or one
+	// query parameter, is its name as the API spells it.
+	Field string `json:"field,omitempty"`
+}
+
+// apiErrorOf is the JSON answer of err: statusOf's status and message,
+// with the field the error is about in the API's words. A validation error
+// of the Go API names its field as Go does ("schedule: invalid EndAt: …");
+// the API names it as its bodies do ("invalid end_at: …").
+func (h *Handler) apiErrorOf(err error) (int, apiErrorBody) {
+	status, msg := h.statusOf(err)
+	body := apiErrorBody{Error: msg}
+	var (
+		apiErr  *apiError
+		sv      *schedule.ValidationError
+		wv      *workflow.ValidationError
+		cronErr *schedule.CronError
+		zoneErr *schedule.ZoneError
+		noOcc   *schedule.NoOccurrenceError
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		body.Field = apiErr.field
+	case errors.As(err, &sv):
+		body.Field, body.Error = apiValidation(sv.Field, sv.Problem, msg)
+	case errors.As(err, &wv):
+		body.Field, body.Error = apiValidation(wv.Field, wv.Problem, msg)
+	case errors.As(err, &cronErr), errors.As(err, &noOcc):
+		body.Field, body.Error = "cron", "cron: "+strings.TrimPrefix(msg, "schedule: ")
+	case errors.As(err, &zoneErr):
+		body.Field, body.Error = "time_zone", "time_zone: "+strings.TrimPrefix(msg, "schedule: ")
+	}
+	return status, body
+}
+
+// apiValidation rewords a Go validation error about field (a Go name such
+// as "EndAt" or "BackfillOpts.Overlap") in the API's words; msg is kept for
+// the errors that are about no one field ("range", "Params").
+func apiValidation(field, problem, msg string) (string, string) {
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		field = field[i+1:]
+	}
+	name := snakeCase(field)
+	switch name {
+	case "", "params", "range", "run", "pool", "fn":
+		return "", msg
+	}
+	return name, "invalid " + name + ": " + problem
+}
+
+// snakeCase spells a Go field name as the API does: CatchUpWindow is
+// catch_up_window, GrantID is grant_id.
+func snakeCase(s string) string {
+	var b strings.Builder
+	runes := []rune(s)
+	for i, r := range runes {
+		if unicode.IsUpper(r) {
+			prevLower := i > 0 && !unicode.IsUpper(runes[i-1]) && runes[i-1] != '_'
+			nextLower := i > 0 && i+1 < len(runes) && unicode.IsLower(runes[i+1]) && unicode.IsUpper(runes[i-1])
+			if prevLower || nextLower {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -54,7 +54,10 @@ func Example_embed() {
 		log.Fatal(err)
 	}
 	var list struct {
-		Schedules []schedule.Schedule `json:"schedules"`
+		Schedules []struct {
+			Name     string `json:"name"`
+			TimeZone string `json:"time_zone"`
+		} `json:"schedules"`
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&list)
 	resp.Body.Close()

@@ -45,6 +45,7 @@ type Handler struct {
 	auth    *authenticator
 	handler http.Handler
 	logger  *slog.Logger
+	openAPI []byte
 	prefix  string
 	sc      *schedule.Client
 	ui      *upstream.Handler
@@ -79,6 +80,9 @@ func New(wf *workflow.Client, sc *schedule.Client, config *Config) (*Handler, er
 	}
 
 	h := &Handler{logger: logger, prefix: prefix, sc: sc, ui: ui, wf: wf}
+	if h.openAPI, err = openAPIFor(prefix); err != nil {
+		return nil, fmt.Errorf("riverui: read the embedded OpenAPI document: %w", err)
+	}
 	h.auth = newAuthenticator(config.Token, prefix)
 
 	mux := http.NewServeMux()

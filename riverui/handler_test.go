@@ -23,6 +23,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 
 // fixture is a Handler on a fresh schema, served by an httptest.Server.
 type fixture struct {
+	prefix string
 	sc     *schedule.Client
 	server *httptest.Server
 	token  string
@@ -55,12 +56,14 @@ func newFixture(t *testing.T, config *riverui.Config) *fixture {
 	f := &fixture{sc: sc, server: server, wf: wf}
 	if config != nil {
 		f.token = config.Token
+		f.prefix = strings.TrimSuffix(config.Prefix, "/")
 	}
 	return f
 }
 
 // do sends a request with the fixture's token (if any) and returns the
-// status and body.
+// status and body. Every answer from the JSON API is checked against
+// openapi.json (see checkAnswer).
 func (f *fixture) do(t *testing.T, method, path, body string, header map[string]string) (int, string) {
 	t.Helper()
 
@@ -85,6 +88,9 @@ func (f *fixture) do(t *testing.T, method, path, body string, header map[string]
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
+	if api, ok := strings.CutPrefix(req.URL.Path, f.prefix); ok && strings.HasPrefix(api, "/api/") {
+		checkAnswer(t, method, api, resp.StatusCode, resp.Header.Get("Content-Type"), string(data))
+	}
 	return resp.StatusCode, string(data)
 }
 
@@ -106,6 +112,36 @@ func (f *fixture) createSchedule(t *testing.T, name, owner string) *schedule.Sch
 
 type errorBody struct {
 	Error string `json:"error"`
+	Field string `json:"field"`
+}
+
+// apiSchedule and apiRun are the fields of the API's schedules and runs
+// that the tests read.
+type apiSchedule struct {
+	ID            uuid.UUID `json:"id"`
+	Name          string    `json:"name"`
+	Workflow      string    `json:"workflow"`
+	TimeZone      string    `json:"time_zone"`
+	Cron          string    `json:"cron"`
+	Overlap       string    `json:"overlap"`
+	CatchUpWindow string    `json:"catch_up_window"`
+	Input         json.RawMessage
+	Paused        bool       `json:"paused"`
+	PauseNote     string     `json:"pause_note"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	NextFireAt    *time.Time `json:"next_fire_at"`
+	NextFireTimes []struct {
+		At      time.Time `json:"at"`
+		Nominal string    `json:"nominal"`
+	} `json:"next_fire_times"`
+}
+
+type apiRun struct {
+	ID     uuid.UUID       `json:"id"`
+	Type   string          `json:"type"`
+	Status workflow.Status `json:"status"`
+	Input  json.RawMessage `json:"input"`
+	Tags   []string        `json:"tags"`
 }
 
 func TestAPI(t *testing.T) {
@@ -117,7 +153,7 @@ func TestAPI(t *testing.T) {
 
 	t.Run("Schedules", func(t *testing.T) {
 		var list struct {
-			Schedules []schedule.Schedule `json:"schedules"`
+			Schedules []apiSchedule `json:"schedules"`
 		}
 		f.getJSON(t, "/api/schedules", http.StatusOK, &list)
 		require.Len(t, list.Schedules, 2)
@@ -126,15 +162,11 @@ func TestAPI(t *testing.T) {
 		require.Len(t, list.Schedules, 1)
 		require.Equal(t, s2.ID, list.Schedules[0].ID)
 
-		var got struct {
-			Schedule      schedule.Schedule `json:"schedule"`
-			NextFireTimes []struct {
-				At      time.Time `json:"at"`
-				Nominal string    `json:"nominal"`
-			} `json:"next_fire_times"`
-		}
+		var got apiSchedule
 		f.getJSON(t, "/api/schedules/"+s1.ID.String(), http.StatusOK, &got)
-		require.Equal(t, s1.Name, got.Schedule.Name)
+		require.Equal(t, s1.Name, got.Name)
+		require.Equal(t, "digest", got.Workflow)
+		require.Equal(t, "1m0s", got.CatchUpWindow)
 		require.Len(t, got.NextFireTimes, 10)
 		require.True(t, got.NextFireTimes[0].At.After(time.Now()))
 
@@ -171,13 +203,17 @@ func TestAPI(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(body), &triggered))
 
 		var list struct {
-			Runs []workflow.Run `json:"runs"`
+			Runs []apiRun `json:"runs"`
 		}
 		f.getJSON(t, "/api/runs", http.StatusOK, &list)
 		require.Len(t, list.Runs, 1)
 		require.Equal(t, triggered.RunID, list.Runs[0].ID)
-		f.getJSON(t, "/api/runs?schedule="+s1.ID.String()+"&type=digest&limit=5", http.StatusOK, &list)
+		f.getJSON(t, "/api/runs?schedule_id="+s1.ID.String()+"&type=digest&limit=5", http.StatusOK, &list)
 		require.Len(t, list.Runs, 1)
+		f.getJSON(t, "/api/runs?schedule="+s1.ID.String(), http.StatusOK, &list) // former name, deprecated
+		require.Len(t, list.Runs, 1)
+		f.getJSON(t, "/api/runs?schedule_id="+uuid.NewString(), http.StatusOK, &list)
+		require.Empty(t, list.Runs)
 		f.getJSON(t, "/api/runs?status=completed", http.StatusOK, &list)
 		require.Empty(t, list.Runs)
 		f.getJSON(t, "/api/schedules/"+s1.ID.String()+"/history", http.StatusOK, &list)
@@ -190,11 +226,9 @@ func TestAPI(t *testing.T) {
 		f.getJSON(t, "/api/schedules/"+uuid.New().String()+"/history", http.StatusNotFound, &e)
 		f.getJSON(t, "/api/nothing", http.StatusNotFound, &e)
 
-		var got struct {
-			Run workflow.Run `json:"run"`
-		}
+		var got apiRun
 		f.getJSON(t, "/api/runs/"+triggered.RunID.String(), http.StatusOK, &got)
-		require.Equal(t, "digest", got.Run.Type)
+		require.Equal(t, "digest", got.Type)
 
 		path := "/api/runs/" + triggered.RunID.String()
 		status, body = f.do(t, http.MethodPost, path+"/signal", `{"name": "approved", "payload": {"by": "ops"}}`, nil)
@@ -207,17 +241,17 @@ func TestAPI(t *testing.T) {
 		status, body = f.do(t, http.MethodPost, path+"/cancel", "", nil)
 		require.Equal(t, http.StatusOK, status, body)
 		require.NoError(t, json.Unmarshal([]byte(body), &got))
-		require.Equal(t, workflow.StatusCancelled, got.Run.Status)
+		require.Equal(t, workflow.StatusCancelled, got.Status)
 		// Again: the run as it is, as pausing a paused schedule answers.
 		status, body = f.do(t, http.MethodPost, path+"/cancel", "", nil)
 		require.Equal(t, http.StatusOK, status, body)
 		require.NoError(t, json.Unmarshal([]byte(body), &got))
-		require.Equal(t, workflow.StatusCancelled, got.Run.Status)
+		require.Equal(t, workflow.StatusCancelled, got.Status)
 
 		status, body = f.do(t, http.MethodPost, path+"/retry", "", nil)
 		require.Equal(t, http.StatusOK, status, body)
 		require.NoError(t, json.Unmarshal([]byte(body), &got))
-		require.Equal(t, workflow.StatusPending, got.Run.Status)
+		require.Equal(t, workflow.StatusPending, got.Status)
 	})
 
 	t.Run("Dashboard", func(t *testing.T) {
@@ -248,11 +282,9 @@ func TestAPI(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(body), &e))
 			require.Contains(t, e.Error, "cross-site")
 		}
-		var got struct {
-			Schedule schedule.Schedule `json:"schedule"`
-		}
+		var got apiSchedule
 		f.getJSON(t, "/api/schedules/"+s1.ID.String(), http.StatusOK, &got)
-		require.False(t, got.Schedule.Paused)
+		require.False(t, got.Paused)
 
 		// Same-origin browser requests pass.
 		host := strings.TrimPrefix(f.server.URL, "http://")
@@ -301,19 +333,15 @@ func TestAPIScheduleWrites(t *testing.T) {
 	t.Parallel()
 
 	f := newFixture(t, nil)
-	var created struct {
-		Schedule      schedule.Schedule `json:"schedule"`
-		NextFireTimes []struct {
-			At time.Time `json:"at"`
-		} `json:"next_fire_times"`
-	}
+	var created apiSchedule
 	status, body := f.do(t, http.MethodPost, "/api/schedules", `{"name": "reports", "owner": "finance", "workflow": "digest",
 		"cron": "0 9 * * 1-5", "time_zone": "Asia/Tokyo", "input": {"team": "finance"}, "catch_up_window": "1h", "overlap": "skip"}`, nil)
 	require.Equal(t, http.StatusCreated, status, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &created))
-	s := created.Schedule
+	s := created
 	require.Equal(t, "Asia/Tokyo", s.TimeZone)
-	require.Equal(t, schedule.OverlapSkip, s.Overlap)
+	require.Equal(t, "skip", s.Overlap)
+	require.Equal(t, "1h0m0s", s.CatchUpWindow)
 	require.JSONEq(t, `{"team": "finance"}`, string(s.Input))
 	require.Len(t, created.NextFireTimes, 10)
 
@@ -355,7 +383,7 @@ func TestAPIScheduleWrites(t *testing.T) {
 	require.Equal(t, 3, backfilled.Started+backfilled.Queued, "all three run, one after the other")
 	status, body = f.do(t, http.MethodPost, path+"/backfill", `{"from": "2026-01-10T00:00:00Z", "to": "2026-01-13T00:00:00Z", "overlap": "allow", "rerun_skipped": true}`, nil)
 	require.Equal(t, http.StatusOK, status, body)
-	require.JSONEq(t, `{"slots": 3, "started": 0, "queued": 0, "existing": 3, "rerun": 0}`, body)
+	require.JSONEq(t, `{"slots": 3, "started": 0, "queued": 0, "existing": 3, "rerun": 0, "skipped": {}}`, body)
 	status, _ = f.do(t, http.MethodPost, path+"/backfill", `{"from": "2026-01-10T00:00:00Z"}`, nil)
 	require.Equal(t, http.StatusBadRequest, status)
 
@@ -370,33 +398,53 @@ func TestAPIStartRun(t *testing.T) {
 	t.Parallel()
 
 	f := newFixture(t, nil)
-	var started struct {
-		Run workflow.Run `json:"run"`
-	}
-	status, body := f.do(t, http.MethodPost, "/api/runs", `{"workflow": "send_report", "input": {"to": "ops"}, "tags": ["api"]}`, nil)
+	var started apiRun
+	status, body := f.do(t, http.MethodPost, "/api/runs", `{"type": "send_report", "input": {"to": "ops"}, "tags": ["api"]}`, nil)
 	require.Equal(t, http.StatusCreated, status, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &started))
-	require.Equal(t, "send_report", started.Run.Type)
-	require.Equal(t, workflow.StatusPending, started.Run.Status)
-	require.JSONEq(t, `{"to": "ops"}`, string(started.Run.Input))
-	got, err := f.wf.GetRun(t.Context(), started.Run.ID)
+	require.Equal(t, "send_report", started.Type)
+	require.Equal(t, workflow.StatusPending, started.Status)
+	require.JSONEq(t, `{"to": "ops"}`, string(started.Input))
+	got, err := f.wf.GetRun(t.Context(), started.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"api"}, got.Tags)
 
-	var first, again struct {
-		Run workflow.Run `json:"run"`
-	}
-	status, body = f.do(t, http.MethodPost, "/api/runs", `{"workflow": "import_users", "idempotency_key": "k-1"}`, nil)
+	var first, again apiRun
+	status, body = f.do(t, http.MethodPost, "/api/runs", `{"type": "import_users", "idempotency_key": "k-1"}`, nil)
 	require.Equal(t, http.StatusCreated, status, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &first))
-	status, body = f.do(t, http.MethodPost, "/api/runs", `{"workflow": "import_users", "idempotency_key": "k-1", "input": 2}`, nil)
+	status, body = f.do(t, http.MethodPost, "/api/runs", `{"type": "import_users", "idempotency_key": "k-1", "input": 2}`, nil)
 	require.Equal(t, http.StatusCreated, status, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &again))
-	require.Equal(t, first.Run.ID, again.Run.ID, "one run per key")
+	require.Equal(t, first.ID, again.ID, "one run per key")
 
-	for _, bad := range []string{`{}`, `{"workflow": "bad name!"}`, `{"workflow": "x", "input": }`, `{"workflow": "x", "unknown": 1}`} {
+	// "workflow", the former name of "type", is still read (deprecated).
+	status, body = f.do(t, http.MethodPost, "/api/runs", `{"workflow": "legacy_client"}`, nil)
+	require.Equal(t, http.StatusCreated, status, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &started))
+	require.Equal(t, "legacy_client", started.Type)
+
+	for bad, field := range map[string]string{
+		`{}`:                                   "type",
+		`{"type": "bad name!"}`:                "type",
+		`{"type": "x", "input": }`:             "",
+		`{"type": "x", "unknown": 1}`:          "unknown",
+		`{"type": "x", "workflow": "y"}`:       "type",
+		`{"type": "x", "status": "completed"}`: "status",
+		`{"type": "x", "priority": "high"}`:    "priority",
+		`{"type": "x", "tags": "a"}`:           "tags",
+		`{"type": null}`:                       "type",
+	} {
 		status, body = f.do(t, http.MethodPost, "/api/runs", bad, nil)
 		require.Equal(t, http.StatusBadRequest, status, "%s: %s", bad, body)
-		require.Contains(t, body, `"error"`)
+		var e errorBody
+		require.NoError(t, json.Unmarshal([]byte(body), &e))
+		require.Equal(t, field, e.Field, "%s: %s", bad, body)
+		if field != "" {
+			require.True(t, strings.HasPrefix(e.Error, field+":"), "the error names the field: %s", body)
+		}
 	}
+	runs, err := f.wf.ListRuns(t.Context(), nil)
+	require.NoError(t, err)
+	require.Len(t, runs, 3, "bad input starts nothing")
 }
