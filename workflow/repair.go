@@ -48,7 +48,20 @@ const repairGrace = 5 * time.Second
 // It returns how many runs it finished. Its cost grows with the number of
 // unfinished runs, which it reads through an index on status.
 func (c *Client) RepairRuns(ctx context.Context) (int, error) {
-	rows, err := c.pool.Query(ctx, c.q.brokenRuns, repairGrace.Seconds())
+	return c.repairRuns(ctx, c.q.brokenRuns, repairGrace.Seconds())
+}
+
+// repairRunsOf repairs the runs ids, at once: a trigger announced that
+// their River job was cancelled, discarded or deleted (see migration 006).
+// No grace is needed: a run's own completion or park only commits while
+// its job is running, so once the job ended outside Tributary nothing of
+// the attempt can land any more.
+func (c *Client) repairRunsOf(ctx context.Context, ids []uuid.UUID) (int, error) {
+	return c.repairRuns(ctx, c.q.brokenRunsOf, ids)
+}
+
+func (c *Client) repairRuns(ctx context.Context, query string, arg any) (int, error) {
+	rows, err := c.pool.Query(ctx, query, arg)
 	if err != nil {
 		return 0, fmt.Errorf("workflow: find runs to repair: %w", err)
 	}

@@ -52,6 +52,7 @@ type queries struct {
 	beginAttempts        string
 	completeRuns         string
 	brokenRuns           string
+	brokenRunsOf         string
 	consumeSignal        string
 	failRun              string
 	insertRun            string
@@ -87,6 +88,17 @@ type queries struct {
 	runsOfSlots          string
 	insertScheduledRuns  string
 }
+
+// brokenRunsSQL finds unfinished runs whose River job ended (discarded,
+// cancelled, completed) or is gone, for RepairRuns.
+const brokenRunsSQL = `
+SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)],
+	coalesce(j.attempt, 0), coalesce(j.max_attempts, 0), coalesce((j.args->>'attempt_base')::int, 0)
+FROM {s}workflow_runs r
+LEFT JOIN {s}river_job j ON j.id = r.job_id
+WHERE r.status IN ('pending', 'running', 'sleeping', 'waiting')
+	AND r.job_id IS NOT NULL
+	AND (j.id IS NULL OR j.state IN ('discarded', 'cancelled', 'completed'))`
 
 // memoInsert writes a batch of step records (see flushMemos).
 const memoInsert = `
@@ -163,16 +175,12 @@ WITH v AS (
 )
 SELECT v.job_id, jobs.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified), (SELECT count(*) FROM commit_mode)
 FROM v LEFT JOIN jobs ON jobs.id = v.job_id LEFT JOIN done ON done.id = v.run_id`),
-		brokenRuns: t(`
-SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)],
-	coalesce(j.attempt, 0), coalesce(j.max_attempts, 0), coalesce((j.args->>'attempt_base')::int, 0)
-FROM {s}workflow_runs r
-LEFT JOIN {s}river_job j ON j.id = r.job_id
-WHERE r.status IN ('pending', 'running', 'sleeping', 'waiting')
-	AND r.job_id IS NOT NULL
-	AND (j.id IS NULL OR (j.state IN ('discarded', 'cancelled', 'completed') AND j.finalized_at < now() - make_interval(secs => $1)))
+		brokenRuns: t(brokenRunsSQL + `
 	AND r.updated_at < now() - make_interval(secs => $1)
+	AND (j.id IS NULL OR j.finalized_at < now() - make_interval(secs => $1))
 LIMIT 1000`),
+		brokenRunsOf: t(brokenRunsSQL + `
+	AND r.id = ANY($1)`),
 		cancelRun: t(`
 UPDATE {s}workflow_runs
 SET status = 'cancelled', cancel_requested_at = coalesce(cancel_requested_at, now()), error = $2,

@@ -5,8 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -43,6 +48,10 @@ type waker struct {
 	stopped bool
 	timers  map[int64]wakeTimer
 	running sync.WaitGroup // wake-ups in progress and the listener
+
+	// repairs collects the runs whose River job ended outside Tributary,
+	// as announced by migration 006's triggers, for repairLoop.
+	repairs repairQueue
 
 	// listening is closed once the listener started by start is listening
 	// (tests wait for it: an announcement sent before is lost, and River's
@@ -98,6 +107,12 @@ func (wk *waker) listen(stopCh <-chan struct{}, listening func()) {
 		},
 		listening: listening,
 		notify: func(payload string) {
+			if runID, ok := strings.CutPrefix(payload, "repair "); ok {
+				if id, err := uuid.Parse(runID); err == nil && !wk.c.testIgnoreRepairs.Load() {
+					wk.repairs.add(id)
+				}
+				return
+			}
 			var (
 				jobID int64
 				queue string
@@ -248,8 +263,9 @@ func (wk *waker) start() {
 	if wk.c.works {
 		listening := make(chan struct{})
 		wk.listening = listening
-		wk.running.Add(1)
+		wk.running.Add(2)
 		go wk.listen(wk.stopCh, sync.OnceFunc(func() { close(listening) }))
+		go wk.repairLoop(wk.stopCh)
 		if len(wk.c.armQueues) > 0 {
 			wk.running.Add(1)
 			go func(stopCh <-chan struct{}) {
@@ -301,6 +317,77 @@ func (wk *waker) armWaiting(ctx context.Context, lookahead time.Duration) {
 		return nil
 	}); err != nil && ctx.Err() == nil {
 		c.logger.Warn("tributary: Could not arm the timers of waiting jobs; River's scheduler wakes them", slog.String("err", err.Error()))
+	}
+}
+
+// repairQueue is a set of run ids to repair, and a signal that it is not
+// empty.
+type repairQueue struct {
+	mu    sync.Mutex
+	ids   map[uuid.UUID]struct{}
+	ready chan struct{} // capacity 1
+}
+
+// maxQueuedRepairs bounds the runs waiting for repairLoop: beyond it (an
+// operator cancelled a whole queue in River UI), the periodic RepairRuns
+// finds the rest.
+const maxQueuedRepairs = 10_000
+
+func (q *repairQueue) add(id uuid.UUID) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.ids == nil {
+		q.ids = map[uuid.UUID]struct{}{}
+		q.ready = make(chan struct{}, 1)
+	}
+	if len(q.ids) >= maxQueuedRepairs {
+		return
+	}
+	q.ids[id] = struct{}{}
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (q *repairQueue) take() ([]uuid.UUID, <-chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.ready == nil {
+		q.ids = map[uuid.UUID]struct{}{}
+		q.ready = make(chan struct{}, 1)
+	}
+	ids := slices.Collect(maps.Keys(q.ids))
+	clear(q.ids)
+	return ids, q.ready
+}
+
+// repairLoop repairs the runs the triggers announce, in batches, until
+// stop: a job cancelled or deleted in River UI reaches its run within
+// moments.
+func (wk *waker) repairLoop(stopCh <-chan struct{}) {
+	defer wk.running.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stopCh
+		cancel()
+	}()
+	for {
+		ids, ready := wk.repairs.take()
+		for len(ids) > 0 {
+			batch := ids[:min(len(ids), 1000)]
+			ids = ids[len(batch):]
+			if _, err := wk.c.repairRunsOf(ctx, batch); err != nil && ctx.Err() == nil {
+				wk.c.logger.Warn("tributary: Could not repair runs whose River job ended outside Tributary; the periodic repair will",
+					slog.Int("runs", len(batch)), slog.String("err", err.Error()))
+			}
+		}
+		select {
+		case <-ready:
+		case <-stopCh:
+			return
+		}
 	}
 }
 

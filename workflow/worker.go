@@ -285,8 +285,10 @@ func (w *worker) inactiveRun(ctx context.Context, job *river.Job[runArgs]) error
 	var (
 		status          string
 		cancelRequested bool
+		runJobID        int64
 	)
-	err := c.pool.QueryRow(ctx, `SELECT status, cancel_requested_at IS NOT NULL FROM `+c.q.runTable+` WHERE id = $1`, runID).Scan(&status, &cancelRequested)
+	err := c.pool.QueryRow(ctx, `SELECT status, cancel_requested_at IS NOT NULL, coalesce(job_id, 0) FROM `+c.q.runTable+` WHERE id = $1`,
+		runID).Scan(&status, &cancelRequested, &runJobID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return river.JobCancel(fmt.Errorf("run %s no longer exists", runID))
 	}
@@ -299,6 +301,17 @@ func (w *worker) inactiveRun(ctx context.Context, job *river.Job[runArgs]) error
 	if !Status(status).Finished() && cancelRequested {
 		wctx := &wfContext{Context: ctx, c: c, info: RunInfo{ID: runID, Attempt: job.Args.AttemptBase + job.Attempt}, logger: c.logger}
 		return w.cancelRun(context.WithoutCancel(ctx), wctx, job)
+	}
+	if (Status(status) == StatusFailed || Status(status) == StatusCancelled) && runJobID == job.ID {
+		// The run's last job, which ended with the run, is running again:
+		// an operator pressed Retry in River UI. Retry the run, as
+		// `tributary workflow retry` does, on a job of its own.
+		if err := c.Retry(ctx, runID); err != nil && !errors.Is(err, ErrRunNotRetryable) {
+			return fmt.Errorf("workflow: retry run %s, whose job was retried in River UI: %w", runID, err)
+		}
+		c.logger.InfoContext(ctx, "tributary: A finished run's River job was retried (River UI); the run is retried",
+			slog.String("run_id", runID.String()), slog.String("was", status), slog.Int64("job_id", job.ID))
+		return nil
 	}
 	return river.JobCancel(fmt.Errorf("run %s is %s", runID, status))
 }
