@@ -177,6 +177,23 @@ func (c *Client) Create(ctx context.Context, p *Params) (*Schedule, error) {
 	return s, err
 }
 
+// checkInput checks a schedule's input, encoded, against what the workers
+// of typ accept (workflow.Client.CheckInput), as a *ValidationError of
+// field.
+func (c *Client) checkInput(ctx context.Context, typ string, input []byte, field string) error {
+	return inputError(c.wf.CheckInput(ctx, typ, input), field)
+}
+
+// inputError turns the workflow engine's refusal of an input into a
+// *ValidationError of field.
+func inputError(err error, field string) error {
+	var verr *workflow.ValidationError
+	if errors.As(err, &verr) {
+		return &ValidationError{Field: field, Problem: verr.Problem}
+	}
+	return err
+}
+
 // CreateTx is like Create, within tx; the caller commits or rolls back.
 func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule, error) {
 	if err := c.bound(); err != nil {
@@ -190,6 +207,9 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 		if err := c.requireUsableGrant(ctx, tx, *p.GrantID, p.Workflow); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.checkInput(ctx, p.Workflow, v.input, "Input"); err != nil {
+		return nil, err
 	}
 	if p.RequireWorker {
 		served, err := c.wf.TypeServed(ctx, p.Workflow)
@@ -277,9 +297,6 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 	input, err := json.Marshal(p.Input)
 	if err != nil {
 		return nil, &ValidationError{Field: "Input", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
-	}
-	if len(input) > workflow.DefaultMaxInputBytes {
-		return nil, &ValidationError{Field: "Input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d", len(input), workflow.DefaultMaxInputBytes)}
 	}
 	catchUp := p.CatchUpWindow
 	if catchUp == 0 {

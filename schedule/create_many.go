@@ -98,12 +98,19 @@ func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) 
 		return []*Schedule{}, nil
 	}
 
+	checkInput, err := c.wf.InputChecker(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows := newManyRows(len(params))
 	now := c.now()
 	var firsts []time.Time
 	for i, p := range params {
 		v, err := c.validateAt(p, now, c.specs.get)
 		if err != nil {
+			return nil, itemError(i, p, err)
+		}
+		if err := inputError(checkInput(p.Workflow, v.input), "Input"); err != nil {
 			return nil, itemError(i, p, err)
 		}
 		id, err := uuid.NewV7()

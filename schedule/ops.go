@@ -118,6 +118,9 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	if err != nil {
 		return nil, err
 	}
+	if err := c.checkInput(ctx, params.Workflow, v.input, "Input"); err != nil {
+		return nil, err
+	}
 	retimed := v.spec.Expr() != s.Cron || v.spec.Zone() != s.TimeZone || p.StartAt != nil || p.EndAt != nil
 	next := s.NextFireAt
 	if retimed && !s.Paused {
@@ -388,6 +391,11 @@ func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, 
 			return nil, &ValidationError{Field: "BackfillOpts.Input", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
 		s.Input = input
+		if err := c.checkInput(ctx, s.Workflow, s.Input, "BackfillOpts.Input"); err != nil {
+			return nil, err
+		}
+	} else if err := c.checkInput(ctx, s.Workflow, s.Input, "Input"); err != nil {
+		return nil, fmt.Errorf("%w (the schedule's input; pass BackfillOpts.Input, or Update the schedule)", err)
 	}
 	spec, err := s.Spec()
 	if err != nil {

@@ -173,6 +173,9 @@ type registration struct {
 	outType string
 	// run decodes the input, calls the function and encodes the output.
 	run func(ctx *wfContext, input json.RawMessage) (json.RawMessage, error)
+	// checkInput returns a *ValidationError when input does not decode
+	// into the workflow's input type.
+	checkInput func(input []byte) error
 }
 
 func (d *Definition[In, Out]) definition() *registration {
@@ -182,6 +185,13 @@ func (d *Definition[In, Out]) definition() *registration {
 		kind:    d.Kind(),
 		opts:    d.opts,
 		outType: d.outType,
+		checkInput: func(input []byte) error {
+			var in In
+			if err := json.Unmarshal(input, &in); err != nil {
+				return &ValidationError{Field: "input", Problem: fmt.Sprintf("does not decode into %s, the input of workflow %q (%v); fix the input or the type", typeName[In](), d.name, err)}
+			}
+			return nil
+		},
 		run: func(ctx *wfContext, input json.RawMessage) (json.RawMessage, error) {
 			var in In
 			if len(input) > 0 {

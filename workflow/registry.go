@@ -163,6 +163,59 @@ FROM unnest($1::text[]) AS t`, types, workerLiveWithin.Seconds())
 	return served, nil
 }
 
+// CheckInput checks input, encoded, for a run of workflow type typ that
+// this client or another process will start later (a schedule's slots), so
+// that what would fail at every fire fails now, with a *ValidationError
+// (Field "input") and nothing written:
+//
+//   - its size is checked against the smallest input limit of this client
+//     and of the live workers that serve typ (each records its
+//     Config.MaxInputBytes in the worker registry), so an insert-only
+//     client such as the CLI knows the limit of the workers;
+//   - when typ is registered on this client, input must decode into the
+//     type's input.
+func (c *Client) CheckInput(ctx context.Context, typ string, input []byte) error {
+	check, err := c.InputChecker(ctx)
+	if err != nil {
+		return err
+	}
+	return check(typ, input)
+}
+
+// InputChecker is CheckInput for many inputs: it reads the live workers'
+// limits once and returns the check.
+func (c *Client) InputChecker(ctx context.Context) (func(typ string, input []byte) error, error) {
+	rows, err := c.pool.Query(ctx, `SELECT t, min(w.max_input_bytes) FROM `+c.q.workerTable+` w, unnest(w.workflow_types) AS t
+	WHERE w.heartbeat_at > now() - make_interval(secs => $1) GROUP BY t`, workerLiveWithin.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("workflow: read the input limits of the live workers: %w", err)
+	}
+	limits := map[string]int{}
+	var (
+		typ   string
+		limit int
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&typ, &limit}, func() error {
+		limits[typ] = limit
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("workflow: read the input limits of the live workers: %w", err)
+	}
+	return func(typ string, input []byte) error {
+		limit, who := c.maxInputBytes, "Config.MaxInputBytes of this client"
+		if workers, ok := limits[typ]; ok && workers < limit {
+			limit, who = workers, fmt.Sprintf("Config.MaxInputBytes of the workers that serve %q", typ)
+		}
+		if len(input) > limit {
+			return &ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (%s); store large data elsewhere and pass a reference", len(input), limit, who)}
+		}
+		if reg, ok := c.types[typ]; ok && reg.checkInput != nil {
+			return reg.checkInput(input)
+		}
+		return nil
+	}, nil
+}
+
 // NoWorkerError is returned, when the caller asked for it
 // (StartOpts.RequireWorker, schedule.CreateParams.RequireWorker), instead of
 // starting a run or creating a schedule of a workflow type that no live
@@ -317,11 +370,11 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 	lockKey, err := takeLivenessLock(ctxConn, conn)
 	if err == nil {
 		hostname, _ := os.Hostname()
-		_, err = conn.Exec(ctxConn, `INSERT INTO `+c.q.workerTable+` (client_id, hostname, pid, workflow_types, queues, lock_key)
-VALUES ($1, $2, $3, $4, $5, $6)
+		_, err = conn.Exec(ctxConn, `INSERT INTO `+c.q.workerTable+` (client_id, hostname, pid, workflow_types, queues, lock_key, max_input_bytes)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (client_id) DO UPDATE SET hostname = excluded.hostname, pid = excluded.pid, workflow_types = excluded.workflow_types,
-	queues = excluded.queues, lock_key = excluded.lock_key, heartbeat_at = now()`,
-			c.river.ID(), hostname, os.Getpid(), r.types, r.queues, lockKey)
+	queues = excluded.queues, lock_key = excluded.lock_key, max_input_bytes = excluded.max_input_bytes, heartbeat_at = now()`,
+			c.river.ID(), hostname, os.Getpid(), r.types, r.queues, lockKey, c.maxInputBytes)
 	}
 	if err != nil {
 		_ = conn.Close(context.Background())

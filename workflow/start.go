@@ -184,6 +184,11 @@ func (c *Client) StartByNameTx(ctx context.Context, tx pgx.Tx, typeName string, 
 	if !json.Valid(input) {
 		return nil, &ValidationError{Field: "input", Problem: "is not valid JSON; pass a JSON document such as {\"user_id\": 42}"}
 	}
+	if reg.checkInput != nil {
+		if err := reg.checkInput(input); err != nil {
+			return nil, err
+		}
+	}
 	r, err := c.startTx(ctx, tx, &startParams{typeName: reg.name, defaults: reg.opts, input: input, opts: opts})
 	if err != nil {
 		return nil, err

@@ -13,6 +13,10 @@ CREATE TABLE /* TEMPLATE: schema */tributary_workers (
     -- The registered workflow types whose queue the client works.
     workflow_types text[] NOT NULL,
     queues text[] NOT NULL,
+    -- The client's Config.MaxInputBytes: a schedule created by a client
+    -- that does not work the type (the CLI, an API) is checked against the
+    -- limit of the workers that will start its runs.
+    max_input_bytes integer NOT NULL,
     -- The session advisory lock the client holds on a connection of its
     -- own while it lives: when its process dies, Postgres closes the
     -- session and the lock is gone at once.
