@@ -41,7 +41,7 @@ func without(v map[string]any, names ...string) map[string]any {
 // scheduleReadOnly and runReadOnly are the fields openapi.json marks
 // readOnly; TestAPIReadOnlyFields checks the lists against it.
 var (
-	scheduleReadOnly = []string{"id", "paused_at", "next_fire_at", "last_fire_at", "run_count", "failure_count", "last_run_status", "created_at", "updated_at", "next_fire_times"}
+	scheduleReadOnly = []string{"id", "paused_at", "next_fire_at", "last_fire_at", "run_count", "failure_count", "last_run_status", "created_at", "updated_at", "next_fire_times", "worker_live"}
 	runReadOnly      = []string{"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step", "skip_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps"}
 )
 
@@ -306,6 +306,10 @@ func TestAPIRequireWorker(t *testing.T) {
 	// Without it, the run is started and waits for a worker.
 	status, body := f.do(t, http.MethodPost, "/api/runs", `{"type": "nobody_serves", "require_worker": false}`, nil)
 	require.Equal(t, http.StatusCreated, status, body)
+	// A schedule created anyway says that no live worker serves its type.
+	status, body = f.do(t, http.MethodPost, "/api/schedules", `{"name": "n", "workflow": "nobody_serves", "cron": "@daily"}`, nil)
+	require.Equal(t, http.StatusCreated, status, body)
+	require.Contains(t, body, `"worker_live":false`)
 	// It is not a field of a PATCH: it would apply to nothing.
 	s := f.createSchedule(t, "digest", "")
 	status, body = f.do(t, http.MethodPatch, "/api/schedules/"+s.ID.String(), `{"require_worker": true}`, nil)

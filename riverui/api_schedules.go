@@ -35,7 +35,7 @@ type scheduleBody struct {
 // scheduleReadOnly are the fields of a schedule that only the server sets.
 var scheduleReadOnly = []string{
 	"id", "paused_at", "next_fire_at", "last_fire_at", "run_count", "failure_count", "last_run_status",
-	"created_at", "updated_at", "next_fire_times",
+	"created_at", "updated_at", "next_fire_times", "worker_live",
 }
 
 // spec describes the body; patch says it is a PATCH's, which takes the
@@ -268,8 +268,13 @@ func (h *Handler) writeScheduleStatus(w http.ResponseWriter, r *http.Request, id
 			next = append(next, occurrence{At: o.At.UTC(), Nominal: o.Nominal, Shifted: o.Shifted, Note: o.Note})
 		}
 	}
+	live, err := h.wf.TypeServed(r.Context(), s.Workflow)
+	if err != nil {
+		return err
+	}
 	out := scheduleWire(s)
 	out.NextFireTimes = &next
+	out.WorkerLive = &live
 	writeJSON(w, status, out)
 	return nil
 }

@@ -190,6 +190,10 @@ type scheduleJSON struct {
 	// NextFireTimes are in the answers about one schedule, not in
 	// listings: the next nextFireTimes fire times, none while paused.
 	NextFireTimes *[]occurrence `json:"next_fire_times,omitempty"`
+	// WorkerLive is in the answers about one schedule, not in listings:
+	// whether a live client serves the schedule's workflow type (the
+	// worker registry); false means its runs wait.
+	WorkerLive *bool `json:"worker_live,omitempty"`
 }
 
 // occurrence is a fire time: schedule.Occurrence on the wire.
