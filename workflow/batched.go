@@ -190,6 +190,7 @@ type memoArrays struct {
 	outputs    []string
 	startedAts []time.Time
 	at         []time.Time
+	seqs       []int32 // -1: no position (see memo.Seq)
 }
 
 // add adds r unless a record of the same step of the same run is in a
@@ -211,6 +212,7 @@ func (a *memoArrays) add(r memoReq) bool {
 		a.outputs = make([]string, 0, a.n)
 		a.startedAts = make([]time.Time, 0, a.n)
 		a.at = make([]time.Time, 0, a.n)
+		a.seqs = make([]int32, 0, a.n)
 	}
 	a.runIDs = append(a.runIDs, r.runID)
 	a.names = append(a.names, r.memo.Name)
@@ -224,12 +226,17 @@ func (a *memoArrays) add(r memoReq) bool {
 	a.outputs = append(a.outputs, output)
 	a.startedAts = append(a.startedAts, r.startedAt)
 	a.at = append(a.at, r.at)
+	seq := int32(-1)
+	if r.memo.Seq != nil {
+		seq = int32(*r.memo.Seq)
+	}
+	a.seqs = append(a.seqs, seq)
 	a.seen[key] = struct{}{}
 	return true
 }
 
 func (a *memoArrays) args() []any {
-	return []any{a.runIDs, a.names, a.kinds, a.statuses, a.types, a.outputs, a.startedAts, a.at}
+	return []any{a.runIDs, a.names, a.kinds, a.statuses, a.types, a.outputs, a.startedAts, a.at, a.seqs}
 }
 
 // memoKey is a step of a run.

@@ -18,9 +18,12 @@ import (
 func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], input In, opts *StartOpts) (Out, error) {
 	var zero Out
 	w := ctx.state()
-	if err := w.enter(name, StepKindChild); err != nil {
+	resultType := typeName[Out]()
+	seq, err := w.enter(name, StepKindChild, "child run returning "+resultType)
+	if err != nil {
 		return zero, err
 	}
+	defer w.leave()
 	if def == nil || def.err != nil {
 		err := error(&ValidationError{Field: "child definition", Problem: "is nil; pass a definition made with Define"})
 		if def != nil {
@@ -28,7 +31,6 @@ func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], i
 		}
 		return zero, w.fail(name, NonRetryable(err))
 	}
-	resultType := typeName[Out]()
 	m := w.memo(name)
 	if m != nil && (m.Kind != StepKindChild || m.ResultType != resultType) {
 		return zero, w.diverge(name, m, "child run returning "+resultType)
@@ -52,8 +54,8 @@ func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], i
 	if m != nil {
 		childID = m.ChildRunID
 	}
-	req := &parkRequest{name: name, kind: StepKindChild, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, resultType: resultType}
-	_, err := w.parkTx(req,
+	req := &parkRequest{name: name, seq: seq, kind: StepKindChild, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, resultType: resultType}
+	_, err = w.parkTx(req,
 		func(ctx context.Context, tx pgx.Tx) (bool, error) {
 			c := w.c
 			if childID == nil {
@@ -89,8 +91,8 @@ func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], i
 			if output == nil {
 				output = []byte("null")
 			}
-			done = &memo{Name: name, Kind: StepKindChild, Status: StepStatusCompleted, ResultType: resultType, Output: output, Error: childErr, ChildRunID: childID}
-			return true, c.finishWaitTx(ctx, tx, w.info.ID, done, false)
+			done = &memo{Name: name, Kind: StepKindChild, Status: StepStatusCompleted, ResultType: resultType, Output: output, Error: childErr, ChildRunID: childID, Seq: &seq}
+			return true, c.finishWaitTx(ctx, tx, w.info.ID, done, false, "")
 		})
 	if err != nil {
 		return zero, err

@@ -68,8 +68,11 @@ type wfContext struct {
 	mu         sync.Mutex
 	memos      map[string]*memo
 	seen       map[string]struct{}
-	failErr    error  // the first step failure; no step runs after it
-	failStep   string // the step that failed
+	replay     replayState
+	active     string         // the step boundary in progress (see enter), or ""
+	versions   map[string]int // what Version returned in this attempt, by change
+	failErr    error          // the first step failure; no step runs after it
+	failStep   string         // the step that failed
 	diverged   *DivergenceError
 	parkedTill *time.Time // set when a sleep or wait parked the attempt
 
@@ -88,35 +91,79 @@ type wfContext struct {
 // next step boundary or its completion before it is stored on its own.
 const memoSaveDelay = 50 * time.Millisecond
 
-func (w *wfContext) Run() RunInfo           { return w.info }
-func (w *wfContext) Logger() *slog.Logger   { return w.logger }
-func (w *wfContext) state() *wfContext      { return w }
-func (w *wfContext) memo(name string) *memo { return w.memos[name] }
-
-// enter is the step boundary: every step kind passes it first. It validates
-// the name, rejects a name used twice in one run, stops the workflow after a
-// failed step or a park, and checks for cancellation. Then it stores the
-// memos of the steps that returned before it, so that nothing past the
-// boundary happens before they are committed (MEMO_BEFORE_PROGRESS).
-func (w *wfContext) enter(name string, kind StepKind) error {
-	if err := w.check(name, kind); err != nil {
-		return err
-	}
-	return w.saveMemos()
+func (w *wfContext) Run() RunInfo         { return w.info }
+func (w *wfContext) Logger() *slog.Logger { return w.logger }
+func (w *wfContext) state() *wfContext    { return w }
+func (w *wfContext) memo(name string) *memo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.memos[name]
 }
 
-// check is enter's validation.
-func (w *wfContext) check(name string, kind StepKind) error {
+// enter is the step boundary: every step kind passes it first. It validates
+// the name, rejects a name used twice in one run and a boundary reached
+// while another is in progress, stops the workflow after a failed step or a
+// park, checks for cancellation, and places the boundary in the run's
+// history (see match), returning the position its record takes. Then it
+// stores the memos of the steps that returned before it, so that nothing
+// past the boundary happens before they are committed
+// (MEMO_BEFORE_PROGRESS).
+//
+// asked describes the boundary for a *DivergenceError, such as "sleep" or
+// "step returning int". When enter returns no error, the boundary is in
+// progress until the caller calls leave.
+func (w *wfContext) enter(name string, kind StepKind, asked string) (seq int, err error) {
+	seq, _, err = w.check(name, kind, asked)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.saveMemos(); err != nil {
+		w.leave()
+		return 0, err
+	}
+	return seq, nil
+}
+
+// leave ends the boundary enter or check started.
+func (w *wfContext) leave() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.active = ""
+}
+
+// check is enter's validation and placement. Version calls it alone: a
+// version record needs no earlier memo committed before it.
+func (w *wfContext) check(name string, kind StepKind, asked string) (int, placement, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
 	case w.diverged != nil:
-		return w.diverged
+		return 0, 0, w.diverged
 	case w.failErr != nil:
-		return fmt.Errorf("workflow: step %q not run because step %q failed in this attempt: %w", name, w.failStep, w.failErr)
+		return 0, 0, fmt.Errorf("workflow: step %q not run because step %q failed in this attempt: %w", name, w.failStep, w.failErr)
 	case w.parkedTill != nil:
-		return errSuspended
+		return 0, 0, errSuspended
 	}
+	if err := w.validateLocked(name, kind); err != nil {
+		return 0, 0, err
+	}
+	if err := w.Err(); err != nil {
+		return 0, 0, fmt.Errorf("workflow: stopped before step %q: %w", name, context.Cause(w))
+	}
+	seq, place, err := w.matchLocked(name, kind, asked)
+	if err != nil {
+		return 0, 0, err
+	}
+	if place != placeAhead {
+		w.seen[name] = struct{}{}
+	}
+	w.active = name
+	return seq, place, nil
+}
+
+// validateLocked checks a boundary's name, and that no other boundary is in
+// progress.
+func (w *wfContext) validateLocked(name string, kind StepKind) error {
 	if name == "" {
 		return w.failLocked(name, NonRetryable(&ValidationError{Field: "step name", Problem: fmt.Sprintf("a %s has an empty name; give every step a short name that is unique in the workflow", kind)}))
 	}
@@ -126,9 +173,10 @@ func (w *wfContext) check(name string, kind StepKind) error {
 	if _, dup := w.seen[name]; dup {
 		return w.failLocked(name, NonRetryable(&ValidationError{Field: "step name", Problem: fmt.Sprintf("%q is used twice in one run; step names must be unique within a run (add an index for steps in a loop, e.g. \"charge-3\")", name)}))
 	}
-	w.seen[name] = struct{}{}
-	if err := w.Err(); err != nil {
-		return fmt.Errorf("workflow: stopped before step %q: %w", name, context.Cause(w))
+	if w.active != "" {
+		return w.failLocked(name, NonRetryable(&ValidationError{Field: "step order", Problem: fmt.Sprintf(
+			"%s %q was reached while step %q was still in progress; call steps one at a time from the workflow function, "+
+				"not from another goroutine or from inside a step's function: replay matches steps by their order", kind, name, w.active)}))
 	}
 	return nil
 }
@@ -201,16 +249,24 @@ func (w *wfContext) fail(step string, err error) error {
 	return w.failLocked(step, err)
 }
 
-// diverge records a replay divergence; the run fails without retry.
+// diverge records a replay divergence at a step whose record does not fit
+// what the code asks for (another kind or result type); the run fails
+// without retry.
 func (w *wfContext) diverge(step string, recorded *memo, replayed string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	rec := string(recorded.Kind)
-	if recorded.Kind == StepKindStep {
-		rec = "step returning " + recorded.ResultType
+	position := 0
+	if recorded.Seq != nil {
+		position = *recorded.Seq + 1
 	}
+	return w.divergeLocked(&DivergenceError{Step: step, Recorded: describeRecord(recorded), Replayed: replayed, Position: position})
+}
+
+// divergeLocked records err as the attempt's divergence, unless one is
+// recorded already, and returns the one recorded.
+func (w *wfContext) divergeLocked(err *DivergenceError) *DivergenceError {
 	if w.diverged == nil {
-		w.diverged = &DivergenceError{Step: step, Recorded: rec, Replayed: replayed}
+		w.diverged = err
 	}
 	return w.diverged
 }

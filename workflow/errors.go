@@ -75,18 +75,58 @@ func (e *UnknownTypeError) Error() string {
 func (e *UnknownTypeError) Is(target error) bool { return target == ErrUnknownType }
 
 // DivergenceError is returned when new workflow code replays an old run and
-// reaches a memo that does not fit: a step where a sleep was recorded, or a
-// step whose recorded result has another type. The run fails at once (it is
-// not retried): returning a wrong value would be worse.
+// does not fit its recorded history. Replay walks the history in order, so
+// each of these is a divergence:
+//
+//   - a step whose record has another kind or result type (a step where a
+//     sleep was recorded, a step now returning another type);
+//   - a step renamed, or a new step inserted before recorded ones, or
+//     recorded steps reordered: the code asks for a step while the next
+//     recorded one has another name (Expected);
+//   - a Version call that finds a version its code does not support, or a
+//     version record at another point than the code asks for it.
+//
+// Steps added after the recorded ones are not a divergence: they run as new
+// steps. The run fails at once (it is not retried): returning a wrong value,
+// or running a side effect a second time under a new name, would be worse.
+// To change a workflow with runs in flight, guard the change with Version;
+// a run that diverged anyway can only be cancelled and started anew.
 type DivergenceError struct {
-	Step     string
-	Recorded string // what the memo says, e.g. "step returning main.Invoice"
-	Replayed string // what the code asked for, e.g. "sleep"
+	// Step is the step the code asked for when the replay diverged.
+	Step string
+	// Expected is the name of the recorded step the replay reached instead,
+	// when the code asked for another name; "" when the record of Step
+	// itself does not fit.
+	Expected string
+	// Recorded is what the history has, e.g. "step returning main.Invoice".
+	Recorded string
+	// Replayed is what the code asked for, e.g. "sleep".
+	Replayed string
+	// Position is the record's position in the run's history, from 1; 0
+	// when the record has none (written before migration 006).
+	Position int
+
+	hint string // what to do, when not the default advice
 }
 
 func (e *DivergenceError) Error() string {
-	return fmt.Sprintf("workflow: replay diverged at step %q: history has %s, code now asks for %s; deploy code compatible with in-flight runs or start a new run",
-		e.Step, e.Recorded, e.Replayed)
+	at := ""
+	if e.Position > 0 {
+		at = fmt.Sprintf(" (position %d of the run's history)", e.Position)
+	}
+	var what string
+	if e.Expected == "" || e.Expected == e.Step {
+		what = fmt.Sprintf("replay diverged at step %q%s: history has %s, code now asks for %s", e.Step, at, e.Recorded, e.Replayed)
+	} else {
+		what = fmt.Sprintf("replay diverged%s: history has step %q (%s) next, code now asks for step %q (%s) instead; "+
+			"steps renamed, inserted before recorded ones or reordered do not fit a run in flight", at, e.Expected, e.Recorded, e.Step, e.Replayed)
+	}
+	hint := e.hint
+	if hint == "" {
+		hint = "guard the change with workflow.Version so that runs recorded before it keep the old code path, " +
+			"or cancel the run and start a new one"
+	}
+	return "workflow: " + what + "; " + hint
 }
 
 // Is makes errors.Is(err, ErrDivergence) true.

@@ -49,9 +49,9 @@ func TestStepsBelongToTheirRun(t *testing.T) {
 		for _, fresh := range []bool{true, false} {
 			require.NoError(t, env.client.writeMemo(ctx, missing, &memo{Name: "x", Kind: StepKindStep, Status: StepStatusCompleted, Output: []byte("1")}, time.Now(), fresh))
 		}
-		_, err := env.pool.Exec(ctx, env.client.q.parkMemo, missing, "nap", string(StepKindSleep), string(StepStatusSleeping), time.Now(), nil, "")
+		_, err := env.pool.Exec(ctx, env.client.q.parkMemo, missing, "nap", string(StepKindSleep), string(StepStatusSleeping), time.Now(), nil, "", -1, "")
 		require.NoError(t, err)
-		_, err = env.pool.Exec(ctx, env.client.q.stepFailed, missing, "boom", "int", []byte(`{"message":"x"}`), time.Now())
+		_, err = env.pool.Exec(ctx, env.client.q.stepFailed, missing, "boom", "int", []byte(`{"message":"x"}`), time.Now(), -1)
 		require.NoError(t, err)
 		require.Equal(t, 0, countRows(t, env.pool, `SELECT count(*) FROM step_runs`))
 	})
@@ -88,7 +88,7 @@ func TestStepsBelongToTheirRun(t *testing.T) {
 		require.NoError(t, err)
 		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 		tag, err := tx.Exec(ctx, env.client.q.memoUpsert, [][16]byte{runID}, []string{"late"}, []string{string(StepKindStep)},
-			[]string{string(StepStatusCompleted)}, []string{"int"}, []string{"7"}, []time.Time{time.Now()}, []time.Time{time.Now()})
+			[]string{string(StepStatusCompleted)}, []string{"int"}, []string{"7"}, []time.Time{time.Now()}, []time.Time{time.Now()}, []int32{-1})
 		require.NoError(t, err)
 		require.Equal(t, int64(1), tag.RowsAffected())
 
@@ -125,7 +125,7 @@ func TestMemoWriteMeetsExistingRecord(t *testing.T) {
 	_, err = h.Result(ctx)
 	require.NoError(t, err)
 
-	_, err = env.pool.Exec(ctx, env.client.q.stepFailed, h.ID, "s", "int", []byte(`{"message":"boom"}`), time.Now())
+	_, err = env.pool.Exec(ctx, env.client.q.stepFailed, h.ID, "s", "int", []byte(`{"message":"boom"}`), time.Now(), -1)
 	require.NoError(t, err)
 	write := func(output string) {
 		t.Helper()

@@ -18,6 +18,8 @@ const foreverish = 100 * 365 * 24 * time.Hour
 // show while the run holds no worker slot.
 type parkRequest struct {
 	name       string
+	seq        int    // the record's position in the run's history
+	signal     string // the signal a signal wait waits for
 	kind       StepKind
 	stepStatus StepStatus
 	runStatus  Status
@@ -61,7 +63,7 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 			}
 		}
 		if _, err := tx.Exec(ctx, c.q.parkMemo, w.info.ID, req.name, string(req.kind), string(req.stepStatus),
-			req.wakeAt, req.childRunID, req.resultType); err != nil {
+			req.wakeAt, req.childRunID, req.resultType, req.seq, req.signal); err != nil {
 			return fmt.Errorf("record %s %q: %w", req.kind, req.name, err)
 		}
 		var err error

@@ -60,8 +60,9 @@ type Run struct {
 	StartedAt         *time.Time      `json:"started_at,omitempty"`
 	FinishedAt        *time.Time      `json:"finished_at,omitempty"`
 
-	// Steps are the run's step records in start order. Only Client.GetRun
-	// fills them.
+	// Steps are the run's step records in the order the workflow reached
+	// them (records written before migration 006, which have no position,
+	// first, by start time). Only Client.GetRun fills them.
 	Steps []StepRun `json:"steps,omitempty"`
 }
 
@@ -74,6 +75,8 @@ const (
 	StepKindSleep  StepKind = "sleep"
 	StepKindSignal StepKind = "signal"
 	StepKindChild  StepKind = "child"
+	// StepKindVersion records the version a Version call chose.
+	StepKindVersion StepKind = "version"
 )
 
 // StepStatus is the state of a step record.

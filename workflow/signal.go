@@ -17,48 +17,114 @@ import (
 // River, not at its next poll. Signals of one name are delivered in the
 // order sent, each to one WaitSignal.
 //
+// A signal the run is not waiting for is stored all the same, since a
+// signal may legitimately arrive before the run reaches its WaitSignal; it
+// is received only if the workflow waits for its name later. Use
+// SendSignal to learn whether the run was waiting for it.
+//
 // Returns ErrNotFound for an unknown run and ErrRunFinished for a run that
 // has finished (the signal is not stored).
 func (c *Client) Signal(ctx context.Context, runID uuid.UUID, name string, payload any) error {
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		return c.SignalTx(ctx, tx, runID, name, payload)
-	})
+	_, err := c.SendSignal(ctx, runID, name, payload)
+	return err
 }
 
 // SignalTx is like Signal, within tx; the caller commits or rolls back. The
 // run is woken only when tx commits.
 func (c *Client) SignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, name string, payload any) error {
+	_, err := c.SendSignalTx(ctx, tx, runID, name, payload)
+	return err
+}
+
+// SignalResult is what SendSignal found when it stored a signal: whether
+// the run was waiting for it. It describes the moment the signal was
+// stored; a run that is running or sleeping may wait for the signal a
+// moment later, and then receives it.
+type SignalResult struct {
+	// Status is the run's status when the signal was stored: pending,
+	// running, sleeping or waiting (finished runs take no signal).
+	Status Status
+
+	// Waiting says the run is parked in a WaitSignal for this signal's
+	// name: the signal wakes it, and the wait receives the oldest pending
+	// signal of the name (this one unless others were pending before it).
+	Waiting bool
+
+	// WaitingFor is the name of the signal the run is parked waiting for,
+	// or "" when it is not parked in a WaitSignal (it has not started, is
+	// running, sleeping or waiting for a child run). When it is another
+	// name than the one sent, the signal is kept until a WaitSignal for
+	// its name takes it, which may be never.
+	WaitingFor string
+
+	// Pending is how many signals of this name the run has stored and not
+	// yet received, this one included.
+	Pending int
+}
+
+// SendSignal is like Signal, and says whether the run was waiting for the
+// signal (see SignalResult). The signal is stored either way. It costs the
+// same one transaction as Signal.
+//
+// Returns ErrNotFound for an unknown run and ErrRunFinished for a run that
+// has finished (the signal is not stored).
+func (c *Client) SendSignal(ctx context.Context, runID uuid.UUID, name string, payload any) (*SignalResult, error) {
+	var res *SignalResult
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var err error
+		res, err = c.SendSignalTx(ctx, tx, runID, name, payload)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// SendSignalTx is like SendSignal, within tx; the caller commits or rolls
+// back. The run is woken only when tx commits, and the result describes the
+// run as tx saw it.
+func (c *Client) SendSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, name string, payload any) (*SignalResult, error) {
 	if name == "" || len(name) > maxStepNameLength {
-		return &ValidationError{Field: "signal name", Problem: fmt.Sprintf("must be 1 to %d bytes, got %d", maxStepNameLength, len(name))}
+		return nil, &ValidationError{Field: "signal name", Problem: fmt.Sprintf("must be 1 to %d bytes, got %d", maxStepNameLength, len(name))}
 	}
 	encoded, err := json.Marshal(payload)
 	if err != nil {
-		return &ValidationError{Field: "signal payload", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
+		return nil, &ValidationError{Field: "signal payload", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 	}
 	if len(encoded) > c.maxInputBytes {
-		return &ValidationError{Field: "signal payload", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (Config.MaxInputBytes)", len(encoded), c.maxInputBytes)}
+		return nil, &ValidationError{Field: "signal payload", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (Config.MaxInputBytes)", len(encoded), c.maxInputBytes)}
 	}
 	// Lock the run row first (see wakeRunTx): a WaitSignal parking
 	// concurrently then either sees this signal or is woken by it.
 	var (
-		status string
-		jobID  int64
-		queue  string
+		status   string
+		jobID    int64
+		queue    string
+		jobState string
 	)
-	err = tx.QueryRow(ctx, c.q.touchRun, runID).Scan(&status, &jobID, &queue, new(string))
+	err = tx.QueryRow(ctx, c.q.touchRun, runID).Scan(&status, &jobID, &queue, &jobState)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return ErrNotFound
+		return nil, ErrNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("workflow: signal run %s: %w", runID, err)
+		return nil, fmt.Errorf("workflow: signal run %s: %w", runID, err)
 	}
 	if Status(status).Finished() {
-		return fmt.Errorf("%w: run %s is %s; signal %q not stored", ErrRunFinished, runID, status, name)
+		return nil, fmt.Errorf("%w: run %s is %s; signal %q not stored", ErrRunFinished, runID, status, name)
 	}
-	if _, err := tx.Exec(ctx, c.q.insertSignal, runID, name, encoded); err != nil {
-		return fmt.Errorf("workflow: store signal %q for run %s: %w", name, runID, err)
+	res := &SignalResult{Status: Status(status)}
+	if jobState == "running" {
+		res.Status = StatusRunning // as reads show it (see runReadColumns)
 	}
-	return c.wakeRunTx(ctx, tx, runID)
+	if err := tx.QueryRow(ctx, c.q.insertSignal, runID, name, encoded, status == string(StatusWaiting)).Scan(&res.Pending, &res.WaitingFor); err != nil {
+		return nil, fmt.Errorf("workflow: store signal %q for run %s: %w", name, runID, err)
+	}
+	res.Waiting = res.WaitingFor == name
+	if err := c.wakeRunTx(ctx, tx, runID); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // WaitOpts are options for WaitSignal. A nil *WaitOpts waits without timeout.
@@ -94,10 +160,12 @@ func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 		step = "signal:" + name
 	}
 	w := ctx.state()
-	if err := w.enter(step, StepKindSignal); err != nil {
+	resultType := typeName[T]()
+	seq, err := w.enter(step, StepKindSignal, "signal wait")
+	if err != nil {
 		return zero, err
 	}
-	resultType := typeName[T]()
+	defer w.leave()
 
 	m := w.memo(step)
 	if m != nil && m.Kind != StepKindSignal {
@@ -116,22 +184,22 @@ func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 	}
 
 	var done *memo
-	_, err := w.parkTx(&parkRequest{name: step, kind: StepKindSignal, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, wakeAt: wakeAt, resultType: resultType},
+	_, err = w.parkTx(&parkRequest{name: step, seq: seq, signal: name, kind: StepKindSignal, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, wakeAt: wakeAt, resultType: resultType},
 		func(ctx context.Context, tx pgx.Tx) (bool, error) {
 			var payload []byte
 			err := tx.QueryRow(ctx, w.c.q.consumeSignal, w.info.ID, name, step).Scan(&payload)
 			switch {
 			case err == nil:
-				done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: payload}
+				done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: payload, Seq: &seq}
 			case !errors.Is(err, pgx.ErrNoRows):
 				return false, fmt.Errorf("receive signal %q: %w", name, err)
 			case wakeAt != nil && !time.Now().Before(*wakeAt):
 				timeout := &RunError{Kind: "timeout", Message: ErrSignalTimeout.Error(), Step: step, Attempt: w.info.Attempt, At: time.Now().UTC()}
-				done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: []byte("null"), Error: timeout}
+				done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: []byte("null"), Error: timeout, Seq: &seq}
 			default:
 				return false, nil
 			}
-			return true, w.c.finishWaitTx(ctx, tx, w.info.ID, done, m == nil)
+			return true, w.c.finishWaitTx(ctx, tx, w.info.ID, done, m == nil, name)
 		})
 	if err != nil {
 		return zero, err
@@ -140,10 +208,15 @@ func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 	return decodeWaitResult[T](w, step, done)
 }
 
-// finishWaitTx stores the outcome of a signal or child wait.
-func (c *Client) finishWaitTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, done *memo, insert bool) error {
+// finishWaitTx stores the outcome of a signal or child wait. insert says
+// the wait has no record yet; signal is the signal a signal wait waited for.
+func (c *Client) finishWaitTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, done *memo, insert bool, signal string) error {
 	if insert {
-		if _, err := tx.Exec(ctx, c.q.parkMemo, runID, done.Name, string(done.Kind), string(StepStatusWaiting), nil, done.ChildRunID, done.ResultType); err != nil {
+		seq := -1
+		if done.Seq != nil {
+			seq = *done.Seq
+		}
+		if _, err := tx.Exec(ctx, c.q.parkMemo, runID, done.Name, string(done.Kind), string(StepStatusWaiting), nil, done.ChildRunID, done.ResultType, seq, signal); err != nil {
 			return fmt.Errorf("record %s %q: %w", done.Kind, done.Name, err)
 		}
 	}

@@ -27,9 +27,11 @@ func SleepUntil(ctx Context, name string, t time.Time) error {
 
 func sleep(ctx Context, name string, wakeAt func() time.Time) error {
 	w := ctx.state()
-	if err := w.enter(name, StepKindSleep); err != nil {
+	seq, err := w.enter(name, StepKindSleep, "sleep")
+	if err != nil {
 		return err
 	}
+	defer w.leave()
 	m := w.memo(name)
 	if m != nil && m.Kind != StepKindSleep {
 		return w.diverge(name, m, "sleep")
@@ -45,7 +47,7 @@ func sleep(ctx Context, name string, wakeAt func() time.Time) error {
 		wake = wakeAt()
 	}
 	if !time.Now().Before(wake) {
-		done := &memo{Name: name, Kind: StepKindSleep, Status: StepStatusCompleted, Output: []byte("null"), WakeAt: &wake}
+		done := &memo{Name: name, Kind: StepKindSleep, Status: StepStatusCompleted, Output: []byte("null"), WakeAt: &wake, Seq: &seq}
 		var err error
 		if m != nil { // parked earlier: keep its start and wake time
 			_, err = w.c.pool.Exec(context.WithoutCancel(w), w.c.q.finishWaitMemo, w.info.ID, name, []byte("null"), nil)
@@ -58,6 +60,6 @@ func sleep(ctx Context, name string, wakeAt func() time.Time) error {
 		w.setMemo(done)
 		return nil
 	}
-	_, err := w.parkTx(&parkRequest{name: name, kind: StepKindSleep, stepStatus: StepStatusSleeping, runStatus: StatusSleeping, wakeAt: &wake}, nil)
+	_, err = w.parkTx(&parkRequest{name: name, seq: seq, kind: StepKindSleep, stepStatus: StepStatusSleeping, runStatus: StatusSleeping, wakeAt: &wake}, nil)
 	return err
 }

@@ -102,20 +102,21 @@ WHERE r.status IN ('pending', 'running', 'sleeping', 'waiting')
 
 // memoInsert writes a batch of step records (see flushMemos).
 const memoInsert = `
-INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at)
-SELECT t.r, t.n, t.k, t.st, t.rt, t.o::jsonb, t.sa, t.fa
-FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
-	AS t(r, n, k, st, rt, o, sa, fa)
+INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at, seq)
+SELECT t.r, t.n, t.k, t.st, t.rt, t.o::jsonb, t.sa, t.fa, nullif(t.q, -1)
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::int[])
+	AS t(r, n, k, st, rt, o, sa, fa, q)
 JOIN {s}workflow_runs run ON run.id = t.r
 FOR KEY SHARE OF run`
 
 // memoConflict makes a memo write an upsert: a step's record from an
-// earlier attempt (a failure, a park) takes the new result; a completed
-// record stays as it is.
+// earlier attempt (a failure, a park) takes the new result and position; a
+// completed record stays as it is.
 const memoConflict = `ON CONFLICT (run_id, name) DO UPDATE SET
 	kind = excluded.kind, status = excluded.status, result_type = excluded.result_type,
 	output = excluded.output, error = NULL, attempts = step_runs.attempts + 1,
-	started_at = excluded.started_at, finished_at = excluded.finished_at
+	started_at = excluded.started_at, finished_at = excluded.finished_at,
+	seq = coalesce(excluded.seq, step_runs.seq)
 WHERE step_runs.status <> 'completed'`
 
 func newQueries(schema string) *queries {
@@ -140,7 +141,8 @@ SELECT r.id, r.workflow_type, r.input, r.schedule_id, r.fire_at, r.parent_run_id
 	coalesce((
 		SELECT json_agg(json_build_object(
 			'name', s.name, 'kind', s.kind, 'status', s.status, 'result_type', s.result_type,
-			'output', s.output, 'error', s.error, 'wake_at', s.wake_at, 'child_run_id', s.child_run_id))
+			'output', s.output, 'error', s.error, 'wake_at', s.wake_at, 'child_run_id', s.child_run_id,
+			'seq', s.seq))
 		FROM {s}step_runs s WHERE s.run_id = r.id
 	), '[]'::json)
 FROM {s}workflow_runs r
@@ -162,10 +164,10 @@ WITH v AS (
 	WHERE r.id = v.run_id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 	RETURNING r.id, r.parent_run_id
 ), memos AS (
-	INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at)
-	SELECT t.r, t.n, t.k, t.st, t.rt, t.o::jsonb, t.sa, t.fa
-	FROM unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[])
-		AS t(r, n, k, st, rt, o, sa, fa)
+	INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, output, started_at, finished_at, seq)
+	SELECT t.r, t.n, t.k, t.st, t.rt, t.o::jsonb, t.sa, t.fa, nullif(t.q, -1)
+	FROM unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::int[])
+		AS t(r, n, k, st, rt, o, sa, fa, q)
 	JOIN done ON done.id = t.r
 	` + memoConflict + `
 ), notified AS (
@@ -212,12 +214,29 @@ VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nul
 	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END)
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns),
-		jobTable:     t(`{s}river_job`),
-		leaderTable:  t(`{s}river_leader`),
-		workerTable:  t(`{s}tributary_workers`),
-		deadWorkers:  t(deadWorkersSQL),
-		deadJobs:     t(deadJobsSQL),
-		insertSignal: t(`INSERT INTO {s}workflow_signals (run_id, name, payload) VALUES ($1, $2, $3)`),
+		jobTable:    t(`{s}river_job`),
+		leaderTable: t(`{s}river_leader`),
+		workerTable: t(`{s}tributary_workers`),
+		deadWorkers: t(deadWorkersSQL),
+		deadJobs:    t(deadJobsSQL),
+		// insertSignal stores a signal and returns how many of its name are
+		// pending, and, when $4 says the run is parked waiting, the signal
+		// its parked wait waits for (for a record from before migration 006,
+		// read from the default step name "signal:<name>").
+		insertSignal: t(`
+WITH sent AS (
+	INSERT INTO {s}workflow_signals (run_id, name, payload) VALUES ($1, $2, $3) RETURNING id
+)
+SELECT
+	(SELECT count(*) FROM {s}workflow_signals WHERE run_id = $1 AND name = $2 AND consumed_at IS NULL)
+		+ (SELECT count(*) FROM sent),
+	coalesce((
+		SELECT coalesce(s.signal_name, CASE WHEN s.name LIKE 'signal:%' THEN substr(s.name, 8) END, '')
+		FROM {s}step_runs s
+		WHERE $4::boolean AND s.run_id = $1 AND s.kind = 'signal' AND s.status = 'waiting'
+		ORDER BY s.seq DESC NULLS LAST
+		LIMIT 1
+	), '')`),
 		listRuns: t(`
 SELECT ` + runReadColumns + runReadFrom + `
 WHERE ($1 = '' OR r.workflow_type = $1)
@@ -247,8 +266,8 @@ LIMIT $5`),
 		memoInsert: t(memoInsert),
 		memoUpsert: t(memoInsert + "\n" + memoConflict),
 		parkMemo: t(`
-INSERT INTO {s}step_runs (run_id, name, kind, status, wake_at, child_run_id, result_type)
-SELECT id, $2::text, $3::text, $4::text, $5::timestamptz, $6::uuid, $7::text
+INSERT INTO {s}step_runs (run_id, name, kind, status, wake_at, child_run_id, result_type, seq, signal_name)
+SELECT id, $2::text, $3::text, $4::text, $5::timestamptz, $6::uuid, $7::text, nullif($8::int, -1), nullif($9::text, '')
 FROM {s}workflow_runs WHERE id = $1
 FOR KEY SHARE
 ON CONFLICT (run_id, name) DO NOTHING`),
@@ -282,17 +301,18 @@ ON CONFLICT DO NOTHING`),
 		setRunJob: t(`UPDATE {s}workflow_runs SET job_id = $2 WHERE id = $1`),
 		parkRun:   t(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, started_at = coalesce(started_at, $5), updated_at = now() WHERE id = $1`),
 		stepFailed: t(`
-INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, error, started_at, finished_at)
-SELECT id, $2::text, 'step', 'failed', $3::text, $4::jsonb, $5::timestamptz, now()
+INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, error, started_at, finished_at, seq)
+SELECT id, $2::text, 'step', 'failed', $3::text, $4::jsonb, $5::timestamptz, now(), nullif($6::int, -1)
 FROM {s}workflow_runs WHERE id = $1
 FOR KEY SHARE
 ON CONFLICT (run_id, name) DO UPDATE SET
 	status = 'failed', error = excluded.error, attempts = step_runs.attempts + 1,
-	started_at = excluded.started_at, finished_at = excluded.finished_at
+	started_at = excluded.started_at, finished_at = excluded.finished_at,
+	seq = coalesce(excluded.seq, step_runs.seq)
 WHERE step_runs.status <> 'completed'`),
 		unfinishedOfSchedule: t(`SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') ORDER BY id`),
 		stepByName:           t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 AND name = $2`),
-		stepsOfRun:           t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 ORDER BY started_at, name`),
+		stepsOfRun:           t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 ORDER BY seq NULLS FIRST, started_at, name`),
 		touchRun:             t(`UPDATE {s}workflow_runs r SET updated_at = now() WHERE id = $1 RETURNING status, coalesce(job_id, 0), queue, coalesce((SELECT j.state::text FROM {s}river_job j WHERE j.id = r.job_id), '')`),
 	}
 }
@@ -376,4 +396,7 @@ type memo struct {
 	ResultType string          `json:"result_type"`
 	Status     StepStatus      `json:"status"`
 	WakeAt     *time.Time      `json:"wake_at"`
+	// Seq is the record's position in the run's history (see
+	// wfContext.match); nil for a record written before migration 006.
+	Seq *int `json:"seq"`
 }

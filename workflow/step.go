@@ -40,20 +40,25 @@ import (
 func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	w, resultType := ctx.state(), typeName[T]()
-	if out, done, err := enterStep[T](w, name, resultType); done || err != nil {
+	seq, err := w.enter(name, StepKindStep, "step returning "+resultType)
+	if err != nil {
+		return zero, err
+	}
+	defer w.leave()
+	if out, done, err := replayStep[T](w, name, resultType); done || err != nil {
 		return out, err
 	}
 
 	startedAt := time.Now().UTC()
 	out, err := callStep(w, fn)
 	if err != nil {
-		return zero, w.stepFailed(name, resultType, startedAt, err)
+		return zero, w.stepFailed(name, seq, resultType, startedAt, err)
 	}
 	encoded, err := json.Marshal(out)
 	if err != nil {
 		return zero, w.fail(name, NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err)))
 	}
-	m := &memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded}
+	m := &memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded, Seq: &seq}
 	w.deferMemo(memoReq{at: time.Now().UTC(), memo: m, runID: w.info.ID, startedAt: startedAt, fresh: w.memo(name) == nil})
 	w.setMemo(m)
 	return out, nil
@@ -71,7 +76,12 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
 	var zero T
 	w, resultType := ctx.state(), typeName[T]()
-	if out, done, err := enterStep[T](w, name, resultType); done || err != nil {
+	seq, err := w.enter(name, StepKindStep, "step returning "+resultType)
+	if err != nil {
+		return zero, err
+	}
+	defer w.leave()
+	if out, done, err := replayStep[T](w, name, resultType); done || err != nil {
 		return out, err
 	}
 
@@ -81,7 +91,7 @@ func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx
 		encoded []byte
 		lost    bool // another attempt stored the memo first
 	)
-	err := pgx.BeginFunc(w, w.c.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(w, w.c.pool, func(tx pgx.Tx) error {
 		var err error
 		out, err = callStep(w, func(ctx context.Context) (T, error) { return fn(ctx, tx) })
 		if err != nil {
@@ -92,7 +102,7 @@ func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx
 		}
 		tag, err := tx.Exec(w, w.c.q.memoUpsert, []any{w.info.ID}, []string{name}, []string{string(StepKindStep)},
 			[]string{string(StepStatusCompleted)}, []string{resultType}, []string{string(encoded)},
-			[]time.Time{startedAt}, []time.Time{time.Now().UTC()})
+			[]time.Time{startedAt}, []time.Time{time.Now().UTC()}, []int32{int32(seq)})
 		if err != nil {
 			return fmt.Errorf("workflow: store result of step %q: %w", name, err)
 		}
@@ -103,25 +113,16 @@ func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx
 		return nil
 	})
 	if lost {
-		return reloadStep[T](w, name, resultType)
+		return reloadStep[T](w, name, seq, resultType)
 	}
 	if err != nil {
-		return zero, w.stepFailed(name, resultType, startedAt, err)
+		return zero, w.stepFailed(name, seq, resultType, startedAt, err)
 	}
-	w.setMemo(&memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded})
+	w.setMemo(&memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded, Seq: &seq})
 	return out, nil
 }
 
 var errLostRace = errors.New("workflow: another attempt stored this step first")
-
-// enterStep passes the step boundary and replays a completed step. done is
-// false when the step must run.
-func enterStep[T any](w *wfContext, name, resultType string) (out T, done bool, err error) {
-	if err := w.enter(name, StepKindStep); err != nil {
-		return out, true, err
-	}
-	return replayStep[T](w, name, resultType)
-}
 
 // replayStep returns a completed step's stored result. done is false when
 // the step has no completed memo and must run.
@@ -146,13 +147,13 @@ func replayStep[T any](w *wfContext, name, resultType string) (out T, done bool,
 }
 
 // reloadStep reads a memo another attempt stored and returns it.
-func reloadStep[T any](w *wfContext, name, resultType string) (T, error) {
+func reloadStep[T any](w *wfContext, name string, seq int, resultType string) (T, error) {
 	var zero T
 	step, err := scanStep(w.c.pool.QueryRow(w, w.c.q.stepByName, w.info.ID, name))
 	if err != nil {
 		return zero, w.fail(name, fmt.Errorf("workflow: read step %q stored by a concurrent attempt: %w", name, err))
 	}
-	w.setMemo(&memo{Name: step.Name, Kind: step.Kind, Status: step.Status, ResultType: step.ResultType, Output: step.Output})
+	w.setMemo(&memo{Name: step.Name, Kind: step.Kind, Status: step.Status, ResultType: step.ResultType, Output: step.Output, Seq: &seq})
 	out, _, err := replayStep[T](w, name, resultType)
 	return out, err
 }
@@ -200,9 +201,9 @@ func panicStack(err error) string {
 
 // stepFailed records a failed step (its error and attempt count) and fails
 // the attempt.
-func (w *wfContext) stepFailed(name, resultType string, startedAt time.Time, cause error) error {
+func (w *wfContext) stepFailed(name string, seq int, resultType string, startedAt time.Time, cause error) error {
 	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: name, Attempt: w.info.Attempt, At: time.Now().UTC(), Stack: panicStack(cause)}
-	if _, err := w.c.pool.Exec(context.WithoutCancel(w), w.c.q.stepFailed, w.info.ID, name, resultType, encodeRunError(stored), startedAt); err != nil {
+	if _, err := w.c.pool.Exec(context.WithoutCancel(w), w.c.q.stepFailed, w.info.ID, name, resultType, encodeRunError(stored), startedAt, seq); err != nil {
 		w.logger.ErrorContext(w, "tributary: Failed to record step failure", "step", name, "err", err)
 	}
 	return w.fail(name, cause)
