@@ -447,7 +447,8 @@ func setupWorkflowSignal(fs *flag.FlagSet, env *Env) Action {
 		}
 		defer closePool()
 
-		if err := client.Signal(ctx, id, name, payloadJSON); err != nil {
+		sent, err := client.SendSignal(ctx, id, name, payloadJSON)
+		if err != nil {
 			if errors.Is(err, workflow.ErrRunFinished) {
 				return withHint(fmt.Errorf("run %s has already finished%s, so signal %q was not sent", id, statusSuffix(runStatusOf(ctx, client, id)), name),
 					"only a run that has not finished can receive signals")
@@ -461,9 +462,26 @@ func setupWorkflowSignal(fs *flag.FlagSet, env *Env) Action {
 			}
 			return printJSON(env.Stdout, run)
 		}
-		_, err = fmt.Fprintf(env.Stdout, "sent signal %q to run %s\n", name, id)
+		_, err = fmt.Fprintf(env.Stdout, "sent signal %q to run %s%s\n", name, id, signalNote(sent, name))
 		return err
 	}
+}
+
+// signalNote says, after "sent signal", when the run was not waiting for
+// the signal: it is kept until the run waits for its name.
+func signalNote(sent *workflow.SignalResult, name string) string {
+	if sent.Waiting {
+		return ""
+	}
+	pending := ""
+	if sent.Pending > 1 {
+		pending = fmt.Sprintf(" (%d of that name are pending)", sent.Pending)
+	}
+	if sent.WaitingFor != "" {
+		return fmt.Sprintf("; it is waiting for signal %q, not for this one, so the signal is kept until the run waits for %q%s",
+			sent.WaitingFor, name, pending)
+	}
+	return fmt.Sprintf("; it is %s, not waiting for a signal now, so the signal is kept until the run waits for %q%s", sent.Status, name, pending)
 }
 
 func setupWorkflowRetry(fs *flag.FlagSet, env *Env) Action {

@@ -254,6 +254,14 @@ func TestWorkflowCommands(t *testing.T) {
 	})
 
 	t.Run("SignalWakesWaitingRun", func(t *testing.T) {
+		// A signal the run is not waiting for is kept, and the command says so.
+		for _, pending := range []string{"", " (2 of that name are pending)"} {
+			res := runCLI(t, vars, "workflow", "signal", approveA.ID.String(), "nudge")
+			require.Equal(t, ExitOK, res.code, res.stderr)
+			require.Equal(t, `sent signal "nudge" to run `+approveA.ID.String()+`; it is waiting for signal "approve", not for this one, `+
+				`so the signal is kept until the run waits for "nudge"`+pending+"\n", res.stdout)
+		}
+
 		res := runCLI(t, vars, "workflow", "signal", approveA.ID.String(), "approve", "--payload", `{"by": "ops"}`)
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Equal(t, `sent signal "approve" to run `+approveA.ID.String()+"\n", res.stdout)
