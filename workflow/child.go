@@ -14,7 +14,9 @@ import (
 // it), started once per step name, and the parent is parked without a worker
 // slot until the child finishes, when it is woken at once. A replay returns
 // the memoized outcome. A failed or cancelled child returns its *RunError,
-// which the parent may handle like any step error.
+// which the parent may handle like any step error. The child's start is
+// recorded as a step of the parent: a replay matches it to the parent's
+// history by order and name like any step.
 func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], input In, opts *StartOpts) (Out, error) {
 	var zero Out
 	w := ctx.state()

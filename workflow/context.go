@@ -15,7 +15,8 @@ import (
 // Context is what a workflow function receives: a context.Context for the
 // current attempt (cancelled when the run is cancelled or the attempt times
 // out) that also carries the run's replay state. Pass it to Step, StepTx,
-// Sleep, WaitSignal and RunChild.
+// Sleep, WaitSignal, RunChild and Version, one call at a time: replay matches
+// them to the run's history in the order they are reached (see Version).
 type Context interface {
 	context.Context
 

@@ -58,7 +58,9 @@ recommended settings:
   - Sleeping and waiting runs hold no worker slot and use up no attempt; a
     signal or a finished child wakes its run at once through River.
   - Replaying an old run with code whose steps do not fit its history fails
-    the run with a *DivergenceError instead of returning a wrong value.
+    the run with a *DivergenceError instead of returning a wrong value or
+    running a side effect again (see "Changing a workflow with runs in
+    flight" below).
   - Bad input (unknown type, unencodable or oversized input, bad names and
     options) is a typed error and writes nothing.
 
@@ -73,6 +75,46 @@ completion, in the same statement; if the workflow reaches neither within
 of its own. Since code between steps runs again on every replay, it cannot
 tell the difference; a crash in that window runs the step again, as a crash
 before its memo committed always did.
+
+# Changing a workflow with runs in flight
+
+A run's history is the ordered list of its step boundaries: steps, sleeps,
+signal waits, child runs and version records, each recorded with its
+position. A replay walks it in order. Every boundary the code reaches must
+be the next recorded one, by name, kind and result type; otherwise the run
+fails at once with a *DivergenceError that names the step the history has
+there and the step the code asked for. So, for a run in flight:
+
+  - renaming a step, inserting a step before recorded ones, reordering
+    steps, or turning a step into a sleep is a divergence;
+  - adding steps after the last recorded one is fine: they run as new steps;
+  - a failed step does not bind: the next attempt may run another step in
+    its place (a fix deployed in between);
+  - records from before migration 006 have no position and are matched by
+    name alone, as they were when written.
+
+Step boundaries are reached one at a time, from the workflow function: a
+boundary reached while another is in progress (a step called from inside a
+step's function, or from another goroutine) fails the run, since such steps
+have no order a replay could match. Do parallel work inside one step.
+
+To change a workflow whose runs are in flight, guard the change with
+Version, which old runs answer with DefaultVersion and new runs with the
+new version, recorded so that every replay takes the same branch:
+
+	v, err := workflow.Version(ctx, "sms-instead-of-email", workflow.DefaultVersion, 1)
+	if err != nil {
+		return "", err
+	}
+	if v == workflow.DefaultVersion {
+		_, err = workflow.Step(ctx, "email", sendEmail) // runs already past this point
+	} else {
+		_, err = workflow.Step(ctx, "sms", sendSMS)
+	}
+
+Once no run in flight took the old branch, raise minSupported to 1 and
+delete it. A run that diverged cannot be resumed: cancel it and start a new
+one. See Example_version.
 
 # Performance
 

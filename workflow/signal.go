@@ -150,6 +150,9 @@ type WaitOpts struct {
 //
 // When the attempt parks, WaitSignal returns an error the workflow function
 // must return; the function runs again, replayed, when the signal arrives.
+//
+// The wait is a step of the run (named opts.Step): a replay matches it to
+// the run's history by order and name like any step.
 func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 	var zero T
 	if opts == nil {

@@ -15,6 +15,10 @@ import (
 // Wake-up accuracy is River's: a sleep of up to 5 s wakes at the next fetch,
 // a longer one when River's scheduler next moves due jobs (every 5 s by
 // default).
+//
+// A sleep is a step of the run, recorded once it is reached (also one that
+// ends at once): a replay matches it to the run's history by order and name
+// like any step.
 func Sleep(ctx Context, name string, d time.Duration) error {
 	return sleep(ctx, name, func() time.Time { return time.Now().Add(d) })
 }

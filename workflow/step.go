@@ -35,8 +35,13 @@ import (
 //     error, or after RetryAfter's delay). Completed steps are not run again.
 //
 // name identifies the step within the run: it must be unique in the run and
-// stable across deploys. T must be JSON-encodable; replaying a memo into a
-// different T is a *DivergenceError.
+// stable across deploys. A replay matches steps to the run's recorded
+// history by order and name: a step renamed, inserted before recorded ones
+// or moved under a run in flight is a *DivergenceError, as is replaying a
+// memo into a different T (guard such changes with Version). T must be
+// JSON-encodable. Call Step from the workflow function, not from inside
+// another step's function or from another goroutine: a step reached while
+// another is in progress fails the run.
 func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	w, resultType := ctx.state(), typeName[T]()
