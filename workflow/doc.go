@@ -113,8 +113,9 @@ new version, recorded so that every replay takes the same branch:
 	}
 
 Once no run in flight took the old branch, raise minSupported to 1 and
-delete it. A run that diverged cannot be resumed: cancel it and start a new
-one. See Example_version.
+delete it. A run that diverged keeps its history as it was: once code that
+guards the change is deployed, Client.Retry resumes it; otherwise cancel it
+and start a new one. See Example_version.
 
 # Performance
 

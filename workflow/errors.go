@@ -89,8 +89,10 @@ func (e *UnknownTypeError) Is(target error) bool { return target == ErrUnknownTy
 // Steps added after the recorded ones are not a divergence: they run as new
 // steps. The run fails at once (it is not retried): returning a wrong value,
 // or running a side effect a second time under a new name, would be worse.
-// To change a workflow with runs in flight, guard the change with Version;
-// a run that diverged anyway can only be cancelled and started anew.
+// To change a workflow with runs in flight, guard the change with Version.
+// A run that diverged keeps its history as it was: once code that guards
+// the change is deployed, Client.Retry resumes it; or cancel it and start a
+// new run.
 type DivergenceError struct {
 	// Step is the step the code asked for when the replay diverged.
 	Step string
@@ -123,8 +125,8 @@ func (e *DivergenceError) Error() string {
 	}
 	hint := e.hint
 	if hint == "" {
-		hint = "guard the change with workflow.Version so that runs recorded before it keep the old code path, " +
-			"or cancel the run and start a new one"
+		hint = "guard the change with workflow.Version so that runs recorded before it keep the old code path " +
+			"(then retry this run: its history is intact), or cancel the run and start a new one"
 	}
 	return "workflow: " + what + "; " + hint
 }

@@ -142,9 +142,40 @@ func TestReplayDivergenceErrorText(t *testing.T) {
 	err := &DivergenceError{Step: "a_renamed", Expected: "a", Recorded: "step returning int", Replayed: "step returning int", Position: 1}
 	require.Equal(t, `workflow: replay diverged (position 1 of the run's history): history has step "a" (step returning int) next, `+
 		`code now asks for step "a_renamed" (step returning int) instead; steps renamed, inserted before recorded ones or reordered `+
-		`do not fit a run in flight; guard the change with workflow.Version so that runs recorded before it keep the old code path, `+
-		`or cancel the run and start a new one`, err.Error())
+		`do not fit a run in flight; guard the change with workflow.Version so that runs recorded before it keep the old code path `+
+		`(then retry this run: its history is intact), or cancel the run and start a new one`, err.Error())
 	require.ErrorIs(t, err, ErrDivergence)
+}
+
+// TestReplayDivergedRunRetriedAfterGuard checks the way out of a
+// divergence: deploy code that guards the change with Version, and retry
+// the run, which then keeps its old path.
+func TestReplayDivergedRunRetriedAfterGuard(t *testing.T) {
+	t.Parallel()
+
+	var calls atomic.Int32
+	env := newEvolvingEnv(t, steps(&calls, nil, "a", "wait:go"))
+	h := env.start(t)
+	env.deploy(steps(&calls, nil, "a_renamed", "wait:go"))
+	_, err := env.resume(t, h, "go")
+	require.ErrorIs(t, err, ErrDivergence)
+
+	env.deploy(func(ctx Context) (string, error) {
+		v, err := Version(ctx, "rename-a", DefaultVersion, 1)
+		if err != nil {
+			return "", err
+		}
+		if v == DefaultVersion {
+			return steps(&calls, nil, "a", "wait:go")(ctx)
+		}
+		return steps(&calls, nil, "a_renamed", "wait:go")(ctx)
+	})
+	ctx := ctxT(t)
+	require.NoError(t, env.client.Retry(ctx, h.ID))
+	out, err := h.Result(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "[a wait:go]", out, "the signal sent before the divergence was received")
+	require.Equal(t, int32(1), calls.Load(), "a ran once; a_renamed never")
 }
 
 // TestReplayAppendedSteps checks that steps added after the recorded ones
