@@ -481,7 +481,11 @@ func signalNote(sent *workflow.SignalResult, name string) string {
 		return fmt.Sprintf("; it is waiting for signal %q, not for this one, so the signal is kept until the run waits for %q%s",
 			sent.WaitingFor, name, pending)
 	}
-	return fmt.Sprintf("; it is %s, not waiting for a signal now, so the signal is kept until the run waits for %q%s", sent.Status, name, pending)
+	state := string(sent.Status)
+	if sent.Status == workflow.StatusWaiting {
+		state = "waiting for a child run" // parked, and not in a WaitSignal
+	}
+	return fmt.Sprintf("; it is %s, not waiting for a signal now, so the signal is kept until the run waits for %q%s", state, name, pending)
 }
 
 func setupWorkflowRetry(fs *flag.FlagSet, env *Env) Action {
