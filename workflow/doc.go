@@ -90,7 +90,7 @@ there and the step the code asked for. So, for a run in flight:
   - adding steps after the last recorded one is fine: they run as new steps;
   - a failed step does not bind: the next attempt may run another step in
     its place (a fix deployed in between);
-  - records from before migration 006 have no position and are matched by
+  - records from before migration 007 have no position and are matched by
     name alone, as they were when written.
 
 Step boundaries are reached one at a time, from the workflow function: a

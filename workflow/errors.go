@@ -105,7 +105,7 @@ type DivergenceError struct {
 	// Replayed is what the code asked for, e.g. "sleep".
 	Replayed string
 	// Position is the record's position in the run's history, from 1; 0
-	// when the record has none (written before migration 006).
+	// when the record has none (written before migration 007).
 	Position int
 
 	hint string // what to do, when not the default advice

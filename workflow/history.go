@@ -28,7 +28,7 @@ import (
 //   - A failed step's record: the step did not complete, and the attempt
 //     it failed in ended there. The next attempt may run it again, or run
 //     another step in its place (a fix deployed in between).
-//   - Records written before migration 006, which have no position: they
+//   - Records written before migration 007, which have no position: they
 //     are matched by name alone, as they were when they were written.
 
 // replayState is where an attempt is in its run's history.
@@ -143,7 +143,7 @@ func (w *wfContext) recordedLocked(name string) bool {
 }
 
 // legacyAheadLocked says whether the run has binding records without a
-// position (written before migration 006) that the replay has not
+// position (written before migration 007) that the replay has not
 // reached: the run's history then goes on past the current point.
 func (w *wfContext) legacyAheadLocked() bool {
 	for name, m := range w.memos {

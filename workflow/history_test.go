@@ -279,7 +279,7 @@ func TestReplayStepsOneAtATime(t *testing.T) {
 }
 
 // TestReplayRecordsFromBeforePositions checks runs in flight across
-// migration 006: their records have no position and are matched by name,
+// migration 007: their records have no position and are matched by name,
 // as before, so that the upgrade does not fail them.
 func TestReplayRecordsFromBeforePositions(t *testing.T) {
 	t.Parallel()

@@ -61,7 +61,7 @@ type Run struct {
 	FinishedAt        *time.Time      `json:"finished_at,omitempty"`
 
 	// Steps are the run's step records in the order the workflow reached
-	// them (records written before migration 006, which have no position,
+	// them (records written before migration 007, which have no position,
 	// first, by start time). Only Client.GetRun fills them.
 	Steps []StepRun `json:"steps,omitempty"`
 }

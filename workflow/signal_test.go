@@ -110,7 +110,7 @@ func TestSendSignal(t *testing.T) {
 		h, err := sleeper.Start(ctx, env.client, struct{}{}, nil)
 		require.NoError(t, err)
 		waitStatus(t, env.client, h, StatusSleeping)
-		// A wait parked before migration 006 has no signal_name: its default
+		// A wait parked before migration 007 has no signal_name: its default
 		// step name says what it waits for.
 		_, err = env.pool.Exec(ctx, `INSERT INTO step_runs (run_id, name, kind, status) VALUES ($1, 'signal:approve', 'signal', 'waiting')`, h.ID)
 		require.NoError(t, err)

@@ -221,7 +221,7 @@ RETURNING ` + runColumns),
 		deadJobs:    t(deadJobsSQL),
 		// insertSignal stores a signal and returns how many of its name are
 		// pending, and, when $4 says the run is parked waiting, the signal
-		// its parked wait waits for (for a record from before migration 006,
+		// its parked wait waits for (for a record from before migration 007,
 		// read from the default step name "signal:<name>").
 		insertSignal: t(`
 WITH sent AS (
@@ -397,6 +397,6 @@ type memo struct {
 	Status     StepStatus      `json:"status"`
 	WakeAt     *time.Time      `json:"wake_at"`
 	// Seq is the record's position in the run's history (see
-	// wfContext.match); nil for a record written before migration 006.
+	// wfContext.match); nil for a record written before migration 007.
 	Seq *int `json:"seq"`
 }

@@ -1,4 +1,4 @@
--- Version records mean nothing to code from before 006: they go, and
+-- Version records mean nothing to code from before 007: they go, and
 -- replays match by name again.
 DELETE FROM /* TEMPLATE: schema */step_runs WHERE kind = 'version';
 
