@@ -88,10 +88,10 @@ func TestDashboardRunSearch(t *testing.T) {
 	for query, want := range map[string]string{
 		"from=yesterday": `from &#34;yesterday&#34; is not a time; write it like 2026-11-01T09:00 (in UTC)`,
 		"from=2026-02-01T10:00&to=2026-02-01T09:00": "the time range is empty",
-		"q=" + url.QueryEscape(`tenant="acme`):     "unclosed quote",
-		"q=" + url.QueryEscape("tenant=acme oops"): `search term &#34;oops&#34; is not key=value`,
-		"q=" + url.QueryEscape("=acme"):            `search term &#34;=acme&#34; is not key=value`,
-		"q=key:":                                   `write the idempotency key after &#34;key:&#34;`,
+		"q=" + url.QueryEscape(`tenant="acme`):      "unclosed quote",
+		"q=" + url.QueryEscape("tenant=acme oops"):  `search term &#34;oops&#34; is not key=value`,
+		"q=" + url.QueryEscape("=acme"):             `search term &#34;=acme&#34; is not key=value`,
+		"q=key:":                                    `write the idempotency key after &#34;key:&#34;`,
 	} {
 		resp := d.send(t, http.MethodGet, "/runs?"+query, nil, nil)
 		require.Equal(t, http.StatusBadRequest, resp.status, query)
