@@ -117,7 +117,7 @@ func TestListRunsFilters(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 
 	t.Run("CountAndFailures", func(t *testing.T) {
-		t.Parallel()
+		ctx := ctxT(t) // not parallel: the runs above are its data
 
 		counts, err := c.CountRuns(ctx, t0.Add(90*time.Minute))
 		require.NoError(t, err)
