@@ -36,6 +36,15 @@ var browserDigest = workflow.Define("browser_digest", func(ctx workflow.Context,
 	return out, nil
 }, nil)
 
+// browserApproval waits for the signal "approve", then says who approved.
+var browserApproval = workflow.Define("browser_approval", func(ctx workflow.Context, item string) (string, error) {
+	by, err := workflow.WaitSignal[string](ctx, "approve", nil)
+	if err != nil {
+		return "", err
+	}
+	return item + " approved by " + by, nil
+}, nil)
+
 // browserBundle is a server with the Handler for TestBrowser, on a client
 // that works browserDigest, with one schedule and one completed run.
 type browserBundle struct {
@@ -43,6 +52,7 @@ type browserBundle struct {
 	run      *workflow.Run
 	schedule *schedule.Schedule
 	sc       *schedule.Client
+	wf       *workflow.Client
 }
 
 func setupBrowser(t *testing.T, config *riverui.Config) *browserBundle {
@@ -56,7 +66,7 @@ func setupBrowser(t *testing.T, config *riverui.Config) *browserBundle {
 		Extensions: []workflow.Extension{sc},
 		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}},
 		Schema:     db.Schema,
-		Workflows:  []workflow.Registrable{browserDigest},
+		Workflows:  []workflow.Registrable{browserDigest, browserApproval},
 	})
 	require.NoError(t, err)
 	require.NoError(t, wf.Start(context.Background()))
@@ -85,7 +95,7 @@ func setupBrowser(t *testing.T, config *riverui.Config) *browserBundle {
 	run, err := handle.Get(ctx)
 	require.NoError(t, err)
 
-	return &browserBundle{base: server.URL + config.Prefix, run: run, schedule: s, sc: sc}
+	return &browserBundle{base: server.URL + config.Prefix, run: run, schedule: s, sc: sc, wf: wf}
 }
 
 // TestBrowser drives the dashboard and River UI in a headless Chromium, as
@@ -182,10 +192,156 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
+// waitTrue waits until the JavaScript expression is true, on the page
+// shown or on the next one (it survives a reload), checking every 100 ms
+// until the step's deadline.
+func waitTrue(expr string) chromedp.Action[chromedp.Void] {
+	check := chromedp.Evaluate[bool](expr)
+	return func(ctx context.Context, target *chromedp.Target) (chromedp.Void, error) {
+		ticker := time.NewTicker(100 * time.Millisecond)
+		defer ticker.Stop()
+		for {
+			if ok, err := check(ctx, target); err == nil && ok {
+				return chromedp.Void{}, nil
+			}
+			select {
+			case <-ctx.Done():
+				return chromedp.Void{}, fmt.Errorf("waiting for %s: %w", expr, ctx.Err())
+			case <-ticker.C:
+			}
+		}
+	}
+}
+
 // visibleText returns the trimmed visible text of the first element that
 // sel matches.
 func visibleText(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
 
 	return strings.TrimSpace(browser.Run(t, ctx, chromedp.Text(chromedp.CSS(sel))))
+}
+
+// TestBrowserOperator drives what an operator does at 3 a.m., signed in
+// with a token: the overview, a search of the runs, a run's timeline, a
+// signal to a waiting run whose page refreshes itself, and a new schedule
+// whose form first refuses a bad cron expression. Every page is checked
+// at a phone's width too, for content wider than the screen.
+func TestBrowserOperator(t *testing.T) {
+	t.Parallel()
+
+	config := &riverui.Config{Prefix: "/ops", Token: "browser-s3cret"}
+	b := setupBrowser(t, config)
+	ctx := browser.New(t)
+	waiting, err := browserApproval.Start(t.Context(), b.wf, "laptop", &workflow.StartOpts{IdempotencyKey: "expense-7", Metadata: map[string]any{"team": "ops"}})
+	require.NoError(t, err)
+
+	browser.Do(t, ctx,
+		chromedp.Navigate(b.base+"/overview"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=token]`), config.Token),
+		chromedp.Click(chromedp.CSS(`button[data-testid=login]`)),
+		chromedp.WaitVisible(chromedp.CSS(`ul[data-testid=recent]`)),
+	)
+	// A page with a run in flight reloads itself every few seconds; hold
+	// keeps the one shown, as an operator's typing does, so that a slow
+	// machine's reload does not pull it from under the next action.
+	hold := chromedp.Evaluate[bool](`document.dispatchEvent(new Event("input")), true`)
+	require.True(t, browser.Run(t, ctx, hold))
+	require.Equal(t, b.base+"/overview", browser.Run(t, ctx, chromedp.Location()))
+	require.Equal(t, "1", visibleText(t, ctx, `ul[data-testid=recent] a[data-status=completed] .count`))
+	require.Equal(t, "1", visibleText(t, ctx, `ul[data-testid=in-flight] a[data-status=waiting] .count`))
+
+	// The runs page finds the waiting run by its idempotency key, and by
+	// its metadata.
+	for _, search := range []string{"expense-7", "team=ops"} {
+		browser.Do(t, ctx,
+			chromedp.Click(chromedp.CSS(`a[data-testid=nav-runs]`)),
+			chromedp.WaitVisible(chromedp.CSS(`input[data-testid=search]`)),
+		)
+		require.True(t, browser.Run(t, ctx, hold))
+		browser.Do(t, ctx,
+			chromedp.SendKeys(chromedp.CSS(`input[data-testid=search]`), search),
+			chromedp.Click(chromedp.CSS(`button[data-testid=apply-filters]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid=searched]`)),
+		)
+		require.True(t, browser.Run(t, ctx, hold))
+		require.Equal(t, 1, browser.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("tr[data-testid=run-row]").length`)), search)
+	}
+
+	// The run's page: its timeline, and the signal form filled with the
+	// name the run waits for. It refreshes itself, but not while the
+	// operator types.
+	browser.Do(t, ctx,
+		chromedp.Click(chromedp.CSS(`a[data-testid=run-link]`)),
+		chromedp.WaitVisible(chromedp.CSS(`figure[data-testid=timeline]`)),
+	)
+	require.Equal(t, "approve", browser.Run(t, ctx, chromedp.Evaluate[string](`document.querySelector("form[data-testid=signal] input[name=name]").value`)))
+	require.True(t, browser.Run(t, ctx, chromedp.Evaluate[bool](`window.notReloaded = true`)))
+	browser.Do(t, ctx,
+		waitTrue(`window.notReloaded !== true && document.readyState === "complete"`), // a new page
+		chromedp.WaitVisible(chromedp.CSS(`form[data-testid=signal]`)),
+	)
+	require.True(t, browser.Run(t, ctx, chromedp.Evaluate[bool](`window.notReloaded = true`)))
+	browser.Do(t, ctx,
+		chromedp.SendKeys(chromedp.CSS(`form[data-testid=signal] textarea[name=payload]`), `"ada"`),
+		browser.WaitText("Auto-refresh paused while you edit a form."),
+	)
+	require.True(t, browser.Run(t, ctx, chromedp.Evaluate[bool](`window.notReloaded === true`)), "the page reloaded while the operator typed")
+	browser.Do(t, ctx,
+		chromedp.Click(chromedp.CSS(`button[data-testid=send-signal]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash]`)),
+	)
+	resultCtx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	out, err := waiting.Result(resultCtx)
+	require.NoError(t, err)
+	require.Equal(t, "laptop approved by ada", out)
+
+	// A new schedule: a bad cron expression is refused beside its field,
+	// with what was typed kept; fixed, the schedule's page opens.
+	browser.Do(t, ctx,
+		chromedp.Click(chromedp.CSS(`a[data-testid=nav-schedules]`)),
+		chromedp.Click(chromedp.CSS(`a[data-testid=new-schedule]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[data-testid=new-schedule-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=name]`), "weekly approvals"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=workflow]`), browserApproval.Name()),
+		chromedp.SendKeys(chromedp.CSS(`input[name=cron]`), "0 9 * * MON-FRI-X"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=time_zone]`), "Europe/Paris"),
+		chromedp.SendKeys(chromedp.CSS(`textarea[name=input]`), `"laptop"`),
+		chromedp.Click(chromedp.CSS(`button[data-testid=create]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=field-error]`)),
+	)
+	require.Contains(t, visibleText(t, ctx, `[data-testid=field-error]`), "bad cron expression")
+	require.Equal(t, "weekly approvals", browser.Run(t, ctx, chromedp.Evaluate[string](`document.querySelector("input[name=name]").value`)))
+	browser.Do(t, ctx,
+		chromedp.SetValue(chromedp.CSS(`input[name=cron]`), "0 9 * * 1"),
+		chromedp.Click(chromedp.CSS(`button[data-testid=create]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash]`)),
+	)
+	require.Equal(t, "weekly approvals", visibleText(t, ctx, `[data-testid=schedule-name]`))
+	require.Contains(t, browser.Run(t, ctx, chromedp.Location()), b.base+"/schedules/")
+	noErrorsBut(t, ctx, "400 (Bad Request) ["+b.base+"/schedules/new]") // the refused form
+
+	// At a phone's width no page is wider than the screen: tables scroll
+	// in their own box.
+	browser.Do(t, ctx, chromedp.EmulateViewport(390, 844))
+	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String()} {
+		browser.Do(t, ctx,
+			chromedp.Navigate(b.base+path),
+			chromedp.WaitVisible(chromedp.CSS(`main`)),
+		)
+		require.True(t, browser.Run(t, ctx, hold))
+		wide := browser.Run(t, ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
+		require.LessOrEqual(t, wide, 0, "%s is %d px wider than a 390 px screen", path, wide)
+	}
+	noErrorsBut(t, ctx, "400 (Bad Request) ["+b.base+"/schedules/new]")
+}
+
+// noErrorsBut is browser.NoErrors, but for the errors that contain want:
+// a form answered with its error has the status of the error.
+func noErrorsBut(t *testing.T, ctx context.Context, want string) {
+	t.Helper()
+
+	for _, e := range browser.Errors(ctx) {
+		require.Contains(t, e, want)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,6 +49,10 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.Handle("POST "+p+"/schedules/{id}/backfill", h.scheduleForm(h.backfillForm, h.showSchedule))
 	mux.Handle("POST "+p+"/schedules/{id}/delete", h.scheduleForm(h.deleteForm, h.showSchedule))
 	mux.HandleFunc("GET "+p+"/runs", h.runsPage)
+	mux.HandleFunc("GET "+p+"/overview", h.overviewPage)
+	mux.HandleFunc("GET "+p+"/schedules/new", h.newSchedulePage)
+	mux.HandleFunc("POST "+p+"/schedules/new", h.createForm)
+	mux.HandleFunc("GET "+p+"/assets/refresh.js", serveRefreshJS)
 	mux.Handle("GET "+p+"/runs/{id}", run(func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 		return h.showRun(w, r, id, http.StatusOK, "")
 	}))
@@ -305,6 +310,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 	if err != nil {
 		return err
 	}
+	live := false
 	for _, run := range runs {
 		meta := slotOf(run)
 		row := ledgerRow{Run: run, Slot: momentIn(run.FireAt, loc, now), DSTNote: meta.DSTNote, Triggered: meta.Trigger, Queued: meta.Queued, Duration: runDuration(run)}
@@ -312,7 +318,9 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 			row.Nominal = meta.Nominal
 		}
 		v.Ledger = append(v.Ledger, row)
+		live = live || !run.Status.Finished()
 	}
+	v.live(r, live)
 	last := uuid.Nil
 	if n := len(runs); n > 0 {
 		last = runs[n-1].ID
@@ -340,57 +348,6 @@ func (h *Handler) deletePage(w http.ResponseWriter, r *http.Request, id uuid.UUI
 	}
 	h.render(w, r, http.StatusOK, deleteScheduleTemplate, &deleteView{chrome: h.chrome(r, "Delete "+s.Name, "schedules"), S: s})
 	return nil
-}
-
-// runsView is the runs page.
-type runsView struct {
-	chrome
-	Filtered bool
-	Type     string
-	Status   string
-	Schedule string
-	Types    []string
-	Statuses []workflow.Status
-	Rows     []runRow
-	Pager    pager
-}
-
-type runRow struct {
-	Run      *workflow.Run
-	Duration string
-}
-
-func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	v := &runsView{
-		chrome: h.chrome(r, "Runs", "runs"),
-		Type:   q.Get("type"), Status: q.Get("status"), Schedule: q.Get("schedule"),
-		Types: h.wf.Types(), Statuses: runStatuses,
-	}
-	v.Filtered = v.Type != "" || v.Status != "" || v.Schedule != ""
-	status, err := http.StatusOK, func() error {
-		params, err := runListParams(r, true)
-		if err != nil {
-			return err
-		}
-		runs, err := h.wf.ListRuns(r.Context(), params)
-		if err != nil {
-			return err
-		}
-		for _, run := range runs {
-			v.Rows = append(v.Rows, runRow{Run: run, Duration: runDuration(run)})
-		}
-		last := uuid.Nil
-		if n := len(runs); n > 0 {
-			last = runs[n-1].ID
-		}
-		v.Pager = h.pagerOf("/runs", q, len(runs) > 0 && len(runs) == params.Limit, last)
-		return nil
-	}()
-	if err != nil {
-		status, v.Error = h.statusOf(err)
-	}
-	h.render(w, r, status, runsTemplate, v)
 }
 
 // runDuration is how long a finished run took from its first attempt's
@@ -426,8 +383,14 @@ type runView struct {
 	GrantSubject    string
 	Children        []childRun
 	Steps           []stepRow
-	SignalName      string
-	SignalPayload   string
+	Timeline        *timeline
+	// WaitsFor is the signal the run waits for, when its step has the
+	// default name ("signal:" and the signal's name); WaitStep is the step
+	// of a wait named otherwise, whose signal name is not recorded.
+	WaitsFor      string
+	WaitStep      string
+	SignalName    string
+	SignalPayload string
 }
 
 type childRun struct {
@@ -513,6 +476,22 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 		v.Steps = append(v.Steps, row)
 	}
 
+	v.Timeline = runTimeline(run, now)
+	if !v.Finished {
+		for _, st := range run.Steps {
+			if st.Kind == workflow.StepKindSignal && st.Status == workflow.StepStatusWaiting {
+				if name, ok := strings.CutPrefix(st.Name, "signal:"); ok {
+					v.WaitsFor = name
+				} else {
+					v.WaitStep = st.Name
+				}
+				break
+			}
+		}
+	}
+	v.live(r, !v.Finished)
+
+	v.SignalName = v.WaitsFor
 	if r.Method == http.MethodPost {
 		v.SignalName, v.SignalPayload = r.PostFormValue("name"), r.PostFormValue("payload")
 	}

@@ -309,7 +309,7 @@ func TestDashboardSchedules(t *testing.T) {
 		require.Regexp(t, `CES?T</time> <span class="rel">\(in \d+ (s|min|h|d)\)</span>`, body)
 
 		// Every value is escaped; no page has script.
-		require.NotContains(t, body, "<script")
+		require.NotContains(t, body, "<script>") // no inline script; a live page loads refresh.js
 		require.Contains(t, body, "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;")
 		requireCSP(t, resp)
 	})
@@ -374,14 +374,21 @@ func unescapeAll(ss []string) []string {
 }
 
 // requireCSP checks that a page's policy allows its stylesheet, by hash,
-// and no script.
+// and scripts only from files of the dashboard's origin, and that the page
+// has no inline script: its only script is refresh.js, on a live page.
 func requireCSP(t *testing.T, resp *response) {
 	t.Helper()
 
 	csp := resp.header.Get("Content-Security-Policy")
 	require.Contains(t, csp, "default-src 'none'")
-	require.NotContains(t, csp, "script-src")
+	require.Contains(t, csp, "script-src 'self';")
 	require.NotContains(t, csp, "unsafe-inline")
+	require.NotContains(t, csp, "unsafe-eval")
+	for _, m := range regexp.MustCompile(`<script[^>]*>([^<]*)</script>`).FindAllStringSubmatch(resp.body, -1) {
+		require.Regexp(t, `^<script src="[^"]*/assets/refresh\.js" defer>`, m[0])
+		require.Empty(t, m[1], "inline script")
+	}
+	require.Equal(t, strings.Count(resp.body, "<script"), len(regexp.MustCompile(`<script src="[^"]*/assets/refresh\.js" defer></script>`).FindAllString(resp.body, -1)))
 	m := regexp.MustCompile(`(?s)<style>(.*)</style>`).FindStringSubmatch(resp.body)
 	require.NotNil(t, m)
 	sum := sha256.Sum256([]byte(m[1]))
@@ -412,7 +419,7 @@ func TestDashboardSchedulePage(t *testing.T) {
 	body := resp.body
 	requireNav(t, body, "")
 	requireCSP(t, resp)
-	require.NotContains(t, body, "<script")
+	require.NotContains(t, body, "<script>") // no inline script; a live page loads refresh.js
 	require.Equal(t, []string{"approvals &lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"}, texts(body, "schedule-name"))
 	require.Equal(t, []string{"active"}, texts(body, "schedule-state"))
 	for _, want := range []string{
@@ -619,7 +626,11 @@ func TestDashboardRuns(t *testing.T) {
 	require.Contains(t, resp.body, `<table data-testid="runs">`)
 	links := attrs(resp.body, "run-link", "href")
 	require.Len(t, links, 5) // the parent and its child too
-	require.Equal(t, 5, strings.Count(resp.body, `<tr data-testid="run-row">`))
+	require.Equal(t, 5, strings.Count(resp.body, `<tr data-testid="run-row"`))
+	// The failed run's error shows under its row.
+	require.Equal(t, 1, strings.Count(resp.body, `<tr data-testid="run-row" class="has-error">`))
+	require.Len(t, texts(resp.body, "run-error"), 0) // it holds markup
+	require.Regexp(t, `<td colspan="8" data-testid="run-error"><span class="status status-failed">[a-z_]+</span> in step <code>explode</code>, attempt 1: [^<]*boom &lt;script&gt;`, resp.body)
 	require.Contains(t, links, "/runs/"+completed.ID.String())
 	require.Contains(t, resp.body, fmt.Sprintf(`<a href="/riverui/jobs/%d">`, completed.JobID))
 
@@ -666,7 +677,7 @@ func TestDashboardRunPage(t *testing.T) {
 		body := resp.body
 		requireNav(t, body, "")
 		requireCSP(t, resp)
-		require.NotContains(t, body, "<script")
+		require.NotContains(t, body, "<script>") // no inline script; a live page loads refresh.js
 		require.Equal(t, []string{"completed"}, texts(body, "run-status"))
 		require.Contains(t, body, `<table data-testid="steps">`)
 		require.Equal(t, []string{"fetch", "send"}, attrs(body, "step", "data-name"))
@@ -695,7 +706,9 @@ func TestDashboardRunPage(t *testing.T) {
 		require.Contains(t, body, `<button class="danger" data-testid="cancel">`)
 		require.NotContains(t, body, `data-testid="retry"`)
 		require.Contains(t, body, `<form class="stack" data-testid="signal" method="post" action="`+path+`/signal">`)
-		require.Contains(t, body, `<input name="name" value="" required>`)
+		// The form names the signal the run waits for.
+		require.Contains(t, body, `<input name="name" value="approve" required>`)
+		require.Equal(t, []string{"approve"}, texts(body, "waits-for"))
 		require.Contains(t, body, `<textarea name="payload" spellcheck="false"></textarea>`)
 		require.Contains(t, body, `<button data-testid="send-signal">`)
 
@@ -1248,7 +1261,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		s := d.createSchedule(t, &schedule.Params{Name: hostile, Owner: hostile, Cron: "0 3 * * *", Input: flowInput{User: hostile}})
 		path := "/schedules/" + s.ID.String()
 		body := d.page(t, path+"/edit", nil)
-		require.NotContains(t, body, "<script")
+		require.NotContains(t, body, "<script>") // no inline script; a live page loads refresh.js
 		require.Contains(t, body, `<input name="name" value="&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"`)
 		form := formFields(t, body, "edit-form")
 		require.Equal(t, hostile, form.Get("owner"))

@@ -10,9 +10,14 @@
 //
 // # Dashboard
 //
-// Server-rendered HTML pages, without JavaScript, under Config.Prefix:
+// Server-rendered HTML pages under Config.Prefix, which need no
+// JavaScript; a page that shows a run in flight loads one small script
+// that reloads it every 5 s (not while the operator edits a form):
 //
+//	GET  /overview                       in-flight runs by status, the last hour's runs by status and failures
 //	GET  /                               schedules: ?owner=&workflow=&paused=any|yes|no&after=&limit=
+//	GET  /schedules/new                  a form to create a schedule
+//	POST /schedules/new                  form: the edit form's fields, workflow, paused, pause_note
 //	GET  /schedules/{id}                 a schedule: spec, next 10 fire times, run ledger (?after=&limit=)
 //	GET  /schedules/{id}/edit            a form to change its spec, filled in with it
 //	GET  /schedules/{id}/delete          asks to confirm deleting it
@@ -24,8 +29,8 @@
 //	POST /schedules/{id}/trigger
 //	POST /schedules/{id}/backfill        form: from, to, overlap
 //	POST /schedules/{id}/delete
-//	GET  /runs                           runs: ?type=&status=&schedule=&after=&limit=
-//	GET  /runs/{id}                      a run: input, output or error, step timeline
+//	GET  /runs                           runs: ?q=&from=&to=&type=&status=&schedule=&after=&limit=
+//	GET  /runs/{id}                      a run: input, output or error, its steps on a time axis
 //	POST /runs/{id}/cancel
 //	POST /runs/{id}/retry
 //	POST /runs/{id}/signal               form: name, payload (JSON)
@@ -36,6 +41,18 @@
 // to the schedules after a delete; when it fails, the page is shown again
 // with the error (the edit, backfill and signal forms as typed), under the
 // status the JSON API would answer, and nothing is written.
+//
+// The runs page's q= is a run id, an idempotency key (of any type unless
+// type= names one; "key:" before one that holds "="), or key=value terms
+// that the runs' metadata must all hold (a value that reads as JSON is
+// that value, 42 or "42", else text); from= and to= bound the runs'
+// creation time, in UTC. Each is served by an index (see
+// workflow.ListParams).
+//
+// The new schedule form creates it as POST /api/schedules does, so it
+// refuses what the API refuses with the same message, shown above the
+// form and beside the field it is about (as the edit form's errors are),
+// and opens the new schedule's page.
 //
 // The edit form updates the schedule as PATCH /api/schedules/{id} does,
 // naming only the fields that differ from the schedule: an unchanged start
@@ -48,8 +65,9 @@
 // run already.
 //
 // Every value on a page is escaped by html/template, and the pages'
-// Content-Security-Policy allows no script and no resource but their own
-// inline stylesheet.
+// Content-Security-Policy allows no inline script, no script but the
+// dashboard's own files (GET /assets/refresh.js) and no resource but
+// their own inline stylesheet.
 //
 // # River UI and the JSON API
 //

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,36 +26,53 @@ var (
 	//go:embed style.css
 	styleCSS string
 
+	//go:embed refresh.js
+	refreshJS []byte
+
 	// contentSecurityPolicy allows the pages nothing but their own inline
-	// stylesheet (by its hash), the empty data: icon that keeps browsers
-	// from asking for /favicon.ico, and forms posted to this origin: no
-	// script, no other resource, no framing.
-	contentSecurityPolicy = "default-src 'none'; style-src 'sha256-" + sha256Base64(styleCSS) + "'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	// stylesheet (by its hash), the script that refreshes a live page
+	// (refresh.js, a file of this origin: no inline script), the empty
+	// data: icon that keeps browsers from asking for /favicon.ico, and
+	// forms posted to this origin: no other resource, no framing.
+	contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'sha256-" + sha256Base64(styleCSS) + "'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 	templateFuncs = template.FuncMap{
 		"css":      func() template.CSS { return template.CSS(styleCSS) },
 		"duration": formatDuration,
 		"utc":      utcMoment,
+		"brief":    brief,
+		"shortID":  shortID,
 	}
 
 	schedulesTemplate      = page("schedules.html")
 	scheduleTemplate       = page("schedule.html")
-	editScheduleTemplate   = page("schedule_edit.html")
+	editScheduleTemplate   = page("schedule_edit.html", "schedule_fields.html")
+	newScheduleTemplate    = page("schedule_new.html", "schedule_fields.html")
 	deleteScheduleTemplate = page("schedule_delete.html")
 	runsTemplate           = page("runs.html")
 	runTemplate            = page("run.html")
+	overviewTemplate       = page("overview.html")
 	loginTemplate          = page("login.html")
 	errorTemplate          = page("error.html")
 )
+
+// refreshSeconds is how often a live page reloads itself: one that shows
+// a run that has not finished.
+const refreshSeconds = 5
 
 func sha256Base64(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// page parses a page's template with the layout it fills in.
-func page(name string) *template.Template {
-	return template.Must(template.New(name).Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html", "templates/"+name))
+// page parses a page's template with the layout it fills in and the
+// partials it uses.
+func page(name string, partials ...string) *template.Template {
+	files := []string{"templates/layout.html", "templates/" + name}
+	for _, p := range partials {
+		files = append(files, "templates/"+p)
+	}
+	return template.Must(template.New(name).Funcs(templateFuncs).ParseFS(templateFS, files...))
 }
 
 // chrome is what every page shows around its content: the navigation, the
@@ -72,6 +90,21 @@ type chrome struct {
 	// SignOut shows the sign-out button: a token is required.
 	SignOut bool
 	Now     time.Time
+	// Refresh is how often, in seconds, the page reloads itself (0:
+	// never): a page that shows a live run sets it (see live). The page
+	// says so; refresh.js does it, and holds off while the operator edits
+	// a form.
+	Refresh int
+}
+
+// live makes the page of r reload itself every refreshSeconds when it
+// shows a run that has not finished. A page answering a POST (a form
+// shown again with its error) never does: reloading would lose what the
+// operator typed.
+func (c *chrome) live(r *http.Request, running bool) {
+	if running && r.Method == http.MethodGet {
+		c.Refresh = refreshSeconds
+	}
 }
 
 // notices are the flash notices a page shows for its notice= parameter,
@@ -88,6 +121,7 @@ var notices = map[string]string{
 	"cancelled":  "Run cancelled. A running attempt stops at its next step.",
 	"retried":    "Run retried: it runs again from the step that failed.",
 	"signalled":  "Signal sent.",
+	"created":    "Schedule created. Its first slot fires at the next fire time below.",
 	"signed-out": "Signed out.",
 }
 
@@ -274,6 +308,36 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
 	return d.Round(time.Second).String()
+}
+
+// brief is the first line of an error message, cut to 200 characters, for
+// a table cell; the run's page shows it whole.
+func brief(msg string) string {
+	line, _, cut := strings.Cut(strings.TrimSpace(msg), "\n")
+	if r := []rune(line); len(r) > 200 {
+		line, cut = string(r[:200]), true
+	}
+	if cut {
+		line += " …"
+	}
+	return line
+}
+
+// shortID shows a run id in a table: "…" and its last 12 digits, the
+// random ones (the first ones are the time, alike for runs created
+// together). The link and its title hold the whole id.
+func shortID(id uuid.UUID) string {
+	s := id.String()
+	return "…" + s[len(s)-12:]
+}
+
+// serveRefreshJS serves the script of live pages (see chrome.Refresh).
+func serveRefreshJS(w http.ResponseWriter, _ *http.Request) {
+	header := w.Header()
+	header.Set("Content-Type", "text/javascript; charset=utf-8")
+	header.Set("Cache-Control", "public, max-age=3600")
+	header.Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(refreshJS)
 }
 
 // prettyJSON indents a JSON value for a <pre>; invalid JSON is shown as it

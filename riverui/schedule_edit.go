@@ -22,13 +22,32 @@ import (
 // editView is the page that edits a schedule.
 type editView struct {
 	chrome
+	scheduleFormView
 	S *schedule.Schedule
-	// Zone is the zone the start and end are read in: the schedule's.
+}
+
+// scheduleFormView is what the fields of the new and edit forms show
+// (templates/schedule_fields.html).
+type scheduleFormView struct {
+	// New adds the fields only a new schedule has: its workflow type and
+	// whether it starts paused.
+	New bool
+	// Zone is the zone the start and end are read in: the schedule's, or
+	// for a new one the form's.
 	Zone     string
 	Form     scheduleFields
 	Overlaps []schedule.OverlapPolicy
 	CatchUps []schedule.CatchUpPolicy
+	// Types are the workflow types this server runs, offered for a new
+	// schedule.
+	Types []string
+	// FieldErrors holds the error of the field it names (by its form
+	// name), shown beside it.
+	FieldErrors map[string]string
 }
+
+// catchUpPolicies are the catch-up policies, as the forms list them.
+var catchUpPolicies = []schedule.CatchUpPolicy{schedule.CatchUpWindow, schedule.CatchUpLatest}
 
 // scheduleFields are the fields of the edit form, as the form holds them.
 // Empty run policy fields (attempts, priority, queue, timeout) leave the
@@ -52,6 +71,10 @@ type scheduleFields struct {
 	Timeout       string
 	Input         string
 	GrantID       string
+	// Only on the new form.
+	Workflow  string
+	Paused    bool
+	PauseNote string
 }
 
 // fieldsOf fills the edit form with the schedule as stored, its start and
@@ -92,6 +115,7 @@ func postedFields(r *http.Request) scheduleFields {
 		StartAt: v("start_at"), EndAt: v("end_at"), Overlap: v("overlap"), CatchUp: v("catch_up"),
 		CatchUpWindow: v("catch_up_window"), MaxAttempts: v("max_attempts"), Priority: v("priority"),
 		Queue: v("queue"), Timeout: v("timeout"), Input: v("input"), GrantID: v("grant_id"),
+		Workflow: v("workflow"), Paused: r.PostFormValue("paused") != "", PauseNote: v("pause_note"),
 	}
 }
 
@@ -105,12 +129,13 @@ func (h *Handler) showEdit(w http.ResponseWriter, r *http.Request, id uuid.UUID,
 	}
 	_, loc := describe(s)
 	v := &editView{
-		chrome: h.chrome(r, "Edit "+s.Name, "schedules"), S: s, Zone: loc.String(), Form: fieldsOf(s, loc),
-		Overlaps: overlapPolicies, CatchUps: []schedule.CatchUpPolicy{schedule.CatchUpWindow, schedule.CatchUpLatest},
+		chrome: h.chrome(r, "Edit "+s.Name, "schedules"), S: s,
+		scheduleFormView: scheduleFormView{Zone: loc.String(), Form: fieldsOf(s, loc), Overlaps: overlapPolicies, CatchUps: catchUpPolicies},
 	}
 	v.Error = errMsg
 	if r.Method == http.MethodPost {
 		v.Form = postedFields(r)
+		v.FieldErrors = fieldErrors(r)
 	}
 	h.render(w, r, status, editScheduleTemplate, v)
 	return nil
@@ -126,6 +151,19 @@ func (h *Handler) showEdit(w http.ResponseWriter, r *http.Request, id uuid.UUID,
 // that Update refuses, shows the form again with the error; nothing is
 // written then.
 func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	err := h.edit(w, r, id)
+	if err == nil || fieldOf(err) == "" {
+		return err
+	}
+	// An error about a field is shown beside it too.
+	status, msg := h.statusOf(err)
+	if h.showEdit(w, withFieldError(r, err), id, status, msg) != nil {
+		return err
+	}
+	return nil
+}
+
+func (h *Handler) edit(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 	s, err := h.sc.Get(r.Context(), id)
 	if err != nil {
 		return err
@@ -173,7 +211,7 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	if f.CatchUpWindow != "" {
 		var err error
 		if window, err = formDuration("catch-up window", f.CatchUpWindow, "0s for none, or empty for the default (1m)"); err != nil {
-			return nil, false, err
+			return nil, false, inField("catch_up_window", err)
 		}
 	}
 	if window != s.CatchUpWindow {
@@ -186,7 +224,7 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	if f.Timeout != "" {
 		var err error
 		if timeout, err = formDuration("timeout", f.Timeout, "empty for the workflow's default"); err != nil {
-			return nil, false, err
+			return nil, false, inField("timeout", err)
 		}
 	}
 	if timeout != s.Timeout {
@@ -194,18 +232,19 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	}
 	for _, field := range []struct {
 		name   string
+		input  string
 		form   string
 		stored int
 		dst    **int
 	}{
-		{"max attempts", f.MaxAttempts, s.MaxAttempts, &p.MaxAttempts},
-		{"priority", f.Priority, s.Priority, &p.Priority},
+		{"max attempts", "max_attempts", f.MaxAttempts, s.MaxAttempts, &p.MaxAttempts},
+		{"priority", "priority", f.Priority, s.Priority, &p.Priority},
 	} {
 		n := 0
 		if field.form != "" {
 			var err error
 			if n, err = strconv.Atoi(field.form); err != nil {
-				return nil, false, badRequest("%s %q is not a whole number; leave it empty for the workflow's default", field.name, field.form)
+				return nil, false, inField(field.input, badRequest("%s %q is not a whole number; leave it empty for the workflow's default", field.name, field.form))
 			}
 		}
 		if n != field.stored {
@@ -215,18 +254,19 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 
 	for _, field := range []struct {
 		name   string
+		input  string
 		form   string
 		stored *time.Time
 		dst    **time.Time
 	}{
-		{"start", f.StartAt, s.StartAt, &p.StartAt},
-		{"end", f.EndAt, s.EndAt, &p.EndAt},
+		{"start", "start_at", f.StartAt, s.StartAt, &p.StartAt},
+		{"end", "end_at", f.EndAt, s.EndAt, &p.EndAt},
 	} {
 		var at time.Time // zero: none
 		if field.form != "" {
 			var err error
 			if at, err = formTime(field.name, field.form, loc); err != nil {
-				return nil, false, err
+				return nil, false, inField(field.input, err)
 			}
 		}
 		var stored time.Time
@@ -241,7 +281,7 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	input := []byte("null")
 	if f.Input != "" {
 		if !json.Valid([]byte(f.Input)) {
-			return nil, false, badRequest("the input is not valid JSON; leave it empty for none or write a JSON value such as {\"user\": \"ada\"}")
+			return nil, false, inField("input", badRequest("the input is not valid JSON; leave it empty for none or write a JSON value such as {\"user\": \"ada\"}"))
 		}
 		var buf bytes.Buffer
 		_ = json.Compact(&buf, []byte(f.Input)) // valid
@@ -255,8 +295,8 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	grantID := uuid.Nil
 	if f.GrantID != "" {
 		var err error
-		if grantID, err = uuid.Parse(f.GrantID); err != nil {
-			return nil, false, badRequest("grant %q is not an id; ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e, or leave it empty for none", f.GrantID)
+		if grantID, err = parseGrantID(f.GrantID); err != nil {
+			return nil, false, inField("grant_id", err)
 		}
 	}
 	storedGrant := uuid.Nil

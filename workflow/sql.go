@@ -87,6 +87,19 @@ type queries struct {
 	runStatusByID        string
 	runsOfSlots          string
 	insertScheduledRuns  string
+
+	// The listings' filters (ListRuns) and the overview (CountRuns,
+	// ListFailures). listRunsWhere and listRunsOfScheduleWhere are
+	// listRuns and listRunsOfSchedule without their ORDER BY and LIMIT,
+	// for ListRuns to add the clauses of its other filters to.
+	listRunsWhere           string
+	listRunsOfScheduleWhere string
+	runTypes                string
+	countInFlight           string
+	countRunningJobs        string
+	countRecent             string
+	countFailedSince        string
+	listFailedSince         string
 }
 
 // brokenRunsSQL finds unfinished runs whose River job ended (discarded,
@@ -99,6 +112,68 @@ LEFT JOIN {s}river_job j ON j.id = r.job_id
 WHERE r.status IN ('pending', 'running', 'sleeping', 'waiting')
 	AND r.job_id IS NOT NULL
 	AND (j.id IS NULL OR j.state IN ('discarded', 'cancelled', 'completed'))`
+
+// listRunsWhere lists runs (ListRuns); listRunsOrder ends it.
+const listRunsWhere = `
+SELECT ` + runReadColumns + runReadFrom + `
+WHERE ($1 = '' OR r.workflow_type = $1)
+	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
+	AND ($3::uuid IS NULL OR r.schedule_id = $3)
+	AND ($4::uuid IS NULL OR r.id < $4)`
+
+// listRunsOfScheduleWhere lists a schedule's runs (History), through
+// workflow_runs_schedule_history: the schedule is not optional here, so
+// that every plan, generic ones included, reads the schedule's runs and
+// not the table's.
+const listRunsOfScheduleWhere = `
+SELECT ` + runReadColumns + runReadFrom + `
+WHERE r.schedule_id = $3
+	AND ($1 = '' OR r.workflow_type = $1)
+	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
+	AND ($4::uuid IS NULL OR r.id < $4)`
+
+const listRunsOrder = `
+ORDER BY r.id DESC
+LIMIT $5`
+
+// runTypes are the workflow types that have runs, each found by one probe
+// of workflow_runs_type_status_id (a loose index scan): its cost follows
+// the number of types, not of runs. ListRuns matches an idempotency key of
+// any type through it and the unique (type, key) index.
+const runTypes = `
+WITH RECURSIVE types(typ) AS (
+	(SELECT min(workflow_type) FROM {s}workflow_runs)
+	UNION ALL
+	SELECT (SELECT min(workflow_type) FROM {s}workflow_runs WHERE workflow_type > types.typ)
+	FROM types WHERE types.typ IS NOT NULL
+)
+SELECT typ FROM types WHERE typ IS NOT NULL`
+
+// countInFlight counts the unfinished runs by stored status, from
+// workflow_runs_unfinished alone.
+const countInFlight = `
+SELECT status, count(*) FROM {s}workflow_runs
+WHERE status IN ('pending', 'running', 'sleeping', 'waiting')
+GROUP BY status`
+
+// countRunningJobs counts the unfinished runs stored as pending, sleeping
+// or waiting whose River job is running right now (which reads them as
+// running), from the running jobs: River's state index finds them, and
+// their args name the run.
+const countRunningJobs = `
+SELECT r.status, count(*)
+FROM {s}river_job j
+JOIN {s}workflow_runs r ON r.id = (j.args->>'run_id')::uuid AND r.job_id = j.id
+WHERE j.state = 'running' AND j.args ? 'run_id' AND r.status IN ('pending', 'sleeping', 'waiting')
+GROUP BY r.status`
+
+// countRecent counts, by status, the newest $2 runs created since $1 (the
+// first id of that millisecond), read through the primary key.
+const countRecent = `
+SELECT CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END, count(*)
+FROM (SELECT id, status, job_id FROM {s}workflow_runs WHERE id >= $1 ORDER BY id DESC LIMIT $2) r
+LEFT JOIN {s}river_job j ON j.id = r.job_id
+GROUP BY 1`
 
 // memoInsert writes a batch of step records (see flushMemos).
 const memoInsert = `
@@ -237,26 +312,9 @@ SELECT
 		ORDER BY s.seq DESC NULLS LAST
 		LIMIT 1
 	), '')`),
-		listRuns: t(`
-SELECT ` + runReadColumns + runReadFrom + `
-WHERE ($1 = '' OR r.workflow_type = $1)
-	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
-	AND ($3::uuid IS NULL OR r.schedule_id = $3)
-	AND ($4::uuid IS NULL OR r.id < $4)
-ORDER BY r.id DESC
-LIMIT $5`),
-		// A schedule's runs (History), through workflow_runs_schedule_history:
-		// the schedule is not optional here, so that every plan, generic
-		// ones included, reads the schedule's runs and not the table's.
-		listRunsOfSchedule: t(`
-SELECT ` + runReadColumns + runReadFrom + `
-WHERE r.schedule_id = $3
-	AND ($1 = '' OR r.workflow_type = $1)
-	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
-	AND ($4::uuid IS NULL OR r.id < $4)
-ORDER BY r.id DESC
-LIMIT $5`),
-		lockRun: t(`SELECT status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = $1 FOR UPDATE`),
+		listRuns:           t(listRunsWhere + listRunsOrder),
+		listRunsOfSchedule: t(listRunsOfScheduleWhere + listRunsOrder),
+		lockRun:            t(`SELECT status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = $1 FOR UPDATE`),
 		// The statements that write step_runs (memoInsert, memoUpsert,
 		// parkMemo, stepFailed) insert a step only together with its run,
 		// under the run's key-share lock: they are what stands in for a
@@ -314,6 +372,21 @@ WHERE step_runs.status <> 'completed'`),
 		stepByName:           t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 AND name = $2`),
 		stepsOfRun:           t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 ORDER BY seq NULLS FIRST, started_at, name`),
 		touchRun:             t(`UPDATE {s}workflow_runs r SET updated_at = now() WHERE id = $1 RETURNING status, coalesce(job_id, 0), queue, coalesce((SELECT j.state::text FROM {s}river_job j WHERE j.id = r.job_id), '')`),
+
+		// ListRuns' other filters, CountRuns and ListFailures.
+		listRunsWhere:           t(listRunsWhere),
+		listRunsOfScheduleWhere: t(listRunsOfScheduleWhere),
+		runTypes:                t(runTypes),
+		countInFlight:           t(countInFlight),
+		countRunningJobs:        t(countRunningJobs),
+		countRecent:             t(countRecent),
+		countFailedSince:        t(`SELECT count(*) FROM {s}workflow_runs WHERE status = 'failed' AND finished_at >= $1`),
+		// The failed runs since $1 through workflow_runs_failed (007).
+		listFailedSince: t(`
+SELECT ` + runReadColumns + runReadFrom + `
+WHERE r.status = 'failed' AND r.finished_at >= $1
+ORDER BY r.finished_at DESC, r.id DESC
+LIMIT $2`),
 	}
 }
 

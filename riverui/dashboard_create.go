@@ -1,0 +1,234 @@
+package riverui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tributary-go/tributary/schedule"
+)
+
+// The new schedule form, GET and POST /schedules/new, creates a schedule
+// with schedule.Client.Create, the call behind POST /api/schedules, so it
+// refuses what the API refuses with the same message. A refused form is
+// shown again as typed, with the error above it and beside the field it
+// is about, and nothing is written; a created schedule's page opens.
+
+// newView is the page that creates a schedule.
+type newView struct {
+	chrome
+	scheduleFormView
+}
+
+// newFields are the new form's fields before anything is typed: the
+// defaults of schedule.Params.
+func newFields() scheduleFields {
+	return scheduleFields{Overlap: string(schedule.OverlapSkip), CatchUp: string(schedule.CatchUpWindow)}
+}
+
+func (h *Handler) newSchedulePage(w http.ResponseWriter, r *http.Request) {
+	if h.sc == nil {
+		h.failPage(w, r, errNoSchedules)
+		return
+	}
+	h.showNew(w, r, http.StatusOK, "", newFields(), nil)
+}
+
+// showNew renders the new form with fields, and errMsg above it and
+// fieldErrs beside the fields.
+func (h *Handler) showNew(w http.ResponseWriter, r *http.Request, status int, errMsg string, f scheduleFields, fieldErrs map[string]string) {
+	zone := "UTC"
+	if f.TimeZone != "" {
+		zone = f.TimeZone
+		if _, err := time.LoadLocation(f.TimeZone); err != nil {
+			zone = "the time zone above"
+		}
+	}
+	v := &newView{
+		chrome: h.chrome(r, "New schedule", "schedules"),
+		scheduleFormView: scheduleFormView{
+			New: true, Zone: zone, Form: f, Overlaps: overlapPolicies, CatchUps: catchUpPolicies,
+			Types: h.wf.Types(), FieldErrors: fieldErrs,
+		},
+	}
+	v.Error = errMsg
+	h.render(w, r, status, newScheduleTemplate, v)
+}
+
+// createForm creates the schedule of the new form and opens its page.
+func (h *Handler) createForm(w http.ResponseWriter, r *http.Request) {
+	if h.sc == nil {
+		h.failPage(w, r, errNoSchedules)
+		return
+	}
+	if err := parseForm(r); err != nil {
+		h.failPage(w, r, err)
+		return
+	}
+	f := postedFields(r)
+	p, err := createParams(f)
+	if err == nil {
+		var s *schedule.Schedule
+		if s, err = h.sc.Create(r.Context(), p); err == nil {
+			h.seeOther(w, r, "/schedules/"+s.ID.String(), "created", nil)
+			return
+		}
+	}
+	status, msg := h.statusOf(err)
+	field := fieldOf(err)
+	h.showNew(w, r, status, msg, f, map[string]string{field: msg})
+}
+
+// createParams reads the new form's fields into the parameters of
+// schedule.Client.Create. The start and end are wall times in the form's
+// time zone (or RFC 3339 times); an unknown zone is left for Create to
+// refuse. Empty fields are the defaults the form's labels name.
+func createParams(f scheduleFields) (*schedule.Params, error) {
+	p := &schedule.Params{
+		Name: f.Name, Description: f.Description, Owner: f.Owner, Workflow: f.Workflow, Cron: f.Cron, TimeZone: f.TimeZone,
+		Overlap: schedule.OverlapPolicy(f.Overlap), CatchUp: schedule.CatchUpPolicy(f.CatchUp), Queue: f.Queue,
+		Paused: f.Paused, PauseNote: f.PauseNote,
+	}
+	if f.CatchUpWindow != "" {
+		window, err := formDuration("catch-up window", f.CatchUpWindow, "0s for none, or empty for the default (1m)")
+		if err != nil {
+			return nil, inField("catch_up_window", err)
+		}
+		if p.CatchUpWindow = window; window == 0 {
+			p.CatchUpWindow = -1 // none; 0 is the default in Params
+		}
+	}
+	if f.Timeout != "" {
+		timeout, err := formDuration("timeout", f.Timeout, "empty for the workflow's default")
+		if err != nil {
+			return nil, inField("timeout", err)
+		}
+		p.Timeout = timeout
+	}
+	for _, field := range []struct {
+		name, form string
+		text       string
+		dst        *int
+	}{
+		{"max_attempts", f.MaxAttempts, "max attempts", &p.MaxAttempts},
+		{"priority", f.Priority, "priority", &p.Priority},
+	} {
+		if field.form == "" {
+			continue
+		}
+		n, err := strconv.Atoi(field.form)
+		if err != nil {
+			return nil, inField(field.name, badRequest("%s %q is not a whole number; leave it empty for the workflow's default", field.text, field.form))
+		}
+		*field.dst = n
+	}
+	loc, zoneErr := time.LoadLocation(f.TimeZone)
+	for _, field := range []struct {
+		name, form, text string
+		dst              *time.Time
+	}{
+		{"start_at", f.StartAt, "start", &p.StartAt},
+		{"end_at", f.EndAt, "end", &p.EndAt},
+	} {
+		if field.form == "" || zoneErr != nil {
+			continue
+		}
+		at, err := formTime(field.text, field.form, loc)
+		if err != nil {
+			return nil, inField(field.name, err)
+		}
+		*field.dst = at
+	}
+	if f.Input != "" {
+		if !json.Valid([]byte(f.Input)) {
+			return nil, inField("input", badRequest("the input is not valid JSON; leave it empty for none or write a JSON value such as {\"user\": \"ada\"}"))
+		}
+		p.Input = json.RawMessage(f.Input)
+	}
+	if f.GrantID != "" {
+		id, err := parseGrantID(f.GrantID)
+		if err != nil {
+			return nil, inField("grant_id", err)
+		}
+		p.GrantID = &id
+	}
+	return p, nil
+}
+
+// parseGrantID reads a form's grant id.
+func parseGrantID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, badRequest("grant %q is not an id; ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e, or leave it empty for none", s)
+	}
+	return id, nil
+}
+
+// fieldError is an error about one field of a form, named as the form
+// names it.
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// inField marks err as the error of the form's field.
+func inField(field string, err error) error { return &fieldError{field: field, err: err} }
+
+// paramFields are the form names of the fields of schedule.Params and
+// UpdateParams, as a schedule.ValidationError names them.
+var paramFields = map[string]string{
+	"Name": "name", "Description": "description", "Owner": "owner", "Workflow": "workflow", "Input": "input",
+	"Cron": "cron", "TimeZone": "time_zone", "StartAt": "start_at", "EndAt": "end_at", "Overlap": "overlap",
+	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "MaxAttempts": "max_attempts", "Priority": "priority",
+	"Queue": "queue", "Timeout": "timeout", "GrantID": "grant_id", "PauseNote": "pause_note",
+}
+
+// fieldOf is the form name of the field err is about, or "".
+func fieldOf(err error) string {
+	var (
+		fieldErr  *fieldError
+		invalid   *schedule.ValidationError
+		cronErr   *schedule.CronError
+		neverErr  *schedule.NoOccurrenceError
+		zoneErr   *schedule.ZoneError
+		fieldName string
+	)
+	switch {
+	case errors.As(err, &fieldErr):
+		fieldName = fieldErr.field
+	case errors.As(err, &cronErr), errors.As(err, &neverErr):
+		fieldName = "cron"
+	case errors.As(err, &zoneErr):
+		fieldName = "time_zone"
+	case errors.As(err, &invalid):
+		fieldName = paramFields[invalid.Field]
+	}
+	return fieldName
+}
+
+// fieldErrorKey carries the field errors of a refused edit form to
+// showEdit, which scheduleForm calls with the message alone.
+type fieldErrorKey struct{}
+
+// withFieldError returns r carrying err's field error for fieldErrors.
+func withFieldError(r *http.Request, err error) *http.Request {
+	field := fieldOf(err)
+	if field == "" {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), fieldErrorKey{}, map[string]string{field: err.Error()}))
+}
+
+// fieldErrors are the field errors withFieldError put in r, or nil.
+func fieldErrors(r *http.Request) map[string]string {
+	errs, _ := r.Context().Value(fieldErrorKey{}).(map[string]string)
+	return errs
+}

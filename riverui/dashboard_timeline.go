@@ -1,0 +1,134 @@
+package riverui
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// timeline is a run's steps drawn on a time axis: one bar per step from
+// its start to its end, on an axis from the run's creation to its end (or
+// now, or the wake time of a sleep, whichever is later). The bars are SVG
+// rectangles placed by attributes, in a viewBox 100 units wide, so the
+// page needs no inline style (the CSP allows none).
+type timeline struct {
+	// Start is when the axis starts: the run's creation.
+	Start *moment
+	// Span is the axis's length, as a duration.
+	Span string
+	// Mid is the duration at the middle of the axis.
+	Mid string
+	// Now is where now is on the axis, when the run is live and the axis
+	// goes past it (a sleep's wake time); else negative.
+	Now string
+	// Rows are the run itself, then its steps in start order.
+	Rows []timelineRow
+}
+
+// timelineRow is one bar of the timeline.
+type timelineRow struct {
+	Name  string
+	Kind  string
+	Class string // the bar's colour: a run or step status
+	// X and W place the bar: its start and width, in percent of the axis.
+	X, W string
+	// PlannedX and PlannedW place what is still to come (a sleep until its
+	// wake time, a wait until its timeout), drawn lighter; W of "" for none.
+	PlannedX, PlannedW string
+	// Label is the bar's duration or state, written beside it.
+	Label string
+	Title string
+}
+
+// minBarWidth is the width of a bar too short to see, in percent.
+const minBarWidth = 0.4
+
+// runTimeline lays out run's steps on a time axis at now; nil when the run
+// has no step.
+func runTimeline(run *workflow.Run, now time.Time) *timeline {
+	if len(run.Steps) == 0 {
+		return nil
+	}
+	start := run.CreatedAt
+	for _, st := range run.Steps {
+		if st.StartedAt.Before(start) {
+			start = st.StartedAt
+		}
+	}
+	end := now
+	if run.FinishedAt != nil {
+		end = *run.FinishedAt
+	}
+	axisEnd := end
+	for _, st := range run.Steps {
+		if st.FinishedAt != nil && st.FinishedAt.After(axisEnd) {
+			axisEnd = *st.FinishedAt
+		}
+		if st.WakeAt != nil && st.WakeAt.After(axisEnd) && !run.Status.Finished() {
+			axisEnd = *st.WakeAt
+		}
+	}
+	span := axisEnd.Sub(start)
+	if span <= 0 {
+		span = time.Millisecond
+	}
+	pct := func(t time.Time) float64 {
+		p := 100 * float64(t.Sub(start)) / float64(span)
+		return min(max(p, 0), 100)
+	}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+	place := func(row *timelineRow, from, to time.Time) {
+		x, w := pct(from), pct(to)-pct(from)
+		if w < minBarWidth {
+			w = minBarWidth
+			x = min(x, 100-minBarWidth)
+		}
+		row.X, row.W = num(x), num(w)
+	}
+
+	t := &timeline{Start: momentIn(&start, time.UTC, now), Span: formatDuration(span), Mid: formatDuration(span / 2), Now: "-1"}
+	if !run.Status.Finished() && axisEnd.After(now) {
+		t.Now = num(pct(now))
+	}
+
+	runRow := timelineRow{Name: "run", Kind: "run", Class: string(run.Status)}
+	runFrom := run.CreatedAt
+	if run.StartedAt != nil {
+		runFrom = *run.StartedAt
+	}
+	place(&runRow, runFrom, end)
+	runRow.Label = formatDuration(end.Sub(runFrom))
+	if !run.Status.Finished() {
+		runRow.Label += " so far"
+	}
+	runRow.Title = fmt.Sprintf("run %s: %s", run.Status, runRow.Label)
+	t.Rows = append(t.Rows, runRow)
+
+	for _, st := range run.Steps {
+		row := timelineRow{Name: st.Name, Kind: string(st.Kind), Class: string(st.Status)}
+		to := end
+		switch {
+		case st.FinishedAt != nil:
+			to = *st.FinishedAt
+			row.Label = formatDuration(st.Duration())
+		case st.Status == workflow.StepStatusSleeping || st.Status == workflow.StepStatusWaiting:
+			to = now
+			row.Label = string(st.Status) + " " + formatDuration(now.Sub(st.StartedAt))
+			if st.WakeAt != nil && st.WakeAt.After(now) {
+				row.PlannedX, row.PlannedW = num(pct(now)), num(max(pct(*st.WakeAt)-pct(now), minBarWidth))
+				row.Label += ", wakes in " + formatDuration(st.WakeAt.Sub(now))
+			}
+		default: // interrupted by the run's end
+			row.Label = string(st.Status)
+		}
+		place(&row, st.StartedAt, to)
+		if st.Attempts > 1 {
+			row.Label += fmt.Sprintf(" (%d attempts)", st.Attempts)
+		}
+		row.Title = fmt.Sprintf("%s %s: %s, %s", st.Kind, st.Name, st.Status, row.Label)
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}

@@ -1,0 +1,79 @@
+package riverui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+func TestRunTimeline(t *testing.T) {
+	t.Parallel()
+
+	t0 := time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	ptr := func(t time.Time) *time.Time { return &t }
+
+	t.Run("NoSteps", func(t *testing.T) {
+		t.Parallel()
+
+		require.Nil(t, runTimeline(&workflow.Run{CreatedAt: t0}, at(5)))
+	})
+
+	t.Run("Finished", func(t *testing.T) {
+		t.Parallel()
+
+		run := &workflow.Run{
+			Status: workflow.StatusFailed, CreatedAt: t0, StartedAt: ptr(at(2)), FinishedAt: ptr(at(10)),
+			Steps: []workflow.StepRun{
+				{Name: "load", Kind: workflow.StepKindStep, Status: workflow.StepStatusCompleted, Attempts: 1, StartedAt: at(2), FinishedAt: ptr(at(2))},
+				{Name: "charge", Kind: workflow.StepKindStep, Status: workflow.StepStatusFailed, Attempts: 3, StartedAt: at(2), FinishedAt: ptr(at(10))},
+				{Name: "nap", Kind: workflow.StepKindSleep, Status: workflow.StepStatusInterrupted, Attempts: 1, StartedAt: at(5)},
+			},
+		}
+		tl := runTimeline(run, at(60)) // long after: the axis ends with the run
+		require.Equal(t, "10.0 s", tl.Span)
+		require.Equal(t, "5.0 s", tl.Mid)
+		require.Equal(t, "-1", tl.Now)
+		require.Len(t, tl.Rows, 4)
+		for i, want := range []struct{ name, class, x, w, label string }{
+			{"run", "failed", "20.00", "80.00", "8.0 s"},
+			{"load", "completed", "20.00", "0.40", "0 s"}, // too short to see: the least width
+			{"charge", "failed", "20.00", "80.00", "8.0 s (3 attempts)"},
+			{"nap", "interrupted", "50.00", "50.00", "interrupted"}, // until the run's end
+		} {
+			row := tl.Rows[i]
+			require.Equal(t, want.name, row.Name)
+			require.Equal(t, want.class, row.Class, want.name)
+			require.Equal(t, want.x, row.X, want.name)
+			require.Equal(t, want.w, row.W, want.name)
+			require.Equal(t, want.label, row.Label, want.name)
+			require.Empty(t, row.PlannedW, want.name)
+		}
+	})
+
+	t.Run("Sleeping", func(t *testing.T) {
+		t.Parallel()
+
+		// Asleep from 1 s until 31 s; now is 11 s: the axis runs to the wake
+		// time, the sleep so far is solid, the rest is planned.
+		run := &workflow.Run{
+			Status: workflow.StatusSleeping, CreatedAt: t0, StartedAt: ptr(at(0)),
+			Steps: []workflow.StepRun{
+				{Name: "nap", Kind: workflow.StepKindSleep, Status: workflow.StepStatusSleeping, Attempts: 1, StartedAt: at(1), WakeAt: ptr(at(31))},
+			},
+		}
+		tl := runTimeline(run, at(11))
+		require.Equal(t, "31.0 s", tl.Span)
+		require.Equal(t, "35.48", tl.Now)
+		nap := tl.Rows[1]
+		require.Equal(t, "3.23", nap.X)
+		require.Equal(t, "32.26", nap.W)
+		require.Equal(t, "35.48", nap.PlannedX)
+		require.Equal(t, "64.52", nap.PlannedW)
+		require.Equal(t, "sleeping 10.0 s, wakes in 20.0 s", nap.Label)
+		require.Equal(t, "11.0 s so far", tl.Rows[0].Label)
+	})
+}
