@@ -220,6 +220,9 @@ type scheduleView struct {
 	BackfillOverlap string
 	// BackfillRerun is the form's "also run slots skipped before", as typed.
 	BackfillRerun bool
+	// NoWorker is the warning shown when no live client serves the
+	// schedule's workflow type (the worker registry): its runs wait.
+	NoWorker string
 }
 
 // fireTime is one of a schedule's next fire times.
@@ -272,6 +275,13 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 	v := &scheduleView{chrome: h.chrome(r, s.Name, "schedules"), S: s, State: state(s), Input: prettyJSON(s.Input)}
 	v.Overlaps, v.MaxBackfill = overlapPolicies, schedule.MaxBackfill
 	v.Error = errMsg
+	served, err := h.wf.TypeServed(ctx, s.Workflow)
+	if err != nil {
+		return err
+	}
+	if !served {
+		v.NoWorker = workflow.NoWorkerWarning(s.Workflow)
+	}
 	if string(s.Input) == "null" {
 		v.Input = ""
 	}

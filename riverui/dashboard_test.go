@@ -422,6 +422,7 @@ func TestDashboardSchedulePage(t *testing.T) {
 	require.NotContains(t, body, "<script>") // no inline script; a live page loads refresh.js
 	require.Equal(t, []string{"approvals &lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"}, texts(body, "schedule-name"))
 	require.Equal(t, []string{"active"}, texts(body, "schedule-state"))
+	require.Empty(t, texts(body, "no-worker"), "this test's client serves the schedule's workflow type")
 	for _, want := range []string{
 		"<code>0 9 * * 1-5</code> — at 09:00 on Monday through Friday",
 		"<dt>Time zone</dt><dd>Europe/Paris</dd>",
@@ -1436,4 +1437,22 @@ func mustZone(t *testing.T, name string) *time.Location {
 	loc, err := time.LoadLocation(name)
 	require.NoError(t, err)
 	return loc
+}
+
+// TestDashboardScheduleWithoutWorker: the page of a schedule whose workflow
+// type no live client serves says so (issue 12's trap 2).
+func TestDashboardScheduleWithoutWorker(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, nil) // an insert-only client: it serves no type
+	s, err := f.sc.Create(t.Context(), &schedule.Params{Name: "ghost", Cron: "@daily", Workflow: "no_such_type"})
+	require.NoError(t, err)
+	resp, err := http.Get(f.server.URL + "/schedules/" + s.ID.String())
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	require.Equal(t, []string{`Warning: no live worker serves workflow type &#34;no_such_type&#34;: its runs stay pending until a client that registers it starts (check the spelling; ` + "`tributary workers`" + ` lists what each client serves).`},
+		texts(string(body), "no-worker"))
 }
