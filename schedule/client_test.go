@@ -737,11 +737,17 @@ var whoami = workflow.Define("whoami", func(ctx workflow.Context, _ struct{}) (s
 func TestExecutionGrants(t *testing.T) {
 	t.Parallel()
 
-	setup := func(t *testing.T, scopes []string, expires time.Time) (*testdb.DB, *Client, *Schedule, *Grant) {
+	// setup's grant expires expiresIn after it is created (0: never): the
+	// database and client take a while to set up on a loaded machine.
+	setup := func(t *testing.T, scopes []string, expiresIn time.Duration) (*testdb.DB, *Client, *Schedule, *Grant) {
 		t.Helper()
 		db := testdb.New(t)
 		sc := startClients(t, db, 1)[0]
 		ctx := ctxT(t, 30*time.Second)
+		var expires time.Time
+		if expiresIn > 0 {
+			expires = time.Now().Add(expiresIn)
+		}
 		g, err := sc.CreateGrant(ctx, &GrantParams{Subject: "user-42", Scopes: scopes, ExpiresAt: expires})
 		require.NoError(t, err)
 		s, err := sc.Create(ctx, &Params{Name: "g", Workflow: "whoami", Cron: "* * * * * *", Overlap: OverlapAllow, GrantID: &g.ID})
@@ -764,7 +770,7 @@ func TestExecutionGrants(t *testing.T) {
 	t.Run("SubjectReachesTheRunAndRevokeSkips", func(t *testing.T) {
 		t.Parallel()
 
-		db, sc, s, g := setup(t, []string{ScopeExecute("whoami")}, time.Time{})
+		db, sc, s, g := setup(t, []string{ScopeExecute("whoami")}, 0)
 		ctx := ctxT(t, 30*time.Second)
 		waitFor(t, func() bool { return skipReasons(t, db, s.ID)["completed"] >= 1 })
 		runs, err := sc.History(ctx, s.ID, &workflow.ListParams{Status: workflow.StatusCompleted})
@@ -800,7 +806,7 @@ func TestExecutionGrants(t *testing.T) {
 		require.Nil(t, got.GrantID, "nothing written")
 
 		// A grant's scopes changed behind Tributary's back: the slots skip.
-		db, _, s, g := setup(t, []string{"*"}, time.Time{})
+		db, _, s, g := setup(t, []string{"*"}, 0)
 		_, err = db.Pool.Exec(ctx, "UPDATE execution_grants SET scopes = ARRAY['workflow:execute:other'] WHERE id = $1", g.ID)
 		require.NoError(t, err)
 		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantOutOfScope] >= 2 })
@@ -809,7 +815,7 @@ func TestExecutionGrants(t *testing.T) {
 	t.Run("Expired", func(t *testing.T) {
 		t.Parallel()
 
-		db, _, s, _ := setup(t, []string{"*"}, time.Now().Add(1500*time.Millisecond))
+		db, _, s, _ := setup(t, []string{"*"}, 1500*time.Millisecond)
 		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantExpired] >= 1 })
 	})
 
