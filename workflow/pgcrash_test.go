@@ -127,11 +127,10 @@ func testPostgresCrash(t *testing.T, tc pgCrashCase) {
 			t.Logf("client logs:\n%s", logs.String())
 		}
 	})
-	ctx := ctxT(t)
-
 	want := map[uuid.UUID]pgCrashOut{}
 	var lostTotal, restoredTotal, badTotal int
 	for round := 1; round <= pgCrashRounds; round++ {
+		ctx := ctxT(t)
 		ids := make([]uuid.UUID, pgCrashRuns)
 		handles := make([]*Handle[pgCrashOut], pgCrashRuns)
 		for i := range handles {
@@ -191,7 +190,7 @@ func testPostgresCrash(t *testing.T, tc pgCrashCase) {
 			(repairGrace + time.Second).Seconds()).Scan(&passed)
 		return passed, err
 	})
-	repaired, err := c.RepairRuns(ctx)
+	repaired, err := c.RepairRuns(ctxT(t))
 	require.NoError(t, err)
 	require.Zero(t, repaired, "RepairRuns found runs whose River job ended without them")
 	ids := make([]uuid.UUID, 0, len(want))
