@@ -371,8 +371,9 @@ func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeR
 // Result waiters. With async, it turns synchronous_commit off for its
 // transaction (see Config.AsyncCompletion and pilot.go). It returns the jobs
 // it completed and the parents of the child runs among them, which the
-// caller must wake in the same transaction. One statement instead of River's general-purpose
-// completion query plus BEGIN/COMMIT: completion is on every run's path.
+// caller must wake in the same transaction. One statement instead of
+// River's general-purpose completion query plus BEGIN/COMMIT: completion is
+// on every run's path.
 // It sorts reqs (its callers build them for it) by job id: the jobs'
 // primary-key scan locks them in that order anyway, and the runs then
 // follow it too, so that two batches holding the same runs lock them in

@@ -87,10 +87,11 @@ const restoredCompletionsMsg = "tributary: Completed runs again whose completion
 
 // pendingCompletions holds the runs whose attempts have ended and whose
 // completion is not known to be durable, by River job id. An entry goes
-// when either writer commits its job's fate durably: the engine's batch
-// when it commits synchronously, the pilot always; one whose job River's
-// completer gave up on (a non-retryable error) stays until Stop, bounded by
-// limit, and the job, still running, is rescued by River.
+// when its job's fate is durably committed: by the engine's batch when it
+// commits synchronously or finds the job no longer running, by the pilot
+// always. One whose job River's completer gave up on (a non-retryable
+// error) stays until Stop, bounded by limit, and the job, still running, is
+// rescued by River.
 type pendingCompletions struct {
 	limit int // maxPendingCompletions; tests lower it
 
