@@ -284,8 +284,11 @@ type completeReq struct {
 // flushCompletes completes runs and their River jobs atomically (see
 // completeRuns), in one transaction shared by the runs completing at the
 // same moment. A run whose attempt did not wait for it (see pilot.go) is
-// forgotten once its batch commits; when the batch fails, River's completer
-// completes it instead.
+// forgotten once its batch commits durably; when the batch fails, River's
+// completer completes it instead. With AsyncCompletion, a batch of such runs
+// commits without waiting for the WAL flush, and they stay pending until
+// River's completer has made sure the completion is durable; a batch holding
+// a completion its worker waits for (not pending) commits synchronously.
 func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[completeReq, struct{}]) error {
 	if c.testFailCompletions.Load() {
 		return errors.New("completion batch failed by the test")
@@ -296,17 +299,18 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		reqs[i] = item.req
 		hasParent = hasParent || item.req.hasParent
 	}
+	async := c.asyncCompletion && c.pending.holdAll(reqs)
 	var completed map[int64]bool
 	err := retryDeadlock(func() error {
 		if hasParent {
 			return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
 				var err error
-				completed, err = c.completeRunsTx(ctx, tx, reqs)
+				completed, err = c.completeRunsTx(ctx, tx, reqs, async)
 				return err
 			})
 		}
 		var err error
-		completed, _, err = c.completeRuns(ctx, c.writePool(), reqs)
+		completed, _, err = c.completeRuns(ctx, c.writePool(), reqs, async)
 		return err
 	})
 	if err != nil {
@@ -316,20 +320,36 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		}
 		return err
 	}
+	var committed, ended []completeReq
 	for _, item := range items {
-		if !completed[item.req.job.ID] {
+		if completed[item.req.job.ID] {
+			committed = append(committed, item.req)
+		} else {
 			item.err = errJobNotRunning // rescued or cancelled meanwhile: leave the run be
+			ended = append(ended, item.req)
 		}
 	}
-	c.pending.done(reqs)
+	if !async {
+		c.pending.done(reqs)
+		return nil
+	}
+	// Committed, visible, not yet durable: River's completer forgets these
+	// once they are (see pilot.go). The WAL position read now lies past the
+	// commit; an error leaves it unknown, and River's completer flushes.
+	var lsn int64
+	if err := c.writePool().QueryRow(ctx, "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint").Scan(&lsn); err != nil {
+		lsn = 0 // unknown
+	}
+	c.pending.committed(committed, lsn)
+	c.pending.done(ended)
 	return nil
 }
 
 // completeRunsTx completes runs and their River jobs (see completeRuns) and
 // wakes the parents of child runs it completes, in tx. It returns the jobs it
 // completed.
-func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeReq) (map[int64]bool, error) {
-	completed, parents, err := c.completeRuns(ctx, tx, reqs)
+func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeReq, async bool) (map[int64]bool, error) {
+	completed, parents, err := c.completeRuns(ctx, tx, reqs, async)
 	if err != nil {
 		return nil, err
 	}
@@ -348,15 +368,17 @@ func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeR
 // completed, stores the memos those runs' attempts left unsaved (see Step;
 // under the run's row lock from the update, which stands in for the
 // key-share lock the other statements that write steps take), and NOTIFYs
-// Result waiters. It returns the jobs it completed
-// and the parents of the child runs among them, which the caller must wake
-// in the same transaction. One statement instead of River's general-purpose
-// completion query plus BEGIN/COMMIT: completion is on every run's path.
+// Result waiters. With async, it turns synchronous_commit off for its
+// transaction (see Config.AsyncCompletion and pilot.go). It returns the jobs
+// it completed and the parents of the child runs among them, which the
+// caller must wake in the same transaction. One statement instead of
+// River's general-purpose completion query plus BEGIN/COMMIT: completion is
+// on every run's path.
 // It sorts reqs (its callers build them for it) by job id: the jobs'
 // primary-key scan locks them in that order anyway, and the runs then
 // follow it too, so that two batches holding the same runs lock them in
 // the same order and do not deadlock.
-func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq) (map[int64]bool, []uuid.UUID, error) {
+func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq, async bool) (map[int64]bool, []uuid.UUID, error) {
 	slices.SortFunc(reqs, func(a, b completeReq) int { return cmp.Compare(a.job.ID, b.job.ID) })
 	n := len(reqs)
 	var (
@@ -379,7 +401,7 @@ func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq) 
 			memos.add(m)
 		}
 	}
-	args := append([]any{jobIDs, runIDs, outputs, attempts, startedAts, c.asyncCompletion}, memos.args()...)
+	args := append([]any{jobIDs, runIDs, outputs, attempts, startedAts, async}, memos.args()...)
 	rows, err := db.Query(ctx, c.q.completeRuns, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)

@@ -89,19 +89,35 @@ type Config struct {
 	// so that it does not wait for a WAL flush. Workers do not wait for
 	// their runs' completion anyway (see the package docs); what this
 	// saves is the flush in each completion batch, which matters where a
-	// flush is slow (network disks). Atomicity is unchanged: a run and its
-	// River job complete together or not at all, and memos are always
-	// written synchronously. What a Postgres crash (not an application
-	// crash) can lose is the last few hundred milliseconds of completions:
-	// those runs' jobs are running again after recovery, River rescues
-	// them (RescueStuckJobsAfter), and each run replays from its memos and
-	// completes again with the same output. Postgres never makes a later
-	// commit durable without the earlier ones, so nothing that followed a
-	// lost completion (a parent's next step, a queued slot's run) survives
-	// the crash either.
+	// flush is slow (network disks). The completions are made durable
+	// later, off every run's path, by River's completer: at most one flush
+	// per batch of its own, none when the WAL is flushed already (see
+	// pilot.go). Atomicity is unchanged: a run and its River job complete
+	// together or not at all, and memos are always written synchronously.
+	//
+	// Result may then return a run's output before its completion is
+	// durable, and a crash of Postgres (not of the application) can take
+	// the last completions back: those not yet flushed, up to three times
+	// wal_writer_delay (600 ms) old by Postgres's documentation. The client
+	// that committed them holds each until it is durable, and once Postgres
+	// is back its River completer (which retries until the database
+	// answers) completes those runs again, with the output that Result
+	// returned and the same memos: no step runs again, and no run fails.
+	// Only if the client is gone too (it stopped during the outage, or a
+	// machine that ran both lost power) are those completions lost: their
+	// jobs are running again after recovery, River rescues them
+	// (RescueStuckJobsAfter), and each run replays from its memos. The
+	// memo of its last step was stored with the completion and is lost
+	// with it, so that step runs again, and a run whose last step, or code
+	// after it, is not deterministic may then complete with another output
+	// than the one Result returned. Postgres never makes a later commit
+	// durable without the earlier ones, so nothing that followed a lost
+	// completion (a parent's next step, a queued slot's run) survives the
+	// crash either.
 	//
 	// Defaults to false: a completion is durable when the run reads
-	// completed.
+	// completed, and Result never returns an output that a crash can take
+	// back.
 	AsyncCompletion bool
 
 	// Workflows are the workflow types this client runs and can start by

@@ -2,6 +2,9 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,4 +120,59 @@ func completeParents(t *testing.T, name string, n int, tweak func(*Client)) *Cli
 	// Each child's last step stored its memo with the child's completion.
 	require.Equal(t, n, countRows(t, db.Pool, `SELECT count(*) FROM step_runs WHERE name = 'double' AND status = 'completed' AND output IS NOT NULL`))
 	return c
+}
+
+// TestAsyncCompletionRestoredAfterLoss plays, without a real crash (see
+// TestPostgresCrashKeepsCompletedRuns for one), what a crash of Postgres
+// does to a completion committed asynchronously and not yet flushed: the
+// run and its job read running again. The run stays pending in the client
+// until River's completer has made its completion durable, so River's
+// completer, retrying after the crash, completes it again with the output
+// Result returned.
+func TestAsyncCompletionRestoredAfterLoss(t *testing.T) {
+	t.Parallel()
+
+	def := pgCrashDef()
+	db := testdb.New(t)
+	config := testConfig(t, db, def)
+	config.AsyncCompletion = true
+	restored := &atomic.Int64{}
+	config.Logger = slog.New(&countingHandler{Handler: config.Logger.Handler(), msg: restoredCompletionsMsg, n: restored})
+	c, err := NewClient(db.Pool, config)
+	require.NoError(t, err)
+	c.testFailPilot.Store(true) // River's completer cannot finish the job while the test plays the crash
+	require.NoError(t, c.Start(context.Background()))
+	t.Cleanup(func() { stopClient(t, c) })
+	ctx := ctxT(t)
+
+	h, err := def.Start(ctx, c, 1, nil)
+	require.NoError(t, err)
+	out, err := h.Result(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, c.pending.len(), "the run stays pending until its completion is durable")
+
+	// The crash takes the completion back.
+	run, err := h.Get(ctx)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, `UPDATE workflow_runs SET status = 'pending', output = NULL, finished_at = NULL WHERE id = $1`, h.ID)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, `UPDATE river_job SET state = 'running', finalized_at = NULL WHERE id = $1`, run.JobID)
+	require.NoError(t, err)
+	c.testFailPilot.Store(false)
+
+	run = waitStatus(t, c, h, StatusCompleted)
+	var again pgCrashOut
+	require.NoError(t, json.Unmarshal(run.Output, &again))
+	require.Equal(t, out, again, "completed again with the output Result returned, not replayed")
+	require.Equal(t, 1, run.Attempt)
+	require.Equal(t, "completed", jobState(t, db, run.JobID))
+	require.Equal(t, int64(1), restored.Load())
+	require.Zero(t, c.pending.len())
+}
+
+func jobState(t *testing.T, db *testdb.DB, jobID int64) string {
+	t.Helper()
+	var state string
+	require.NoError(t, db.Pool.QueryRow(ctxT(t), "SELECT state::text FROM river_job WHERE id = $1", jobID).Scan(&state))
+	return state
 }

@@ -67,12 +67,13 @@ type Cluster struct {
 	// when it removed them all; they are tried again at the next start.
 	RemoveError error
 
-	binDir   string
-	cred     *credential
-	dataDir  string
-	rootDir  string
-	stopErr  error
-	stopOnce sync.Once
+	binDir     string
+	cred       *credential
+	dataDir    string
+	rootDir    string
+	serverArgs []string // the postgres arguments it started with: port, sockets, ExtraArgs
+	stopErr    error
+	stopOnce   sync.Once
 }
 
 // Start initializes a new cluster in a temporary directory, starts it on a
@@ -198,12 +199,7 @@ func (c *Cluster) start(ctx context.Context, extraArgs []string) error {
 			"-c", "unix_socket_directories=" + socketDir,
 		}, extraArgs...)
 
-		_, lastErr = c.run(ctx, "pg_ctl", "start",
-			"-D", c.dataDir,
-			"-l", filepath.Join(c.rootDir, "server.log"),
-			"-o", shellJoin(serverArgs),
-			"-w", "-t", "60",
-		)
+		lastErr = c.startServer(ctx, serverArgs)
 		if lastErr != nil {
 			if ctx.Err() != nil {
 				break
@@ -211,10 +207,52 @@ func (c *Cluster) start(ctx context.Context, extraArgs []string) error {
 			continue
 		}
 
+		c.serverArgs = serverArgs
 		c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 		return waitReady(ctx, c.URL)
 	}
 	return fmt.Errorf("%w\n%s", lastErr, c.logTail())
+}
+
+// startServer starts the server with args and waits until it accepts
+// connections on its socket (pg_ctl start -w).
+func (c *Cluster) startServer(ctx context.Context, args []string) error {
+	_, err := c.run(ctx, "pg_ctl", "start",
+		"-D", c.dataDir,
+		"-l", filepath.Join(c.rootDir, "server.log"),
+		"-o", shellJoin(args),
+		"-w", "-t", "60",
+	)
+	return err
+}
+
+// Crash stops the server the way a crash of Postgres does (pg_ctl stop -m
+// immediate): every server process quits at once, with no shutdown
+// checkpoint and without writing out its WAL buffers. What the server had
+// not yet written of its WAL is lost, as in a crash of Postgres: the
+// transactions committed with synchronous_commit off since the WAL writer's
+// last round (wal_writer_delay, 200 ms by default). What it had written
+// survives in the operating system's cache (a power loss would lose that
+// too). Restart starts the server again, which recovers from its WAL. It is
+// for tests of what survives a crash; Stop still stops and removes the
+// cluster.
+func (c *Cluster) Crash(ctx context.Context) error {
+	_, err := c.run(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", "immediate", "-w", "-t", "60")
+	return err
+}
+
+// Restart starts the server of a cluster that Crash stopped, on the same
+// port with the same arguments, so that URL and the pools built on it work
+// again once they reconnect. It waits until the server has recovered and
+// accepts connections.
+func (c *Cluster) Restart(ctx context.Context) error {
+	if len(c.serverArgs) == 0 {
+		return errors.New("pgcluster: Restart of a cluster that never started")
+	}
+	if err := c.startServer(ctx, c.serverArgs); err != nil {
+		return fmt.Errorf("%w\n%s", err, c.logTail())
+	}
+	return waitReady(ctx, c.URL)
 }
 
 // logTail returns the end of the server log, to explain a failed start.

@@ -187,3 +187,40 @@ func TestStartRemovesStaleClusters(t *testing.T) {
 	require.DirExists(t, foreign)
 	require.DirExists(t, alive)
 }
+
+// TestCrashRestart crashes a cluster and starts it again: the server runs
+// crash recovery, what was committed synchronously survives, and the same
+// URL connects again.
+func TestCrashRestart(t *testing.T) {
+	t.Parallel()
+
+	if _, err := FindBinDir(); errors.Is(err, ErrNoPostgres) {
+		t.Skip(err.Error())
+	}
+	ctx := context.Background()
+
+	cluster, err := Start(ctx, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cluster.Stop(context.Background()) })
+
+	conn, err := pgx.Connect(ctx, cluster.URL)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "CREATE TABLE kept (id int); INSERT INTO kept VALUES (1)")
+	require.NoError(t, err)
+
+	require.NoError(t, cluster.Crash(ctx))
+	require.Error(t, conn.Ping(ctx), "the server is down")
+	_ = conn.Close(ctx)
+	require.NoError(t, cluster.Restart(ctx))
+
+	conn, err = pgx.Connect(ctx, cluster.URL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	var n int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM kept").Scan(&n))
+	require.Equal(t, 1, n, "a synchronous commit survives the crash")
+	require.Contains(t, cluster.logTail(), "automatic recovery in progress", "the restart recovered from a crash, not from a clean shutdown")
+
+	require.NoError(t, cluster.Stop(ctx))
+	require.NoDirExists(t, cluster.rootDir)
+}
