@@ -255,7 +255,7 @@ type registry struct {
 }
 
 func newRegistry(c *Client, queues []string) *registry {
-	var types []string
+	types := []string{} // not nil: the column is NOT NULL, and tributary serve registers no type
 	for name, reg := range c.types {
 		if slices.Contains(queues, reg.opts.Queue) {
 			types = append(types, name)

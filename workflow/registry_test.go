@@ -60,6 +60,19 @@ func TestWorkerRegistry(t *testing.T) {
 		require.False(t, ok)
 	})
 
+	t.Run("ClientWithoutTypes", func(t *testing.T) {
+		t.Parallel()
+
+		// tributary serve works the schedule machinery and no workflow type.
+		db := testdb.New(t)
+		c := startClient(t, db)
+		workers, err := c.Workers(ctxT(t))
+		require.NoError(t, err)
+		require.Len(t, workers, 1)
+		require.Empty(t, workers[0].WorkflowTypes)
+		require.True(t, workers[0].Live)
+	})
+
 	t.Run("RequireWorkerRefusesATypeNobodyServes", func(t *testing.T) {
 		t.Parallel()
 
