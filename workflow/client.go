@@ -120,6 +120,19 @@ type Config struct {
 	// back.
 	AsyncCompletion bool
 
+	// CompletedRunRetention is how long completed and skipped runs are
+	// kept after they finish, FailedRunRetention how long failed and
+	// cancelled ones are; then the leader's retention job deletes them with
+	// their steps and signals (see DeleteExpiredRuns). A negative value
+	// keeps them forever. Unfinished runs are never deleted. Both apply
+	// where this client leads River's maintenance, so give every working
+	// client the same values.
+	//
+	// Default to DefaultCompletedRunRetention (14 days) and
+	// DefaultFailedRunRetention (30 days).
+	CompletedRunRetention time.Duration
+	FailedRunRetention    time.Duration
+
 	// Workflows are the workflow types this client runs and can start by
 	// name. Each becomes one River worker, job kind "workflow:<name>".
 	// Starting a typed Definition does not require it to be listed here.
@@ -142,17 +155,21 @@ type Client struct {
 	logger          *slog.Logger
 	maxInputBytes   int
 	asyncCompletion bool
-	pool            *pgxpool.Pool
-	q               *queries
-	river           *river.Client[pgx.Tx]
-	schema          string
-	types           map[string]*registration
-	waiter          *waiter
-	waker           *waker
-	registry        *registry // nil unless the client works runs
-	batch           *batchers
-	batchPool       atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
-	pending         pendingCompletions           // runs completing without their worker waiting; see pilot.go
+	// completedRetention and failedRetention are Config's retentions,
+	// defaults applied.
+	completedRetention time.Duration
+	failedRetention    time.Duration
+	pool               *pgxpool.Pool
+	q                  *queries
+	river              *river.Client[pgx.Tx]
+	schema             string
+	types              map[string]*registration
+	waiter             *waiter
+	waker              *waker
+	registry           *registry // nil unless the client works runs
+	batch              *batchers
+	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
+	pending            pendingCompletions           // runs completing without their worker waiting; see pilot.go
 
 	testFailCompletions atomic.Bool // tests: every completion batch fails, leaving the runs to River's completer
 	testFailPilot       atomic.Bool // tests: River's completer fails too, for jobs whose run is pending completion
@@ -232,14 +249,16 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	riverConfig.FetchOnlyKnownKinds = true
 
 	c := &Client{
-		logger:          logger,
-		maxInputBytes:   maxInput,
-		asyncCompletion: config.AsyncCompletion,
-		pool:            pool,
-		q:               newQueries(config.Schema),
-		schema:          config.Schema,
-		types:           make(map[string]*registration, len(config.Workflows)),
-		works:           len(riverConfig.Queues) > 0,
+		logger:             logger,
+		maxInputBytes:      maxInput,
+		asyncCompletion:    config.AsyncCompletion,
+		completedRetention: orDefault(config.CompletedRunRetention, DefaultCompletedRunRetention),
+		failedRetention:    orDefault(config.FailedRunRetention, DefaultFailedRunRetention),
+		pool:               pool,
+		q:                  newQueries(config.Schema),
+		schema:             config.Schema,
+		types:              make(map[string]*registration, len(config.Workflows)),
+		works:              len(riverConfig.Queues) > 0,
 	}
 	c.pending.limit = maxPendingCompletions
 	for _, def := range config.Workflows {
@@ -264,6 +283,9 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	if c.works && !riverConfig.LeaderElectionDisabled {
 		if err := addRepairJob(riverConfig, c); err != nil {
 			return nil, fmt.Errorf("workflow: register run repair job: %w", err)
+		}
+		if err := addRetentionJob(riverConfig, c); err != nil {
+			return nil, fmt.Errorf("workflow: register run retention job: %w", err)
 		}
 	}
 

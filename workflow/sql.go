@@ -61,6 +61,7 @@ type queries struct {
 	workerTable          string
 	deadWorkers          string
 	deadJobs             string
+	deleteExpiredRuns    string
 	insertSignal         string
 	listRuns             string
 	listRunsOfSchedule   string
@@ -289,11 +290,12 @@ VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nul
 	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END)
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns),
-		jobTable:    t(`{s}river_job`),
-		leaderTable: t(`{s}river_leader`),
-		workerTable: t(`{s}tributary_workers`),
-		deadWorkers: t(deadWorkersSQL),
-		deadJobs:    t(deadJobsSQL),
+		jobTable:          t(`{s}river_job`),
+		leaderTable:       t(`{s}river_leader`),
+		workerTable:       t(`{s}tributary_workers`),
+		deadWorkers:       t(deadWorkersSQL),
+		deadJobs:          t(deadJobsSQL),
+		deleteExpiredRuns: t(deleteExpiredRunsSQL),
 		// insertSignal stores a signal and returns how many of its name are
 		// pending, and, when $4 says the run is parked waiting, the signal
 		// its parked wait waits for (for a record from before migration 007,

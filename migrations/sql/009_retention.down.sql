@@ -1,0 +1,1 @@
+DROP INDEX /* TEMPLATE: schema */workflow_signals_run;
