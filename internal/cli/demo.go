@@ -3,19 +3,21 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/tributary-go/tributary/internal/demo"
 )
 
-func init() {
-	Register(&Command{
-		Name:    "demo",
-		Summary: "Run example workflows and schedules with the UI, on a throw-away Postgres when DATABASE_URL is unset",
-		Description: `Starts a throw-away Postgres cluster from the local binaries when no database URL is
+func newDemoCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "demo",
+		Short: "Run example workflows and schedules with the UI, on a throw-away Postgres when DATABASE_URL is unset",
+		Long: `Starts a throw-away Postgres cluster from the local binaries when no database URL is
 			given (and removes it on exit), migrates, starts example runs (three that complete, one
 			that sleeps for 5 minutes, one that waits for a signal), creates three schedules (one
 			fires every 10 seconds, one is paused), serves the UI and the API, prints their URLs, and
@@ -24,14 +26,13 @@ func init() {
 		Example: `tributary demo
 			DATABASE_URL=postgres://localhost:5432/scratch tributary demo --addr 127.0.0.1:9090
 			tributary demo --once`,
-		Setup: setupDemo,
-	})
+	}, setupDemo)
 }
 
 // demoShutdownTimeout bounds stopping the demo's server and workers.
 const demoShutdownTimeout = 10 * time.Second
 
-func setupDemo(fs *flag.FlagSet, env *Env) Action {
+func setupDemo(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	ui := addUIFlags(fs, env)
 	once := fs.Bool("once", false, "set up, wait for one heartbeat slot to fire and run, then stop: for CI and tests")

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,27 +10,28 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
 
-func init() {
-	Register(&Command{
-		Name:    "serve",
-		Summary: "Serve River UI, the dashboard and the JSON API, and run the schedule reconciler and River maintenance",
-		Description: `Checks that the database is migrated, then fires schedule slots, runs the schedule
+func newServeCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "serve",
+		Short: "Serve River UI, the dashboard and the JSON API, and run the schedule reconciler and River maintenance",
+		Long: `Checks that the database is migrated, then fires schedule slots, runs the schedule
 			reconciler and River's maintenance (on the leader River elects among the processes
 			serving one database), and serves the UI and the API. It works only jobs of kinds it has
 			code for: workflow runs stay with the services that register their types. SIGINT or
 			SIGTERM stops it gracefully: it finishes the requests and jobs in progress first.`,
 		Example: `tributary serve
 			TRIBUTARY_TOKEN=s3cret tributary serve --addr 0.0.0.0:8080 --queues default=20,reports=5`,
-		Setup: setupServe,
-	})
+	}, setupServe)
 }
 
-func setupServe(fs *flag.FlagSet, env *Env) Action {
+func setupServe(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	ui := addUIFlags(fs, env)
 	queues := fs.String("queues", "default=20", "River `queues` to work, as name=workers[,name=workers]; only jobs of known kinds (schedule firing, run repair) are fetched (default default=20)")

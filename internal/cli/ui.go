@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/riverui"
 	"github.com/tributary-go/tributary/schedule"
@@ -35,7 +35,7 @@ type uiFlags struct {
 	token *envFlag
 }
 
-func addUIFlags(fs *flag.FlagSet, env *Env) *uiFlags {
+func addUIFlags(fs *pflag.FlagSet, env *Env) *uiFlags {
 	return &uiFlags{
 		addr:  envString(fs, env, "addr", "TRIBUTARY_ADDR", defaultAddr, "`address` to serve the UI and API on", defaultAddr),
 		token: envString(fs, env, "token", "TRIBUTARY_TOKEN", "", "bearer `token` every request must carry", "none"),
