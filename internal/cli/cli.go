@@ -68,7 +68,9 @@ type Env struct {
 	// Getenv reads an environment variable.
 	Getenv func(key string) string
 
-	// Logger is the logger handed to libraries, such as the migrator.
+	// Logger is the logger handed to libraries, such as the migrator and
+	// River. The global --log-level and --log-format flags replace it, for
+	// the run they are given in, with one that writes to Stderr.
 	Logger *slog.Logger
 
 	// Stderr receives errors and diagnostics.
@@ -121,6 +123,7 @@ func newRootCommand(env *Env) *cobra.Command {
 		newWorkersCommand(env),
 		newWorkflowCommand(env),
 	)
+	addLogFlags(root, env)
 
 	root.SetHelpCommand(&cobra.Command{
 		Use:     "help [command…]",
@@ -212,6 +215,9 @@ func validate(cmd *cobra.Command, path []string) {
 // Main runs the command line args (without the program name) and returns
 // the exit code.
 func Main(ctx context.Context, args []string, env *Env) int {
+	runEnv := *env // --log-level and --log-format replace the logger of this run only
+	env = &runEnv
+
 	root := newRootCommand(env)
 	root.SetArgs(subcommandFirst(root, goStyleFlags(root, args)))
 	root.SetIn(eofReader{})

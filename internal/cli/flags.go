@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,4 +151,57 @@ func flagError(env *Env, cmd *cobra.Command, err error) error {
 		return usageErrorf("invalid value %q for flag -%s: %v", invalid.GetValue(), f.Name, cause)
 	}
 	return &usageError{err: err}
+}
+
+// Log levels and formats that --log-level and --log-format take.
+var (
+	logLevels = map[string]slog.Level{
+		"debug": slog.LevelDebug,
+		"info":  slog.LevelInfo,
+		"warn":  slog.LevelWarn,
+		"error": slog.LevelError,
+	}
+	logFormats = []string{"text", "json"}
+)
+
+// addLogFlags adds the global --log-level and --log-format to root. Given
+// on the command line, either replaces env.Logger, before the command
+// runs, with a logger that writes to env.Stderr at that level in that
+// format; the other keeps its default (warn, text: what DefaultEnv's
+// logger does). Without them, env.Logger stays the injected one.
+func addLogFlags(root *cobra.Command, env *Env) {
+	flags := root.PersistentFlags()
+	level := flags.String("log-level", "warn", "log `debug|info|warn|error` and above to stderr (default warn)")
+	format := flags.String("log-format", "text", "write the log as `text|json`: logfmt-like lines, or one JSON object a line (default text)")
+	_ = root.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = root.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions(logFormats, cobra.ShellCompDirectiveNoFileComp))
+
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if !cmd.Flags().Changed("log-level") && !cmd.Flags().Changed("log-format") {
+			return nil
+		}
+		logger, err := newLogger(env, *level, *format)
+		if err != nil {
+			return err
+		}
+		env.Logger = logger
+		return nil
+	}
+}
+
+// newLogger returns a logger that writes to env.Stderr from level up, in
+// format.
+func newLogger(env *Env, level, format string) (*slog.Logger, error) {
+	lvl, ok := logLevels[strings.ToLower(level)]
+	if !ok {
+		return nil, withHint(usageErrorf("--log-level %q is not a log level", level), "pass --log-level debug, info, warn or error")
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(env.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(env.Stderr, opts)), nil
+	}
+	return nil, withHint(usageErrorf("--log-format %q is not a log format", format), "pass --log-format text or --log-format json")
 }

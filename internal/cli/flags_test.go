@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
 )
 
 func TestGoStyleFlags(t *testing.T) {
@@ -19,8 +22,8 @@ func TestGoStyleFlags(t *testing.T) {
 			{[]string{"schedule", "next", "-cron", "@daily", "-count=2", "-json"}, []string{"schedule", "next", "--cron", "@daily", "--count=2", "--json"}},
 			// A flag's value is never rewritten, even one that looks like a flag.
 			{[]string{"schedule", "pause", "id", "-note", "-json", "-json"}, []string{"schedule", "pause", "id", "--note", "-json", "--json"}},
-			// -h and - (standard input) stay.
-			{[]string{"workflow", "signal", "id", "s", "-payload", "-", "-h"}, []string{"workflow", "signal", "id", "s", "--payload", "-", "-h"}},
+			// Global flags too; -h and - (standard input) stay.
+			{[]string{"-log-level", "debug", "workflow", "signal", "id", "s", "-payload", "-", "-h"}, []string{"--log-level", "debug", "workflow", "signal", "id", "s", "--payload", "-", "-h"}},
 			// Nothing after --; no word that names no flag.
 			{[]string{"workflow", "start", "t", "-zone", "--", "-input"}, []string{"workflow", "start", "t", "-zone", "--", "-input"}},
 		} {
@@ -82,5 +85,60 @@ func TestGoStyleFlags(t *testing.T) {
 		res := runCLI(t, nil, "help", "nothing")
 		require.Equal(t, ExitUsage, res.code)
 		require.True(t, strings.HasPrefix(res.stderr, `tributary: unknown command "nothing" for "tributary"; see the commands below`), res.stderr)
+	})
+}
+
+func TestLogFlags(t *testing.T) {
+	t.Parallel()
+
+	t.Run("JSONAtInfo", func(t *testing.T) {
+		t.Parallel()
+
+		// The migrator logs each migration at info: the default level (warn)
+		// hides it, --log-level info shows it, as JSON with --log-format json.
+		vars := dbVars(testdb.NewEmpty(t))
+		res := runCLI(t, vars, "migrate", "up", "--log-level", "info", "--log-format", "json")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
+		require.NotEmpty(t, lines)
+		var entry struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &entry), res.stderr)
+		require.Equal(t, "INFO", entry.Level)
+		require.Equal(t, "tributary: Applied migration", entry.Msg)
+
+		// Before the command, as a global flag, in text; the migrations are
+		// applied now, so the migrator says there are none.
+		res = runCLI(t, vars, "--log-level=info", "migrate", "up")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Contains(t, res.stderr, `level=INFO msg="tributary: No migrations to apply"`)
+
+		// Without the flags, the injected logger (a discarding one) stays.
+		res = runCLI(t, vars, "migrate", "up")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Empty(t, res.stderr)
+	})
+
+	t.Run("BadValues", func(t *testing.T) {
+		t.Parallel()
+
+		runFailureCases(t, []string{"schedule", "next", "--cron", "@daily"}, []failureCase{
+			{name: "Level", args: []string{"--log-level", "verbose"}, code: ExitUsage,
+				stderr: `tributary: --log-level "verbose" is not a log level; pass --log-level debug, info, warn or error`},
+			{name: "Format", args: []string{"--log-format", "xml"}, code: ExitUsage,
+				stderr: `tributary: --log-format "xml" is not a log format; pass --log-format text or --log-format json`},
+		})
+	})
+
+	t.Run("Help", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "serve", "--help")
+		require.Contains(t, res.stdout, "\nGlobal flags:\n  --log-format text|json\n")
+		require.Contains(t, res.stdout, "\n  --log-level debug|info|warn|error\n")
+		res = runCLI(t, nil, "--help")
+		require.Contains(t, res.stdout, "\nFlags:\n  --log-format text|json\n")
 	})
 }

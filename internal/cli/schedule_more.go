@@ -107,7 +107,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 		p := &schedule.UpdateParams{}
 		changed, inputSet := false, false
 		fs.Visit(func(f *pflag.Flag) {
-			changed = changed || !slices.Contains([]string{"database-url", "schema", "json"}, f.Name)
+			changed = changed || !slices.Contains([]string{"database-url", "schema", "json", "log-level", "log-format"}, f.Name)
 			switch f.Name {
 			case "name":
 				p.Name = name
