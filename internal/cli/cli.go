@@ -120,9 +120,11 @@ func newRootCommand(env *Env) *cobra.Command {
 		newMigrateCommand(env),
 		newScheduleCommand(env),
 		newServeCommand(env),
+		newVersionCommand(env),
 		newWorkersCommand(env),
 		newWorkflowCommand(env),
 	)
+	root.Flags().Bool("version", false, "print the version, the commit and River's version, as 'tributary version' does")
 	addLogFlags(root, env)
 
 	root.SetHelpCommand(&cobra.Command{
@@ -247,9 +249,15 @@ func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 var errUsagePrinted = errors.New("usage printed")
 
 // runGroup runs a group: it says that a subcommand is missing or unknown.
+// `tributary --version` runs here too, the root being a group.
 func runGroup(env *Env, cmd *cobra.Command, args []string) error {
 	path := cmd.CommandPath()
 	if len(args) == 0 {
+		if !cmd.HasParent() {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				return printVersion(env.Stdout, readVersion(), false)
+			}
+		}
 		fmt.Fprintf(env.Stderr, "tributary: missing command for %q; see the commands below\n\n", path)
 		printHelp(env.Stderr, cmd)
 		return errUsagePrinted

@@ -140,5 +140,6 @@ func TestLogFlags(t *testing.T) {
 		require.Contains(t, res.stdout, "\n  --log-level debug|info|warn|error\n")
 		res = runCLI(t, nil, "--help")
 		require.Contains(t, res.stdout, "\nFlags:\n  --log-format text|json\n")
+		require.Contains(t, res.stdout, "\n  --version\n")
 	})
 }
