@@ -111,11 +111,13 @@ const groupAnnotation = "tributary_group"
 // newRootCommand builds the `tributary` command tree for env.
 func newRootCommand(env *Env) *cobra.Command {
 	root := group(&cobra.Command{
-		Use:     "tributary",
-		Short:   "Durable workflows and cron schedules on Postgres, built on River",
-		Example: "tributary migrate up --database-url postgres://localhost:5432/app",
+		Use:   "tributary",
+		Short: "Durable workflows and cron schedules on Postgres, built on River",
+		Example: `tributary migrate up --database-url postgres://localhost:5432/app
+			tributary completion bash > /etc/bash_completion.d/tributary`,
 	},
 		newBenchCommand(env),
+		newCompletionCommand(env),
 		newDemoCommand(env),
 		newMigrateCommand(env),
 		newScheduleCommand(env),
@@ -139,7 +141,8 @@ func newRootCommand(env *Env) *cobra.Command {
 	})
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { printHelp(env.Stdout, cmd) })
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return flagError(env, cmd, err) })
-	root.SilenceErrors = true // Main prints errors, as one line
+	root.CompletionOptions.DisableDefaultCmd = true // newCompletionCommand is ours, with help like the others
+	root.SilenceErrors = true                       // Main prints errors, as one line
 	root.SilenceUsage = true
 
 	var prepare func(cmd *cobra.Command)
