@@ -45,6 +45,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -73,6 +75,11 @@ type Env struct {
 	// the run they are given in, with one that writes to Stderr.
 	Logger *slog.Logger
 
+	// Program is how a person runs this program again from a shell, for
+	// the commands that print other commands to run (the demo's hints):
+	// "tributary" when it is on the PATH. Empty means "tributary".
+	Program string
+
 	// Stderr receives errors and diagnostics.
 	Stderr io.Writer
 
@@ -92,16 +99,25 @@ type Env struct {
 // errors to stderr.
 func DefaultEnv() *Env {
 	return &Env{
-		Getenv: os.Getenv,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Stderr: os.Stderr,
-		Stdout: os.Stdout,
-		Stdin:  os.Stdin,
+		Getenv:  os.Getenv,
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Program: programName(),
+		Stderr:  os.Stderr,
+		Stdout:  os.Stdout,
+		Stdin:   os.Stdin,
 		Interactive: func() bool {
 			info, err := os.Stdin.Stat()
 			return err == nil && info.Mode()&os.ModeCharDevice != 0
 		},
 	}
+}
+
+// program is env.Program, or "tributary".
+func (env *Env) program() string {
+	if env.Program == "" {
+		return "tributary"
+	}
+	return env.Program
 }
 
 // groupAnnotation marks a command that only groups subcommands: run without
@@ -357,3 +373,46 @@ func usageErrorf(format string, args ...any) error {
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
+
+// programName is how a person runs this program again from a shell:
+// "tributary" when that name on the PATH is this binary; for a binary that
+// `go run` built (in a temporary directory, removed when it exits), the go
+// run command, of the release it ran or of the checkout's ./cmd/tributary;
+// else the path it was started by, when that has a slash (./tributary);
+// else "tributary".
+func programName() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "tributary"
+	}
+	if onPath, err := exec.LookPath("tributary"); err == nil && sameFile(onPath, exe) {
+		return "tributary"
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		if v := readVersion().Version; strings.HasPrefix(v, "v") && !strings.ContainsAny(v, "-+") { // a release, not a pseudo-version
+			return "go run github.com/tributary-go/tributary/cmd/tributary@" + v
+		}
+		return "go run ./cmd/tributary"
+	}
+	if strings.ContainsRune(os.Args[0], filepath.Separator) {
+		return shellQuote(os.Args[0])
+	}
+	return "tributary"
+}
+
+// sameFile reports whether paths a and b name the same file.
+func sameFile(a, b string) bool {
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -61,12 +60,6 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 	defer ln.Close() // the server closes it too; this covers the early returns
 
 	url, schema := dbFlags.url.Get(), dbFlags.schema.Get()
-	// cliEnv and cliFlags are what a command in another terminal needs to
-	// reach the demo's database.
-	var cliEnv, cliFlags string
-	if schema != "" {
-		cliFlags = " --schema " + schema
-	}
 	if url == "" {
 		cluster, err := startThrowawayPostgres(setupCtx, env.Stdout)
 		if err != nil {
@@ -74,7 +67,6 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 		}
 		defer func() { result = errors.Join(result, removeThrowawayPostgres(ctx, cluster, env.Stdout)) }()
 		url = cluster.URL
-		cliEnv = "DATABASE_URL='" + url + "' "
 	}
 	pool, err := connect(setupCtx, url, schema)
 	if err != nil {
@@ -109,7 +101,7 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 	if err != nil {
 		return stop(withHint(fmt.Errorf("demo: %w", err), "run it again with a longer --timeout if the machine is slow"))
 	}
-	printDemoURLs(setupCtx, env.Stdout, server, scripted, cliEnv, cliFlags, ui.token.Get() != "")
+	printDemoURLs(setupCtx, env, server, scripted, url, schema, ui.token.Get() != "")
 
 	if once {
 		fmt.Fprintf(env.Stdout, "\n--once: waiting for the next heartbeat (%s)…\n", scripted.Heartbeat.Cron)
@@ -140,9 +132,16 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 }
 
 // printDemoURLs prints where to look, and how to send the waiting run its
-// signal from the CLI (cliEnv and cliFlags reach the demo's database) and
-// over the API.
-func printDemoURLs(ctx context.Context, w io.Writer, server *uiServer, scripted *demo.Scripted, cliEnv, cliFlags string, withToken bool) {
+// signal from the CLI and over the API: commands that work as printed in
+// another terminal, where neither the flags nor the environment of this
+// one are. The CLI's names the database URL (url, with its password if it
+// has one: the demo is a local playground) and the schema.
+func printDemoURLs(ctx context.Context, env *Env, server *uiServer, scripted *demo.Scripted, url, schema string, withToken bool) {
+	w := env.Stdout
+	cliFlags := ""
+	if schema != "" {
+		cliFlags = " --schema " + shellQuote(schema)
+	}
 	waiting := scripted.Waiting
 	fmt.Fprintln(w)
 	server.PrintURLs(w)
@@ -152,13 +151,14 @@ func printDemoURLs(ctx context.Context, w io.Writer, server *uiServer, scripted 
 	}
 	fmt.Fprintln(w)
 
-	auth := ""
+	auth, withTokenNote := "", ""
 	if withToken {
 		auth = ` -H "Authorization: Bearer $TRIBUTARY_TOKEN"`
+		withTokenNote = ", with TRIBUTARY_TOKEN set to the demo's token"
 	}
 	fmt.Fprintf(w, "\nThe approval waits for its decision. Send it from another terminal:\n"+
-		"  %stributary workflow signal %s decision --payload '{\"approved\": true, \"by\": \"you\"}'%s\n"+
-		"or over the API:\n"+
+		"  DATABASE_URL=%s %s workflow signal %s decision --payload '{\"approved\": true, \"by\": \"you\"}'%s\n"+
+		"or over the API%s:\n"+
 		"  curl -X POST%s %s/api/runs/%s/signal -d '{\"name\": \"decision\", \"payload\": {\"approved\": true, \"by\": \"you\"}}'\n",
-		cliEnv, waiting.ID, cliFlags, auth, server.Base, waiting.ID)
+		shellQuote(url), env.program(), waiting.ID, cliFlags, withTokenNote, auth, server.Base, waiting.ID)
 }
