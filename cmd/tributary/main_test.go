@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,9 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The tests here run the tributary binary, built once by TestMain the way
-// the Dockerfile builds it: static (CGO_ENABLED=0), with the version and
-// commit set by the linker.
+// The tests here run the tributary binary, built once by TestMain with the
+// Dockerfile's own go build command (static, CGO_ENABLED=0, the version and
+// commit set by the linker), so that they check the image's binary also
+// where no container can be built.
 const (
 	testVersion = "v0.0.0-test"
 	testCommit  = "0123456789abcdef0123456789abcdef01234567"
@@ -37,19 +39,57 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath",
-		"-ldflags", "-X github.com/tributary-go/tributary/internal/cli.version="+testVersion+
-			" -X github.com/tributary-go/tributary/internal/cli.commit="+testCommit,
-		"-o", filepath.Join(dir, "tributary"), ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building tributary: %v\n%s", err, out)
+	if err := buildAsDockerfile(filepath.Join(dir, "tributary")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	binDir = dir
 	return m.Run()
+}
+
+// moduleRoot is the repository's root, where the Dockerfile is, from this
+// package's directory.
+const moduleRoot = "../.."
+
+// dockerfileBuild returns the Dockerfile's go build command, as the shell
+// of its RUN instruction reads it.
+func dockerfileBuild() (string, error) {
+	dockerfile, err := os.ReadFile(filepath.Join(moduleRoot, "Dockerfile"))
+	if err != nil {
+		return "", err
+	}
+	text := strings.ReplaceAll(string(dockerfile), "\\\n", " ")
+	for line := range strings.SplitSeq(text, "\n") {
+		if run, ok := strings.CutPrefix(strings.TrimSpace(line), "RUN "); ok && strings.Contains(run, "go build") {
+			return run, nil
+		}
+	}
+	return "", errors.New("the Dockerfile has no RUN … go build … instruction")
+}
+
+// buildAsDockerfile builds the binary to out with the Dockerfile's go
+// build command, its build arguments VERSION and COMMIT set to testVersion
+// and testCommit, and its output path replaced by out.
+func buildAsDockerfile(out string) error {
+	run, err := dockerfileBuild()
+	if err != nil {
+		return err
+	}
+	const dockerOut = "-o /out/tributary"
+	if !strings.Contains(run, dockerOut) {
+		return fmt.Errorf("the Dockerfile's go build does not write %s: %s", dockerOut, run)
+	}
+	run = strings.Replace(run, dockerOut, "-o "+out, 1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, "sh", "-c", run)
+	build.Dir = moduleRoot
+	build.Env = append(os.Environ(), "VERSION="+testVersion, "COMMIT="+testCommit)
+	if output, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building tributary as the Dockerfile does (%s): %w\n%s", run, err, output)
+	}
+	return nil
 }
 
 // tributary runs the built binary with args and returns its stdout,
