@@ -134,6 +134,10 @@ func TestDemoCommandsAsPrinted(t *testing.T) {
 		cmd.Env = append(os.Environ(), "TRIBUTARY_TOKEN=demo-token")
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s: %s", line, out)
-		require.Contains(t, string(out), `"run":{`)
+		// The API answers with the signalled run.
+		id := regexp.MustCompile(`/api/runs/([^/]+)/signal `).FindStringSubmatch(line)
+		require.NotNil(t, id, line)
+		require.Contains(t, string(out), `"id":"`+id[1]+`"`)
+		require.Contains(t, string(out), `"type":"demo_approval"`)
 	})
 }
