@@ -3,21 +3,22 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/internal/bench"
 )
 
-func init() {
-	Register(&Command{
-		Name:    "bench",
-		Summary: "Measure workflow runs against raw River jobs on your database, as items per second and ratios",
-		Description: `Runs four cases, in this order: River jobs with a no-op worker; workflow runs of 0 steps;
+func newBenchCommand(env *Env) *cobra.Command {
+	return group(command(env, &cobra.Command{
+		Use:   "bench",
+		Short: "Measure workflow runs against raw River jobs on your database, as items per second and ratios",
+		Long: `Runs four cases, in this order: River jobs with a no-op worker; workflow runs of 0 steps;
 			River jobs whose worker commits 3 checkpoints (an INSERT each, in its own transaction);
 			workflow runs of 3 steps. Each case inserts its items first, then starts one River queue of
 			--workers workers (fetch cooldown 2ms, poll interval 20ms) and times until River reports
@@ -36,12 +37,10 @@ func init() {
 			tributary bench --database-url postgres://localhost:5432/app --items 20000 --rounds 3
 			tributary bench --items 2000 --json
 			tributary bench schedules --due 1000`,
-		Setup:       setupBench,
-		Subcommands: []*Command{benchSchedulesCommand},
-	})
+	}, setupBench), newBenchSchedulesCommand(env))
 }
 
-func setupBench(fs *flag.FlagSet, env *Env) Action {
+func setupBench(fs *pflag.FlagSet, env *Env) Action {
 	url := envString(fs, env, "database-url", "DATABASE_URL", "",
 		"Postgres connection `URL`; the bench works only in schemas it creates and drops", "a throw-away cluster from the local Postgres binaries")
 	items := fs.Int("items", bench.DefaultItems, "`number` of River jobs or workflow runs per case, all inserted before the clock starts (default 5000)")

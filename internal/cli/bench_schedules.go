@@ -2,22 +2,24 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/internal/bench"
 )
 
-// benchSchedulesCommand is `tributary bench schedules`, a subcommand of
-// `tributary bench`.
-var benchSchedulesCommand = &Command{
-	Name:    "schedules",
-	Summary: "Measure how late runs start when many schedule slots fall due in the same second, beside River's periodic jobs",
-	Description: `Creates --due schedules whose first slot is the same second, a few seconds ahead, through a
+// newBenchSchedulesCommand is `tributary bench schedules`, a subcommand
+// of `tributary bench`.
+func newBenchSchedulesCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "schedules",
+		Short: "Measure how late runs start when many schedule slots fall due in the same second, beside River's periodic jobs",
+		Long: `Creates --due schedules whose first slot is the same second, a few seconds ahead, through a
 		client that works nothing; then starts one working client, before the slot, with a default queue
 		of --workers workers. Each slot starts a run of a workflow that does nothing. A slot's lag is its
 		run's start (the attempted_at of the River job that runs the workflow function) minus the slot.
@@ -34,13 +36,13 @@ var benchSchedulesCommand = &Command{
 		on a schema of its own (tributary_bench_<random>), created, migrated and dropped afterwards, also
 		when it fails or is interrupted. Without a database URL it starts a throw-away Postgres cluster
 		from the local binaries and removes it on exit. Progress goes to stderr, the results to stdout.`,
-	Example: `tributary bench schedules
+		Example: `tributary bench schedules
 		tributary bench schedules --due 1000 --cold
 		tributary bench schedules --database-url postgres://localhost:5432/app --due 20000 --rounds 3 --json`,
-	Setup: setupBenchSchedules,
+	}, setupBenchSchedules)
 }
 
-func setupBenchSchedules(fs *flag.FlagSet, env *Env) Action {
+func setupBenchSchedules(fs *pflag.FlagSet, env *Env) Action {
 	url := envString(fs, env, "database-url", "DATABASE_URL", "",
 		"Postgres connection `URL`; the bench works only in schemas it creates and drops", "a throw-away cluster from the local Postgres binaries")
 	due := fs.Int("due", bench.DefaultDue, "`number` of schedules (and River periodic jobs) due in the same second (default 10000)")

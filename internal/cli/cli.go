@@ -1,39 +1,56 @@
-// Package cli is the `tributary` command line: a small subcommand framework
-// on the standard flag package, and the commands, one file each.
+// Package cli is the `tributary` command line, built on spf13/cobra:
+// newRootCommand builds the command tree from one constructor per command,
+// and Main runs a command line against it.
 //
-// A command is added by a file that registers it from an init function:
+// A command file has a constructor that returns its *cobra.Command, whose
+// flags and action a setup function declares:
 //
-//	func init() {
-//		Register(&Command{
-//			Name:    "demo",
-//			Summary: "Run example workflows on a throw-away Postgres",
+//	func newDemoCommand(env *Env) *cobra.Command {
+//		return command(env, &cobra.Command{
+//			Use:     "demo",
+//			Short:   "Run example workflows on a throw-away Postgres",
 //			Example: "tributary demo --addr 127.0.0.1:8080",
-//			Setup: func(fs *flag.FlagSet, env *Env) Action {
-//				addr := fs.String("addr", "127.0.0.1:8080", "address to serve the UI on")
-//				return func(ctx context.Context, args []string) error {
-//					return runDemo(ctx, env, *addr)
-//				}
-//			},
-//		})
+//		}, setupDemo)
 //	}
 //
-// Main parses the command line, prints help for --help, and turns a
-// command's error into one line on stderr: `tributary: <what went wrong>;
-// <what to do>`. Exit codes: 0 success, 1 the command failed, 2 the command
-// line was wrong.
+//	func setupDemo(fs *pflag.FlagSet, env *Env) Action {
+//		addr := fs.String("addr", "127.0.0.1:8080", "`address` to serve the UI on")
+//		return func(ctx context.Context, args []string) error {
+//			return runDemo(ctx, env, *addr)
+//		}
+//	}
+//
+// and newRootCommand adds it (group adds subcommands to a group). There is
+// no global registry: every call of Main builds a fresh tree for its Env,
+// so flag values never leak from one run to the next.
+//
+// Main parses the command line, prints help for --help, -h or `help
+// <command>`, and turns a command's error into one line on stderr:
+// `tributary: <what went wrong>; <what to do>`. Exit codes: 0 success, 1
+// the command failed, 2 the command line was wrong.
+//
+// Flags are GNU style: --name value or --name=value. The Go style that this
+// command line took before it moved to cobra, a single dash before a long
+// name (-name value, -name=value), still works: Main rewrites a
+// single-dash word that names one of the command's flags to its
+// double-dash form before parsing. A single-dash word that names no flag
+// is refused, as before, with "flag provided but not defined: -word". The
+// one short flag is -h, for help.
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"slices"
+	"os/exec"
+	"path/filepath"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes returned by Main.
@@ -47,47 +64,21 @@ const (
 // left after the flags.
 type Action func(ctx context.Context, args []string) error
 
-// Command is a command or a group of subcommands.
-type Command struct {
-	// Name is the word that selects the command, such as "migrate".
-	Name string
-
-	// Summary is a one-line description, shown in command lists and at the
-	// top of --help.
-	Summary string
-
-	// Description says more than Summary, shown in --help below it: what
-	// the command does in detail and what it guarantees. Optional.
-	Description string
-
-	// Usage is the synopsis after the command's path, such as
-	// "<run-id> [flags]". Defaults to "[flags]" for a command and
-	// "<command>" for a group.
-	Usage string
-
-	// Example is one or more example invocations, shown in --help.
-	Example string
-
-	// Setup declares the command's flags on fs, reading any defaults it
-	// needs from env, and returns the action that runs the command. It is
-	// called once per run, so the flag values it binds are the run's own.
-	// Nil for a group.
-	Setup func(fs *flag.FlagSet, env *Env) Action
-
-	// Subcommands are a group's commands. Nil for a command, unless the
-	// command has subcommands of its own besides running itself: `bench`
-	// runs its Setup's action, `bench schedules` its subcommand.
-	Subcommands []*Command
-}
-
 // Env is everything a command may use of the outside world, so that tests
 // can run commands in-process.
 type Env struct {
 	// Getenv reads an environment variable.
 	Getenv func(key string) string
 
-	// Logger is the logger handed to libraries, such as the migrator.
+	// Logger is the logger handed to libraries, such as the migrator and
+	// River. The global --log-level and --log-format flags replace it, for
+	// the run they are given in, with one that writes to Stderr.
 	Logger *slog.Logger
+
+	// Program is how a person runs this program again from a shell, for
+	// the commands that print other commands to run (the demo's hints):
+	// "tributary" when it is on the PATH. Empty means "tributary".
+	Program string
 
 	// Stderr receives errors and diagnostics.
 	Stderr io.Writer
@@ -108,11 +99,12 @@ type Env struct {
 // errors to stderr.
 func DefaultEnv() *Env {
 	return &Env{
-		Getenv: os.Getenv,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Stderr: os.Stderr,
-		Stdout: os.Stdout,
-		Stdin:  os.Stdin,
+		Getenv:  os.Getenv,
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Program: programName(),
+		Stderr:  os.Stderr,
+		Stdout:  os.Stdout,
+		Stdin:   os.Stdin,
 		Interactive: func() bool {
 			info, err := os.Stdin.Stat()
 			return err == nil && info.Mode()&os.ModeCharDevice != 0
@@ -120,138 +112,218 @@ func DefaultEnv() *Env {
 	}
 }
 
-// root is the `tributary` command, to which Register adds commands.
-var root = &Command{
-	Name:    "tributary",
-	Summary: "Durable workflows and cron schedules on Postgres, built on River",
-	Example: "tributary migrate up --database-url postgres://localhost:5432/app",
-}
-
-// Register adds a top-level command. It panics when the command is
-// malformed or its name is taken: both are programming errors.
-func Register(cmd *Command) {
-	validate(cmd)
-	if slices.ContainsFunc(root.Subcommands, func(c *Command) bool { return c.Name == cmd.Name }) {
-		panic("cli: command registered twice: " + cmd.Name)
+// program is env.Program, or "tributary".
+func (env *Env) program() string {
+	if env.Program == "" {
+		return "tributary"
 	}
-	root.Subcommands = append(root.Subcommands, cmd)
-	slices.SortFunc(root.Subcommands, func(a, b *Command) int { return cmp.Compare(a.Name, b.Name) })
+	return env.Program
 }
 
-func validate(cmd *Command) {
+// groupAnnotation marks a command that only groups subcommands: run without
+// one, it says so.
+const groupAnnotation = "tributary_group"
+
+// newRootCommand builds the `tributary` command tree for env.
+func newRootCommand(env *Env) *cobra.Command {
+	root := group(&cobra.Command{
+		Use:   "tributary",
+		Short: "Durable workflows and cron schedules on Postgres, built on River",
+		Example: `tributary migrate up --database-url postgres://localhost:5432/app
+			tributary completion bash > /etc/bash_completion.d/tributary`,
+	},
+		newBenchCommand(env),
+		newCompletionCommand(env),
+		newDemoCommand(env),
+		newMigrateCommand(env),
+		newScheduleCommand(env),
+		newServeCommand(env),
+		newVersionCommand(env),
+		newWorkersCommand(env),
+		newWorkflowCommand(env),
+	)
+	root.Flags().Bool("version", false, "print the version, the commit and River's version, as 'tributary version' does")
+	addLogFlags(root, env)
+
+	root.SetHelpCommand(&cobra.Command{
+		Use:     "help [command…]",
+		Short:   "Print a command's help",
+		Example: "tributary help migrate up",
+		Hidden:  true,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return runHelp(env, root, args)
+		},
+	})
+	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { printHelp(env.Stdout, cmd) })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return flagError(env, cmd, err) })
+	root.CompletionOptions.DisableDefaultCmd = true // newCompletionCommand is ours, with help like the others
+	root.SilenceErrors = true                       // Main prints errors, as one line
+	root.SilenceUsage = true
+
+	var prepare func(cmd *cobra.Command)
+	prepare = func(cmd *cobra.Command) {
+		cmd.InitDefaultHelpFlag() // now, so that goStyleFlags knows -help
+		cmd.SuggestionsMinimumDistance = 2
+		if cmd.Annotations[groupAnnotation] != "" {
+			cmd.Args = cobra.ArbitraryArgs
+			cmd.RunE = func(cmd *cobra.Command, args []string) error { return runGroup(env, cmd, args) }
+		}
+		for _, sub := range cmd.Commands() {
+			prepare(sub)
+		}
+	}
+	prepare(root)
+	validate(root, nil)
+	return root
+}
+
+// command makes cmd run the action that setup returns, with the flags
+// setup declares on cmd's flag set.
+func command(env *Env, cmd *cobra.Command, setup func(fs *pflag.FlagSet, env *Env) Action) *cobra.Command {
+	action := setup(cmd.Flags(), env)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error { return action(cmd.Context(), args) }
+	return cmd
+}
+
+// group adds subcommands to cmd. A cmd without an action of its own is a
+// group: run without a subcommand, it says one is missing and lists them.
+// A command with an action may have subcommands too: `bench` runs its own
+// action, `bench schedules` its subcommand.
+func group(cmd *cobra.Command, subcommands ...*cobra.Command) *cobra.Command {
+	if cmd.RunE == nil && cmd.Run == nil {
+		if cmd.Annotations == nil {
+			cmd.Annotations = map[string]string{}
+		}
+		cmd.Annotations[groupAnnotation] = "true"
+	}
+	cmd.AddCommand(subcommands...)
+	return cmd
+}
+
+// isGroup reports whether cmd only groups subcommands.
+func isGroup(cmd *cobra.Command) bool { return cmd.Annotations[groupAnnotation] != "" }
+
+// validate panics when a command of the tree is malformed: both are
+// programming errors, caught by any test that runs a command. path is the
+// names of cmd's parents below the root.
+func validate(cmd *cobra.Command, path []string) {
+	name := cmd.Name()
 	switch {
-	case cmd.Name == "" || strings.ContainsAny(cmd.Name, " \t\n") || strings.HasPrefix(cmd.Name, "-"):
-		panic(fmt.Sprintf("cli: invalid command name %q", cmd.Name))
-	case cmd.Summary == "" || strings.Contains(cmd.Summary, "\n"):
-		panic("cli: command " + cmd.Name + " needs a one-line Summary")
+	case name == "" || strings.HasPrefix(name, "-") || cmd.Use != strings.TrimSpace(cmd.Use):
+		panic(fmt.Sprintf("cli: invalid command name %q", cmd.Use))
+	case cmd.Short == "" || strings.Contains(cmd.Short, "\n"):
+		panic("cli: command " + name + " needs a one-line Short")
 	case cmd.Example == "":
-		panic("cli: command " + cmd.Name + " needs an Example")
-	case cmd.Setup == nil && len(cmd.Subcommands) == 0:
-		panic("cli: command " + cmd.Name + " needs either Setup or Subcommands")
+		panic("cli: command " + name + " needs an Example")
+	case !cmd.Runnable() && !isGroup(cmd):
+		panic("cli: command " + name + " needs either RunE or subcommands")
+	}
+	var subPath []string
+	if cmd.HasParent() {
+		subPath = append(append(subPath, path...), name)
 	}
 	names := make(map[string]bool)
-	for _, sub := range cmd.Subcommands {
-		validate(sub)
-		if names[sub.Name] {
-			panic("cli: command registered twice: " + cmd.Name + " " + sub.Name)
+	for _, sub := range cmd.Commands() {
+		validate(sub, subPath)
+		if names[sub.Name()] {
+			panic("cli: command registered twice: " + strings.Join(append(subPath, sub.Name()), " "))
 		}
-		names[sub.Name] = true
+		names[sub.Name()] = true
 	}
 }
 
 // Main runs the command line args (without the program name) and returns
 // the exit code.
 func Main(ctx context.Context, args []string, env *Env) int {
-	return run(ctx, root, []string{root.Name}, args, env)
-}
+	runEnv := *env // --log-level and --log-format replace the logger of this run only
+	env = &runEnv
 
-func run(ctx context.Context, cmd *Command, path, args []string, env *Env) int {
-	if cmd.Setup == nil {
-		return runGroup(ctx, cmd, path, args, env)
-	}
-	if len(args) > 0 {
-		if sub := subcommand(cmd, args[0]); sub != nil {
-			return run(ctx, sub, append(slices.Clone(path), sub.Name), args[1:], env)
-		}
-	}
+	root := newRootCommand(env)
+	root.SetArgs(subcommandFirst(root, goStyleFlags(root, args)))
+	root.SetIn(eofReader{})
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
 
-	fs := flag.NewFlagSet(strings.Join(path, " "), flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // Main prints errors and help itself
-	action := cmd.Setup(fs, env)
-
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printHelp(env.Stdout, cmd, path, fs)
-			return ExitOK
-		}
-		return fail(env, usageErrorf("%v", err), path)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
 	}
-	if err := action(ctx, fs.Args()); err != nil {
-		return fail(env, err, path)
-	}
-	return ExitOK
-}
-
-func runGroup(ctx context.Context, cmd *Command, path, args []string, env *Env) int {
-	if len(args) == 0 {
-		fmt.Fprintf(env.Stderr, "tributary: missing command for %q; see the commands below\n\n", strings.Join(path, " "))
-		printHelp(env.Stderr, cmd, path, nil)
+	if errors.Is(err, errUsagePrinted) {
 		return ExitUsage
 	}
-
-	switch args[0] {
-	case "-h", "-help", "--help":
-		printHelp(env.Stdout, cmd, path, nil)
-		return ExitOK
-	case "help":
-		return runHelp(cmd, path, args[1:], env)
+	if cmd == nil {
+		cmd = root
 	}
-
-	if sub := subcommand(cmd, args[0]); sub != nil {
-		return run(ctx, sub, append(slices.Clone(path), sub.Name), args[1:], env)
-	}
-
-	if strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(env.Stderr, "tributary: %s takes a command before any flag; see the commands below\n\n", strings.Join(path, " "))
-	} else {
-		fmt.Fprintf(env.Stderr, "tributary: unknown command %q for %q; see the commands below\n\n", args[0], strings.Join(path, " "))
-	}
-	printHelp(env.Stderr, cmd, path, nil)
-	return ExitUsage
+	return fail(env, err, strings.Fields(cmd.CommandPath()))
 }
 
-// subcommand is cmd's subcommand named name, or nil.
-func subcommand(cmd *Command, name string) *Command {
-	for _, sub := range cmd.Subcommands {
-		if sub.Name == name {
+// eofReader is cobra's standard input: commands read env.Stdin.
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// errUsagePrinted ends a command line whose mistake was printed already,
+// with the help it needs; Main exits with ExitUsage.
+var errUsagePrinted = errors.New("usage printed")
+
+// runGroup runs a group: it says that a subcommand is missing or unknown.
+// `tributary --version` runs here too, the root being a group.
+func runGroup(env *Env, cmd *cobra.Command, args []string) error {
+	path := cmd.CommandPath()
+	if len(args) == 0 {
+		if !cmd.HasParent() {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				return printVersion(env.Stdout, readVersion(), false)
+			}
+		}
+		fmt.Fprintf(env.Stderr, "tributary: missing command for %q; see the commands below\n\n", path)
+		printHelp(env.Stderr, cmd)
+		return errUsagePrinted
+	}
+	if args[0] == "help" {
+		return runHelp(env, cmd, args[1:])
+	}
+	return unknownCommand(env, cmd, args[0])
+}
+
+// unknownCommand says that name is no subcommand of cmd, with the closest
+// names when there are some, and lists them.
+func unknownCommand(env *Env, cmd *cobra.Command, name string) error {
+	suggest := ""
+	if suggestions := cmd.SuggestionsFor(name); len(suggestions) > 0 {
+		suggest = fmt.Sprintf(" (did you mean %q?)", suggestions[0])
+	}
+	fmt.Fprintf(env.Stderr, "tributary: unknown command %q for %q%s; see the commands below\n\n", name, cmd.CommandPath(), suggest)
+	printHelp(env.Stderr, cmd)
+	return errUsagePrinted
+}
+
+// runHelp handles `help [command…]` by printing that command's help.
+func runHelp(env *Env, cmd *cobra.Command, names []string) error {
+	for _, name := range names {
+		sub := subcommand(cmd, name)
+		if sub == nil {
+			return unknownCommand(env, cmd, name)
+		}
+		cmd = sub
+	}
+	printHelp(env.Stdout, cmd)
+	return nil
+}
+
+// subcommand is cmd's visible subcommand named name, or nil.
+func subcommand(cmd *cobra.Command, name string) *cobra.Command {
+	for _, sub := range cmd.Commands() {
+		if sub.Name() == name && sub.IsAvailableCommand() {
 			return sub
 		}
 	}
 	return nil
 }
 
-// runHelp handles `help [command…]` by printing that command's help.
-func runHelp(cmd *Command, path, args []string, env *Env) int {
-	for _, name := range args {
-		i := slices.IndexFunc(cmd.Subcommands, func(c *Command) bool { return c.Name == name })
-		if i < 0 {
-			fmt.Fprintf(env.Stderr, "tributary: unknown command %q for %q; see the commands below\n\n", name, strings.Join(path, " "))
-			printHelp(env.Stderr, cmd, path, nil)
-			return ExitUsage
-		}
-		cmd, path = cmd.Subcommands[i], append(slices.Clone(path), name)
-	}
-
-	var fs *flag.FlagSet
-	if cmd.Setup != nil {
-		fs = flag.NewFlagSet(strings.Join(path, " "), flag.ContinueOnError)
-		cmd.Setup(fs, env)
-	}
-	printHelp(env.Stdout, cmd, path, fs)
-	return ExitOK
-}
-
-// fail prints err as one line and returns its exit code.
+// fail prints err as one line and returns its exit code. path is the
+// command's words, from "tributary".
 func fail(env *Env, err error, path []string) int {
 	code := ExitError
 	var usageErr *usageError
@@ -266,71 +338,6 @@ func fail(env *Env, err error, path []string) int {
 	}
 	fmt.Fprintf(env.Stderr, "tributary: %s\n", msg)
 	return code
-}
-
-func printHelp(w io.Writer, cmd *Command, path []string, fs *flag.FlagSet) {
-	usage := cmd.Usage
-	if usage == "" {
-		usage = "[flags]"
-		if cmd.Setup == nil {
-			usage = "<command>"
-		}
-	}
-
-	fmt.Fprintf(w, "%s\n", cmd.Summary)
-	if cmd.Description != "" {
-		fmt.Fprintln(w)
-		for line := range strings.SplitSeq(strings.TrimSpace(cmd.Description), "\n") {
-			fmt.Fprintf(w, "%s\n", strings.TrimSpace(line))
-		}
-	}
-	fmt.Fprintf(w, "\nUsage:\n  %s %s\n", strings.Join(path, " "), usage)
-
-	if len(cmd.Subcommands) > 0 {
-		fmt.Fprintf(w, "\nCommands:\n")
-		width := 0
-		for _, sub := range cmd.Subcommands {
-			width = max(width, len(sub.Name))
-		}
-		for _, sub := range cmd.Subcommands {
-			fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name, sub.Summary)
-		}
-	}
-
-	fmt.Fprintf(w, "\nExample:\n")
-	for line := range strings.SplitSeq(strings.TrimSpace(cmd.Example), "\n") {
-		fmt.Fprintf(w, "  %s\n", strings.TrimSpace(line))
-	}
-
-	if fs != nil {
-		var flags strings.Builder
-		fs.VisitAll(func(f *flag.Flag) {
-			typeName, usage := flag.UnquoteUsage(f)
-			fmt.Fprintf(&flags, "  --%s", f.Name)
-			if typeName != "" {
-				fmt.Fprintf(&flags, " %s", typeName)
-			}
-			fmt.Fprintf(&flags, "\n      %s\n", usage)
-		})
-		if flags.Len() > 0 {
-			fmt.Fprintf(w, "\nFlags:\n%s", flags.String())
-		}
-	}
-
-	if vars := envVars(cmd, fs); len(vars) > 0 {
-		fmt.Fprintf(w, "\nEnvironment (a flag given on the command line wins over its variable):\n")
-		width := 0
-		for _, v := range vars {
-			width = max(width, len(v.key))
-		}
-		for _, v := range vars {
-			fmt.Fprintf(w, "  %-*s  %s\n", width, v.key, v.flags)
-		}
-	}
-
-	if len(cmd.Subcommands) > 0 {
-		fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's flags.\n", strings.Join(path, " "))
-	}
 }
 
 // hintError is an error that says what to do about it.
@@ -366,3 +373,46 @@ func usageErrorf(format string, args ...any) error {
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
+
+// programName is how a person runs this program again from a shell:
+// "tributary" when that name on the PATH is this binary; for a binary that
+// `go run` built (in a temporary directory, removed when it exits), the go
+// run command, of the release it ran or of the checkout's ./cmd/tributary;
+// else the path it was started by, when that has a slash (./tributary);
+// else "tributary".
+func programName() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "tributary"
+	}
+	if onPath, err := exec.LookPath("tributary"); err == nil && sameFile(onPath, exe) {
+		return "tributary"
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		if v := readVersion().Version; strings.HasPrefix(v, "v") && !strings.ContainsAny(v, "-+") { // a release, not a pseudo-version
+			return "go run github.com/tributary-go/tributary/cmd/tributary@" + v
+		}
+		return "go run ./cmd/tributary"
+	}
+	if strings.ContainsRune(os.Args[0], filepath.Separator) {
+		return shellQuote(os.Args[0])
+	}
+	return "tributary"
+}
+
+// sameFile reports whether paths a and b name the same file.
+func sameFile(a, b string) bool {
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

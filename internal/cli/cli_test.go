@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,17 +18,16 @@ func TestMainFramework(t *testing.T) {
 	t.Run("EveryCommandHasHelp", func(t *testing.T) {
 		t.Parallel()
 
-		var walk func(cmd *Command, path []string)
-		walk = func(cmd *Command, path []string) {
+		var walk func(cmd *cobra.Command, path []string)
+		walk = func(cmd *cobra.Command, path []string) {
 			res := runCLI(t, nil, append(path[1:], "--help")...)
 			require.Equal(t, ExitOK, res.code, "%v", path)
 			require.Empty(t, res.stderr)
-			require.True(t, strings.HasPrefix(res.stdout, cmd.Summary+"\n"), "%v: %s", path, res.stdout)
+			require.True(t, strings.HasPrefix(res.stdout, cmd.Short+"\n"), "%v: %s", path, res.stdout)
 			require.Contains(t, res.stdout, "\nExample:\n  tributary ", "%v", path)
-			if cmd.Setup != nil {
+			if !isGroup(cmd) {
 				// The environment variables of its flags are listed.
-				fs := flag.NewFlagSet("", flag.ContinueOnError)
-				cmd.Setup(fs, &Env{})
+				fs := cmd.Flags()
 				for flagName, key := range map[string]string{"database-url": "DATABASE_URL", "schema": "TRIBUTARY_SCHEMA", "addr": "TRIBUTARY_ADDR", "token": "TRIBUTARY_TOKEN"} {
 					if fs.Lookup(flagName) != nil {
 						require.Contains(t, res.stdout, "\nEnvironment (a flag given on the command line wins over its variable):\n", "%v", path)
@@ -36,11 +36,11 @@ func TestMainFramework(t *testing.T) {
 				}
 			}
 
-			for _, sub := range cmd.Subcommands {
-				walk(sub, append(path, sub.Name))
+			for _, sub := range visibleCommands(cmd) {
+				walk(sub, append(path, sub.Name()))
 			}
 		}
-		walk(root, []string{"tributary"})
+		walk(newRootCommand(testEnv(nil, nil, nil)), []string{"tributary"})
 	})
 
 	t.Run("FlagError", func(t *testing.T) {
@@ -143,7 +143,7 @@ func TestEnvFlag(t *testing.T) {
 	t.Parallel()
 
 	parse := func(vars map[string]string, args ...string) string {
-		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		f := envString(fs, &Env{Getenv: func(key string) string { return vars[key] }}, "addr", "TRIBUTARY_ADDR", "127.0.0.1:8080", "`address`", "127.0.0.1:8080")
 		require.NoError(t, fs.Parse(args))
 		return f.Get()
@@ -159,15 +159,18 @@ func TestEnvFlag(t *testing.T) {
 func TestRegister(t *testing.T) {
 	t.Parallel()
 
-	noop := func(*flag.FlagSet, *Env) Action { return func(context.Context, []string) error { return nil } }
+	noop := func(*pflag.FlagSet, *Env) Action { return func(context.Context, []string) error { return nil } }
+	env := testEnv(nil, nil, nil)
 
 	require.PanicsWithValue(t, "cli: command x needs an Example", func() {
-		validate(&Command{Name: "x", Summary: "does x", Setup: noop})
+		validate(command(env, &cobra.Command{Use: "x", Short: "does x"}, noop), nil)
 	})
-	require.PanicsWithValue(t, "cli: command x needs either Setup or Subcommands", func() {
-		validate(&Command{Name: "x", Summary: "does x", Example: "tributary x"})
+	require.PanicsWithValue(t, "cli: command x needs either RunE or subcommands", func() {
+		validate(&cobra.Command{Use: "x", Short: "does x", Example: "tributary x"}, nil)
 	})
 	require.PanicsWithValue(t, "cli: command registered twice: migrate", func() {
-		Register(&Command{Name: "migrate", Summary: "again", Example: "tributary migrate", Setup: noop})
+		root := newRootCommand(env)
+		root.AddCommand(command(env, &cobra.Command{Use: "migrate", Short: "again", Example: "tributary migrate"}, noop))
+		validate(root, nil)
 	})
 }

@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/internal/pgcluster"
 	"github.com/tributary-go/tributary/migrations"
@@ -23,7 +23,7 @@ type databaseFlags struct {
 	url    *envFlag
 }
 
-func addDatabaseFlags(fs *flag.FlagSet, env *Env) *databaseFlags {
+func addDatabaseFlags(fs *pflag.FlagSet, env *Env) *databaseFlags {
 	return &databaseFlags{
 		env:    env,
 		schema: envString(fs, env, "schema", "TRIBUTARY_SCHEMA", "", "Postgres `schema` of River's and Tributary's tables, and the connections' search_path", "the search_path"),

@@ -3,19 +3,20 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/internal/demo"
 )
 
-func init() {
-	Register(&Command{
-		Name:    "demo",
-		Summary: "Run example workflows and schedules with the UI, on a throw-away Postgres when DATABASE_URL is unset",
-		Description: `Starts a throw-away Postgres cluster from the local binaries when no database URL is
+func newDemoCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "demo",
+		Short: "Run example workflows and schedules with the UI, on a throw-away Postgres when DATABASE_URL is unset",
+		Long: `Starts a throw-away Postgres cluster from the local binaries when no database URL is
 			given (and removes it on exit), migrates, starts example runs (three that complete, one
 			that sleeps for 5 minutes, one that waits for a signal), creates three schedules (one
 			fires every 10 seconds, one is paused), serves the UI and the API, prints their URLs, and
@@ -24,14 +25,13 @@ func init() {
 		Example: `tributary demo
 			DATABASE_URL=postgres://localhost:5432/scratch tributary demo --addr 127.0.0.1:9090
 			tributary demo --once`,
-		Setup: setupDemo,
-	})
+	}, setupDemo)
 }
 
 // demoShutdownTimeout bounds stopping the demo's server and workers.
 const demoShutdownTimeout = 10 * time.Second
 
-func setupDemo(fs *flag.FlagSet, env *Env) Action {
+func setupDemo(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	ui := addUIFlags(fs, env)
 	once := fs.Bool("once", false, "set up, wait for one heartbeat slot to fire and run, then stop: for CI and tests")
@@ -60,12 +60,6 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 	defer ln.Close() // the server closes it too; this covers the early returns
 
 	url, schema := dbFlags.url.Get(), dbFlags.schema.Get()
-	// cliEnv and cliFlags are what a command in another terminal needs to
-	// reach the demo's database.
-	var cliEnv, cliFlags string
-	if schema != "" {
-		cliFlags = " --schema " + schema
-	}
 	if url == "" {
 		cluster, err := startThrowawayPostgres(setupCtx, env.Stdout)
 		if err != nil {
@@ -73,7 +67,6 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 		}
 		defer func() { result = errors.Join(result, removeThrowawayPostgres(ctx, cluster, env.Stdout)) }()
 		url = cluster.URL
-		cliEnv = "DATABASE_URL='" + url + "' "
 	}
 	pool, err := connect(setupCtx, url, schema)
 	if err != nil {
@@ -91,7 +84,7 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 	if err := d.Start(setupCtx); err != nil {
 		return withHint(fmt.Errorf("starting the demo: %w", err), "check the database URL and --schema")
 	}
-	server, err := startUI(ctx, env, ln, d.Workflows, d.Schedules, ui.token.Get())
+	server, err := startUI(ctx, env, ln, d.Workflows, d.Schedules, ui.token.Get(), nil)
 	if err != nil {
 		_ = stopWithin(ctx, demoShutdownTimeout, d.Stop)
 		return err
@@ -108,7 +101,7 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 	if err != nil {
 		return stop(withHint(fmt.Errorf("demo: %w", err), "run it again with a longer --timeout if the machine is slow"))
 	}
-	printDemoURLs(setupCtx, env.Stdout, server, scripted, cliEnv, cliFlags, ui.token.Get() != "")
+	printDemoURLs(setupCtx, env, server, scripted, url, schema, ui.token.Get() != "")
 
 	if once {
 		fmt.Fprintf(env.Stdout, "\n--once: waiting for the next heartbeat (%s)…\n", scripted.Heartbeat.Cron)
@@ -139,9 +132,16 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 }
 
 // printDemoURLs prints where to look, and how to send the waiting run its
-// signal from the CLI (cliEnv and cliFlags reach the demo's database) and
-// over the API.
-func printDemoURLs(ctx context.Context, w io.Writer, server *uiServer, scripted *demo.Scripted, cliEnv, cliFlags string, withToken bool) {
+// signal from the CLI and over the API: commands that work as printed in
+// another terminal, where neither the flags nor the environment of this
+// one are. The CLI's names the database URL (url, with its password if it
+// has one: the demo is a local playground) and the schema.
+func printDemoURLs(ctx context.Context, env *Env, server *uiServer, scripted *demo.Scripted, url, schema string, withToken bool) {
+	w := env.Stdout
+	cliFlags := ""
+	if schema != "" {
+		cliFlags = " --schema " + shellQuote(schema)
+	}
 	waiting := scripted.Waiting
 	fmt.Fprintln(w)
 	server.PrintURLs(w)
@@ -151,13 +151,14 @@ func printDemoURLs(ctx context.Context, w io.Writer, server *uiServer, scripted 
 	}
 	fmt.Fprintln(w)
 
-	auth := ""
+	auth, withTokenNote := "", ""
 	if withToken {
 		auth = ` -H "Authorization: Bearer $TRIBUTARY_TOKEN"`
+		withTokenNote = ", with TRIBUTARY_TOKEN set to the demo's token"
 	}
 	fmt.Fprintf(w, "\nThe approval waits for its decision. Send it from another terminal:\n"+
-		"  %stributary workflow signal %s decision --payload '{\"approved\": true, \"by\": \"you\"}'%s\n"+
-		"or over the API:\n"+
+		"  DATABASE_URL=%s %s workflow signal %s decision --payload '{\"approved\": true, \"by\": \"you\"}'%s\n"+
+		"or over the API%s:\n"+
 		"  curl -X POST%s %s/api/runs/%s/signal -d '{\"name\": \"decision\", \"payload\": {\"approved\": true, \"by\": \"you\"}}'\n",
-		cliEnv, waiting.ID, cliFlags, auth, server.Base, waiting.ID)
+		shellQuote(url), env.program(), waiting.ID, cliFlags, withTokenNote, auth, server.Base, waiting.ID)
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -76,5 +78,66 @@ func TestDemoUsage(t *testing.T) {
 			stderr: `tributary: --addr "localhost:99999": "99999" is not a port; pass an address like 127.0.0.1:8080, with a port from 0 (any free one) to 65535`,
 		},
 		{name: "UnexpectedArgument", args: []string{"now"}, code: ExitUsage, stderr: `tributary: unexpected argument "now"; see 'tributary demo --help'`},
+	})
+}
+
+func TestDemoCommandsAsPrinted(t *testing.T) {
+	t.Parallel()
+
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Fatalf("bash is not installed; the printed commands are run by bash: %v", err)
+	}
+
+	// startDemo runs the demo on a schema of its own, with a token, until
+	// it has printed the commands that signal its waiting run: the CLI's
+	// and the API's.
+	startDemo := func(t *testing.T) (vars map[string]string, cliLine, curlLine string) {
+		t.Helper()
+		vars = dbVars(testdb.NewEmpty(t))
+		vars["TRIBUTARY_ADDR"] = "127.0.0.1:0"
+		vars["TRIBUTARY_TOKEN"] = "demo-token"
+		demo := startCLI(t, vars, regexp.MustCompile(`(?s)Send it from another terminal:\n  ([^\n]+)\nor over the API, with TRIBUTARY_TOKEN set to the demo's token:\n  ([^\n]+)\n`), "demo")
+		match := demo.Paused(t)
+		demo.Resume()
+		t.Cleanup(func() { require.Equal(t, ExitOK, demo.Stop(t), demo.stderr.String()) })
+		return vars, match[1], match[2]
+	}
+
+	t.Run("CLI", func(t *testing.T) {
+		t.Parallel()
+
+		vars, line, _ := startDemo(t)
+		// bash parses the line as a person's shell would; a function named
+		// tributary hands the words and DATABASE_URL back, and they run
+		// in-process. Nothing else of this process's environment is used.
+		out, err := exec.CommandContext(t.Context(), "bash", "--norc", "--noprofile", "-c",
+			`tributary() { printf '%s\0' "DATABASE_URL=$DATABASE_URL" "$@"; }; `+line).Output()
+		require.NoError(t, err, line)
+		words := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		url, ok := strings.CutPrefix(words[0], "DATABASE_URL=")
+		require.True(t, ok)
+		require.Equal(t, vars["DATABASE_URL"], url, "the line names the demo's database: %s", line)
+
+		res := runCLI(t, map[string]string{"DATABASE_URL": url}, words[1:]...)
+		require.Equal(t, ExitOK, res.code, "%s: %s", line, res.stderr)
+		require.Regexp(t, `^sent signal "decision" to run \S+`, res.stdout)
+	})
+
+	t.Run("API", func(t *testing.T) {
+		t.Parallel()
+
+		_, _, line := startDemo(t)
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Fatalf("curl is not installed; the printed API call runs curl: %v", err)
+		}
+		cmd := exec.CommandContext(t.Context(), "bash", "--norc", "--noprofile", "-c", line+" --silent --show-error --fail-with-body")
+		cmd.Env = append(os.Environ(), "TRIBUTARY_TOKEN=demo-token")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", line, out)
+		// The API answers with the signalled run.
+		id := regexp.MustCompile(`/api/runs/([^/]+)/signal `).FindStringSubmatch(line)
+		require.NotNil(t, id, line)
+		require.Contains(t, string(out), `"id":"`+id[1]+`"`)
+		require.Contains(t, string(out), `"type":"demo_approval"`)
 	})
 }

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"cmp"
-	"flag"
 	"slices"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // envVar is an environment variable a command reads, and the flags it is
@@ -14,29 +16,21 @@ type envVar struct {
 	flags string
 }
 
-// envVars lists the environment variables of a command (fs is its flags) or
-// of every command in a group, sorted.
-func envVars(cmd *Command, fs *flag.FlagSet) []envVar {
+// envVars lists the environment variables of cmd's flags and of every
+// command below it, sorted.
+func envVars(cmd *cobra.Command) []envVar {
 	flagsOf := map[string][]string{}
-	var visit func(fs *flag.FlagSet)
-	visit = func(fs *flag.FlagSet) {
-		fs.VisitAll(func(f *flag.Flag) {
+	visit := func(fs *pflag.FlagSet) {
+		fs.VisitAll(func(f *pflag.Flag) {
 			if v, ok := f.Value.(*envFlag); ok && !slices.Contains(flagsOf[v.key], "--"+f.Name) {
 				flagsOf[v.key] = append(flagsOf[v.key], "--"+f.Name)
 			}
 		})
 	}
-	if fs != nil {
-		visit(fs)
-	}
-	var walk func(cmd *Command)
-	walk = func(cmd *Command) {
-		for _, sub := range cmd.Subcommands {
-			if sub.Setup != nil {
-				subFlags := flag.NewFlagSet(sub.Name, flag.ContinueOnError)
-				sub.Setup(subFlags, &Env{Getenv: func(string) string { return "" }})
-				visit(subFlags)
-			}
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		visit(cmd.LocalFlags())
+		for _, sub := range cmd.Commands() {
 			walk(sub)
 		}
 	}
@@ -66,7 +60,7 @@ type envFlag struct {
 // variable key, else fallback. Its usage ends with "(default $KEY, else
 // <fallbackText>)"; an empty fallbackText leaves out the "else" part. The
 // variable is listed in the command's --help.
-func envString(fs *flag.FlagSet, env *Env, name, key, fallback, usage, fallbackText string) *envFlag {
+func envString(fs *pflag.FlagSet, env *Env, name, key, fallback, usage, fallbackText string) *envFlag {
 	f := &envFlag{env: env, fallback: fallback, key: key}
 	usage += " (default $" + key
 	if fallbackText != "" {
@@ -88,12 +82,15 @@ func (f *envFlag) Get() string {
 	return f.fallback
 }
 
-// Set is flag.Value's Set.
+// Set is pflag.Value's Set.
 func (f *envFlag) Set(s string) error {
 	f.value, f.set = s, true
 	return nil
 }
 
-// String is flag.Value's String. It is the command-line value only, never
+// String is pflag.Value's String. It is the command-line value only, never
 // the environment's.
 func (f *envFlag) String() string { return f.value }
+
+// Type is pflag.Value's Type.
+func (f *envFlag) Type() string { return "string" }

@@ -3,56 +3,53 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/migrations"
 )
 
-func init() {
-	Register(&Command{
-		Name:    "migrate",
-		Summary: "Create or upgrade River's and Tributary's tables, roll them back, or show their state",
+func newMigrateCommand(env *Env) *cobra.Command {
+	return group(&cobra.Command{
+		Use:   "migrate",
+		Short: "Create or upgrade River's and Tributary's tables, roll them back, or show their state",
 		Example: `tributary migrate up --database-url postgres://localhost:5432/app
 			tributary migrate status --schema tributary`,
-		Subcommands: []*Command{
-			{
-				Name:    "down",
-				Summary: "Roll back Tributary's migrations above a version (removes their tables and data)",
-				Description: `Each migration is rolled back in its own transaction, newest first, with a line as it
+	},
+		command(env, &cobra.Command{
+			Use:   "down",
+			Short: "Roll back Tributary's migrations above a version (removes their tables and data)",
+			Long: `Each migration is rolled back in its own transaction, newest first, with a line as it
 					commits; with --include-river, River's follow once all of Tributary's are gone. Rolling back
 					drops tables and their rows (schedules, runs, River's jobs): it first says what it would drop
 					and how many rows they hold, and goes on only with --yes, or when you type "yes" at the prompt
 					on a terminal. Nothing to roll back needs no confirmation.`,
-				Example: `tributary migrate down --target 0 --yes
+			Example: `tributary migrate down --target 0 --yes
 					tributary migrate down --include-river`,
-				Setup: setupMigrateDown,
-			},
-			{
-				Name:    "status",
-				Summary: "Show which of Tributary's migrations the database has, and River's version",
-				Example: "tributary migrate status --json",
-				Setup:   setupMigrateStatus,
-			},
-			{
-				Name:    "up",
-				Summary: "Apply River's and then Tributary's migrations that the database doesn't have yet",
-				Description: `Each migration is applied in its own transaction, with a line as it commits. Migrations
+		}, setupMigrateDown),
+		command(env, &cobra.Command{
+			Use:     "status",
+			Short:   "Show which of Tributary's migrations the database has, and River's version",
+			Example: "tributary migrate status --json",
+		}, setupMigrateStatus),
+		command(env, &cobra.Command{
+			Use:   "up",
+			Short: "Apply River's and then Tributary's migrations that the database doesn't have yet",
+			Long: `Each migration is applied in its own transaction, with a line as it commits. Migrations
 					applied before a failure stay applied; run the command again once the cause is fixed.
 					Safe to run from several processes at once: they take turns on an advisory lock.`,
-				Example: "tributary migrate up --database-url postgres://localhost:5432/app",
-				Setup:   setupMigrateUp,
-			},
-		},
-	})
+			Example: "tributary migrate up --database-url postgres://localhost:5432/app",
+		}, setupMigrateUp),
+	)
 }
 
-func setupMigrateDown(fs *flag.FlagSet, env *Env) Action {
+func setupMigrateDown(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	target := fs.Int("target", 0, "the `version` to keep; 0 removes all of Tributary's tables (required unless --include-river)")
 	includeRiver := fs.Bool("include-river", false, "also remove River's tables, after all of Tributary's")
@@ -62,9 +59,7 @@ func setupMigrateDown(fs *flag.FlagSet, env *Env) Action {
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		targetSet := false
-		fs.Visit(func(f *flag.Flag) { targetSet = targetSet || f.Name == "target" })
-		if !targetSet && !*includeRiver {
+		if !fs.Changed("target") && !*includeRiver {
 			return withHint(usageErrorf("migrate down removes tables and their data, so it needs --target"),
 				"pass --target 0 to remove all of Tributary's tables, or the version to keep (see 'tributary migrate status')")
 		}
@@ -99,7 +94,7 @@ func setupMigrateDown(fs *flag.FlagSet, env *Env) Action {
 	}
 }
 
-func setupMigrateStatus(fs *flag.FlagSet, env *Env) Action {
+func setupMigrateStatus(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 
@@ -124,7 +119,7 @@ func setupMigrateStatus(fs *flag.FlagSet, env *Env) Action {
 	}
 }
 
-func setupMigrateUp(fs *flag.FlagSet, env *Env) Action {
+func setupMigrateUp(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 
 	return func(ctx context.Context, args []string) error {

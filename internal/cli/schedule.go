@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
@@ -26,54 +27,44 @@ import (
 // takes any workflow type name: the CLI can't know which types a service
 // registers) and works no jobs: a slot's River job, which create and resume
 // insert, is fired by a service that runs a schedule.Client.
-func init() {
-	addScheduleCommand(&Command{
-		Name:    "create",
-		Summary: "Create a schedule: a run of a workflow type at each time a cron expression names in a time zone",
-		Usage:   "--name <name> --cron <expression> --workflow <type> [--tz <zone>] [--input <json>] [flags]",
-		Example: `tributary schedule create --name "nightly report" --cron "30 2 * * *" --tz America/New_York --workflow send_report --input '{"to": "ops"}'
+func scheduleCommands(env *Env) []*cobra.Command {
+	return []*cobra.Command{
+		command(env, &cobra.Command{
+			Use:   "create --name <name> --cron <expression> --workflow <type> [--tz <zone>] [--input <json>] [flags]",
+			Short: "Create a schedule: a run of a workflow type at each time a cron expression names in a time zone",
+			Example: `tributary schedule create --name "nightly report" --cron "30 2 * * *" --tz America/New_York --workflow send_report --input '{"to": "ops"}'
 			tributary schedule create --name "hourly sync" --cron @hourly --workflow sync --owner team-42 --overlap allow --json
 			tributary schedule create --name "user digest" --cron "0 8 * * *" --workflow digest --catchup-policy latest --grant 01a1ffb2-3fa1-781c-b9a9-3cd3e9d01250`,
-		Setup: setupScheduleCreate,
-	})
-	addScheduleCommand(&Command{
-		Name:    "list",
-		Summary: "List schedules, newest first, with when each fires next",
-		Usage:   "[--owner <owner>] [--workflow <type>] [--paused true|false] [--limit <n>] [--after <schedule-id>] [flags]",
-		Example: `tributary schedule list --owner team-42
+		}, setupScheduleCreate),
+		command(env, &cobra.Command{
+			Use:   "list [--owner <owner>] [--workflow <type>] [--paused true|false] [--limit <n>] [--after <schedule-id>] [flags]",
+			Short: "List schedules, newest first, with when each fires next",
+			Example: `tributary schedule list --owner team-42
 			tributary schedule list --paused true --json`,
-		Setup: setupScheduleList,
-	})
-	addScheduleCommand(&Command{
-		Name:    "get",
-		Summary: "Show a schedule: its settings, its last and next fire, and its next 5 fire times",
-		Usage:   "<schedule-id> [flags]",
-		Example: `tributary schedule get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+		}, setupScheduleList),
+		command(env, &cobra.Command{
+			Use:   "get <schedule-id> [flags]",
+			Short: "Show a schedule: its settings, its last and next fire, and its next 5 fire times",
+			Example: `tributary schedule get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
 			tributary schedule get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --json`,
-		Setup: setupScheduleGet,
-	})
-	addScheduleCommand(&Command{
-		Name:    "pause",
-		Summary: "Pause a schedule: no slot fires until it is resumed",
-		Usage:   "<schedule-id> [--note <text>] [flags]",
-		Example: `tributary schedule pause 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --note "until the migration is done"`,
-		Setup:   setupSchedulePause,
-	})
-	addScheduleCommand(&Command{
-		Name:    "resume",
-		Summary: "Resume a paused schedule at its next slot; --missed says what the slots missed while it was paused do (default: skipped)",
-		Usage:   "<schedule-id> [--missed skip|latest|backfill] [flags]",
-		Example: `tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+		}, setupScheduleGet),
+		command(env, &cobra.Command{
+			Use:     "pause <schedule-id> [--note <text>] [flags]",
+			Short:   "Pause a schedule: no slot fires until it is resumed",
+			Example: `tributary schedule pause 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --note "until the migration is done"`,
+		}, setupSchedulePause),
+		command(env, &cobra.Command{
+			Use:   "resume <schedule-id> [--missed skip|latest|backfill] [flags]",
+			Short: "Resume a paused schedule at its next slot; --missed says what the slots missed while it was paused do (default: skipped)",
+			Example: `tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
 			tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --missed latest`,
-		Setup: setupScheduleResume,
-	})
-	addScheduleCommand(&Command{
-		Name:    "delete",
-		Summary: "Delete a schedule; its past runs stay, and its pending slot does not fire",
-		Usage:   "<schedule-id> [flags]",
-		Example: "tributary schedule delete 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e",
-		Setup:   setupScheduleDelete,
-	})
+		}, setupScheduleResume),
+		command(env, &cobra.Command{
+			Use:     "delete <schedule-id> [flags]",
+			Short:   "Delete a schedule; its past runs stay, and its pending slot does not fire",
+			Example: "tributary schedule delete 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e",
+		}, setupScheduleDelete),
+	}
 }
 
 const (
@@ -184,12 +175,9 @@ var validationHints = map[string]string{
 }
 
 // scheduleIDArg parses the positional arguments of a schedule command that
-// takes a schedule id and nothing else; flags may follow the id.
-func scheduleIDArg(fs *flag.FlagSet, env *Env, cmd string, args []string) (uuid.UUID, error) {
-	args, err := groupPositionalArgs(scheduleCommand, fs, env, cmd, args)
-	if err != nil {
-		return uuid.Nil, err
-	}
+// takes a schedule id and nothing else; flags may come before or after the
+// id.
+func scheduleIDArg(cmd string, args []string) (uuid.UUID, error) {
 	switch {
 	case len(args) == 0:
 		return uuid.Nil, withHint(usageErrorf("schedule %s needs <schedule-id>", cmd),
@@ -198,32 +186,6 @@ func scheduleIDArg(fs *flag.FlagSet, env *Env, cmd string, args []string) (uuid.
 		return uuid.Nil, usageErrorf("unexpected argument %q", args[1])
 	}
 	return parseScheduleID("", args[0])
-}
-
-// groupPositionalArgs is positionalArgs for a subcommand of group: it parses
-// the flags that follow args[0], args[1]… and returns the arguments that are
-// not flags. A --help among them prints the subcommand's help and returns
-// errHelpPrinted.
-func groupPositionalArgs(group *Command, fs *flag.FlagSet, env *Env, cmd string, args []string) ([]string, error) {
-	var positional []string
-	for len(args) > 0 {
-		positional = append(positional, args[0])
-		rest := args[1:]
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				i := slices.IndexFunc(group.Subcommands, func(c *Command) bool { return c.Name == cmd })
-				printHelp(env.Stdout, group.Subcommands[i], []string{root.Name, group.Name, cmd}, fs)
-				return nil, errHelpPrinted
-			}
-			return nil, usageErrorf("%v", err)
-		}
-		args = fs.Args()
-		// Parse stopped at "--": everything after it is an argument.
-		if consumed := len(rest) - len(args); consumed > 0 && rest[consumed-1] == "--" {
-			return append(positional, args...), nil
-		}
-	}
-	return positional, nil
 }
 
 // parseScheduleID parses a schedule id given on the command line; what
@@ -254,7 +216,7 @@ func parseFlagTime(name, value string) (time.Time, error) {
 	return t, nil
 }
 
-func setupScheduleCreate(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	name := fs.String("name", "", "the schedule's `name`, shown to operators (required)")
 	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (required)")
@@ -392,7 +354,7 @@ func joinWords(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
-func setupScheduleList(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	owner := fs.String("owner", "", "list only the schedules of this `owner`")
 	workflowType := fs.String("workflow", "", "list only the schedules that start this workflow `type`")
@@ -451,14 +413,14 @@ type scheduleGetJSON struct {
 	WorkerLive bool `json:"worker_live"`
 }
 
-func setupScheduleGet(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	asJSON := fs.Bool("json", false, fmt.Sprintf("print the schedule and its next %d fire times as JSON", scheduleGetFireTimes))
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg(fs, env, "get", args)
+		id, err := scheduleIDArg("get", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
 		if err != nil {
@@ -508,18 +470,17 @@ func warnNoWorker(ctx context.Context, env *Env, wf *workflow.Client, typ string
 	}
 }
 
-func setupSchedulePause(fs *flag.FlagSet, env *Env) Action {
+func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	note := fs.String("note", "", "`text` saying why the schedule is paused, shown by 'schedule get'")
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the pause, as JSON (like get --json, without fire times)")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg(fs, env, "pause", args)
+		id, err := scheduleIDArg("pause", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
-		noteSet := false
-		fs.Visit(func(f *flag.Flag) { noteSet = noteSet || f.Name == "note" })
+		noteSet := fs.Changed("note")
 
 		sc, closeClient, err := dbFlags.scheduleClient(ctx)
 		if err != nil {
@@ -553,16 +514,16 @@ func setupSchedulePause(fs *flag.FlagSet, env *Env) Action {
 	}
 }
 
-func setupScheduleResume(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	missed := fs.String("missed", string(schedule.MissedSkip), fmt.Sprintf("what the slots missed while the schedule was paused do, a `policy`: skip (none runs), "+
 		"latest (the most recent one runs, once, now) or backfill (each one runs once, now, oldest first; at most %d) (default skip)", schedule.MaxBackfill))
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the resumption, as JSON (like get --json, without fire times)")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg(fs, env, "resume", args)
+		id, err := scheduleIDArg("resume", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		policy := schedule.MissedPolicy(*missed)
 		if !slices.Contains([]schedule.MissedPolicy{schedule.MissedSkip, schedule.MissedLatest, schedule.MissedBackfill}, policy) {
@@ -722,14 +683,14 @@ func grantText(id uuid.UUID, g *schedule.Grant, workflowType string, now time.Ti
 	return text + ")"
 }
 
-func setupScheduleDelete(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleDelete(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	asJSON := fs.Bool("json", false, "print the schedule as it was before the deletion, as JSON (like get --json, without fire times)")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg(fs, env, "delete", args)
+		id, err := scheduleIDArg("delete", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		sc, closeClient, err := dbFlags.scheduleClient(ctx)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
@@ -28,43 +29,37 @@ import (
 // (max attempts, queue, priority, timeout) the schedule sets, and where it
 // sets none Tributary's defaults (10 attempts, queue "default", priority
 // 1), not the workflow type's own, which only the service knows.
-func init() {
-	addScheduleCommand(&Command{
-		Name:    "update",
-		Summary: "Change a schedule's settings: a new --cron or --tz takes effect at once, the others from the next slot",
-		Usage:   "<schedule-id> [--name <name>] [--cron <expression>] [--tz <zone>] [--input <json>] [--overlap <policy>] [flags]",
-		Example: `tributary schedule update 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --cron "0 3 * * *" --tz Europe/Paris
+func scheduleMoreCommands(env *Env) []*cobra.Command {
+	return []*cobra.Command{
+		command(env, &cobra.Command{
+			Use:   "update <schedule-id> [--name <name>] [--cron <expression>] [--tz <zone>] [--input <json>] [--overlap <policy>] [flags]",
+			Short: "Change a schedule's settings: a new --cron or --tz takes effect at once, the others from the next slot",
+			Example: `tributary schedule update 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --cron "0 3 * * *" --tz Europe/Paris
 			tributary schedule update 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --overlap allow --max-attempts 5 --json`,
-		Setup: setupScheduleUpdate,
-	})
-	addScheduleCommand(&Command{
-		Name:    "trigger",
-		Summary: "Start a run of a schedule now, outside its cron; its slots are not affected",
-		Usage:   "<schedule-id> [--input <json>] [--overlap <policy>] [flags]",
-		Example: `tributary schedule trigger 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+		}, setupScheduleUpdate),
+		command(env, &cobra.Command{
+			Use:   "trigger <schedule-id> [--input <json>] [--overlap <policy>] [flags]",
+			Short: "Start a run of a schedule now, outside its cron; its slots are not affected",
+			Example: `tributary schedule trigger 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
 			tributary schedule trigger 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --input '{"to": "me"}' --overlap allow --json`,
-		Setup: setupScheduleTrigger,
-	})
-	addScheduleCommand(&Command{
-		Name:    "backfill",
-		Summary: "Run the slots of a past time range that have no run yet: each once, oldest first, one after the other by default",
-		Description: `Backfills in batches of up to 1000 slots, oldest first, each batch in one transaction,
+		}, setupScheduleTrigger),
+		command(env, &cobra.Command{
+			Use:   "backfill <schedule-id> --from <time> --to <time> [flags]",
+			Short: "Run the slots of a past time range that have no run yet: each once, oldest first, one after the other by default",
+			Long: `Backfills in batches of up to 1000 slots, oldest first, each batch in one transaction,
 			with a line of progress per batch. The backfill as a whole is not atomic: when it stops
 			half-way (an error, Ctrl-C), the batches it reported are done and stay done, and the error
 			says where it stopped. Running it again is safe and finishes it: a slot that has its run
 			already is never run twice.`,
-		Usage:   "<schedule-id> --from <time> --to <time> [flags]",
-		Example: `tributary schedule backfill 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z`,
-		Setup:   setupScheduleBackfill,
-	})
-	addScheduleCommand(&Command{
-		Name:    "history",
-		Summary: "List a schedule's runs, newest first: the slots that ran or were skipped (and why), and the triggered runs",
-		Usage:   "<schedule-id> [--status <status>] [--limit <n>] [--after <run-id>] [flags]",
-		Example: `tributary schedule history 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+			Example: `tributary schedule backfill 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z`,
+		}, setupScheduleBackfill),
+		command(env, &cobra.Command{
+			Use:   "history <schedule-id> [--status <status>] [--limit <n>] [--after <run-id>] [flags]",
+			Short: "List a schedule's runs, newest first: the slots that ran or were skipped (and why), and the triggered runs",
+			Example: `tributary schedule history 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
 			tributary schedule history 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --status skipped --json`,
-		Setup: setupScheduleHistory,
-	})
+		}, setupScheduleHistory),
+	}
 }
 
 const (
@@ -87,7 +82,7 @@ var updateValidationHints = map[string]string{
 	"Cron":    "fix --cron or --tz",
 }
 
-func setupScheduleUpdate(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	name := fs.String("name", "", "the schedule's new `name`")
 	description := fs.String("description", "", "the schedule's new description, free `text` (\"\" clears it)")
@@ -103,16 +98,16 @@ func setupScheduleUpdate(fs *flag.FlagSet, env *Env) Action {
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the update, as JSON (like get --json, without fire times)")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg(fs, env, "update", args)
+		id, err := scheduleIDArg("update", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		// Only the flags given change: a flag's zero value is a setting too
 		// (--description "", --max-attempts 0).
 		p := &schedule.UpdateParams{}
 		changed, inputSet := false, false
-		fs.Visit(func(f *flag.Flag) {
-			changed = changed || !slices.Contains([]string{"database-url", "schema", "json"}, f.Name)
+		fs.Visit(func(f *pflag.Flag) {
+			changed = changed || !slices.Contains([]string{"database-url", "schema", "json", "log-level", "log-format"}, f.Name)
 			switch f.Name {
 			case "name":
 				p.Name = name
@@ -202,20 +197,20 @@ func parseOverlap(value string) (schedule.OverlapPolicy, error) {
 	return "", withHint(usageErrorf("--overlap %q is not an overlap policy", value), "use one of "+overlapPolicies)
 }
 
-func setupScheduleTrigger(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	input := fs.String("input", "", "the input of this run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default the schedule's)")
 	overlap := fs.String("overlap", "", "the overlap `policy` of this run, what it does while a run of the schedule is unfinished: "+overlapPolicies+" (default the schedule's)")
 	asJSON := fs.Bool("json", false, "print the run as JSON (like 'workflow get --json') instead of its id")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg(fs, env, "trigger", args)
+		id, err := scheduleIDArg("trigger", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		opts := &schedule.TriggerOpts{}
 		var inputErr error
-		fs.Visit(func(f *flag.Flag) {
+		fs.Visit(func(f *pflag.Flag) {
 			if f.Name == "input" {
 				opts.Input, inputErr = jsonFlag(env, "input", *input, `{"to": "ops"}`)
 			}
@@ -295,7 +290,7 @@ func addBackfill(total, batch *schedule.BackfillResult) {
 	}
 }
 
-func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	from := fs.String("from", "", "the RFC 3339 `time` the range starts at, such as 2026-03-01T00:00:00Z: the slots at or after it run (required)")
 	to := fs.String("to", "", "the RFC 3339 `time` the range ends at, at most now: the slots before it run (required)")
@@ -305,9 +300,9 @@ func setupScheduleBackfill(fs *flag.FlagSet, env *Env) Action {
 	asJSON := fs.Bool("json", false, "print {schedule_id, from, to, slots, started, queued, existing, rerun, skipped} as JSON instead of progress lines")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg(fs, env, "backfill", args)
+		id, err := scheduleIDArg("backfill", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		var missing []string
 		for flagName, value := range map[string]string{"from": *from, "to": *to} {
@@ -429,7 +424,7 @@ func printBackfillProgress(w io.Writer, from, to time.Time, loc *time.Location, 
 	return err
 }
 
-func setupScheduleHistory(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	status := fs.String("status", "", "list only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` runs, at most %d (default %d)", maxListLimit, defaultListLimit))
@@ -437,9 +432,9 @@ func setupScheduleHistory(fs *flag.FlagSet, env *Env) Action {
 	asJSON := fs.Bool("json", false, "print a JSON array of runs (like 'workflow list --json') instead of a table")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg(fs, env, "history", args)
+		id, err := scheduleIDArg("history", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		params := &workflow.ListParams{Status: workflow.Status(*status), Limit: *limit}
 		if *status != "" && !isRunStatus(params.Status) {

@@ -1,56 +1,40 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/schedule"
 )
 
-// scheduleCommand is the `tributary schedule` group. A file that adds a
-// schedule subcommand calls addScheduleCommand from its init function, in
-// any order: the group is registered here, and Register keeps a pointer to
-// it, so subcommands added before or after are all part of it.
-var scheduleCommand = &Command{
-	Name:    "schedule",
-	Summary: "Work with cron schedules",
-	Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York`,
-}
-
-// addScheduleCommand adds a subcommand to `tributary schedule`. It panics
-// when the command is malformed or its name is taken: both are programming
-// errors.
-func addScheduleCommand(cmd *Command) {
-	validate(cmd)
-	if slices.ContainsFunc(scheduleCommand.Subcommands, func(c *Command) bool { return c.Name == cmd.Name }) {
-		panic("cli: command registered twice: schedule " + cmd.Name)
-	}
-	scheduleCommand.Subcommands = append(scheduleCommand.Subcommands, cmd)
-	slices.SortFunc(scheduleCommand.Subcommands, func(a, b *Command) int { return cmp.Compare(a.Name, b.Name) })
-}
-
-func init() {
-	addScheduleCommand(&Command{
-		Name:    "next",
-		Summary: "Print when a cron expression fires next in a time zone, with its DST rules (needs no database)",
-		Usage:   "--cron <expression> [--tz <zone>] [--from <time>] [--count <n>] [--json]",
+// newScheduleCommand is the `tributary schedule` group: the commands that
+// use the database (schedule.go, schedule_more.go) and next, which needs
+// none.
+func newScheduleCommand(env *Env) *cobra.Command {
+	subcommands := append(scheduleCommands(env), scheduleMoreCommands(env)...)
+	subcommands = append(subcommands, command(env, &cobra.Command{
+		Use:   "next --cron <expression> [--tz <zone>] [--from <time>] [--count <n>] [--json]",
+		Short: "Print when a cron expression fires next in a time zone, with its DST rules (needs no database)",
 		Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York --from 2026-03-07T00:00:00Z
 			tributary schedule next --cron @hourly --count 24 --json`,
-		Setup: setupScheduleNext,
-	})
-	Register(scheduleCommand)
+	}, setupScheduleNext))
+	return group(&cobra.Command{
+		Use:     "schedule",
+		Short:   "Work with cron schedules",
+		Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York`,
+	}, subcommands...)
 }
 
 // maxScheduleNextCount bounds `schedule next --count`.
 const maxScheduleNextCount = 1000
 
-func setupScheduleNext(fs *flag.FlagSet, env *Env) Action {
+func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (required)")
 	zone := fs.String("tz", "UTC", "IANA time `zone` the expression is in, such as Europe/Paris (default UTC)")
 	from := fs.String("from", "", "print fire times after this RFC 3339 `time`, such as 2026-03-08T00:00:00Z (default now)")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 )
 
@@ -172,10 +173,15 @@ func TestScheduleNext(t *testing.T) {
 func TestAddScheduleCommand(t *testing.T) {
 	t.Parallel()
 
+	env := testEnv(nil, nil, nil)
 	require.PanicsWithValue(t, "cli: command registered twice: schedule next", func() {
-		addScheduleCommand(&Command{Name: "next", Summary: "Again", Example: "tributary schedule next", Setup: setupScheduleNext})
+		root := newRootCommand(env)
+		schedule, _, err := root.Find([]string{"schedule"})
+		require.NoError(t, err)
+		schedule.AddCommand(command(env, &cobra.Command{Use: "next", Short: "Again", Example: "tributary schedule next"}, setupScheduleNext))
+		validate(root, nil)
 	})
 	require.Panics(t, func() {
-		addScheduleCommand(&Command{Name: "bad name", Summary: "x", Example: "x", Setup: setupScheduleNext})
+		validate(command(env, &cobra.Command{Use: "-bad", Short: "x", Example: "x"}, setupScheduleNext), nil)
 	})
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,27 +10,31 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
 
-func init() {
-	Register(&Command{
-		Name:    "serve",
-		Summary: "Serve River UI, the dashboard and the JSON API, and run the schedule reconciler and River maintenance",
-		Description: `Checks that the database is migrated, then fires schedule slots, runs the schedule
+func newServeCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "serve",
+		Short: "Serve River UI, the dashboard and the JSON API, and run the schedule reconciler and River maintenance",
+		Long: `Checks that the database is migrated, then fires schedule slots, runs the schedule
 			reconciler and River's maintenance (on the leader River elects among the processes
 			serving one database), and serves the UI and the API. It works only jobs of kinds it has
 			code for: workflow runs stay with the services that register their types. SIGINT or
-			SIGTERM stops it gracefully: it finishes the requests and jobs in progress first.`,
+			SIGTERM stops it gracefully: it finishes the requests and jobs in progress first.
+			For load balancers and orchestrators it answers GET /healthz with 200 while the process
+			serves, and GET /readyz with 200 when the database answers and is fully migrated, else
+			503 with a JSON reason. Both answer without the --token: they reveal nothing but that.`,
 		Example: `tributary serve
 			TRIBUTARY_TOKEN=s3cret tributary serve --addr 0.0.0.0:8080 --queues default=20,reports=5`,
-		Setup: setupServe,
-	})
+	}, setupServe)
 }
 
-func setupServe(fs *flag.FlagSet, env *Env) Action {
+func setupServe(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	ui := addUIFlags(fs, env)
 	queues := fs.String("queues", "default=20", "River `queues` to work, as name=workers[,name=workers]; only jobs of known kinds (schedule firing, run repair) are fetched (default default=20)")
@@ -114,7 +117,7 @@ func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags
 	if err := wf.Start(context.WithoutCancel(ctx)); err != nil {
 		return withHint(err, "check the database URL and --schema")
 	}
-	server, err := startUI(ctx, env, ln, wf, sc, ui.token.Get())
+	server, err := startUI(ctx, env, ln, wf, sc, ui.token.Get(), &readiness{env: env, pool: pool, schema: schema})
 	if err != nil {
 		_ = stopWithin(ctx, shutdownTimeout, wf.Stop)
 		return err
@@ -154,7 +157,8 @@ func stopWithin(ctx context.Context, timeout time.Duration, stop func(context.Co
 }
 
 // checkMigrated fails unless River's and Tributary's migrations are all
-// applied.
+// applied: with a *migrationError that names those that are not, or with
+// the error of reading their status.
 func checkMigrated(ctx context.Context, env *Env, pool *pgxpool.Pool, schema string) error {
 	migrator, err := newMigrator(env, pool, schema)
 	if err != nil {
@@ -174,7 +178,7 @@ func checkMigrated(ctx context.Context, env *Env, pool *pgxpool.Pool, schema str
 		}
 	}
 	if len(missing) > 0 {
-		return withHint(errors.New("the database is not migrated: "+strings.Join(missing, ", ")), "run 'tributary migrate up' first")
+		return withHint(&migrationError{missing: missing}, "run 'tributary migrate up' first")
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/riverui"
 	"github.com/tributary-go/tributary/schedule"
@@ -35,7 +35,7 @@ type uiFlags struct {
 	token *envFlag
 }
 
-func addUIFlags(fs *flag.FlagSet, env *Env) *uiFlags {
+func addUIFlags(fs *pflag.FlagSet, env *Env) *uiFlags {
 	return &uiFlags{
 		addr:  envString(fs, env, "addr", "TRIBUTARY_ADDR", defaultAddr, "`address` to serve the UI and API on", defaultAddr),
 		token: envString(fs, env, "token", "TRIBUTARY_TOKEN", "", "bearer `token` every request must carry", "none"),
@@ -82,15 +82,20 @@ type uiServer struct {
 	token  string
 }
 
-// startUI serves the UI for wf and sc on ln, which it closes on shutdown.
+// startUI serves the UI for wf and sc on ln, which it closes on shutdown,
+// and, when ready is not nil, /healthz and /readyz beside it (withProbes).
 // It warns on env.Stderr when it serves beyond loopback without a token.
-func startUI(ctx context.Context, env *Env, ln net.Listener, wf *workflow.Client, sc *schedule.Client, token string) (*uiServer, error) {
-	handler, err := riverui.New(wf, sc, &riverui.Config{Token: token, Logger: env.Logger})
+func startUI(ctx context.Context, env *Env, ln net.Listener, wf *workflow.Client, sc *schedule.Client, token string, ready *readiness) (*uiServer, error) {
+	ui, err := riverui.New(wf, sc, &riverui.Config{Token: token, Logger: env.Logger})
 	if err != nil {
 		return nil, err
 	}
+	var handler http.Handler = ui
+	if ready != nil {
+		handler = withProbes(ui, ready)
+	}
 	uiCtx, stopUI := context.WithCancel(context.WithoutCancel(ctx))
-	if err := handler.Start(uiCtx); err != nil {
+	if err := ui.Start(uiCtx); err != nil {
 		stopUI()
 		return nil, err
 	}

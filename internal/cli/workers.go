@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -10,15 +9,17 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/workflow"
 )
 
-func init() {
-	Register(&Command{
-		Name:    "workers",
-		Summary: "List the working clients of the database: which workflow types and queues each serves, and whether it is alive",
-		Description: `Every started working client (tributary serve, or an application's
+func newWorkersCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "workers",
+		Short: "List the working clients of the database: which workflow types and queues each serves, and whether it is alive",
+		Long: `Every started working client (tributary serve, or an application's
 workflow.Client with River queues) records itself in the worker registry and
 refreshes its heartbeat every second. A client that stops cleanly removes
 itself; a client that died keeps its row, not live, until a live client
@@ -27,11 +28,10 @@ client serves has its runs wait: 'schedule create' and 'workflow start' warn
 about it.`,
 		Example: `tributary workers
 			tributary workers --json`,
-		Setup: setupWorkers,
-	})
+	}, setupWorkers)
 }
 
-func setupWorkers(fs *flag.FlagSet, env *Env) Action {
+func setupWorkers(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	asJSON := fs.Bool("json", false, "print the registry as JSON")
 

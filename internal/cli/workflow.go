@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -17,85 +16,68 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/workflow"
 )
 
-// workflowCommand is the `tributary workflow` group: it reads and controls
-// runs through an insert-only workflow.Client, which needs no workflow types
-// registered, so it works on the runs of any service sharing the database.
-// It is set in init, because its actions refer to it (for --help after
-// arguments).
-var workflowCommand *Command
-
-func init() {
-	workflowCommand = &Command{
-		Name:    "workflow",
-		Summary: "Start, list, inspect, signal, cancel and retry workflow runs",
+// newWorkflowCommand is the `tributary workflow` group: it reads and
+// controls runs through an insert-only workflow.Client, which needs no
+// workflow types registered, so it works on the runs of any service sharing
+// the database.
+func newWorkflowCommand(env *Env) *cobra.Command {
+	return group(&cobra.Command{
+		Use:   "workflow",
+		Short: "Start, list, inspect, signal, cancel and retry workflow runs",
 		Example: `tributary workflow list --status failed
 			tributary workflow get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
 			tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e approved --payload '{"by": "ops"}'`,
-		Subcommands: []*Command{
-			{
-				Name:    "cancel",
-				Summary: "Cancel a run: at once when it is pending, sleeping or waiting, else at its next step boundary",
-				Usage:   "<run-id> [flags]",
-				Example: "tributary workflow cancel 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e",
-				Setup:   setupWorkflowCancel,
-			},
-			{
-				Name:    "get",
-				Summary: "Show a run: its status, input, output or error, and its step timeline",
-				Usage:   "<run-id> [flags]",
-				Example: `tributary workflow get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+	},
+		command(env, &cobra.Command{
+			Use:     "cancel <run-id> [flags]",
+			Short:   "Cancel a run: at once when it is pending, sleeping or waiting, else at its next step boundary",
+			Example: "tributary workflow cancel 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e",
+		}, setupWorkflowCancel),
+		command(env, &cobra.Command{
+			Use:   "get <run-id> [flags]",
+			Short: "Show a run: its status, input, output or error, and its step timeline",
+			Example: `tributary workflow get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
 					tributary workflow get --json 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`,
-				Setup: setupWorkflowGet,
-			},
-			{
-				Name:    "list",
-				Summary: "List runs, newest first",
-				Usage:   "[--type <type>] [--status <status>] [--schedule <id>] [--limit <n>] [--after <run-id>] [flags]",
-				Example: `tributary workflow list --status waiting
+		}, setupWorkflowGet),
+		command(env, &cobra.Command{
+			Use:   "list [--type <type>] [--status <status>] [--schedule <id>] [--limit <n>] [--after <run-id>] [flags]",
+			Short: "List runs, newest first",
+			Example: `tributary workflow list --status waiting
 					tributary workflow list --type process_order --limit 200 --json`,
-				Setup: setupWorkflowList,
-			},
-			{
-				Name:    "retry",
-				Summary: "Run a failed or cancelled run again, from where it stopped (completed steps are not redone)",
-				Usage:   "<run-id> [flags]",
-				Example: "tributary workflow retry 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e",
-				Setup:   setupWorkflowRetry,
-			},
-			{
-				Name:    "signal",
-				Summary: "Send a named signal with a JSON payload to a run (WaitSignal receives it)",
-				Usage:   "<run-id> <signal-name> [--payload <json>] [flags]",
-				Example: `tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e approved --payload '{"by": "ops"}'
+		}, setupWorkflowList),
+		command(env, &cobra.Command{
+			Use:     "retry <run-id> [flags]",
+			Short:   "Run a failed or cancelled run again, from where it stopped (completed steps are not redone)",
+			Example: "tributary workflow retry 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e",
+		}, setupWorkflowRetry),
+		command(env, &cobra.Command{
+			Use:   "signal <run-id> <signal-name> [--payload <json>] [flags]",
+			Short: "Send a named signal with a JSON payload to a run (WaitSignal receives it)",
+			Example: `tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e approved --payload '{"by": "ops"}'
 					tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e continue`,
-				Setup: setupWorkflowSignal,
-			},
-			{
-				Name:    "start",
-				Summary: "Start a run of a workflow type, for the service that registers it to work",
-				Usage:   "<type> [--input <json>] [flags]",
-				Description: `Inserts the run and its River job in one transaction and prints the run's id. This process has
+		}, setupWorkflowSignal),
+		command(env, &cobra.Command{
+			Use:   "start <type> [--input <json>] [flags]",
+			Short: "Start a run of a workflow type, for the service that registers it to work",
+			Long: `Inserts the run and its River job in one transaction and prints the run's id. This process has
 					no workflow code: the run waits until a working client that registers the type fetches it.
 					With --idempotency-key, starting the same type with the same key again prints the first
 					run instead of starting another.`,
-				Example: `tributary workflow start send_report --input '{"to": "ops"}'
+			Example: `tributary workflow start send_report --input '{"to": "ops"}'
 					tributary workflow start import_users --input @users.json --idempotency-key import-2026-11-25`,
-				Setup: setupWorkflowStart,
-			},
-			{
-				Name:    "steps",
-				Summary: "Show a run's step timeline: steps, sleeps, signal waits and child runs",
-				Usage:   "<run-id> [flags]",
-				Example: "tributary workflow steps 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --json",
-				Setup:   setupWorkflowSteps,
-			},
-		},
-	}
-	Register(workflowCommand)
+		}, setupWorkflowStart),
+		command(env, &cobra.Command{
+			Use:     "steps <run-id> [flags]",
+			Short:   "Show a run's step timeline: steps, sleeps, signal waits and child runs",
+			Example: "tributary workflow steps 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --json",
+		}, setupWorkflowSteps),
+	)
 }
 
 const (
@@ -138,46 +120,6 @@ func (f *databaseFlags) workflowClient(ctx context.Context) (*workflow.Client, f
 	return client, pool.Close, nil
 }
 
-// errHelpPrinted ends a command whose --help came after its arguments
-// (`get <id> --help`): its help is printed, and it exits 0.
-var errHelpPrinted = errors.New("help printed")
-
-// commandResult is what an action returns for err from parsing its
-// arguments: nil once help was printed, else err.
-func commandResult(err error) error {
-	if errors.Is(err, errHelpPrinted) {
-		return nil
-	}
-	return err
-}
-
-// positionalArgs parses the flags that follow args[0], args[1]… so that
-// flags may come after the run id too (`get <id> --json`), and returns the
-// arguments that are not flags. The flag package alone stops at the first
-// non-flag argument. A --help among them prints the help of `workflow cmd`
-// and returns errHelpPrinted.
-func positionalArgs(fs *flag.FlagSet, env *Env, cmd string, args []string) ([]string, error) {
-	var positional []string
-	for len(args) > 0 {
-		positional = append(positional, args[0])
-		rest := args[1:]
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				i := slices.IndexFunc(workflowCommand.Subcommands, func(c *Command) bool { return c.Name == cmd })
-				printHelp(env.Stdout, workflowCommand.Subcommands[i], []string{root.Name, workflowCommand.Name, cmd}, fs)
-				return nil, errHelpPrinted
-			}
-			return nil, usageErrorf("%v", err)
-		}
-		args = fs.Args()
-		// Parse stopped at "--": everything after it is an argument.
-		if consumed := len(rest) - len(args); consumed > 0 && rest[consumed-1] == "--" {
-			return append(positional, args...), nil
-		}
-	}
-	return positional, nil
-}
-
 // wantArgs checks the number of positional arguments; names are what
 // each one is, for the error message.
 func wantArgs(cmd string, args []string, names ...string) error {
@@ -209,12 +151,8 @@ func parseID(noun, hint, what, s string) (uuid.UUID, error) {
 }
 
 // runIDArg parses the positional arguments of a command that takes a run id
-// and nothing else.
-func runIDArg(fs *flag.FlagSet, env *Env, cmd string, args []string) (uuid.UUID, error) {
-	args, err := positionalArgs(fs, env, cmd, args)
-	if err != nil {
-		return uuid.Nil, err
-	}
+// and nothing else; flags may come before or after the id.
+func runIDArg(cmd string, args []string) (uuid.UUID, error) {
 	if err := wantArgs(cmd, args, "run-id"); err != nil {
 		return uuid.Nil, err
 	}
@@ -248,7 +186,7 @@ func runStatusOf(ctx context.Context, client *workflow.Client, id uuid.UUID) wor
 	return run.Status
 }
 
-func setupWorkflowList(fs *flag.FlagSet, env *Env) Action {
+func setupWorkflowList(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	typeName := fs.String("type", "", "list only runs of this workflow `type`")
 	status := fs.String("status", "", "list only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
@@ -307,14 +245,14 @@ func isRunStatus(status workflow.Status) bool {
 	return slices.Contains(runStatuses, status)
 }
 
-func setupWorkflowGet(fs *flag.FlagSet, env *Env) Action {
+func setupWorkflowGet(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	asJSON := fs.Bool("json", false, "print the run and its steps as JSON")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := runIDArg(fs, env, "get", args)
+		id, err := runIDArg("get", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		client, closePool, err := dbFlags.workflowClient(ctx)
 		if err != nil {
@@ -333,14 +271,14 @@ func setupWorkflowGet(fs *flag.FlagSet, env *Env) Action {
 	}
 }
 
-func setupWorkflowSteps(fs *flag.FlagSet, env *Env) Action {
+func setupWorkflowSteps(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	asJSON := fs.Bool("json", false, "print a JSON array of the run's steps instead of a table")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := runIDArg(fs, env, "steps", args)
+		id, err := runIDArg("steps", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		client, closePool, err := dbFlags.workflowClient(ctx)
 		if err != nil {
@@ -361,14 +299,14 @@ func setupWorkflowSteps(fs *flag.FlagSet, env *Env) Action {
 	}
 }
 
-func setupWorkflowCancel(fs *flag.FlagSet, env *Env) Action {
+func setupWorkflowCancel(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	asJSON := fs.Bool("json", false, "print the run as it is after the cancellation, as JSON (like get --json)")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := runIDArg(fs, env, "cancel", args)
+		id, err := runIDArg("cancel", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		client, closePool, err := dbFlags.workflowClient(ctx)
 		if err != nil {
@@ -418,16 +356,12 @@ func statusSuffix(status workflow.Status) string {
 	return " (" + string(status) + ")"
 }
 
-func setupWorkflowSignal(fs *flag.FlagSet, env *Env) Action {
+func setupWorkflowSignal(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	payload := fs.String("payload", "null", "the signal's payload, a `JSON` value such as '{\"approved\": true}', @file.json or - for standard input (default null)")
 	asJSON := fs.Bool("json", false, "print the run as it is after the signal, as JSON (like get --json)")
 
 	return func(ctx context.Context, args []string) error {
-		args, err := positionalArgs(fs, env, "signal", args)
-		if err != nil {
-			return commandResult(err)
-		}
 		if err := wantArgs("signal", args, "run-id", "signal-name"); err != nil {
 			return err
 		}
@@ -488,14 +422,14 @@ func signalNote(sent *workflow.SignalResult, name string) string {
 	return fmt.Sprintf("; it is %s, not waiting for a signal now, so the signal is kept until the run waits for %q%s", state, name, pending)
 }
 
-func setupWorkflowRetry(fs *flag.FlagSet, env *Env) Action {
+func setupWorkflowRetry(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	asJSON := fs.Bool("json", false, "print the run as it is after the retry, as JSON (like get --json)")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := runIDArg(fs, env, "retry", args)
+		id, err := runIDArg("retry", args)
 		if err != nil {
-			return commandResult(err)
+			return err
 		}
 		client, closePool, err := dbFlags.workflowClient(ctx)
 		if err != nil {

@@ -3,15 +3,15 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/workflow"
 )
 
-func setupWorkflowStart(fs *flag.FlagSet, env *Env) Action {
+func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	input := fs.String("input", "null", "the run's input, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default null)")
 	key := fs.String("idempotency-key", "", "start at most one run of the type with this `key`; again, it prints the first run")
@@ -21,10 +21,6 @@ func setupWorkflowStart(fs *flag.FlagSet, env *Env) Action {
 	asJSON := fs.Bool("json", false, "print the run as JSON (like get --json) instead of its id")
 
 	return func(ctx context.Context, args []string) error {
-		args, err := positionalArgs(fs, env, "start", args)
-		if err != nil {
-			return err
-		}
 		if len(args) != 1 {
 			return withHint(usageErrorf("workflow start needs one workflow type, not %d arguments", len(args)),
 				`e.g. tributary workflow start send_report --input '{"to": "ops"}'`)

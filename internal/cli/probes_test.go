@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+func TestServeProbes(t *testing.T) {
+	t.Parallel()
+
+	// With a token, the probes answer without it; everything else wants it.
+	_, vars := migratedDB(t)
+	vars["TRIBUTARY_TOKEN"] = "s3cret"
+	serve := startCLI(t, vars, regexp.MustCompile(`Dashboard: (http://127\.0\.0\.1:\d+)/\n`), "serve", "--addr", "127.0.0.1:0", "--queues", "default=2")
+	base := serve.Paused(t)[1]
+	serve.Resume()
+
+	status, body := httpGet(t, base+"/healthz", "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.JSONEq(t, `{"status": "ok"}`, body)
+
+	status, body = httpGet(t, base+"/readyz", "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.JSONEq(t, `{"status": "ready"}`, body)
+
+	status, _ = httpGet(t, base+"/api/runs", "")
+	require.Equal(t, http.StatusUnauthorized, status)
+
+	require.Equal(t, ExitOK, serve.Stop(t), serve.stderr.String())
+}
+
+func TestReadiness(t *testing.T) {
+	t.Parallel()
+
+	probe := func(t *testing.T, pool *pgxpool.Pool, schema string) (int, string) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		ready := &readiness{env: testEnv(nil, nil, nil), pool: pool, schema: schema}
+		withProbes(http.NotFoundHandler(), ready).ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/readyz", nil))
+		require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+		return rec.Code, rec.Body.String()
+	}
+
+	t.Run("Migrated", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		status, body := probe(t, db.Pool, db.Schema)
+		require.Equal(t, http.StatusOK, status, body)
+		require.JSONEq(t, `{"status": "ready"}`, body)
+	})
+
+	t.Run("NotMigrated", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.NewEmpty(t)
+		status, body := probe(t, db.Pool, db.Schema)
+		require.Equal(t, http.StatusServiceUnavailable, status, body)
+		require.Regexp(t, `^\{"status":"unavailable","reason":"the database is not migrated: River is at version 0 of \d+, 001_workflows is not applied, .*; run 'tributary migrate up' first"\}\n$`, body)
+	})
+
+	t.Run("DatabaseDown", func(t *testing.T) {
+		t.Parallel()
+
+		// A pool whose server is gone: the answer says so, without the
+		// connection error's details (user, host), which go to the log.
+		pool, err := pgxpool.New(context.Background(), "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=1")
+		require.NoError(t, err)
+		defer pool.Close()
+		status, body := probe(t, pool, "")
+		require.Equal(t, http.StatusServiceUnavailable, status, body)
+		require.JSONEq(t, `{"status": "unavailable", "reason": "the database does not answer; see serve's log for the error, and check that Postgres is running"}`, body)
+	})
+
+	t.Run("OnlyGet", func(t *testing.T) {
+		t.Parallel()
+
+		// Other methods go to the UI's handler, which knows no such route.
+		rec := httptest.NewRecorder()
+		withProbes(http.NotFoundHandler(), nil).ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/healthz", nil))
+		require.Equal(t, http.StatusNotFound, rec.Code)
+	})
+}
