@@ -21,13 +21,16 @@ const readyTimeout = 5 * time.Second
 // and the database ready, never a row, and a database error's details go
 // to the log, not to the caller.
 //
-// This mux is where serve's other endpoints outside River UI and the API
-// belong too, such as /metrics for OpenTelemetry.
-func withProbes(ui http.Handler, ready *readiness) http.Handler {
+// metrics, when not nil, serves GET /metrics (see metricsHandler), also
+// without the token.
+func withProbes(ui http.Handler, ready *readiness, metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", ui)
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.Handle("GET /readyz", ready)
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	return mux
 }
 

@@ -34,6 +34,20 @@ func TestServeProbes(t *testing.T) {
 	status, _ = httpGet(t, base+"/api/runs", "")
 	require.Equal(t, http.StatusUnauthorized, status)
 
+	// /metrics answers without the token, in Prometheus's text format.
+	status, body = httpGet(t, base+"/metrics", "")
+	require.Equal(t, http.StatusOK, status, body)
+	for _, want := range []string{
+		`tributary_runs_active{otel_scope_name="github.com/tributary-go/tributary"`,
+		`tributary_schedules{`,
+		`tributary_workers_live{`,
+		`tributary_river_jobs{`,
+		`tributary_runs_oldest_pending_age_seconds{`,
+	} {
+		require.Contains(t, body, want)
+	}
+	require.Regexp(t, `(?m)^tributary_workers_live\{[^}]*\} 1$`, body, "serve itself is a live working client")
+
 	require.Equal(t, ExitOK, serve.Stop(t), serve.stderr.String())
 }
 
@@ -44,7 +58,7 @@ func TestReadiness(t *testing.T) {
 		t.Helper()
 		rec := httptest.NewRecorder()
 		ready := &readiness{env: testEnv(nil, nil, nil), pool: pool, schema: schema}
-		withProbes(http.NotFoundHandler(), ready).ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/readyz", nil))
+		withProbes(http.NotFoundHandler(), ready, nil).ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/readyz", nil))
 		require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 		return rec.Code, rec.Body.String()
 	}
@@ -85,7 +99,7 @@ func TestReadiness(t *testing.T) {
 
 		// Other methods go to the UI's handler, which knows no such route.
 		rec := httptest.NewRecorder()
-		withProbes(http.NotFoundHandler(), nil).ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/healthz", nil))
+		withProbes(http.NotFoundHandler(), nil, nil).ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/healthz", nil))
 		require.Equal(t, http.StatusNotFound, rec.Code)
 	})
 }

@@ -28,7 +28,9 @@ func newServeCommand(env *Env) *cobra.Command {
 			SIGTERM stops it gracefully: it finishes the requests and jobs in progress first.
 			For load balancers and orchestrators it answers GET /healthz with 200 while the process
 			serves, and GET /readyz with 200 when the database answers and is fully migrated, else
-			503 with a JSON reason. Both answer without the --token: they reveal nothing but that.`,
+			503 with a JSON reason. Both answer without the --token: they reveal nothing but that.
+			GET /metrics, also without the token, serves Tributary's OpenTelemetry gauges (runs,
+			schedules, live workers and River jobs by state) in Prometheus's text format.`,
 		Example: `tributary serve
 			TRIBUTARY_TOKEN=s3cret tributary serve --addr 0.0.0.0:8080 --queues default=20,reports=5`,
 	}, setupServe)

@@ -78,7 +78,7 @@ type uiServer struct {
 
 	failed chan error
 	server *http.Server
-	stopUI context.CancelFunc
+	stopUI func()
 	token  string
 }
 
@@ -90,11 +90,22 @@ func startUI(ctx context.Context, env *Env, ln net.Listener, wf *workflow.Client
 	if err != nil {
 		return nil, err
 	}
-	var handler http.Handler = ui
+	var (
+		handler     http.Handler = ui
+		stopMetrics              = func() {}
+	)
 	if ready != nil {
-		handler = withProbes(ui, ready)
+		metrics, stop, err := metricsHandler(wf)
+		if err != nil {
+			return nil, fmt.Errorf("set up /metrics: %w", err)
+		}
+		handler, stopMetrics = withProbes(ui, ready, metrics), stop
 	}
-	uiCtx, stopUI := context.WithCancel(context.WithoutCancel(ctx))
+	uiCtx, cancelUI := context.WithCancel(context.WithoutCancel(ctx))
+	stopUI := func() {
+		cancelUI()
+		stopMetrics()
+	}
 	if err := ui.Start(uiCtx); err != nil {
 		stopUI()
 		return nil, err

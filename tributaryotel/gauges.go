@@ -1,0 +1,166 @@
+// Package tributaryotel reports Tributary's state as OpenTelemetry
+// metrics, named under "tributary." with units in seconds, and never
+// labelled by run id.
+//
+// This first part holds the gauges read from the database at each
+// collection (RegisterGauges), which any process can report, a working
+// client or `tributary serve`:
+//
+//	tributary.runs.active{state}          unfinished runs: pending, running, sleeping, waiting
+//	tributary.runs.oldest_pending.age     seconds since the oldest pending run was created (0: none)
+//	tributary.schedules{state}            schedules: active, paused
+//	tributary.workers.live                working clients whose heartbeat is recent (the worker registry)
+//	tributary.river.jobs{state}           River jobs: available, running, scheduled, retryable
+//
+// Each collection runs a few index-backed queries (the unfinished-runs
+// index, the schedules table, River's job state index); scrape it every
+// 15 to 60 seconds, not every second. The counters and histograms of
+// issue 14 (runs started and finished, step executions, slot decisions,
+// fire delay) and the spans need hooks in the engine and are not here yet.
+//
+// Install River's own instrumentation (rivercontrib/otelriver) beside it
+// for River's job spans and metrics; these do not duplicate them.
+package tributaryotel
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// Config configures RegisterGauges.
+type Config struct {
+	// MeterProvider provides the meter the gauges are registered on.
+	//
+	// Defaults to otel.GetMeterProvider(), the global one.
+	MeterProvider metric.MeterProvider
+
+	// Timeout bounds the queries of one collection.
+	//
+	// Defaults to 5 seconds.
+	Timeout time.Duration
+}
+
+// meterName is the instrumentation scope of Tributary's metrics.
+const meterName = "github.com/tributary-go/tributary"
+
+// RegisterGauges registers the database gauges (see the package doc) for
+// the runs, schedules and workers of wf's database and schema. Unregister
+// the returned registration to stop them. A collection whose queries fail
+// reports nothing for them and returns the error to the SDK, which logs it.
+func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, error) {
+	if wf == nil {
+		return nil, fmt.Errorf("tributaryotel: the workflow client is nil; pass the client whose database to report")
+	}
+	if config == nil {
+		config = &Config{}
+	}
+	provider := config.MeterProvider
+	if provider == nil {
+		provider = otel.GetMeterProvider()
+	}
+	timeout := config.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	meter := provider.Meter(meterName)
+
+	active, err := meter.Int64ObservableGauge("tributary.runs.active",
+		metric.WithDescription("Unfinished workflow runs by state: pending, running, sleeping, waiting."), metric.WithUnit("{run}"))
+	if err != nil {
+		return nil, err
+	}
+	oldest, err := meter.Float64ObservableGauge("tributary.runs.oldest_pending.age",
+		metric.WithDescription("Seconds since the oldest pending run was created; 0 when none is pending."), metric.WithUnit("s"))
+	if err != nil {
+		return nil, err
+	}
+	schedules, err := meter.Int64ObservableGauge("tributary.schedules",
+		metric.WithDescription("Schedules by state: active, paused."), metric.WithUnit("{schedule}"))
+	if err != nil {
+		return nil, err
+	}
+	workers, err := meter.Int64ObservableGauge("tributary.workers.live",
+		metric.WithDescription("Working clients whose heartbeat in the worker registry is recent."), metric.WithUnit("{client}"))
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := meter.Int64ObservableGauge("tributary.river.jobs",
+		metric.WithDescription("River jobs of the schema by state: available, running, scheduled, retryable."), metric.WithUnit("{job}"))
+	if err != nil {
+		return nil, err
+	}
+
+	prefix := ""
+	if wf.Schema() != "" {
+		prefix = pgx.Identifier{wf.Schema()}.Sanitize() + "."
+	}
+	return meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+
+		counts, err := wf.CountRuns(ctx, time.Now())
+		if err != nil {
+			return fmt.Errorf("tributaryotel: count runs: %w", err)
+		}
+		for _, status := range []workflow.Status{workflow.StatusPending, workflow.StatusRunning, workflow.StatusSleeping, workflow.StatusWaiting} {
+			o.ObserveInt64(active, counts.InFlight[status], metric.WithAttributes(attribute.String("state", string(status))))
+		}
+
+		var (
+			age              float64
+			nActive, nPaused int64
+		)
+		pool := wf.Pool()
+		if err := pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - (
+	SELECT created_at FROM `+prefix+`workflow_runs WHERE status = 'pending' ORDER BY status, id LIMIT 1)), 0)::float8`).Scan(&age); err != nil {
+			return fmt.Errorf("tributaryotel: read the oldest pending run: %w", err)
+		}
+		o.ObserveFloat64(oldest, max(age, 0))
+		if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE NOT paused), count(*) FILTER (WHERE paused) FROM `+prefix+`schedules`).Scan(&nActive, &nPaused); err != nil {
+			return fmt.Errorf("tributaryotel: count schedules: %w", err)
+		}
+		o.ObserveInt64(schedules, nActive, metric.WithAttributes(attribute.String("state", "active")))
+		o.ObserveInt64(schedules, nPaused, metric.WithAttributes(attribute.String("state", "paused")))
+
+		registry, err := wf.Workers(ctx)
+		if err != nil {
+			return fmt.Errorf("tributaryotel: read the worker registry: %w", err)
+		}
+		live := int64(0)
+		for _, w := range registry {
+			if w.Live {
+				live++
+			}
+		}
+		o.ObserveInt64(workers, live)
+
+		byState := map[string]int64{"available": 0, "running": 0, "scheduled": 0, "retryable": 0}
+		rows, err := pool.Query(ctx, `SELECT state::text, count(*) FROM `+prefix+`river_job
+	WHERE state IN ('available', 'running', 'scheduled', 'retryable') GROUP BY 1`)
+		if err != nil {
+			return fmt.Errorf("tributaryotel: count River jobs: %w", err)
+		}
+		var (
+			state string
+			n     int64
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&state, &n}, func() error {
+			byState[state] = n
+			return nil
+		}); err != nil {
+			return fmt.Errorf("tributaryotel: count River jobs: %w", err)
+		}
+		for state, n := range byState {
+			o.ObserveInt64(jobs, n, metric.WithAttributes(attribute.String("state", state)))
+		}
+		return nil
+	}, active, oldest, schedules, workers, jobs)
+}
