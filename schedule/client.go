@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -44,6 +45,14 @@ type Config struct {
 	//
 	// Defaults to a logger that discards everything.
 	Logger *slog.Logger
+
+	// MeterProvider receives the firing passes' metrics: slots by decision
+	// and skip reason (tributary.schedule.slots) and the fire delay
+	// (tributary.schedule.fire_delay), recorded once a batch commits.
+	//
+	// Defaults to otel.GetMeterProvider(), the global one (a no-op until
+	// the application sets one).
+	MeterProvider metric.MeterProvider
 }
 
 // Client creates and manages schedules and fires their slots. Build it with
@@ -64,6 +73,7 @@ type Client struct {
 	logger   *slog.Logger
 	q        *queries
 	wf       *workflow.Client
+	metrics  *slotMetrics // nil when the instruments could not be made
 
 	// firing bounds the firing passes that hold a connection at once.
 	firing chan struct{}
@@ -91,7 +101,13 @@ func New(config *Config) *Client {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Client{clock: clock, interval: interval, logger: logger, firing: make(chan struct{}, QueueWorkers)}
+	metrics, err := newSlotMetrics(config.MeterProvider)
+	if err != nil {
+		// The SDK only refuses an invalid name or bucket list, which are
+		// constants here.
+		logger.Warn("tributary: Schedule metrics unavailable", slog.String("err", err.Error()))
+	}
+	return &Client{clock: clock, interval: interval, logger: logger, metrics: metrics, firing: make(chan struct{}, QueueWorkers)}
 }
 
 // Extend registers the slot-firing worker and the reconciler on the River

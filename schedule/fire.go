@@ -119,6 +119,7 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 	c := w.c
 	found := c.now()
 	stats, err := c.firePass(ctx, &pass{bound: job.Args.FireAt, foundAt: found})
+	c.metrics.record(ctx, stats)
 	if stats.Slots() > 0 {
 		// River UI shows it with the job: what this instant fired.
 		_ = river.RecordOutput(ctx, stats)
@@ -152,6 +153,9 @@ type passStats struct {
 	// Failed is how many schedules could not be fired at all (their error is
 	// logged); they are left due for the next pass.
 	Failed int `json:"failed,omitempty"`
+	// delays are the fire delays of the slots that started a run, for the
+	// metrics.
+	delays []time.Duration
 }
 
 // Slots is how many slots the pass fired or recorded as skipped.
@@ -164,6 +168,7 @@ func (s *passStats) Slots() int {
 }
 
 func (s *passStats) add(o *passStats) {
+	s.delays = append(s.delays, o.delays...)
 	s.Batches += o.Batches
 	s.Started += o.Started
 	s.Failed += o.Failed
@@ -443,6 +448,7 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		default:
 			ran = 1
 			stats.Started++
+			stats.delays = append(stats.delays, delayOf(sl.fireAt, now))
 		}
 		adv.add(sl, ran)
 		if sl.next != nil && sl.next.After(later(now, sl.fireAt)) {

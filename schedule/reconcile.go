@@ -61,6 +61,7 @@ func (c *Client) Reconcile(ctx context.Context) (int, error) {
 			foundAt = previous
 		}
 		stats, err := c.firePass(ctx, &pass{bound: now, foundAt: foundAt})
+		c.metrics.record(ctx, stats)
 		if err != nil {
 			return 0, fmt.Errorf("schedule: fire overdue schedules: %w", err)
 		}

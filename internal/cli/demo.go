@@ -84,7 +84,7 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 	if err := d.Start(setupCtx); err != nil {
 		return withHint(fmt.Errorf("starting the demo: %w", err), "check the database URL and --schema")
 	}
-	server, err := startUI(ctx, env, ln, d.Workflows, d.Schedules, ui.token.Get(), nil)
+	server, err := startUI(ctx, env, ln, d.Workflows, d.Schedules, ui.token.Get(), nil, nil)
 	if err != nil {
 		_ = stopWithin(ctx, demoShutdownTimeout, d.Stop)
 		return err

@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -47,6 +49,18 @@ func TestServeProbes(t *testing.T) {
 		require.Contains(t, body, want)
 	}
 	require.Regexp(t, `(?m)^tributary_workers_live\{[^}]*\} 1$`, body, "serve itself is a live working client")
+
+	// A slot fired by serve shows in the schedule metrics.
+	res := runCLI(t, vars, "schedule", "create", "--name", "m", "--cron", "* * * * * *", "--workflow", "metered")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(body, `tributary_schedule_slots_total{decision="started"`) {
+		require.True(t, time.Now().Before(deadline), "no slot counted on /metrics within 30s:\n%s", body)
+		<-time.After(100 * time.Millisecond) // polls the endpoint, as a scraper would, until the deadline
+		status, body = httpGet(t, base+"/metrics", "")
+		require.Equal(t, http.StatusOK, status, body)
+	}
+	require.Contains(t, body, "tributary_schedule_fire_delay_seconds_bucket{")
 
 	require.Equal(t, ExitOK, serve.Stop(t), serve.stderr.String())
 }

@@ -91,7 +91,11 @@ func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags
 		return err
 	}
 
-	sc := schedule.New(&schedule.Config{Logger: env.Logger})
+	metrics, err := newServeMetrics()
+	if err != nil {
+		return fmt.Errorf("set up /metrics: %w", err)
+	}
+	sc := schedule.New(&schedule.Config{Logger: env.Logger, MeterProvider: metrics.Provider})
 	wf, err := workflow.NewClient(pool, &workflow.Config{
 		Extensions: []workflow.Extension{sc},
 		Logger:     env.Logger,
@@ -119,7 +123,7 @@ func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags
 	if err := wf.Start(context.WithoutCancel(ctx)); err != nil {
 		return withHint(err, "check the database URL and --schema")
 	}
-	server, err := startUI(ctx, env, ln, wf, sc, ui.token.Get(), &readiness{env: env, pool: pool, schema: schema})
+	server, err := startUI(ctx, env, ln, wf, sc, ui.token.Get(), &readiness{env: env, pool: pool, schema: schema}, metrics)
 	if err != nil {
 		_ = stopWithin(ctx, shutdownTimeout, wf.Stop)
 		return err

@@ -85,7 +85,7 @@ type uiServer struct {
 // startUI serves the UI for wf and sc on ln, which it closes on shutdown,
 // and, when ready is not nil, /healthz and /readyz beside it (withProbes).
 // It warns on env.Stderr when it serves beyond loopback without a token.
-func startUI(ctx context.Context, env *Env, ln net.Listener, wf *workflow.Client, sc *schedule.Client, token string, ready *readiness) (*uiServer, error) {
+func startUI(ctx context.Context, env *Env, ln net.Listener, wf *workflow.Client, sc *schedule.Client, token string, ready *readiness, metrics *serveMetrics) (*uiServer, error) {
 	ui, err := riverui.New(wf, sc, &riverui.Config{Token: token, Logger: env.Logger})
 	if err != nil {
 		return nil, err
@@ -95,11 +95,15 @@ func startUI(ctx context.Context, env *Env, ln net.Listener, wf *workflow.Client
 		stopMetrics              = func() {}
 	)
 	if ready != nil {
-		metrics, stop, err := metricsHandler(wf)
-		if err != nil {
-			return nil, fmt.Errorf("set up /metrics: %w", err)
+		var metricsHandler http.Handler
+		if metrics != nil {
+			stop, err := metrics.registerGauges(wf)
+			if err != nil {
+				return nil, fmt.Errorf("set up /metrics: %w", err)
+			}
+			metricsHandler, stopMetrics = metrics.Handler, stop
 		}
-		handler, stopMetrics = withProbes(ui, ready, metrics), stop
+		handler = withProbes(ui, ready, metricsHandler)
 	}
 	uiCtx, cancelUI := context.WithCancel(context.WithoutCancel(ctx))
 	stopUI := func() {
