@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,6 +62,15 @@ func TestServeProbes(t *testing.T) {
 		require.Equal(t, http.StatusOK, status, body)
 	}
 	require.Contains(t, body, "tributary_schedule_fire_delay_seconds_bucket{")
+
+	// Every metric the Grafana dashboard queries is one that /metrics has.
+	dashboard, err := os.ReadFile("../../grafana/tributary.json")
+	require.NoError(t, err)
+	names := regexp.MustCompile(`tributary_[a-z_]+`).FindAllString(string(dashboard), -1)
+	require.NotEmpty(t, names)
+	for _, name := range names {
+		require.Contains(t, body, "\n"+name+"{", "the dashboard queries %s, which /metrics does not serve", name)
+	}
 
 	require.Equal(t, ExitOK, serve.Stop(t), serve.stderr.String())
 }
