@@ -448,7 +448,7 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		default:
 			ran = 1
 			stats.Started++
-			stats.delays = append(stats.delays, delayOf(sl.fireAt, now))
+			stats.delays = append(stats.delays, now.Sub(sl.fireAt))
 		}
 		adv.add(sl, ran)
 		if sl.next != nil && sl.next.After(later(now, sl.fireAt)) {

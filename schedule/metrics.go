@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -59,6 +58,3 @@ func (m *slotMetrics) record(ctx context.Context, stats *passStats) {
 		m.delay.Record(ctx, max(d, 0).Seconds())
 	}
 }
-
-// delayOf is the fire delay of a slot due at fireAt started at now.
-func delayOf(fireAt, now time.Time) time.Duration { return now.Sub(fireAt) }

@@ -127,7 +127,8 @@ func (wk *waker) listen(stopCh <-chan struct{}, listening func()) {
 }
 
 func newWaker(c *Client) *waker {
-	return &waker{c: c, stopCh: make(chan struct{}), stopped: true, timers: map[int64]wakeTimer{}}
+	return &waker{c: c, stopCh: make(chan struct{}), stopped: true, timers: map[int64]wakeTimer{},
+		repairs: repairQueue{ids: map[uuid.UUID]struct{}{}, ready: make(chan struct{}, 1)}}
 }
 
 // schedule wakes job jobID of queue at wakeAt if that is within
@@ -321,7 +322,7 @@ func (wk *waker) armWaiting(ctx context.Context, lookahead time.Duration) {
 }
 
 // repairQueue is a set of run ids to repair, and a signal that it is not
-// empty.
+// empty; newWaker makes both.
 type repairQueue struct {
 	mu    sync.Mutex
 	ids   map[uuid.UUID]struct{}
@@ -336,10 +337,6 @@ const maxQueuedRepairs = 10_000
 func (q *repairQueue) add(id uuid.UUID) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.ids == nil {
-		q.ids = map[uuid.UUID]struct{}{}
-		q.ready = make(chan struct{}, 1)
-	}
 	if len(q.ids) >= maxQueuedRepairs {
 		return
 	}
@@ -353,10 +350,6 @@ func (q *repairQueue) add(id uuid.UUID) {
 func (q *repairQueue) take() ([]uuid.UUID, <-chan struct{}) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.ready == nil {
-		q.ids = map[uuid.UUID]struct{}{}
-		q.ready = make(chan struct{}, 1)
-	}
 	ids := slices.Collect(maps.Keys(q.ids))
 	clear(q.ids)
 	return ids, q.ready

@@ -337,7 +337,9 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return createError(err)
 		}
-		warnNoWorker(ctx, env, wf, s.Workflow)
+		if !*requireWorker { // else Create checked it
+			warnNoWorker(ctx, env, wf, s.Workflow)
+		}
 		if *asJSON {
 			return printJSON(env.Stdout, s)
 		}

@@ -46,7 +46,9 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return workflowError(err, uuid.Nil)
 		}
-		warnNoWorker(ctx, env, client, typ)
+		if !*requireWorker { // else the start checked it
+			warnNoWorker(ctx, env, client, typ)
+		}
 		if *asJSON {
 			return printJSON(env.Stdout, run)
 		}
