@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/wfhook"
 )
 
@@ -160,6 +161,7 @@ type Client struct {
 	completedRetention time.Duration
 	failedRetention    time.Duration
 	pool               *pgxpool.Pool
+	jobs               *engine.Jobs // River's job state; see internal/engine
 	q                  *queries
 	river              *river.Client[pgx.Tx]
 	schema             string
@@ -255,6 +257,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		completedRetention: orDefault(config.CompletedRunRetention, DefaultCompletedRunRetention),
 		failedRetention:    orDefault(config.FailedRunRetention, DefaultFailedRunRetention),
 		pool:               pool,
+		jobs:               engine.NewJobs(config.Schema),
 		q:                  newQueries(config.Schema),
 		schema:             config.Schema,
 		types:              make(map[string]*registration, len(config.Workflows)),
@@ -299,7 +302,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		c.armQueues = []string{wfhook.ScheduleQueue}
 	}
 
-	rc, err := river.NewClient[pgx.Tx](newDriver(pool, c), riverConfig)
+	rc, err := river.NewClient[pgx.Tx](engine.NewDriver(pool, completer{c}), riverConfig)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: build River client: %w", err)
 	}

@@ -8,12 +8,6 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivershared/baseservice"
-	"github.com/riverqueue/river/rivershared/riverpilot"
-	"github.com/riverqueue/river/rivertype"
 )
 
 // A worker frees its River slot as soon as the workflow function returns,
@@ -27,9 +21,10 @@ import (
 //     under load, where River's completer waits up to 250 ms to gather a
 //     batch.
 //   - River's own completer, which completes the job after Work returns.
-//     Its batches go through pilot.JobSetStateIfRunningMany, which, for a
-//     job whose run is still pending completion, completes the run in the
-//     same transaction. So River can never complete a workflow job without
+//     Its batches go through River's pilot, which the engine's driver
+//     (internal/engine.Driver) routes to completer.CompleteWithRiver: for a
+//     job whose run is still pending completion, it completes the run in
+//     the same transaction. So River can never complete a workflow job without
 //     its run, even when its completer runs first.
 //
 // Both writers take the job's row lock and only complete a job that is
@@ -70,9 +65,9 @@ import (
 //
 // The pilot is River's plugin point for exactly this (River Pro uses it to
 // keep its own writes atomic with River's). It is marked as River's
-// internal API, so a River upgrade must be checked against it;
-// TestCompletionByRiverCompleter fails if River stops routing completions
-// through it, and TestPostgresCrashKeepsCompletedRuns if River's completer
+// internal API, so only internal/engine touches it, and its conformance
+// tests, like TestCompletionByRiverCompleter here, fail if River stops
+// routing completions through it, and TestPostgresCrashKeepsCompletedRuns if River's completer
 // stops retrying a batch through an outage of the database.
 
 // maxPendingCompletions bounds the runs whose attempts have ended but whose
@@ -139,17 +134,17 @@ func (p *pendingCompletions) holdAll(reqs []completeReq) bool {
 	return true
 }
 
-// of returns the pending completions of those jobs River is about to mark
+// of returns the pending completions of jobIDs, jobs River is about to mark
 // completed.
-func (p *pendingCompletions) of(params *riverdriver.JobSetStateIfRunningManyParams) []completeReq {
+func (p *pendingCompletions) of(jobIDs []int64) []completeReq {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.m) == 0 {
 		return nil
 	}
 	var reqs []completeReq
-	for i, id := range params.ID {
-		if pc, ok := p.m[id]; ok && params.State[i] == rivertype.JobStateCompleted {
+	for _, id := range jobIDs {
+		if pc, ok := p.m[id]; ok {
 			reqs = append(reqs, pc.req)
 		}
 	}
@@ -220,47 +215,25 @@ func (p *pendingCompletions) clear() {
 	clear(p.m)
 }
 
-// driver is River's pgx driver with the engine's pilot plugged in. River
-// looks for the plugin methods on the driver it is given.
-type driver struct {
-	*riverpgxv5.Driver
-	pilot *pilot
-}
+// completer is the engine's Completer (see internal/engine): River's
+// completer completes a workflow run together with its job (see the
+// comment at the top).
+type completer struct{ c *Client }
 
-func newDriver(pool *pgxpool.Pool, c *Client) *driver {
-	return &driver{Driver: riverpgxv5.New(pool), pilot: &pilot{c: c}}
-}
-
-// PluginInit is called by river.NewClient.
-func (d *driver) PluginInit(*baseservice.Archetype) {}
-
-// PluginPilot gives River the engine's pilot.
-func (d *driver) PluginPilot() riverpilot.Pilot { return d.pilot }
-
-// pilot is River's standard pilot except that River's completer completes
-// a workflow run together with its job (see the comment at the top).
-type pilot struct {
-	riverpilot.StandardPilot
-	c *Client
-}
-
-// JobSetStateIfRunningMany is River's completer's write. When some of the
-// jobs it completes have a run pending completion, it completes those runs
-// first, in one transaction with River's own update, which commits
-// synchronously (see the comment at the top).
-func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.Executor, params *riverdriver.JobSetStateIfRunningManyParams) ([]*rivertype.JobRow, error) {
-	c := p.c
-	reqs := c.pending.of(params)
+// CompleteWithRiver is called with the jobs River's completer is about to
+// mark completed. When some of them have a run pending completion, it
+// completes those runs first, in one transaction with River's own update,
+// which commits synchronously (see the comment at the top).
+func (cp completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, apply func(context.Context, pgx.Tx) error) (bool, error) {
+	c := cp.c
+	reqs := c.pending.of(jobIDs)
 	if len(reqs) == 0 {
-		return p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
+		return false, nil
 	}
 	if c.testFailPilot.Load() {
-		return nil, errors.New("tributary: River's completer failed by the test")
+		return false, errors.New("tributary: River's completer failed by the test")
 	}
-	var (
-		rows     []*rivertype.JobRow
-		restored int
-	)
+	var restored int
 	err := retryDeadlock(func() error {
 		return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
 			completed, err := c.completeRunsTx(ctx, tx, reqs, false)
@@ -273,18 +246,17 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 					return err
 				}
 			}
-			rows, err = p.StandardPilot.JobSetStateIfRunningMany(ctx, c.river.Driver().UnwrapExecutor(tx), params)
-			return err
+			return apply(ctx, tx)
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("tributary: complete runs with River's completer: %w", err)
+		return false, fmt.Errorf("tributary: complete runs with River's completer: %w", err)
 	}
 	c.pending.done(reqs)
 	if restored > 0 {
 		c.logger.WarnContext(ctx, restoredCompletionsMsg, slog.Int("runs", restored))
 	}
-	return rows, nil
+	return true, nil
 }
 
 // makeDurableTx makes sure, before tx commits, that its commit leaves the

@@ -37,8 +37,6 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -49,8 +47,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivertype"
 )
 
 // WorkerHeartbeatInterval is how often a started working client refreshes
@@ -428,16 +424,6 @@ WHERE w.client_id <> $1
 			AND ((l.classid::int8 << 32) | l.objid::int8) = w.lock_key))
 FOR UPDATE SKIP LOCKED`
 
-// deadJobsSQL finds the running Tributary jobs whose current attempt is a
-// dead client's: River records the clients that worked a job in
-// attempted_by, the current attempt's last.
-const deadJobsSQL = `
-SELECT id, attempt, max_attempts, queue, attempted_by[cardinality(attempted_by)]
-FROM {s}river_job
-WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = ANY($1)
-	AND (kind LIKE 'workflow:%' OR kind LIKE 'tributary:%')
-FOR UPDATE`
-
 // rescueDead rescues the running Tributary jobs of dead clients, resigns a
 // dead leader's leadership and removes the dead clients' rows, in one
 // transaction. Jobs with attempts left become available at once (and the
@@ -472,17 +458,17 @@ func (r *registry) rescueDead(ctx context.Context) error {
 			ids[i] = w.id
 		}
 
-		rescued, queues, err := r.rescueJobsTx(ctx, tx, ids)
+		rescued, err := c.jobs.RescueTx(ctx, tx, ids, tributaryKinds, c.river.ID())
 		if err != nil {
 			return err
 		}
-		for _, queue := range queues {
-			if err := c.notifyQueueTx(ctx, tx, queue); err != nil {
-				return err
-			}
+		leader, err := c.jobs.ResignLeaderTx(ctx, tx, ids)
+		if err != nil {
+			return fmt.Errorf("resign a dead leader: %w", err)
 		}
-		if err := r.resignDeadLeaderTx(ctx, tx, ids); err != nil {
-			return err
+		if leader != "" {
+			c.logger.Warn("tributary: River's leader died; resigned its leadership so that another client leads at once",
+				slog.String("dead_client_id", leader))
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM `+c.q.workerTable+` WHERE client_id = ANY($1)`, ids); err != nil {
 			return err
@@ -490,102 +476,17 @@ func (r *registry) rescueDead(ctx context.Context) error {
 		for _, w := range dead {
 			c.logger.Warn("tributary: A client died: its heartbeat stopped and its session is gone; its running workflow jobs are rescued",
 				slog.String("dead_client_id", w.id), slog.String("host", w.host), slog.Int("pid", w.pid),
-				slog.Time("last_heartbeat", w.beat), slog.Int("rescued_jobs", rescued[w.id]))
+				slog.Time("last_heartbeat", w.beat), slog.Int("rescued_jobs", rescued.ByClient[w.id]))
 		}
 		return nil
 	})
 }
 
-// rescueJobsTx rescues the dead clients' running jobs through River's own
-// rescue query (the one its rescuer runs, which only touches jobs still
-// running). It returns the number of jobs per client and the queues whose
-// producers must be told.
-func (r *registry) rescueJobsTx(ctx context.Context, tx pgx.Tx, deadIDs []string) (map[string]int, []string, error) {
-	c := r.c
-	rows, err := tx.Query(ctx, c.q.deadJobs, deadIDs)
-	if err != nil {
-		return nil, nil, err
-	}
-	var (
-		now         = time.Now().UTC()
-		params      = &riverdriver.JobRescueManyParams{Schema: c.schema, StuckHorizon: now.Add(time.Minute)}
-		byClient    = map[string]int{}
-		queues      []string
-		id          int64
-		attempt     int
-		maxAttempts int
-		queue       string
-		client      string
-	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &attempt, &maxAttempts, &queue, &client}, func() error {
-		byClient[client]++
-		state, finalizedAt := rivertype.JobStateAvailable, (*time.Time)(nil)
-		if attempt >= maxAttempts {
-			state, finalizedAt = rivertype.JobStateDiscarded, &now
-		}
-		errData, err := json.Marshal(rivertype.AttemptError{
-			At:      now,
-			Attempt: attempt,
-			Error: fmt.Sprintf("tributary: client %s died while working this job (its heartbeat stopped and its session is gone); rescued by client %s",
-				client, c.river.ID()),
-		})
-		if err != nil {
-			return err
-		}
-		params.ID = append(params.ID, id)
-		params.Error = append(params.Error, errData)
-		params.FinalizedAt = append(params.FinalizedAt, finalizedAt)
-		params.ScheduledAt = append(params.ScheduledAt, now)
-		params.State = append(params.State, string(state))
-		if state == rivertype.JobStateAvailable && !slices.Contains(queues, queue) {
-			queues = append(queues, queue)
-		}
-		return nil
-	})
-	if err != nil || len(params.ID) == 0 {
-		return nil, nil, err
-	}
-	if _, err := c.river.Driver().UnwrapExecutor(tx).JobRescueMany(ctx, params); err != nil {
-		return nil, nil, fmt.Errorf("rescue the jobs of dead clients: %w", err)
-	}
-	return byClient, queues, nil
-}
-
-// resignDeadLeaderTx ends the term of River's leader if it is one of the
-// dead clients, the way a leader resigns when it stops: the other clients
-// hear of it and elect a new leader within milliseconds, instead of after
-// the term's expiry, so River's maintenance (its scheduler, periodic jobs,
-// the reconciler) resumes at once.
-func (r *registry) resignDeadLeaderTx(ctx context.Context, tx pgx.Tx, deadIDs []string) error {
-	c := r.c
-	var (
-		leaderID  string
-		electedAt time.Time
-	)
-	err := tx.QueryRow(ctx, `SELECT leader_id, elected_at FROM `+c.q.leaderTable+` WHERE leader_id = ANY($1)`, deadIDs).Scan(&leaderID, &electedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read River's leader: %w", err)
-	}
-	if _, err := c.river.Driver().UnwrapExecutor(tx).LeaderResign(ctx, &riverdriver.LeaderResignParams{
-		ElectedAt:       electedAt,
-		LeaderID:        leaderID,
-		LeadershipTopic: riverLeadershipTopic,
-		Schema:          c.schema,
-	}); err != nil {
-		return fmt.Errorf("resign the dead leader %s: %w", leaderID, err)
-	}
-	c.logger.Warn("tributary: River's leader died; resigned its leadership so that another client leads at once",
-		slog.String("dead_client_id", leaderID))
-	return nil
-}
-
-// riverLeadershipTopic is the notification topic of River's leader
-// elections (River's notifier.NotificationTopicLeadership, internal to
-// River).
-const riverLeadershipTopic = "river_leadership"
+// tributaryKinds are the River job kinds of Tributary's jobs, as LIKE
+// patterns: the workflows' and the schedule machinery's. Only those are
+// rescued from a dead client; the application's own jobs on the same River
+// client keep River's rescue.
+var tributaryKinds = []string{"workflow:%", "tributary:%"}
 
 // armLookahead is how far ahead each heartbeat arms the timers of waiting
 // schedule jobs: every live client times the next instants, not only the

@@ -1,53 +1,26 @@
 package workflow
 
-// This file holds the engine's few direct touches of River's job state. Each
-// runs inside one of the engine's transactions so that a run's row and its
-// River job change together (invariant TRANSACTIONAL_EDGES). They go through
-// River's own driver executor, the same path river.JobCompleteTx takes: a job
-// is only moved out of the running state by the worker that holds it, and
-// River's completer, which later tries to record the attempt's outcome "if
-// still running", then leaves the job as set here.
+// This file holds the run-level moves of River jobs: parking a run on a new
+// job, ending an attempt's job, waking a parked run. The job state changes
+// themselves are internal/engine's (Jobs), the one package that touches
+// River's internals.
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // errJobNotRunning means River no longer considers this attempt's job running
 // (it was rescued or cancelled meanwhile); the attempt must stop.
-var errJobNotRunning = errors.New("workflow: the attempt's River job is no longer running (rescued or cancelled); abandoning this attempt")
-
-func (c *Client) setJobState(ctx context.Context, tx pgx.Tx, params *riverdriver.JobSetStateIfRunningParams) error {
-	exec := c.river.Driver().UnwrapExecutor(tx)
-	now := time.Now().UTC()
-	rows, err := exec.JobSetStateIfRunningMany(ctx, &riverdriver.JobSetStateIfRunningManyParams{
-		ID:              []int64{params.ID},
-		Attempt:         []*int{params.Attempt},
-		ErrData:         [][]byte{params.ErrData},
-		FinalizedAt:     []*time.Time{params.FinalizedAt},
-		MetadataDoMerge: []bool{params.MetadataDoMerge},
-		MetadataUpdates: [][]byte{params.MetadataUpdates},
-		Now:             &now,
-		ScheduledAt:     []*time.Time{params.ScheduledAt},
-		Schema:          c.schema,
-		State:           []rivertype.JobState{params.State},
-	})
-	if err != nil {
-		return fmt.Errorf("set River job %d to %s: %w", params.ID, params.State, err)
-	}
-	if len(rows) == 0 || rows[0].State != params.State {
-		return errJobNotRunning
-	}
-	return nil
-}
+var errJobNotRunning = engine.ErrJobNotRunning
 
 // handOffTx parks a run: inside tx it completes the attempt's River job and
 // inserts the run's next job, scheduled at wakeAt. It returns the new job's
@@ -63,8 +36,7 @@ func (c *Client) setJobState(ctx context.Context, tx pgx.Tx, params *riverdriver
 // The next job continues the run's attempt count: a park is not a failed
 // attempt, so it gets the attempts this job had left.
 func (c *Client) handOffTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, args runArgs, wakeAt time.Time) (int64, error) {
-	meta := []byte(`{"tributary_parked": true}`)
-	if err := c.setJobState(ctx, tx, riverdriver.JobSetStateCompleted(job.ID, time.Now().UTC(), meta)); err != nil {
+	if err := c.jobs.CompleteTx(ctx, tx, job.ID, []byte(`{"tributary_parked": true}`)); err != nil {
 		return 0, err
 	}
 	next := args
@@ -87,14 +59,7 @@ func (c *Client) handOffTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow
 // discardJobTx ends the attempt's job as discarded (no more retries), with
 // the error River UI shows.
 func (c *Client) discardJobTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, cause error) error {
-	errData, _ := json.Marshal(rivertype.AttemptError{At: time.Now().UTC(), Attempt: job.Attempt, Error: cause.Error()})
-	return c.setJobState(ctx, tx, riverdriver.JobSetStateDiscarded(job.ID, time.Now().UTC(), errData, nil))
-}
-
-// cancelJobTx ends the attempt's job as cancelled.
-func (c *Client) cancelJobTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, cause error) error {
-	errData, _ := json.Marshal(rivertype.AttemptError{At: time.Now().UTC(), Attempt: job.Attempt, Error: cause.Error()})
-	return c.setJobState(ctx, tx, riverdriver.JobSetStateCancelled(job.ID, time.Now().UTC(), errData, nil))
+	return c.jobs.DiscardTx(ctx, tx, job, cause)
 }
 
 // wakeRunTx makes a parked run's job available now and notifies the queue's
@@ -127,10 +92,5 @@ func (c *Client) wakeRunTx(ctx context.Context, tx pgx.Tx, runID any) error {
 // notifyQueueTx sends River's insert notification for queue, the same one
 // River sends when a job is inserted, so idle producers fetch at once.
 func (c *Client) notifyQueueTx(ctx context.Context, tx pgx.Tx, queue string) error {
-	payload, _ := json.Marshal(map[string]string{"queue": queue})
-	return c.river.Driver().UnwrapExecutor(tx).NotifyMany(ctx, &riverdriver.NotifyManyParams{
-		Payload: []string{string(payload)},
-		Schema:  c.schema,
-		Topic:   "river_insert",
-	})
+	return c.jobs.NotifyQueueTx(ctx, tx, queue)
 }

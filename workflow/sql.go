@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // dbtx is what both *pgxpool.Pool and pgx.Tx offer.
@@ -56,11 +58,8 @@ type queries struct {
 	consumeSignal        string
 	failRun              string
 	insertRun            string
-	jobTable             string
-	leaderTable          string
 	workerTable          string
 	deadWorkers          string
-	deadJobs             string
 	deleteExpiredRuns    string
 	insertSignal         string
 	listRuns             string
@@ -227,12 +226,7 @@ WHERE r.id = ANY($1) AND (r.status IN ('pending', 'running', 'sleeping', 'waitin
 WITH v AS (
 	SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::int[], $5::timestamptz[])
 		AS v(job_id, run_id, output, attempt, started_at)
-), jobs AS (
-	UPDATE {s}river_job j SET state = 'completed', finalized_at = now()
-	FROM v
-	WHERE j.id = ANY($1) AND j.id = v.job_id AND (j.state = 'running') IS TRUE
-	RETURNING j.id
-), done AS (
+), ` + engine.CompleteRunningCTE + `, done AS (
 	UPDATE {s}workflow_runs r
 	SET status = 'completed', output = v.output::jsonb, error = NULL, attempt = v.attempt,
 		started_at = coalesce(r.started_at, v.started_at), updated_at = now(), finished_at = now()
@@ -290,11 +284,8 @@ VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nul
 	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END)
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns),
-		jobTable:          t(`{s}river_job`),
-		leaderTable:       t(`{s}river_leader`),
 		workerTable:       t(`{s}tributary_workers`),
 		deadWorkers:       t(deadWorkersSQL),
-		deadJobs:          t(deadJobsSQL),
 		deleteExpiredRuns: t(deleteExpiredRunsSQL),
 		// insertSignal stores a signal and returns how many of its name are
 		// pending, and, when $4 says the run is parked waiting, the signal

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // wakerHorizon bounds the wake-ups a client times itself. River's scheduler
@@ -205,18 +206,14 @@ func (wk *waker) wake(jobID int64, queue string) (found bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		var state string
-		err := tx.QueryRow(ctx, `SELECT state::text FROM `+c.q.jobTable+` WHERE id = $1 FOR UPDATE`, jobID).Scan(&state)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		state, ok, err := c.jobs.LockStateTx(ctx, tx, jobID)
+		if err != nil || !ok {
 			return err
 		}
 		found = true
 		switch state {
-		case "scheduled":
-		case "available":
+		case rivertype.JobStateScheduled:
+		case rivertype.JobStateAvailable:
 			// River's scheduler moved it ahead of time (it looks five
 			// seconds ahead) but producers only fetch it once due and only
 			// at their next poll: tell them now.
@@ -299,25 +296,15 @@ func (wk *waker) armWaiting(ctx context.Context, lookahead time.Duration) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	rows, err := c.pool.Query(ctx, `SELECT id, queue, scheduled_at FROM `+c.q.jobTable+`
-		WHERE state = 'scheduled' AND queue = ANY($1) AND scheduled_at < now() + make_interval(secs => $2)
-		ORDER BY scheduled_at LIMIT $3`, c.armQueues, lookahead.Seconds(), armLimit)
+	jobs, err := c.jobs.ScheduledWithin(ctx, c.pool, c.armQueues, lookahead, armLimit)
 	if err != nil {
 		if ctx.Err() == nil {
 			c.logger.Warn("tributary: Could not arm the timers of waiting jobs; River's scheduler wakes them", slog.String("err", err.Error()))
 		}
 		return
 	}
-	var (
-		id    int64
-		queue string
-		at    time.Time
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &queue, &at}, func() error {
-		wk.schedule(id, queue, at)
-		return nil
-	}); err != nil && ctx.Err() == nil {
-		c.logger.Warn("tributary: Could not arm the timers of waiting jobs; River's scheduler wakes them", slog.String("err", err.Error()))
+	for _, job := range jobs {
+		wk.schedule(job.ID, job.Queue, job.ScheduledAt)
 	}
 }
 

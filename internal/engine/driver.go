@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivershared/baseservice"
+	"github.com/riverqueue/river/rivershared/riverpilot"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Completer takes part in River's completer's writes: Driver calls it for
+// each batch of jobs River's completer marks completed.
+type Completer interface {
+	// CompleteWithRiver is given the ids of the jobs River's completer is
+	// about to mark completed, and apply, which makes River's own update
+	// inside a transaction. When the Completer has work of its own to do
+	// for some of those jobs, it opens a transaction, does it, calls apply
+	// with that transaction, commits, and returns true: River's update and
+	// the Completer's then commit together or not at all. When it has
+	// nothing to do, it returns false without calling apply, and River's
+	// update runs as it would without the Completer.
+	CompleteWithRiver(ctx context.Context, jobIDs []int64, apply func(context.Context, pgx.Tx) error) (bool, error)
+}
+
+// Driver is River's pgx driver with the engine's pilot plugged in: give it
+// to river.NewClient instead of riverpgxv5.New. River looks for the plugin
+// methods on the driver it is given.
+//
+// The pilot is River's plugin point for keeping a plugin's writes atomic
+// with River's own (River Pro uses it so). River marks it internal, which is
+// why only this package touches it.
+type Driver struct {
+	*riverpgxv5.Driver
+	pilot *pilot
+}
+
+// NewDriver returns a Driver on pool. completer may be nil: the Driver then
+// behaves as riverpgxv5.New(pool).
+func NewDriver(pool *pgxpool.Pool, completer Completer) *Driver {
+	d := &Driver{Driver: riverpgxv5.New(pool)}
+	d.pilot = &pilot{completer: completer, driver: d.Driver}
+	return d
+}
+
+// PluginInit is called by river.NewClient.
+func (d *Driver) PluginInit(*baseservice.Archetype) {}
+
+// PluginPilot gives River the engine's pilot.
+func (d *Driver) PluginPilot() riverpilot.Pilot { return d.pilot }
+
+// pilot is River's standard pilot, except that its completer's writes go
+// through the Completer.
+type pilot struct {
+	riverpilot.StandardPilot
+	completer Completer
+	driver    *riverpgxv5.Driver
+}
+
+// JobSetStateIfRunningMany is River's completer's write (and River's
+// JobCompleteTx's).
+func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.Executor, params *riverdriver.JobSetStateIfRunningManyParams) ([]*rivertype.JobRow, error) {
+	if p.completer == nil {
+		return p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
+	}
+	var ids []int64
+	for i, id := range params.ID {
+		if params.State[i] == rivertype.JobStateCompleted {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
+	}
+	var rows []*rivertype.JobRow
+	handled, err := p.completer.CompleteWithRiver(ctx, ids, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		rows, err = p.StandardPilot.JobSetStateIfRunningMany(ctx, p.driver.UnwrapExecutor(tx), params)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !handled {
+		return p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
+	}
+	return rows, nil
+}

@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// ErrJobNotRunning means River no longer considers an attempt's job running
+// (it was rescued or cancelled meanwhile): the attempt must stop.
+var ErrJobNotRunning = errors.New("workflow: the attempt's River job is no longer running (rescued or cancelled); abandoning this attempt")
+
+// Jobs changes River's jobs in one schema. Each method that takes a
+// transaction runs inside the caller's, so that a run's row and its River
+// job change together (invariant TRANSACTIONAL_EDGES). State changes go
+// through River's own driver executor, the path river.JobCompleteTx takes:
+// a job is only moved out of the running state by the worker that holds
+// it, and River's completer, which later records the attempt's outcome "if
+// still running", then leaves the job as set here.
+type Jobs struct {
+	driver *riverpgxv5.Driver
+	schema string
+	prefix string // schema-qualifying prefix of table names, "" or `"schema".`
+}
+
+// NewJobs returns the Jobs of schema ("" for the search path).
+func NewJobs(schema string) *Jobs {
+	prefix := ""
+	if schema != "" {
+		prefix = pgx.Identifier{schema}.Sanitize() + "."
+	}
+	return &Jobs{driver: riverpgxv5.New(nil), schema: schema, prefix: prefix}
+}
+
+// sql qualifies the {s} placeholders of query with the schema.
+func (j *Jobs) sql(query string) string { return strings.ReplaceAll(query, "{s}", j.prefix) }
+
+func (j *Jobs) setStateTx(ctx context.Context, tx pgx.Tx, params *riverdriver.JobSetStateIfRunningParams) error {
+	now := time.Now().UTC()
+	rows, err := j.driver.UnwrapExecutor(tx).JobSetStateIfRunningMany(ctx, &riverdriver.JobSetStateIfRunningManyParams{
+		ID:              []int64{params.ID},
+		Attempt:         []*int{params.Attempt},
+		ErrData:         [][]byte{params.ErrData},
+		FinalizedAt:     []*time.Time{params.FinalizedAt},
+		MetadataDoMerge: []bool{params.MetadataDoMerge},
+		MetadataUpdates: [][]byte{params.MetadataUpdates},
+		Now:             &now,
+		ScheduledAt:     []*time.Time{params.ScheduledAt},
+		Schema:          j.schema,
+		State:           []rivertype.JobState{params.State},
+	})
+	if err != nil {
+		return fmt.Errorf("set River job %d to %s: %w", params.ID, params.State, err)
+	}
+	if len(rows) == 0 || rows[0].State != params.State {
+		return ErrJobNotRunning
+	}
+	return nil
+}
+
+// CompleteTx completes running job jobID, merging metadata (a JSON object)
+// into its metadata. A job that is not running keeps its state: CompleteTx
+// then returns ErrJobNotRunning, or nil when the job is completed already.
+// (River merges metadata into it all the same, as it does for a worker's
+// metadata updates.)
+func (j *Jobs) CompleteTx(ctx context.Context, tx pgx.Tx, jobID int64, metadata []byte) error {
+	return j.setStateTx(ctx, tx, riverdriver.JobSetStateCompleted(jobID, time.Now().UTC(), metadata))
+}
+
+// DiscardTx ends running job as discarded (no more retries), with cause as
+// the attempt's error River UI shows. A job that is not running is left
+// alone: DiscardTx then returns ErrJobNotRunning, or nil when the job is
+// discarded already.
+func (j *Jobs) DiscardTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, cause error) error {
+	now := time.Now().UTC()
+	return j.setStateTx(ctx, tx, riverdriver.JobSetStateDiscarded(job.ID, now, attemptError(now, job.Attempt, cause), nil))
+}
+
+// CancelTx ends running job as cancelled, like DiscardTx.
+func (j *Jobs) CancelTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, cause error) error {
+	now := time.Now().UTC()
+	return j.setStateTx(ctx, tx, riverdriver.JobSetStateCancelled(job.ID, now, attemptError(now, job.Attempt, cause), nil))
+}
+
+func attemptError(at time.Time, attempt int, cause error) []byte {
+	errData, _ := json.Marshal(rivertype.AttemptError{At: at, Attempt: attempt, Error: cause.Error()})
+	return errData
+}
+
+// NotifyQueueTx sends River's insert notification for queue, the one River
+// sends when a job is inserted, so that the queue's idle producers fetch at
+// once instead of at their next poll. It is delivered when tx commits.
+func (j *Jobs) NotifyQueueTx(ctx context.Context, tx pgx.Tx, queue string) error {
+	payload, _ := json.Marshal(map[string]string{"queue": queue})
+	return j.driver.UnwrapExecutor(tx).NotifyMany(ctx, &riverdriver.NotifyManyParams{
+		Payload: []string{string(payload)},
+		Schema:  j.schema,
+		Topic:   insertTopic,
+	})
+}
+
+// insertTopic is the topic of River's insert notifications
+// (notifier.NotificationTopicInsert, internal to River).
+const insertTopic = "river_insert"
+
+// LockStateTx locks job jobID's row until tx ends and returns its state.
+// found is false when there is no such job (yet).
+func (j *Jobs) LockStateTx(ctx context.Context, tx pgx.Tx, jobID int64) (state rivertype.JobState, found bool, err error) {
+	err = tx.QueryRow(ctx, j.sql(`SELECT state::text FROM {s}river_job WHERE id = $1 FOR UPDATE`), jobID).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("lock River job %d: %w", jobID, err)
+	}
+	return state, true, nil
+}
+
+// Querier runs a query: a pool, a connection or a transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Scheduled is a job waiting in the scheduled state.
+type Scheduled struct {
+	ID          int64
+	Queue       string
+	ScheduledAt time.Time
+}
+
+// ScheduledWithin returns the scheduled jobs of queues due before
+// within from now (those overdue included), the nearest first, at most
+// limit of them.
+func (j *Jobs) ScheduledWithin(ctx context.Context, q Querier, queues []string, within time.Duration, limit int) ([]Scheduled, error) {
+	rows, err := q.Query(ctx, j.sql(`SELECT id, queue, scheduled_at FROM {s}river_job
+		WHERE state = 'scheduled' AND queue = ANY($1) AND scheduled_at < now() + make_interval(secs => $2)
+		ORDER BY scheduled_at LIMIT $3`), queues, within.Seconds(), limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Scheduled, error) {
+		var s Scheduled
+		err := row.Scan(&s.ID, &s.Queue, &s.ScheduledAt)
+		return s, err
+	})
+}
+
+// CompleteRunningCTE is the data-modifying CTE that completes, in a
+// statement of the caller's, the River jobs of a batch that are still
+// running, as JobSetStateIfRunningMany would: a job that is no longer
+// running (rescued, cancelled, completed by River's completer) is left
+// alone and not returned. It expects a CTE named v with a job_id column,
+// the batch's ids also in $1 (which lets Postgres use the primary key), and
+// names its own result "jobs", one id per completed job. {s} is the schema
+// prefix, qualified by the caller's statement.
+const CompleteRunningCTE = `jobs AS (
+	UPDATE {s}river_job j SET state = 'completed', finalized_at = now()
+	FROM v
+	WHERE j.id = ANY($1) AND j.id = v.job_id AND (j.state = 'running') IS TRUE
+	RETURNING j.id
+)`

@@ -1,0 +1,9 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }

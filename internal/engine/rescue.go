@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// RescuedJobs is what RescueTx did.
+type RescuedJobs struct {
+	// ByClient counts the rescued jobs per dead client id.
+	ByClient map[string]int
+
+	// Queues are the queues of the jobs made available again, whose
+	// producers RescueTx has notified.
+	Queues []string
+}
+
+// RescueTx rescues the running jobs of kinds matching one of kindPatterns
+// (LIKE patterns) whose current attempt is one of the dead clients' (River
+// records the clients that fetched a job in attempted_by, the current
+// attempt's last), through River's own rescue query, the one its rescuer
+// runs. A job with attempts left becomes available at once, and its
+// queue's producers are notified when tx commits; the others are
+// discarded, as River's rescuer does. The error River UI shows for the
+// attempt names the dead client and rescuer.
+func (j *Jobs) RescueTx(ctx context.Context, tx pgx.Tx, deadClientIDs []string, kindPatterns []string, rescuer string) (*RescuedJobs, error) {
+	rows, err := tx.Query(ctx, j.sql(`
+SELECT id, attempt, max_attempts, queue, attempted_by[cardinality(attempted_by)]
+FROM {s}river_job
+WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = ANY($1) AND kind LIKE ANY($2)
+FOR UPDATE`), deadClientIDs, kindPatterns)
+	if err != nil {
+		return nil, fmt.Errorf("find the running jobs of dead clients: %w", err)
+	}
+	var (
+		now         = time.Now().UTC()
+		params      = &riverdriver.JobRescueManyParams{Schema: j.schema, StuckHorizon: now.Add(time.Minute)}
+		res         = &RescuedJobs{ByClient: map[string]int{}}
+		id          int64
+		attempt     int
+		maxAttempts int
+		queue       string
+		client      string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &attempt, &maxAttempts, &queue, &client}, func() error {
+		res.ByClient[client]++
+		state, finalizedAt := rivertype.JobStateAvailable, (*time.Time)(nil)
+		if attempt >= maxAttempts {
+			state, finalizedAt = rivertype.JobStateDiscarded, &now
+		}
+		errData, err := json.Marshal(rivertype.AttemptError{
+			At:      now,
+			Attempt: attempt,
+			Error: fmt.Sprintf("tributary: client %s died while working this job (its heartbeat stopped and its session is gone); rescued by client %s",
+				client, rescuer),
+		})
+		if err != nil {
+			return err
+		}
+		params.ID = append(params.ID, id)
+		params.Error = append(params.Error, errData)
+		params.FinalizedAt = append(params.FinalizedAt, finalizedAt)
+		params.ScheduledAt = append(params.ScheduledAt, now)
+		params.State = append(params.State, string(state))
+		if state == rivertype.JobStateAvailable && !slices.Contains(res.Queues, queue) {
+			res.Queues = append(res.Queues, queue)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find the running jobs of dead clients: %w", err)
+	}
+	if len(params.ID) == 0 {
+		return res, nil
+	}
+	if _, err := j.driver.UnwrapExecutor(tx).JobRescueMany(ctx, params); err != nil {
+		return nil, fmt.Errorf("rescue the jobs of dead clients: %w", err)
+	}
+	for _, queue := range res.Queues {
+		if err := j.NotifyQueueTx(ctx, tx, queue); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// ResignLeaderTx ends the term of River's leader if it is one of clientIDs,
+// the way a leader resigns when it stops: the other clients hear of it and
+// elect a new leader within milliseconds instead of after the term's
+// expiry. It returns the resigned leader's id, or "" when none of clientIDs
+// leads.
+func (j *Jobs) ResignLeaderTx(ctx context.Context, tx pgx.Tx, clientIDs []string) (string, error) {
+	var (
+		leaderID  string
+		electedAt time.Time
+	)
+	err := tx.QueryRow(ctx, j.sql(`SELECT leader_id, elected_at FROM {s}river_leader WHERE leader_id = ANY($1)`), clientIDs).Scan(&leaderID, &electedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read River's leader: %w", err)
+	}
+	if _, err := j.driver.UnwrapExecutor(tx).LeaderResign(ctx, &riverdriver.LeaderResignParams{
+		ElectedAt:       electedAt,
+		LeaderID:        leaderID,
+		LeadershipTopic: leadershipTopic,
+		Schema:          j.schema,
+	}); err != nil {
+		return "", fmt.Errorf("resign the leader %s: %w", leaderID, err)
+	}
+	return leaderID, nil
+}
+
+// leadershipTopic is the notification topic of River's leader elections
+// (notifier.NotificationTopicLeadership, internal to River).
+const leadershipTopic = "river_leadership"
