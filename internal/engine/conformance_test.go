@@ -204,8 +204,12 @@ func TestSetStateIfRunning(t *testing.T) {
 		state string
 		set   func(tx pgx.Tx, job *rivertype.JobRow) error
 	}{
-		{"discarded", func(tx pgx.Tx, job *rivertype.JobRow) error { return jobs.DiscardTx(ctx(t), tx, job, errors.New("boom")) }},
-		{"cancelled", func(tx pgx.Tx, job *rivertype.JobRow) error { return jobs.CancelTx(ctx(t), tx, job, errors.New("boom")) }},
+		{"discarded", func(tx pgx.Tx, job *rivertype.JobRow) error {
+			return jobs.DiscardTx(ctx(t), tx, job, errors.New("boom"))
+		}},
+		{"cancelled", func(tx pgx.Tx, job *rivertype.JobRow) error {
+			return jobs.CancelTx(ctx(t), tx, job, errors.New("boom"))
+		}},
 	} {
 		id := insertJob(t, db, "workflow:x", "running", 2, 3, "a", "b")
 		require.NoError(t, inTx(func(tx pgx.Tx) error { return tc.set(tx, &rivertype.JobRow{ID: id, Attempt: 2}) }))
