@@ -61,13 +61,13 @@ func setupBrowser(t *testing.T, config *riverui.Config) *browserBundle {
 	db := testdb.New(t)
 	ctx := t.Context()
 
-	sc := schedule.New(nil)
 	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Extensions: []workflow.Extension{sc},
-		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}},
-		Schema:     db.Schema,
-		Workflows:  []workflow.Registrable{browserDigest, browserApproval},
+		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}},
+		Schema:    db.Schema,
+		Workflows: []workflow.Registrable{browserDigest, browserApproval},
 	})
+	require.NoError(t, err)
+	sc, err := schedule.New(wf, nil)
 	require.NoError(t, err)
 	require.NoError(t, wf.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })

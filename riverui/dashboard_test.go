@@ -84,21 +84,17 @@ func newDash(t *testing.T, config *riverui.Config, withSchedules bool) *dash {
 	t.Helper()
 
 	db := testdb.New(t)
-	var (
-		sc         *schedule.Client
-		extensions []workflow.Extension
-	)
-	if withSchedules {
-		sc = schedule.New(nil)
-		extensions = append(extensions, sc)
-	}
 	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Extensions: extensions,
-		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}}},
-		Schema:     db.Schema,
-		Workflows:  []workflow.Registrable{flow, parentFlow},
+		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}}},
+		Schema:    db.Schema,
+		Workflows: []workflow.Registrable{flow, parentFlow},
 	})
 	require.NoError(t, err)
+	var sc *schedule.Client
+	if withSchedules {
+		sc, err = schedule.New(wf, nil)
+		require.NoError(t, err)
+	}
 	require.NoError(t, wf.Start(context.Background()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

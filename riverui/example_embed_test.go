@@ -21,8 +21,11 @@ func Example_embed() {
 	defer cleanup()
 	ctx := context.Background()
 
-	schedules := schedule.New(nil)
-	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Extensions: []workflow.Extension{schedules}, Schema: db.Schema})
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
+	if err != nil {
+		log.Fatal(err)
+	}
+	schedules, err := schedule.New(wf, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

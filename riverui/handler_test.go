@@ -37,8 +37,9 @@ func newFixture(t *testing.T, config *riverui.Config) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
-	sc := schedule.New(nil)
-	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema, Extensions: []workflow.Extension{sc}})
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
+	require.NoError(t, err)
+	sc, err := schedule.New(wf, nil)
 	require.NoError(t, err)
 	require.NoError(t, wf.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })

@@ -63,8 +63,12 @@ func dbBenchPool(b *testing.B, db *testdb.DB) *pgxpool.Pool {
 // it creates schedules, and nothing works their slots.
 func dbBenchInsertOnly(b *testing.B, pool *pgxpool.Pool, schema string) *Client {
 	b.Helper()
-	sc := New(nil)
-	if _, err := workflow.NewClient(pool, &workflow.Config{Extensions: []workflow.Extension{sc}, Schema: schema}); err != nil {
+	wf, err := workflow.NewClient(pool, &workflow.Config{Schema: schema})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc, err := New(wf, nil)
+	if err != nil {
 		b.Fatal(err)
 	}
 	return sc
@@ -74,10 +78,8 @@ func dbBenchInsertOnly(b *testing.B, pool *pgxpool.Pool, schema string) *Client 
 // stops when the benchmark ends.
 func dbBenchWorking(b *testing.B, pool *pgxpool.Pool, schema string, maxWorkers int) *Client {
 	b.Helper()
-	sc := New(nil)
 	wf, err := workflow.NewClient(pool, &workflow.Config{
-		Extensions: []workflow.Extension{sc},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		River: &river.Config{
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
@@ -85,6 +87,10 @@ func dbBenchWorking(b *testing.B, pool *pgxpool.Pool, schema string, maxWorkers 
 		Schema:    schema,
 		Workflows: []workflow.Registrable{tick},
 	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc, err := New(wf, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

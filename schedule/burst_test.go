@@ -80,7 +80,7 @@ func TestBurstFiresEachSlotOnce(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return sc.wf.WakeAtTx(ctx, tx, &wfhook.Wake{At: at, JobID: res.Job.ID, Queue: Queue})
+			return sc.engine.WakeAtTx(ctx, tx, &wfhook.Wake{At: at, JobID: res.Job.ID, Queue: Queue})
 		}))
 	}
 
@@ -279,8 +279,9 @@ func TestReconcileLateRepairKeepsTheSlot(t *testing.T) {
 	// Insert-only clients: no fire job is ever worked, so only Reconcile
 	// fires, at the injected time.
 	newClient := func() *Client {
-		sc := New(&Config{Clock: func() time.Time { return *now.Load() }})
-		_, err := workflow.NewClient(db.Pool, &workflow.Config{Extensions: []workflow.Extension{sc}, Schema: db.Schema})
+		wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
+		require.NoError(t, err)
+		sc, err := New(wf, &Config{Clock: func() time.Time { return *now.Load() }})
 		require.NoError(t, err)
 		return sc
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/riverqueue/river"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -55,17 +55,18 @@ type Config struct {
 	MeterProvider metric.MeterProvider
 }
 
-// Client creates and manages schedules and fires their slots. Build it with
-// New and list it in workflow.Config.Extensions: the workflow client then
-// runs the River worker that fires slots, and the Client uses that workflow
-// client's pool, schema and River client.
+// Client creates and manages schedules and fires their slots. Build it
+// with New on the workflow client it works with, before that client
+// starts: on a working workflow client (one with River queues) it then
+// runs the River worker that fires slots, in Queue, and the reconciler;
+// it uses that workflow client's pool, schema and River client.
 //
-//	schedules := schedule.New(nil)
 //	wf, err := workflow.NewClient(pool, &workflow.Config{
-//		River:      &river.Config{Queues: ...},
-//		Workflows:  []workflow.Registrable{DailyDigest},
-//		Extensions: []workflow.Extension{schedules},
+//		River:     &river.Config{Queues: ...},
+//		Workflows: []workflow.Registrable{DailyDigest},
 //	})
+//	schedules, err := schedule.New(wf, nil)
+//	err = wf.Start(ctx)
 //	s, err := schedules.Create(ctx, &schedule.Params{Name: "digest", Workflow: "daily_digest", Cron: "0 8 * * *", TimeZone: "Europe/Paris"})
 type Client struct {
 	clock    func() time.Time
@@ -73,6 +74,7 @@ type Client struct {
 	logger   *slog.Logger
 	q        *queries
 	wf       *workflow.Client
+	engine   wfhook.Engine
 	metrics  *slotMetrics // nil when the instruments could not be made
 
 	// firing bounds the firing passes that hold a connection at once.
@@ -83,9 +85,16 @@ type Client struct {
 	lastRepair time.Time // the end of this client's previous repair pass; see Reconcile
 }
 
-// New returns a Client to list in workflow.Config.Extensions. config may be
-// nil.
-func New(config *Config) *Client {
+// New returns the schedule Client of wf; config may be nil. Call it before
+// wf.Start, and once per workflow client: a second call, or one after
+// Start, returns an error and changes nothing. On a working workflow
+// client it registers the slot-firing worker and the reconciler, and adds
+// Queue with QueueWorkers workers unless wf's River configuration has it
+// already.
+func New(wf *workflow.Client, config *Config) (*Client, error) {
+	if wf == nil {
+		return nil, errors.New("schedule: New needs the workflow client the schedules run on; build one with workflow.NewClient")
+	}
 	if config == nil {
 		config = &Config{}
 	}
@@ -107,30 +116,32 @@ func New(config *Config) *Client {
 		// constants here.
 		logger.Warn("tributary: Schedule metrics unavailable", slog.String("err", err.Error()))
 	}
-	return &Client{clock: clock, interval: interval, logger: logger, metrics: metrics, firing: make(chan struct{}, QueueWorkers)}
-}
-
-// Extend registers the slot-firing worker and the reconciler on the River
-// configuration the workflow client builds, and, on a working client (one
-// with River queues), adds Queue with QueueWorkers workers, which they run
-// in. workflow.NewClient calls it.
-func (c *Client) Extend(wf *workflow.Client, config *river.Config) error {
-	if c.wf != nil {
-		return errors.New("schedule: this Client is already bound to a workflow client; make one per workflow client")
+	c := &Client{
+		clock:    clock,
+		engine:   wfhook.Of(wf),
+		firing:   make(chan struct{}, QueueWorkers),
+		interval: interval,
+		logger:   logger,
+		metrics:  metrics,
+		q:        newQueries(wf.Schema()),
+		wf:       wf,
 	}
-	c.wf = wf
-	c.q = newQueries(wf.Schema())
-	if err := river.AddWorkerSafely(config.Workers, &fireWorker{c: c}); err != nil {
-		return err
+	err = c.engine.Bind(&wfhook.Extension{
+		Name: "schedule",
+		Register: func(workers *river.Workers) error {
+			if err := river.AddWorkerSafely(workers, &fireWorker{c: c}); err != nil {
+				return err
+			}
+			return river.AddWorkerSafely(workers, &reconcileWorker{c: c})
+		},
+		Queue:        Queue,
+		QueueWorkers: QueueWorkers,
+		PeriodicJobs: []*river.PeriodicJob{c.reconcileJob()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
 	}
-	if len(config.Queues) > 0 {
-		if _, taken := config.Queues[Queue]; !taken {
-			queues := maps.Clone(config.Queues)
-			queues[Queue] = river.QueueConfig{MaxWorkers: QueueWorkers}
-			config.Queues = queues
-		}
-	}
-	return c.addReconciler(config, c.interval)
+	return c, nil
 }
 
 // spec is s's parsed cron expression, from a cache: thousands of schedules
@@ -169,21 +180,11 @@ func (sc *specCache) get(expr, zone string) (*Spec, error) {
 
 func (c *Client) now() time.Time { return c.clock() }
 
-func (c *Client) bound() error {
-	if c.wf == nil {
-		return errors.New("schedule: Client not bound; list it in workflow.Config.Extensions before using it")
-	}
-	return nil
-}
-
 // Create validates p, then inserts the schedule and its first slot's fire
 // job in one transaction. Validation errors (a bad cron, an unknown zone, an
 // end before the start, no occurrence in range, an unknown workflow type,
 // bad input) match ErrInvalid and write nothing.
 func (c *Client) Create(ctx context.Context, p *Params) (*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	var s *Schedule
 	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
 		var err error
@@ -212,9 +213,6 @@ func inputError(err error, field string) error {
 
 // CreateTx is like Create, within tx; the caller commits or rolls back.
 func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	v, err := c.validate(p)
 	if err != nil {
 		return nil, err
@@ -351,9 +349,6 @@ func firstSlot(spec *Spec, start, end, now time.Time) (time.Time, bool) {
 
 // Get reads a schedule. Returns ErrNotFound when there is none.
 func (c *Client) Get(ctx context.Context, id uuid.UUID) (*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	return scanSchedule(c.wf.Pool().QueryRow(ctx, c.q.get, id))
 }
 
@@ -373,9 +368,6 @@ type ListParams struct {
 // List lists schedules newest first (ids are UUIDv7, in creation order), as
 // runs are listed.
 func (c *Client) List(ctx context.Context, p *ListParams) ([]*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	if p == nil {
 		p = &ListParams{}
 	}
@@ -410,9 +402,6 @@ func (c *Client) Pause(ctx context.Context, id uuid.UUID, note string) (*Schedul
 
 // PauseTx is like Pause, within tx; the caller commits or rolls back.
 func (c *Client) PauseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, note string) (*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	return scanSchedule(tx.QueryRow(ctx, c.q.pause, id, note))
 }
 
@@ -433,9 +422,6 @@ func (c *Client) Resume(ctx context.Context, id uuid.UUID, opts *ResumeOpts) (*S
 
 // ResumeTx is like Resume, within tx; the caller commits or rolls back.
 func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *ResumeOpts) (*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	missed := MissedSkip
 	if opts != nil && opts.Missed != "" {
 		missed = opts.Missed
@@ -501,17 +487,11 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 // Delete deletes a schedule. Its past runs stay, with their schedule id set
 // to NULL; its pending slot does not fire.
 func (c *Client) Delete(ctx context.Context, id uuid.UUID) error {
-	if err := c.bound(); err != nil {
-		return err
-	}
 	return c.delete(ctx, c.wf.Pool(), id)
 }
 
 // DeleteTx is like Delete, within tx; the caller commits or rolls back.
 func (c *Client) DeleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	if err := c.bound(); err != nil {
-		return err
-	}
 	return c.delete(ctx, tx, id)
 }
 
@@ -555,9 +535,6 @@ func (c *Client) Next(ctx context.Context, id uuid.UUID, n int) ([]Occurrence, e
 }
 
 func (c *Client) inTx(ctx context.Context, fn func(tx pgx.Tx) (*Schedule, error)) (*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	var s *Schedule
 	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
 		var err error

@@ -41,10 +41,8 @@ func startClients(t *testing.T, db *testdb.DB, n int) []*Client {
 // config; it stops when the test ends.
 func startClient(t *testing.T, db *testdb.DB, config *Config) *Client {
 	t.Helper()
-	sc := New(config)
 	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Extensions: []workflow.Extension{sc},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		River: &river.Config{
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
@@ -53,6 +51,8 @@ func startClient(t *testing.T, db *testdb.DB, config *Config) *Client {
 		Schema:    db.Schema,
 		Workflows: []workflow.Registrable{tick, stuck, failing, whoami},
 	})
+	require.NoError(t, err)
+	sc, err := New(wf, config)
 	require.NoError(t, err)
 	require.NoError(t, wf.Start(context.Background()))
 	t.Cleanup(func() {
@@ -401,8 +401,9 @@ var failing = workflow.Define("failing", func(ctx workflow.Context, _ struct{}) 
 // works nothing: slots wait until a working client starts.
 func insertOnly(t *testing.T, db *testdb.DB) *Client {
 	t.Helper()
-	sc := New(nil)
-	_, err := workflow.NewClient(db.Pool, &workflow.Config{Extensions: []workflow.Extension{sc}, Schema: db.Schema})
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
+	require.NoError(t, err)
+	sc, err := New(wf, nil)
 	require.NoError(t, err)
 	return sc
 }

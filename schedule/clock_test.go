@@ -27,10 +27,8 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 	start := time.Date(2026, 3, 7, 0, 0, 0, 0, time.UTC)
 	require.True(t, time.Now().After(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)),
 		"the replay walks the calendar up to today, which must be after the 2026 fall-back day: check this machine's clock")
-	sc := New(&Config{Clock: func() time.Time { return start }})
 	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Extensions: []workflow.Extension{sc},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		River: &river.Config{
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
@@ -39,6 +37,8 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 		Schema:    db.Schema,
 		Workflows: []workflow.Registrable{tick},
 	})
+	require.NoError(t, err)
+	sc, err := New(wf, &Config{Clock: func() time.Time { return start }})
 	require.NoError(t, err)
 	ctx := ctxT(t, 120*time.Second)
 	require.NoError(t, wf.Start(ctx))

@@ -47,14 +47,14 @@ func TestFiringHelperProcess(t *testing.T) {
 	pool, err := pgxpool.NewWithConfig(ctx, config)
 	require.NoError(t, err)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	sc := New(&Config{Logger: logger})
 	wf, err := workflow.NewClient(pool, &workflow.Config{
-		Extensions: []workflow.Extension{sc},
-		Logger:     logger,
-		River:      &river.Config{Logger: logger, Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}}},
-		Schema:     os.Getenv(firingSchemaEnv),
-		Workflows:  []workflow.Registrable{tick},
+		Logger:    logger,
+		River:     &river.Config{Logger: logger, Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}}},
+		Schema:    os.Getenv(firingSchemaEnv),
+		Workflows: []workflow.Registrable{tick},
 	})
+	require.NoError(t, err)
+	_, err = New(wf, &Config{Logger: logger})
 	require.NoError(t, err)
 	require.NoError(t, wf.Start(ctx))
 	fmt.Println("firing helper: started")
@@ -78,8 +78,9 @@ func TestCrashInTheMiddleOfABatch(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 
 	// Create the schedules with an insert-only client.
-	sc := New(nil)
-	_, err := workflow.NewClient(db.Pool, &workflow.Config{Extensions: []workflow.Extension{sc}, Schema: db.Schema})
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
+	require.NoError(t, err)
+	sc, err := New(wf, nil)
 	require.NoError(t, err)
 	at, cron := dueTogether(4 * time.Second)
 	_, err = sc.CreateMany(ctx, burstParams(n, cron))

@@ -65,9 +65,6 @@ func (e *ItemError) Unwrap() error { return e.Err }
 // error matching ErrInvalid (not an *ItemError), and nothing is written.
 // Empty params create nothing and return an empty slice.
 func (c *Client) CreateMany(ctx context.Context, params []*Params) ([]*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	if len(params) == 0 {
 		return []*Schedule{}, nil
 	}
@@ -87,9 +84,6 @@ func (c *Client) CreateMany(ctx context.Context, params []*Params) ([]*Schedule,
 // back. When it returns an error, it may have written some rows (never when
 // the error is an *ItemError or the limit's): roll tx back.
 func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) ([]*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	if len(params) > MaxCreateMany {
 		return nil, &ValidationError{Field: "params", Problem: fmt.Sprintf(
 			"holds %d schedules, the limit is MaxCreateMany (%d) per call; split them over several calls", len(params), MaxCreateMany)}

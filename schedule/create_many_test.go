@@ -65,12 +65,12 @@ func TestCreateMany(t *testing.T) {
 	setup := func(t *testing.T) *testBundle {
 		t.Helper()
 		db := testdb.New(t)
-		sc := New(&Config{Clock: func() time.Time { return manyClock }})
-		_, err := workflow.NewClient(db.Pool, &workflow.Config{
-			Extensions: []workflow.Extension{sc},
-			Schema:     db.Schema,
-			Workflows:  []workflow.Registrable{tick, stuck},
+		wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+			Schema:    db.Schema,
+			Workflows: []workflow.Registrable{tick, stuck},
 		})
+		require.NoError(t, err)
+		sc, err := New(wf, &Config{Clock: func() time.Time { return manyClock }})
 		require.NoError(t, err)
 		return &testBundle{ctx: ctxT(t, 60*time.Second), db: db, sc: sc}
 	}

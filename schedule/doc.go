@@ -4,16 +4,16 @@
 //
 // A schedule is a row in Postgres: a cron expression, a time zone, the
 // workflow type and input to start, start and end times, an overlap policy
-// and a catch-up window. Build a Client with New, list it in
-// workflow.Config.Extensions, and manage schedules with Create (and
+// and a catch-up window. Build a Client with New on a workflow client,
+// before starting that client, and manage schedules with Create (and
 // CreateTx, CreateMany), Get, List, Pause, Resume, Delete and Next:
 //
-//	schedules := schedule.New(nil)
 //	wf, err := workflow.NewClient(pool, &workflow.Config{
-//		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
-//		Workflows:  []workflow.Registrable{Digest},
-//		Extensions: []workflow.Extension{schedules},
+//		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
+//		Workflows: []workflow.Registrable{Digest},
 //	})
+//	schedules, err := schedule.New(wf, nil) // fires slots on wf, and repairs broken chains
+//	err = wf.Start(ctx)
 //	s, err := schedules.Create(ctx, &schedule.Params{
 //		Name: "morning digest", Owner: "user-42", Workflow: "digest",
 //		Cron: "0 8 * * *", TimeZone: "Europe/Paris",

@@ -23,13 +23,16 @@ func Example_createMany() {
 		return "digest for " + user, nil
 	}, nil)
 
-	schedules := schedule.New(nil)
 	// An insert-only client: the working clients fire the slots.
-	if _, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Extensions: []workflow.Extension{schedules},
-		Schema:     db.Schema,
-		Workflows:  []workflow.Registrable{digest},
-	}); err != nil {
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+		Schema:    db.Schema,
+		Workflows: []workflow.Registrable{digest},
+	})
+	if err != nil {
+		panic(err)
+	}
+	schedules, err := schedule.New(wf, nil)
+	if err != nil {
 		panic(err)
 	}
 
@@ -51,7 +54,7 @@ func Example_createMany() {
 		})
 	}
 
-	_, err := schedules.CreateMany(ctx, params)
+	_, err = schedules.CreateMany(ctx, params)
 	var item *schedule.ItemError
 	if errors.As(err, &item) {
 		fmt.Printf("refused: item %d (%s), invalid: %t\n", item.Index, item.Name, errors.Is(err, schedule.ErrInvalid))

@@ -93,7 +93,7 @@ func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, at ...time.Time) error {
 		return fmt.Errorf("schedule: insert the fire jobs of %d instants: %w", len(params), err)
 	}
 	for _, res := range results {
-		if err := c.wf.WakeAtTx(ctx, tx, &wfhook.Wake{At: res.Job.ScheduledAt, JobID: res.Job.ID, Queue: res.Job.Queue}); err != nil {
+		if err := c.engine.WakeAtTx(ctx, tx, &wfhook.Wake{At: res.Job.ScheduledAt, JobID: res.Job.ID, Queue: res.Job.Queue}); err != nil {
 			return err
 		}
 	}
@@ -348,7 +348,7 @@ func (c *Client) skipPoisonTx(ctx context.Context, id uuid.UUID, now time.Time, 
 		}
 		fireAt := *s.NextFireAt
 		reason := SkipReasonCannotFire + ": " + cause.Error()
-		if _, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{FireAt: fireAt, ScheduleID: id, Skip: reason, Type: s.Workflow, Input: s.Input}); err != nil {
+		if _, err := c.engine.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{FireAt: fireAt, ScheduleID: id, Skip: reason, Type: s.Workflow, Input: s.Input}); err != nil {
 			return err
 		}
 		spec, specErr := c.spec(s)
@@ -431,7 +431,7 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 			Queue: s.Queue, ScheduleID: s.ID, Skip: sl.skip, StartAt: sl.startAt, Timeout: s.Timeout, Type: s.Workflow,
 		}
 	}
-	started, err := c.wf.StartScheduledManyTx(ctx, tx, starts)
+	started, err := c.engine.StartScheduledManyTx(ctx, tx, starts)
 	if err != nil {
 		return nil, err
 	}

@@ -50,9 +50,6 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, p *UpdateParams) (*Sc
 
 // UpdateTx is like Update, within tx; the caller commits or rolls back.
 func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *UpdateParams) (*Schedule, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
 	if err != nil {
 		return nil, err
@@ -153,9 +150,6 @@ type TriggerOpts struct {
 // unfinished records a skipped run (reason "overlap"). It returns the run's
 // id.
 func (c *Client) Trigger(ctx context.Context, id uuid.UUID, opts *TriggerOpts) (uuid.UUID, error) {
-	if err := c.bound(); err != nil {
-		return uuid.Nil, err
-	}
 	var runID uuid.UUID
 	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
 		var err error
@@ -167,9 +161,6 @@ func (c *Client) Trigger(ctx context.Context, id uuid.UUID, opts *TriggerOpts) (
 
 // TriggerTx is like Trigger, within tx; the caller commits or rolls back.
 func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *TriggerOpts) (uuid.UUID, error) {
-	if err := c.bound(); err != nil {
-		return uuid.Nil, err
-	}
 	if opts == nil {
 		opts = &TriggerOpts{}
 	}
@@ -195,7 +186,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 	// A triggered run is keyed on the moment it was triggered, to the
 	// microsecond Postgres keeps.
 	at := c.now().UTC().Truncate(time.Microsecond)
-	started, err := c.wf.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
+	started, err := c.engine.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
 		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
 		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
 	})
@@ -237,7 +228,7 @@ func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy Ov
 	case OverlapAllow:
 		return "", time.Time{}, nil
 	case OverlapReplace:
-		_, err := c.wf.CancelScheduleRunsTx(ctx, tx, &wfhook.ScheduleRuns{ScheduleID: id})
+		_, err := c.engine.CancelScheduleRunsTx(ctx, tx, &wfhook.ScheduleRuns{ScheduleID: id})
 		return "", time.Time{}, err
 	}
 	var busy, queued bool
@@ -351,9 +342,6 @@ func (r *BackfillResult) String() string {
 // happened to every slot of the range. A start the workflow engine refuses
 // (an Input over its limit) is an error, and nothing is written.
 func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (*BackfillResult, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	var res *BackfillResult
 	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
 		var err error
@@ -365,9 +353,6 @@ func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time,
 
 // BackfillTx is like Backfill, within tx; the caller commits or rolls back.
 func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (*BackfillResult, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	if !to.After(from) {
 		return nil, &ValidationError{Field: "to", Problem: "is not after from"}
 	}
@@ -466,7 +451,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 	switch {
 	case grantSkip != "" || policy == OverlapAllow:
 	case policy == OverlapReplace:
-		if _, err := c.wf.CancelScheduleRunsTx(ctx, tx, &wfhook.ScheduleRuns{ScheduleID: s.ID}); err != nil {
+		if _, err := c.engine.CancelScheduleRunsTx(ctx, tx, &wfhook.ScheduleRuns{ScheduleID: s.ID}); err != nil {
 			return nil, err
 		}
 	default:
@@ -519,7 +504,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
 		})
 	}
-	started, err := c.wf.StartScheduledManyTx(ctx, tx, starts)
+	started, err := c.engine.StartScheduledManyTx(ctx, tx, starts)
 	if err != nil {
 		return nil, err
 	}
@@ -558,9 +543,6 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 // skip reason, and the slot's nominal time and DST note in the run's
 // metadata. It pages like workflow.Client.ListRuns.
 func (c *Client) History(ctx context.Context, id uuid.UUID, params *workflow.ListParams) ([]*workflow.Run, error) {
-	if err := c.bound(); err != nil {
-		return nil, err
-	}
 	p := workflow.ListParams{}
 	if params != nil {
 		p = *params

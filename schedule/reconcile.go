@@ -42,9 +42,6 @@ const reconcileGrace = 2 * time.Second
 // A working client runs it on start-up and every ReconcileInterval, on the
 // leader, as a River periodic job.
 func (c *Client) Reconcile(ctx context.Context) (int, error) {
-	if err := c.bound(); err != nil {
-		return 0, err
-	}
 	now := c.now()
 	c.repairMu.Lock()
 	previous := c.lastRepair
@@ -129,19 +126,15 @@ func (w *reconcileWorker) Work(ctx context.Context, _ *river.Job[reconcileArgs])
 	return err
 }
 
-func (c *Client) addReconciler(config *river.Config, interval time.Duration) error {
-	if err := river.AddWorkerSafely(config.Workers, &reconcileWorker{c: c}); err != nil {
-		return err
-	}
-	if config.LeaderElectionDisabled {
-		return nil // periodic jobs run on the leader; this client never leads
-	}
-	config.PeriodicJobs = append(slices.Clip(config.PeriodicJobs), river.NewPeriodicJob(
+// reconcileJob is the periodic job that runs Reconcile on River's leader
+// every c.interval, and once when a client starts leading.
+func (c *Client) reconcileJob() *river.PeriodicJob {
+	interval := c.interval
+	return river.NewPeriodicJob(
 		river.PeriodicInterval(interval),
 		func() (river.JobArgs, *river.InsertOpts) {
 			return reconcileArgs{}, &river.InsertOpts{Queue: Queue, UniqueOpts: river.UniqueOpts{ByPeriod: interval}}
 		},
 		&river.PeriodicJobOpts{ID: "tributary:schedule_reconcile", RunOnStart: true},
-	))
-	return nil
+	)
 }

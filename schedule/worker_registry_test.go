@@ -63,14 +63,14 @@ func TestInputCheckedAgainstTheWorkers(t *testing.T) {
 
 	db := testdb.New(t)
 	ctx := ctxT(t, 30*time.Second)
-	sc := New(nil)
 	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Extensions:    []workflow.Extension{sc},
 		MaxInputBytes: 1024,
 		River:         &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}, TestOnly: true},
 		Schema:        db.Schema,
 		Workflows:     []workflow.Registrable{tick},
 	})
+	require.NoError(t, err)
+	sc, err := New(wf, nil)
 	require.NoError(t, err)
 	require.NoError(t, wf.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })

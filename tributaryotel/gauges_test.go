@@ -54,13 +54,13 @@ func TestRegisterGauges(t *testing.T) {
 	wait := workflow.Define("otel_wait", func(ctx workflow.Context, _ struct{}) (string, error) {
 		return workflow.WaitSignal[string](ctx, "go", nil)
 	}, nil)
-	sc := schedule.New(nil)
 	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Extensions: []workflow.Extension{sc},
-		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}, TestOnly: true},
-		Schema:     db.Schema,
-		Workflows:  []workflow.Registrable{wait},
+		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}, TestOnly: true},
+		Schema:    db.Schema,
+		Workflows: []workflow.Registrable{wait},
 	})
+	require.NoError(t, err)
+	sc, err := schedule.New(wf, nil)
 	require.NoError(t, err)
 	require.NoError(t, wf.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })

@@ -16,7 +16,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/tributary-go/tributary/internal/engine"
-	"github.com/tributary-go/tributary/internal/wfhook"
 )
 
 // Recommended River settings that Tributary applies to the River client it
@@ -40,13 +39,6 @@ const (
 
 // Config configures a Client.
 type Config struct {
-	// Extensions add River workers and periodic jobs to the River client
-	// that NewClient builds, and are given the Client. A schedule.Client is
-	// one: list it here to fire schedules on this client.
-	//
-	// Defaults to none.
-	Extensions []Extension
-
 	// Logger receives the engine's logs. River's client gets it too unless
 	// River.Logger is set.
 	//
@@ -142,13 +134,6 @@ type Config struct {
 	Workflows []Registrable
 }
 
-// Extension extends the River client a Client builds. Extend is called once,
-// by NewClient, before the River client exists; c is the Client being built
-// (its River client is set when NewClient returns).
-type Extension interface {
-	Extend(c *Client, river *river.Config) error
-}
-
 // Client starts, reads, signals and cancels workflow runs, and runs the
 // workflows registered in its Config on a River client. It is safe for
 // concurrent use.
@@ -185,6 +170,14 @@ type Client struct {
 
 	startStopMu sync.Mutex
 	started     bool
+
+	// What Bind needs of the River configuration: the workers bundle
+	// River was given, whether this client takes part in leader elections,
+	// the queues it works, and the names of the extensions bound.
+	riverWorkers   *river.Workers
+	leaderElection bool
+	riverQueues    []string
+	extensions     []string
 }
 
 // NewClient validates config, registers the workflows on the River workers
@@ -232,9 +225,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	if config.River == nil || config.River.Logger == nil {
 		riverConfig.Logger = logger
 	}
-	// An insert-only client without workflows keeps Workers nil, so River
-	// does not refuse to insert jobs of kinds that other processes work.
-	if riverConfig.Workers == nil && (len(config.Workflows) > 0 || len(riverConfig.Queues) > 0 || len(config.Extensions) > 0) {
+	if riverConfig.Workers == nil && (len(config.Workflows) > 0 || len(riverConfig.Queues) > 0) {
 		riverConfig.Workers = river.NewWorkers()
 	}
 
@@ -292,15 +283,9 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		}
 	}
 
-	for _, ext := range config.Extensions {
-		if err := ext.Extend(c, riverConfig); err != nil {
-			return nil, fmt.Errorf("workflow: extension: %w", err)
-		}
-	}
-
-	if _, ok := riverConfig.Queues[wfhook.ScheduleQueue]; ok && c.works {
-		c.armQueues = []string{wfhook.ScheduleQueue}
-	}
+	c.riverWorkers = riverConfig.Workers
+	c.leaderElection = !riverConfig.LeaderElectionDisabled
+	c.riverQueues = slices.Collect(maps.Keys(riverConfig.Queues))
 
 	rc, err := river.NewClient[pgx.Tx](engine.NewDriver(pool, completer{c}), riverConfig)
 	if err != nil {
@@ -311,7 +296,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	c.waiter = newWaiter(pool, c.q, logger)
 	c.waker = newWaker(c)
 	if c.works {
-		c.registry = newRegistry(c, slices.Collect(maps.Keys(riverConfig.Queues)))
+		c.registry = newRegistry(c, c.riverQueues)
 	}
 	return c, nil
 }

@@ -263,6 +263,18 @@ func newRegistry(c *Client, queues []string) *registry {
 	return &registry{c: c, types: types, queues: queues, beat: make(chan struct{}, 1)}
 }
 
+// addQueue records a queue added to the client before it starts.
+func (r *registry) addQueue(queue string) {
+	r.queues = append(r.queues, queue)
+	slices.Sort(r.queues)
+	for name, reg := range r.c.types {
+		if reg.opts.Queue == queue && !slices.Contains(r.types, name) {
+			r.types = append(r.types, name)
+		}
+	}
+	slices.Sort(r.types)
+}
+
 // start registers the client (so that, once Start returns, the registry
 // lists it) and starts the heartbeat.
 func (r *registry) start(ctx context.Context) {

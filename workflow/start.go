@@ -399,9 +399,9 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 	return &startedRun{Run: run}, nil
 }
 
-// CancelScheduleRunsTx cancels the unfinished runs of a schedule, for its
+// cancelScheduleRunsTx cancels the unfinished runs of a schedule, for its
 // replace overlap policy: like CancelTx for each. For package schedule.
-func (c *Client) CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduleRuns) (int, error) {
+func (c *Client) cancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduleRuns) (int, error) {
 	rows, err := tx.Query(ctx, c.q.unfinishedOfSchedule, s.ScheduleID)
 	if err != nil {
 		return 0, err
@@ -418,9 +418,9 @@ func (c *Client) CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfhook.
 	return len(ids), nil
 }
 
-// WakeAtTx arranges for the scheduled River job w.JobID, inserted in tx, to
+// wakeAtTx arranges for the scheduled River job w.JobID, inserted in tx, to
 // be made available at w.At exactly (River's scheduler, which looks every
 // five seconds, is the fallback). For package schedule.
-func (c *Client) WakeAtTx(ctx context.Context, tx pgx.Tx, w *wfhook.Wake) error {
+func (c *Client) wakeAtTx(ctx context.Context, tx pgx.Tx, w *wfhook.Wake) error {
 	return c.waker.scheduleTx(ctx, tx, w.JobID, w.Queue, w.At)
 }

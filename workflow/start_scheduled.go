@@ -14,25 +14,25 @@ import (
 	"github.com/tributary-go/tributary/internal/wfhook"
 )
 
-// StartScheduledTx starts the run of a schedule slot within tx, or records
-// the slot as skipped: StartScheduledManyTx of one slot, for an operator's
+// startScheduledTx starts the run of a schedule slot within tx, or records
+// the slot as skipped: startScheduledManyTx of one slot, for an operator's
 // explicit start (a trigger, a backfill). Unlike a slot fired with others,
 // a run the engine refuses (input over the limit, a bad run policy) is an
 // error, a *ValidationError, and nothing is written.
-func (c *Client) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduledStart) (*wfhook.Started, error) {
+func (c *Client) startScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduledStart) (*wfhook.Started, error) {
 	if s.Skip == "" {
 		if _, err := c.scheduledParams(s); err != nil {
 			return nil, err
 		}
 	}
-	started, err := c.StartScheduledManyTx(ctx, tx, []*wfhook.ScheduledStart{s})
+	started, err := c.startScheduledManyTx(ctx, tx, []*wfhook.ScheduledStart{s})
 	if err != nil {
 		return nil, err
 	}
 	return &started[0], nil
 }
 
-// StartScheduledManyTx starts the runs of schedule slots within tx, or
+// startScheduledManyTx starts the runs of schedule slots within tx, or
 // records them as skipped, in a few statements whatever their number: one
 // read of the slots that have their run already, one insert of the River
 // jobs (River's InsertManyTx) and one of the runs. It is package
@@ -45,7 +45,7 @@ func (c *Client) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.Sche
 // type name) is recorded as skipped with a reason that begins with
 // wfhook.SkipCannotStart, so that one bad schedule never fails the slots
 // fired with it. The results are in the order of starts.
-func (c *Client) StartScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*wfhook.ScheduledStart) ([]wfhook.Started, error) {
+func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*wfhook.ScheduledStart) ([]wfhook.Started, error) {
 	out := make([]wfhook.Started, len(starts))
 	if len(starts) == 0 {
 		return out, nil
@@ -236,7 +236,7 @@ func scheduledInput(s *wfhook.ScheduledStart) []byte {
 	return s.Input
 }
 
-// scheduledRows are the columns of the runs StartScheduledManyTx inserts,
+// scheduledRows are the columns of the runs startScheduledManyTx inserts,
 // as arrays for one INSERT … SELECT FROM unnest.
 type scheduledRows struct {
 	ids         [][16]byte // binary: see the note above flushBegins

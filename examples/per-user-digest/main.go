@@ -111,13 +111,15 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 		return err
 	}
 
-	schedules := schedule.New(nil)
 	digest := newDigest(pool)
 	client, err := workflow.NewClient(pool, &workflow.Config{
-		Extensions: []workflow.Extension{schedules}, // this client fires the schedules' slots
-		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}}},
-		Workflows:  []workflow.Registrable{digest},
+		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}}},
+		Workflows: []workflow.Registrable{digest},
 	})
+	if err != nil {
+		return err
+	}
+	schedules, err := schedule.New(client, nil)
 	if err != nil {
 		return err
 	}

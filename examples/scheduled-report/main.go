@@ -85,12 +85,14 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	if _, err := pool.Exec(ctx, setupSQL); err != nil {
 		return err
 	}
-	schedules := schedule.New(nil)
 	client, err := workflow.NewClient(pool, &workflow.Config{
-		Extensions: []workflow.Extension{schedules},
-		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}}},
-		Workflows:  []workflow.Registrable{ReportWorkflow, PurgeOrders},
+		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}}},
+		Workflows: []workflow.Registrable{ReportWorkflow, PurgeOrders},
 	})
+	if err != nil {
+		return err
+	}
+	schedules, err := schedule.New(client, nil)
 	if err != nil {
 		return err
 	}

@@ -77,17 +77,16 @@ func runTributary(cold bool) func(context.Context, *scratch, *SchedulesConfig) (
 	return func(ctx context.Context, s *scratch, config *SchedulesConfig) (_ *SlotRound, err error) {
 		// The insert-only client creates the schedules: it works no jobs,
 		// so that nothing fires before the working client starts.
-		inserter := schedule.New(&schedule.Config{Logger: config.Logger})
-		if _, err := workflow.NewClient(s.pool, &workflow.Config{
-			Extensions: []workflow.Extension{inserter},
-			Logger:     config.Logger,
-			Schema:     s.schema,
-		}); err != nil {
+		inserting, err := workflow.NewClient(s.pool, &workflow.Config{Logger: config.Logger, Schema: s.schema})
+		if err != nil {
+			return nil, fmt.Errorf("building the insert-only client: %w", err)
+		}
+		inserter, err := schedule.New(inserting, &schedule.Config{Logger: config.Logger})
+		if err != nil {
 			return nil, fmt.Errorf("building the insert-only client: %w", err)
 		}
 		wf, err := workflow.NewClient(s.pool, &workflow.Config{
-			Extensions: []workflow.Extension{schedule.New(&schedule.Config{Logger: config.Logger})},
-			Logger:     config.Logger,
+			Logger: config.Logger,
 			River: &river.Config{
 				Logger: config.Logger,
 				Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: config.Workers}},
@@ -96,6 +95,9 @@ func runTributary(cold bool) func(context.Context, *scratch, *SchedulesConfig) (
 			Workflows: []workflow.Registrable{slotWorkflow},
 		})
 		if err != nil {
+			return nil, fmt.Errorf("building the working client: %w", err)
+		}
+		if _, err := schedule.New(wf, &schedule.Config{Logger: config.Logger}); err != nil {
 			return nil, fmt.Errorf("building the working client: %w", err)
 		}
 

@@ -98,11 +98,15 @@ func (f *databaseFlags) scheduleClients(ctx context.Context) (*schedule.Client, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	sc := schedule.New(&schedule.Config{Logger: f.env.Logger})
-	wf, err := workflow.NewClient(pool, &workflow.Config{Schema: schema, Logger: f.env.Logger, Extensions: []workflow.Extension{sc}})
+	wf, err := workflow.NewClient(pool, &workflow.Config{Schema: schema, Logger: f.env.Logger})
 	if err != nil {
 		pool.Close()
 		return nil, nil, nil, withHint(err, "fix --schema or TRIBUTARY_SCHEMA")
+	}
+	sc, err := schedule.New(wf, &schedule.Config{Logger: f.env.Logger})
+	if err != nil {
+		pool.Close()
+		return nil, nil, nil, err
 	}
 	// Inserting a slot's job also arms a timer that would make the job
 	// available at its exact time. This client works no jobs and lives for

@@ -44,8 +44,9 @@ func getRun(t *testing.T, vars map[string]string, id uuid.UUID) *workflow.Run {
 func grantClient(t *testing.T, db *testdb.DB) *schedule.Client {
 	t.Helper()
 
-	sc := schedule.New(nil)
-	_, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema, Logger: slog.New(slog.DiscardHandler), Extensions: []workflow.Extension{sc}})
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	sc, err := schedule.New(wf, nil)
 	require.NoError(t, err)
 	return sc
 }
@@ -568,7 +569,10 @@ func TestScheduleRunsComplete(t *testing.T) {
 
 	db, vars := migratedDB(t)
 	defs := newCLITestWorkflows(nil)
-	client := startWorkingClient(ctx, t, db, &workflow.Config{Workflows: []workflow.Registrable{defs.quick}, Extensions: []workflow.Extension{schedule.New(nil)}})
+	client := startWorkingClient(ctx, t, db, &workflow.Config{Workflows: []workflow.Registrable{defs.quick}}, func(wf *workflow.Client) error {
+		_, err := schedule.New(wf, nil)
+		return err
+	})
 
 	// Paused, so that no slot of its own fires during the test.
 	id := createSchedule(t, vars, "--name", "greeting", "--cron", "0 6 * * *", "--tz", "Europe/Paris", "--workflow", "cli_quick",

@@ -95,10 +95,8 @@ func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags
 	if err != nil {
 		return fmt.Errorf("set up /metrics: %w", err)
 	}
-	sc := schedule.New(&schedule.Config{Logger: env.Logger, MeterProvider: metrics.Provider})
 	wf, err := workflow.NewClient(pool, &workflow.Config{
-		Extensions: []workflow.Extension{sc},
-		Logger:     env.Logger,
+		Logger: env.Logger,
 		River: &river.Config{
 			// This process has no workflow code: it must leave the runs'
 			// jobs to the services that have it.
@@ -107,6 +105,10 @@ func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags
 		},
 		Schema: schema,
 	})
+	if err != nil {
+		return withHint(err, "fix --schema, TRIBUTARY_SCHEMA or --queues")
+	}
+	sc, err := schedule.New(wf, &schedule.Config{Logger: env.Logger, MeterProvider: metrics.Provider})
 	if err != nil {
 		return withHint(err, "fix --schema, TRIBUTARY_SCHEMA or --queues")
 	}

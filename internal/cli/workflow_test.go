@@ -76,8 +76,9 @@ func newCLITestWorkflows(release <-chan struct{}) *cliTestWorkflows {
 }
 
 // startWorkingClient starts a workflow client on db that works runs, with
-// config's Workflows and Extensions, stopped when the test ends.
-func startWorkingClient(ctx context.Context, t *testing.T, db *testdb.DB, config *workflow.Config) *workflow.Client {
+// config's Workflows, after calling each of before on it (to bind a
+// schedule client, say); it is stopped when the test ends.
+func startWorkingClient(ctx context.Context, t *testing.T, db *testdb.DB, config *workflow.Config, before ...func(*workflow.Client) error) *workflow.Client {
 	t.Helper()
 
 	config.Schema = db.Schema
@@ -89,6 +90,9 @@ func startWorkingClient(ctx context.Context, t *testing.T, db *testdb.DB, config
 	}
 	client, err := workflow.NewClient(db.Pool, config)
 	require.NoError(t, err)
+	for _, f := range before {
+		require.NoError(t, f(client))
+	}
 	require.NoError(t, client.Start(ctx))
 	t.Cleanup(func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

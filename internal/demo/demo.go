@@ -76,14 +76,16 @@ func New(pool *pgxpool.Pool, config *Config) (*Demo, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	sc := schedule.New(&schedule.Config{Logger: logger})
 	wf, err := workflow.NewClient(pool, &workflow.Config{
-		Extensions: []workflow.Extension{sc},
-		Logger:     logger,
-		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
-		Schema:     config.Schema,
-		Workflows:  Workflows(),
+		Logger:    logger,
+		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
+		Schema:    config.Schema,
+		Workflows: Workflows(),
 	})
+	if err != nil {
+		return nil, err
+	}
+	sc, err := schedule.New(wf, &schedule.Config{Logger: logger})
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,68 @@
-// Package wfhook holds the types through which package schedule reaches
-// into the workflow engine: the workflow methods that take them are
-// exported, but only Tributary's own packages can build their arguments.
+// Package wfhook is the door through which package schedule reaches into a
+// workflow client: Of gives the Engine of a *workflow.Client, which
+// package workflow implements and registers. Being internal, none of it is
+// part of Tributary's API: users reach schedules through schedule.New.
 package wfhook
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 )
+
+// Engine is the part of a workflow client that only Tributary's own
+// packages use.
+type Engine interface {
+	// Bind adds ext to the client's River client. It fails once the
+	// client has started.
+	Bind(ext *Extension) error
+
+	// StartScheduledTx starts the run of one schedule slot in tx, for an
+	// operator's explicit start: a run the engine refuses is an error, and
+	// nothing is written.
+	StartScheduledTx(ctx context.Context, tx pgx.Tx, s *ScheduledStart) (*Started, error)
+
+	// StartScheduledManyTx starts (or records as skipped) the runs of
+	// schedule slots in tx, one result per start, in order.
+	StartScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*ScheduledStart) ([]Started, error)
+
+	// WakeAtTx makes a scheduled River job available at w.At, timed by
+	// the working clients once tx commits.
+	WakeAtTx(ctx context.Context, tx pgx.Tx, w *Wake) error
+
+	// CancelScheduleRunsTx cancels the unfinished runs of a schedule and
+	// returns how many.
+	CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *ScheduleRuns) (int, error)
+}
+
+// Of returns the Engine of wf, a *workflow.Client. Package workflow sets
+// it when it is initialized.
+var Of func(wf any) Engine
+
+// Extension is what package schedule adds to a workflow client's River
+// client: workers, and, on a working client, a queue and periodic jobs.
+type Extension struct {
+	// Name names the extension in errors, e.g. "schedule".
+	Name string
+
+	// Register adds the extension's River workers to the client's bundle.
+	// It is called on working clients only.
+	Register func(*river.Workers) error
+
+	// Queue, when set, is added to a working client with QueueWorkers
+	// workers unless its River configuration has it already, and the
+	// client arms the timers of the jobs waiting in it (see the workflow
+	// engine's waker).
+	Queue        string
+	QueueWorkers int
+
+	// PeriodicJobs are added to a working client that takes part in
+	// leader elections.
+	PeriodicJobs []*river.PeriodicJob
+}
 
 // ScheduledStart starts (or records as skipped) the run of a schedule slot.
 type ScheduledStart struct {
