@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tributary-go/tributary/internal/wfhook"
+	"github.com/tributary-go/tributary/jobs"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -103,7 +104,10 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	interval := config.ReconcileInterval
-	if interval <= 0 {
+	if interval < 0 || (interval > 0 && interval < jobs.MinInterval) {
+		return nil, fmt.Errorf("schedule: Config.ReconcileInterval is %s; use at least %s, or 0 for the default (%s)", interval, jobs.MinInterval, DefaultReconcileInterval)
+	}
+	if interval == 0 {
 		interval = DefaultReconcileInterval
 	}
 	clock := config.Clock
@@ -132,11 +136,11 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 			if err := river.AddWorkerSafely(workers, &fireWorker{c: c}); err != nil {
 				return err
 			}
-			return river.AddWorkerSafely(workers, &reconcileWorker{c: c})
+			return c.reconcileJob().Worker(workers)
 		},
 		Queue:        Queue,
 		QueueWorkers: QueueWorkers,
-		PeriodicJobs: []*river.PeriodicJob{c.reconcileJob()},
+		PeriodicJobs: []*river.PeriodicJob{c.reconcileJob().Periodic()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/jobs"
 )
 
 // DefaultReconcileInterval is how often the reconciler looks for broken
 // chains when Config.ReconcileInterval is zero.
-const DefaultReconcileInterval = time.Minute
+const DefaultReconcileInterval = jobs.DefaultReconcileInterval
 
 // reconcileGrace is how overdue a schedule's next slot must be before the
 // reconciler takes its chain for broken: a slot due this moment is its
@@ -111,30 +112,8 @@ func (c *Client) warnUnserved(ctx context.Context) error {
 	return nil
 }
 
-// reconcileArgs is the periodic job that runs Reconcile.
-type reconcileArgs struct{}
-
-func (reconcileArgs) Kind() string { return "tributary:schedule_reconcile" }
-
-type reconcileWorker struct {
-	river.WorkerDefaults[reconcileArgs]
-	c *Client
-}
-
-func (w *reconcileWorker) Work(ctx context.Context, _ *river.Job[reconcileArgs]) error {
-	_, err := w.c.Reconcile(ctx)
-	return err
-}
-
-// reconcileJob is the periodic job that runs Reconcile on River's leader
-// every c.interval, and once when a client starts leading.
-func (c *Client) reconcileJob() *river.PeriodicJob {
-	interval := c.interval
-	return river.NewPeriodicJob(
-		river.PeriodicInterval(interval),
-		func() (river.JobArgs, *river.InsertOpts) {
-			return reconcileArgs{}, &river.InsertOpts{Queue: Queue, UniqueOpts: river.UniqueOpts{ByPeriod: interval}}
-		},
-		&river.PeriodicJobOpts{ID: "tributary:schedule_reconcile", RunOnStart: true},
-	)
+// reconcileJob is the maintenance job that runs Reconcile on River's
+// leader every c.interval, and once when a client starts leading, in Queue.
+func (c *Client) reconcileJob() jobs.Job {
+	return jobs.Job{Kind: jobs.KindScheduleReconcile, Interval: c.interval, Queue: Queue, Run: c.Reconcile, Logger: c.logger}
 }

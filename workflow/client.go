@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/jobs"
 )
 
 // Recommended River settings that Tributary applies to the River client it
@@ -39,6 +40,14 @@ const (
 
 // Config configures a Client.
 type Config struct {
+	// Maintenance configures the River periodic jobs that keep a working
+	// client's runs healthy: their repair and their retention (see package
+	// jobs for what each does, its defaults and limits). NewClient refuses
+	// a value out of its limits.
+	//
+	// Defaults to jobs' defaults.
+	Maintenance *jobs.Config
+
 	// Logger receives the engine's logs. River's client gets it too unless
 	// River.Logger is set.
 	//
@@ -147,6 +156,7 @@ type Client struct {
 	failedRetention    time.Duration
 	pool               *pgxpool.Pool
 	jobs               *engine.Jobs // River's job state; see internal/engine
+	maintenance        *jobs.Config
 	q                  *queries
 	river              *river.Client[pgx.Tx]
 	schema             string
@@ -195,6 +205,11 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	maxInput := orDefault(config.MaxInputBytes, DefaultMaxInputBytes)
+	if config.Maintenance != nil {
+		if err := config.Maintenance.Validate(); err != nil {
+			return nil, &ValidationError{Field: "Config.Maintenance", Problem: err.Error()}
+		}
+	}
 	if maxInput < 0 {
 		return nil, &ValidationError{Field: "Config.MaxInputBytes", Problem: "is negative; leave it 0 for the 1 MiB default"}
 	}
@@ -249,6 +264,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		failedRetention:    orDefault(config.FailedRunRetention, DefaultFailedRunRetention),
 		pool:               pool,
 		jobs:               engine.NewJobs(config.Schema),
+		maintenance:        config.Maintenance.WithDefaults(),
 		q:                  newQueries(config.Schema),
 		schema:             config.Schema,
 		types:              make(map[string]*registration, len(config.Workflows)),
@@ -274,12 +290,13 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 
 	// River runs periodic jobs on the leader only; a client that never leads
 	// leaves the repair to one that does.
-	if c.works && !riverConfig.LeaderElectionDisabled {
-		if err := addRepairJob(riverConfig, c); err != nil {
-			return nil, fmt.Errorf("workflow: register run repair job: %w", err)
-		}
-		if err := addRetentionJob(riverConfig, c); err != nil {
-			return nil, fmt.Errorf("workflow: register run retention job: %w", err)
+	if c.works {
+		err := jobs.Add(riverConfig,
+			jobs.Job{Kind: jobs.KindRepairRuns, Interval: c.maintenance.RepairInterval, Run: c.RepairRuns, Logger: logger},
+			jobs.Job{Kind: jobs.KindRunRetention, Interval: c.maintenance.RetentionInterval, Run: c.DeleteExpiredRuns, Logger: logger},
+		)
+		if err != nil {
+			return nil, fmt.Errorf("workflow: register the maintenance jobs: %w", err)
 		}
 	}
 

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 )
 
 // Some changes to a run's River job happen without any Tributary code
@@ -20,12 +18,8 @@ import (
 // was requested while its worker died, and an operator can cancel or delete a
 // job in River UI. The run would then stay "running" forever. RepairRuns
 // finds such runs and finishes them the way their job ended; the client runs
-// it on start-up and every RepairInterval on the leader, as a River periodic
-// job.
-
-// RepairInterval is how often a working client repairs runs whose River job
-// ended outside Tributary.
-const RepairInterval = time.Minute
+// it on start-up and every Config.Maintenance.RepairInterval on the leader,
+// as a River periodic job (jobs.KindRepairRuns).
 
 // repairGrace keeps RepairRuns away from runs whose job changed moments ago,
 // so it never races an attempt that is finishing normally.
@@ -172,35 +166,4 @@ func (c *Client) requeueRescued(ctx context.Context, id uuid.UUID, jobID int64, 
 		return c.requeueTx(ctx, tx, run, attemptBase, attemptsLeft)
 	})
 	return requeued, err
-}
-
-// repairArgs is the periodic job that runs RepairRuns.
-type repairArgs struct{}
-
-func (repairArgs) Kind() string { return "tributary:repair_runs" }
-
-func (repairArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: RepairInterval}}
-}
-
-type repairWorker struct {
-	river.WorkerDefaults[repairArgs]
-	c *Client
-}
-
-func (w *repairWorker) Work(ctx context.Context, _ *river.Job[repairArgs]) error {
-	_, err := w.c.RepairRuns(ctx)
-	return err
-}
-
-func addRepairJob(config *river.Config, c *Client) error {
-	if err := river.AddWorkerSafely(config.Workers, &repairWorker{c: c}); err != nil {
-		return err
-	}
-	config.PeriodicJobs = append(slices.Clip(config.PeriodicJobs), river.NewPeriodicJob(
-		river.PeriodicInterval(RepairInterval),
-		func() (river.JobArgs, *river.InsertOpts) { return repairArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "tributary:repair_runs", RunOnStart: true},
-	))
-	return nil
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
-
-	"github.com/riverqueue/river"
 )
 
 // Default retention of finished runs (Config.CompletedRunRetention and
@@ -19,18 +16,9 @@ const (
 	DefaultFailedRunRetention    = 30 * 24 * time.Hour
 )
 
-// RetentionInterval is how often the leader deletes finished runs past
-// their retention.
-const RetentionInterval = 10 * time.Minute
-
-const (
-	// retentionBatch is how many runs one DELETE removes (with their steps
-	// and signals): small enough that a batch holds its locks briefly.
-	retentionBatch = 5_000
-
-	// retentionPassLimit bounds one pass; the next pass goes on.
-	retentionPassLimit = time.Minute
-)
+// retentionPassLimit bounds one pass of DeleteExpiredRuns; the next pass
+// goes on.
+const retentionPassLimit = time.Minute
 
 // deleteExpiredRunsSQL deletes a batch of runs finished before their
 // retention: $1 is the first run id of the completed runs' cutoff (run ids
@@ -53,7 +41,9 @@ WHERE id IN (
 // Config.FailedRunRetention for failed and cancelled ones), with their
 // steps and signals, in batches, for at most a minute. Unfinished runs are
 // never deleted, however old. It returns how many runs it deleted. A
-// working client runs it on the leader every RetentionInterval.
+// working client runs it on the leader every
+// Config.Maintenance.RetentionInterval (jobs.KindRunRetention), deleting
+// Config.Maintenance.RetentionBatchSize runs per statement.
 //
 // A deleted run of a schedule takes its slot's record with it: a backfill
 // over that slot later runs it again, as it would a slot never fired.
@@ -71,12 +61,12 @@ func (c *Client) DeleteExpiredRuns(ctx context.Context) (int, error) {
 	}
 	deleted := 0
 	for deadline := now.Add(retentionPassLimit); time.Now().Before(deadline); {
-		tag, err := c.pool.Exec(ctx, c.q.deleteExpiredRuns, firstIDAt(newest), completed, failed, retentionBatch)
+		tag, err := c.pool.Exec(ctx, c.q.deleteExpiredRuns, firstIDAt(newest), completed, failed, c.maintenance.RetentionBatchSize)
 		if err != nil {
 			return deleted, fmt.Errorf("workflow: delete runs past their retention: %w", err)
 		}
 		deleted += int(tag.RowsAffected())
-		if tag.RowsAffected() < retentionBatch {
+		if tag.RowsAffected() < int64(c.maintenance.RetentionBatchSize) {
 			break
 		}
 	}
@@ -94,35 +84,4 @@ func cutoff(now time.Time, retention time.Duration) *time.Time {
 	}
 	t := now.Add(-retention)
 	return &t
-}
-
-// retentionArgs is the periodic job that runs DeleteExpiredRuns.
-type retentionArgs struct{}
-
-func (retentionArgs) Kind() string { return "tributary:run_retention" }
-
-func (retentionArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: RetentionInterval}}
-}
-
-type retentionWorker struct {
-	river.WorkerDefaults[retentionArgs]
-	c *Client
-}
-
-func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[retentionArgs]) error {
-	_, err := w.c.DeleteExpiredRuns(ctx)
-	return err
-}
-
-func addRetentionJob(config *river.Config, c *Client) error {
-	if err := river.AddWorkerSafely(config.Workers, &retentionWorker{c: c}); err != nil {
-		return err
-	}
-	config.PeriodicJobs = append(slices.Clip(config.PeriodicJobs), river.NewPeriodicJob(
-		river.PeriodicInterval(RetentionInterval),
-		func() (river.JobArgs, *river.InsertOpts) { return retentionArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "tributary:run_retention", RunOnStart: true},
-	))
-	return nil
 }
