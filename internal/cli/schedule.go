@@ -620,16 +620,13 @@ func slotCount(n int) string {
 	return strconv.Itoa(n) + " slots"
 }
 
-// grantSkipReason is why a slot of a schedule of workflowType is skipped
-// under grant g at now, as a firing slot finds it, or "" when g allows it.
+// grantSkipReason is the skip reason schedule.Grant.Check gives a slot of a
+// schedule of workflowType under grant g (nil: not found) at now, the
+// reason firing records; "" when g allows it.
 func grantSkipReason(g *schedule.Grant, workflowType string, now time.Time) string {
-	switch {
-	case g.RevokedAt != nil:
-		return schedule.SkipReasonGrantRevoked
-	case g.ExpiresAt != nil && !g.ExpiresAt.After(now):
-		return schedule.SkipReasonGrantExpired
-	case !slices.Contains(g.Scopes, "*") && !slices.Contains(g.Scopes, schedule.ScopeExecute(workflowType)):
-		return schedule.SkipReasonGrantOutOfScope
+	var grantErr *schedule.GrantError
+	if errors.As(g.Check(workflowType, now), &grantErr) {
+		return grantErr.Reason
 	}
 	return ""
 }
@@ -673,7 +670,7 @@ func grantRefusal(g *schedule.Grant, workflowType string, now time.Time) error {
 // g is nil when the grant is not found.
 func grantText(id uuid.UUID, g *schedule.Grant, workflowType string, now time.Time) string {
 	if g == nil {
-		return fmt.Sprintf("%s (not found: each slot is skipped as %q)", id, schedule.SkipReasonGrantRevoked)
+		return fmt.Sprintf("%s (not found: each slot is skipped as %q)", id, grantSkipReason(nil, workflowType, now))
 	}
 	if problem := grantProblem(g, workflowType, now); problem != "" {
 		return fmt.Sprintf("%s (subject %q): it %s; each slot is skipped as %q", id, g.Subject, problem, grantSkipReason(g, workflowType, now))
