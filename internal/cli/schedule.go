@@ -547,10 +547,8 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 		wasPaused := s.Paused
 		var due []schedule.Occurrence // the missed slots that run
 		if wasPaused {
-			if policy != schedule.MissedSkip {
-				if due = missedSlots(s, time.Now()); policy == schedule.MissedLatest && len(due) > 1 {
-					due = due[len(due)-1:]
-				}
+			if due, err = s.MissedSlots(policy, time.Now()); err != nil {
+				return scheduleError(err, id)
 			}
 			if s, err = sc.Resume(ctx, id, &schedule.ResumeOpts{Missed: policy}); err != nil {
 				return scheduleError(err, id)
@@ -577,27 +575,6 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 		}
 		return err
 	}
-}
-
-// missedSlots are the slots of paused schedule s that Resume finds missed
-// at now: after the pause, at or before now and before its end; at most
-// schedule.MaxBackfill, oldest first.
-func missedSlots(s *schedule.Schedule, now time.Time) []schedule.Occurrence {
-	if s.PausedAt == nil {
-		return nil
-	}
-	spec, err := s.Spec()
-	if err != nil {
-		return nil
-	}
-	var due []schedule.Occurrence
-	for _, occurrence := range spec.NextN(*s.PausedAt, schedule.MaxBackfill) {
-		if occurrence.At.After(now) || (s.EndAt != nil && !occurrence.At.Before(*s.EndAt)) {
-			break
-		}
-		due = append(due, occurrence)
-	}
-	return due
 }
 
 // nextFireText says when s fires next: "it fires next at 2026-03-08
