@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -56,4 +57,13 @@ func printProgress(w io.Writer, p migrations.Progress) {
 	}
 	name := strings.ReplaceAll(p.Name, " ", "_") // River's names have spaces
 	fmt.Fprintf(w, "%s %s%03d_%s (%s)\n", verb, prefix, p.Version, name, roundDuration(p.Duration))
+}
+
+// roundDuration rounds a migration's duration for its line: to the
+// microsecond below a millisecond, else to the millisecond.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
