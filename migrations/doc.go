@@ -29,6 +29,8 @@
 //     for River's too. Down removes data: it is for development and for
 //     undoing an upgrade, not for routine use.
 //
-// Migrator.Status reports which versions a database has, and Versions and
-// Latest what this build of Tributary knows.
+// Config.Progress hears of each migration, River's included, as it starts
+// and as it commits, for a progress display (`tributary migrate` prints its
+// lines from it). Migrator.Status reports which versions a database has,
+// and Versions and Latest what this build of Tributary knows.
 package migrations

@@ -30,6 +30,22 @@ type Config struct {
 	// Defaults to a logger that discards everything.
 	Logger *slog.Logger
 
+	// Progress, when set, is called for each migration Up or Down runs,
+	// River's included: with PhaseStart as it starts, and with PhaseDone,
+	// which carries its Duration, once its transaction has committed. The
+	// calls come in order, from the goroutine that called Up or Down, while
+	// the schema's migration lock is held, so Progress should return
+	// quickly. A migration that fails gets its PhaseStart and no PhaseDone,
+	// and Up or Down returns its error. Every migration a Result lists had
+	// its PhaseDone call, in the same order. River's migrator has no
+	// callback, so River's migrations are run one at a time to report each;
+	// only when the database has a River migration this build doesn't know
+	// (a newer build applied it) does River run them in one call, and each
+	// gets its PhaseDone call alone.
+	//
+	// Defaults to nil: no calls. Logger hears of every migration either way.
+	Progress func(Progress)
+
 	// Schema is the Postgres schema holding River's and Tributary's tables.
 	// It must already exist; Up does not create it.
 	//
@@ -68,6 +84,40 @@ type MigrateVersion struct {
 
 	// Name is the migration's name, such as "workflows".
 	Name string
+
+	// Version is the migration's number.
+	Version int
+}
+
+// Phase is the point of a migration that a Progress reports.
+type Phase string
+
+const (
+	// PhaseStart: the migration is about to run.
+	PhaseStart Phase = "start"
+	// PhaseDone: the migration's transaction has committed.
+	PhaseDone Phase = "done"
+)
+
+// Progress reports one migration, River's or Tributary's, as Up or Down
+// runs it. Config.Progress receives it.
+type Progress struct {
+	// Direction is DirectionUp for Up and DirectionDown for Down.
+	Direction Direction
+
+	// Duration is how long the migration's transaction took; 0 at
+	// PhaseStart.
+	Duration time.Duration
+
+	// Name is the migration's name, such as "workflows". River's names may
+	// have spaces, such as "pending and more".
+	Name string
+
+	// Phase says whether the migration is starting or has committed.
+	Phase Phase
+
+	// River is true for one of River's migrations, false for Tributary's.
+	River bool
 
 	// Version is the migration's number.
 	Version int
@@ -122,6 +172,7 @@ type Migrator struct {
 	migrations []migration
 	pool       *pgxpool.Pool
 	prefix     string // quoted schema and a dot, or "" for the search_path
+	progress   func(Progress)
 	river      *rivermigrate.Migrator[pgx.Tx]
 	schema     string
 }
@@ -166,6 +217,7 @@ func newMigrator(pool *pgxpool.Pool, config *Config, set []migration) (*Migrator
 		migrations: set,
 		pool:       pool,
 		prefix:     prefix,
+		progress:   config.Progress,
 		river:      river,
 		schema:     config.Schema,
 	}, nil
@@ -221,11 +273,9 @@ func (m *Migrator) Down(ctx context.Context, opts *DownOpts) (*Result, error) {
 		}
 
 		if opts.IncludeRiver {
-			riverRes, err := m.river.Migrate(ctx, rivermigrate.DirectionDown, &rivermigrate.MigrateOpts{TargetVersion: -1})
-			if err != nil {
+			if res.River, err = m.migrateRiver(ctx, DirectionDown); err != nil {
 				return fmt.Errorf("migrations: rolling back River's migrations: %w", err)
 			}
-			res.River = fromRiver(riverRes)
 		}
 		return nil
 	})
@@ -291,11 +341,10 @@ func (m *Migrator) Up(ctx context.Context) (*Result, error) {
 		// River's migrator has no lock of its own: two processes migrating
 		// at once would both try to create the same tables. Ours serializes
 		// them.
-		riverRes, err := m.river.Migrate(ctx, rivermigrate.DirectionUp, nil)
-		if err != nil {
+		var err error
+		if res.River, err = m.migrateRiver(ctx, DirectionUp); err != nil {
 			return fmt.Errorf("migrations: applying River's migrations: %w", err)
 		}
-		res.River = fromRiver(riverRes)
 
 		if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+m.prefix+`tributary_migration (
 			version integer PRIMARY KEY,
@@ -335,6 +384,7 @@ func (m *Migrator) Up(ctx context.Context) (*Result, error) {
 // is never applied twice even by a caller that bypassed the session lock,
 // and checks the version row again under it.
 func (m *Migrator) apply(ctx context.Context, conn *pgx.Conn, lockKey int64, mig migration, direction Direction) (time.Duration, error) {
+	m.report(Progress{Direction: direction, Name: mig.Name, Phase: PhaseStart, Version: mig.Version})
 	start := time.Now()
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey); err != nil {
@@ -381,7 +431,69 @@ func (m *Migrator) apply(ctx context.Context, conn *pgx.Conn, lockKey int64, mig
 		slog.String("name", mig.Name),
 		slog.Int("version", mig.Version),
 	)
+	m.report(Progress{Direction: direction, Duration: duration, Name: mig.Name, Phase: PhaseDone, Version: mig.Version})
 	return duration, nil
+}
+
+// migrateRiver applies River's migrations that the database doesn't have,
+// oldest first, or (down) rolls back all it has, newest first. It asks
+// River's migrator for one step at a time, each in River's own
+// transaction as a single call would run it, so that Config.Progress hears
+// of each as it starts and as it commits.
+func (m *Migrator) migrateRiver(ctx context.Context, direction Direction) ([]MigrateVersion, error) {
+	existing, err := m.river.ExistingVersions(ctx)
+	if err != nil {
+		// River refuses to list a database that has a migration this
+		// build doesn't know, which its Migrate accepts: let it decide in
+		// one call, and report what it did.
+		opts := &rivermigrate.MigrateOpts{}
+		if direction == DirectionDown {
+			opts.TargetVersion = -1 // all of them
+		}
+		res, err := m.river.Migrate(ctx, rivermigrate.Direction(direction), opts)
+		if err != nil {
+			return nil, err
+		}
+		versions := fromRiver(res)
+		for _, v := range versions {
+			m.report(Progress{Direction: direction, Duration: v.Duration, Name: v.Name, Phase: PhaseDone, River: true, Version: v.Version})
+		}
+		return versions, nil
+	}
+
+	var todo []rivermigrate.Migration
+	switch direction {
+	case DirectionUp:
+		for _, mig := range m.river.AllVersions() { // oldest first
+			if !slices.ContainsFunc(existing, func(e rivermigrate.Migration) bool { return e.Version == mig.Version }) {
+				todo = append(todo, mig)
+			}
+		}
+	case DirectionDown:
+		todo = slices.Clone(existing) // oldest first
+		slices.Reverse(todo)
+	}
+
+	versions := []MigrateVersion{}
+	for _, mig := range todo {
+		m.report(Progress{Direction: direction, Name: mig.Name, Phase: PhaseStart, River: true, Version: mig.Version})
+		res, err := m.river.Migrate(ctx, rivermigrate.Direction(direction), &rivermigrate.MigrateOpts{MaxSteps: 1})
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range fromRiver(res) {
+			m.report(Progress{Direction: direction, Duration: v.Duration, Name: v.Name, Phase: PhaseDone, River: true, Version: v.Version})
+			versions = append(versions, v)
+		}
+	}
+	return versions, nil
+}
+
+// report passes p to Config.Progress, if any.
+func (m *Migrator) report(p Progress) {
+	if m.progress != nil {
+		m.progress(p)
+	}
 }
 
 // appliedRows reads the tributary_migration table, which may not exist yet.

@@ -419,7 +419,7 @@ type ResumeOpts struct {
 // Resume resumes a paused schedule; the chain restarts at the first slot
 // after now. opts.Missed chooses what happens to the slots missed while it
 // was paused: skipped (the default), the latest run once, or each run once
-// (at most MaxBackfill).
+// (at most MaxBackfill); Schedule.MissedSlots says which those are.
 func (c *Client) Resume(ctx context.Context, id uuid.UUID, opts *ResumeOpts) (*Schedule, error) {
 	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.ResumeTx(ctx, tx, id, opts) })
 }
@@ -430,10 +430,8 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 	if opts != nil && opts.Missed != "" {
 		missed = opts.Missed
 	}
-	switch missed {
-	case MissedSkip, MissedLatest, MissedBackfill:
-	default:
-		return nil, &ValidationError{Field: "ResumeOpts.Missed", Problem: fmt.Sprintf("%q is not a policy; use skip, latest or backfill", missed)}
+	if err := validateMissed(missed); err != nil {
+		return nil, err
 	}
 	s, err := c.lockToStart(ctx, tx, id, "")
 	if err != nil {
@@ -447,22 +445,11 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 		return nil, err
 	}
 	now := c.now()
-	if s.PausedAt != nil && missed != MissedSkip {
-		slots := spec.NextN(*s.PausedAt, MaxBackfill)
-		var due []Occurrence
-		for _, occ := range slots {
-			if occ.At.After(now) || (s.EndAt != nil && !occ.At.Before(*s.EndAt)) {
-				break
-			}
-			due = append(due, occ)
-		}
-		if missed == MissedLatest {
-			due = nil
-			if latest, ok := latestSlot(spec, *s.PausedAt, now); ok && (s.EndAt == nil || latest.Before(*s.EndAt)) {
-				occ, _ := spec.Next(latest.Add(-time.Second))
-				due = []Occurrence{occ}
-			}
-		}
+	due, err := s.MissedSlots(missed, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(due) > 0 {
 		// Slots missed while paused that the operator asked to run run
 		// all, one after the other, as a backfill does.
 		policy := OverlapBuffer

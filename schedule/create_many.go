@@ -178,7 +178,7 @@ func (c *Client) requireUsableGrants(ctx context.Context, tx pgx.Tx, params []*P
 		if p.GrantID == nil {
 			continue
 		}
-		if g := byID[*p.GrantID]; g != nil && g.check(p.Workflow, now) == "" {
+		if g := byID[*p.GrantID]; g != nil && g.Check(p.Workflow, now) == nil {
 			continue
 		}
 		// Refused: requireUsableGrant reads the grant again and says why, in

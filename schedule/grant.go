@@ -91,12 +91,55 @@ func (c *Client) RevokeGrantTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, rea
 	return scanGrant(c.db(tx).QueryRow(ctx, c.q.grantRevoke, id, reason))
 }
 
-// check says why g does not allow running workflow type typ at now, or "".
-func (g *Grant) check(typ string, now time.Time) string {
+// GrantError reports that an execution grant does not allow a run: a slot
+// that meets it is recorded as skipped, with Reason as its skip reason, and
+// the schedule's chain goes on (GRANT_NOT_SESSION).
+type GrantError struct {
+	// GrantID is the grant's id; uuid.Nil when the grant no longer exists.
+	GrantID uuid.UUID
+
+	// Reason is the skip reason firing records: SkipReasonGrantRevoked (also
+	// for a grant that no longer exists), SkipReasonGrantExpired or
+	// SkipReasonGrantOutOfScope.
+	Reason string
+
+	// Workflow is the workflow type of the run the grant does not allow.
+	Workflow string
+}
+
+func (e *GrantError) Error() string {
+	if e.GrantID == uuid.Nil {
+		return fmt.Sprintf("schedule: the execution grant no longer exists, so a run of workflow type %q is skipped (%s)", e.Workflow, e.Reason)
+	}
+	return fmt.Sprintf("schedule: execution grant %s does not allow a run of workflow type %q (%s)", e.GrantID, e.Workflow, e.Reason)
+}
+
+// Check says whether grant g allows a run of workflowType at at: nil when
+// it does, else a *GrantError whose Reason is the skip reason. It is the
+// rule firing applies to every slot of a schedule under a grant (and
+// Trigger, Backfill and Resume to the runs they start), so a slot at at is
+// skipped with exactly that reason; Create and Update refuse a grant it
+// rejects. In that order: a revoked grant, an expired one (ExpiresAt at or
+// before at), then one without the scope ScopeExecute(workflowType) or "*".
+// A nil g is a grant that no longer exists, which allows nothing and is
+// reported as SkipReasonGrantRevoked, as firing records it.
+func (g *Grant) Check(workflowType string, at time.Time) error {
+	if reason := g.skipReason(workflowType, at); reason != "" {
+		e := &GrantError{Reason: reason, Workflow: workflowType}
+		if g != nil {
+			e.GrantID = g.ID
+		}
+		return e
+	}
+	return nil
+}
+
+// skipReason is Check's Reason, or "" when g allows the run.
+func (g *Grant) skipReason(typ string, at time.Time) string {
 	switch {
-	case g.RevokedAt != nil:
+	case g == nil || g.RevokedAt != nil:
 		return SkipReasonGrantRevoked
-	case g.ExpiresAt != nil && !g.ExpiresAt.After(now):
+	case g.ExpiresAt != nil && !g.ExpiresAt.After(at):
 		return SkipReasonGrantExpired
 	case !slices.Contains(g.Scopes, "*") && !slices.Contains(g.Scopes, ScopeExecute(typ)):
 		return SkipReasonGrantOutOfScope
@@ -123,13 +166,10 @@ func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now tim
 }
 
 // admit decides a run of type typ under grant g (nil: the grant is gone) at
-// now: the skip reason when g does not allow it, else "" with g's subject
-// and id added to the run's metadata.
+// now by the rule of Check: the skip reason when g does not allow it, else
+// "" with g's subject and id added to the run's metadata.
 func (g *Grant) admit(typ string, now time.Time, meta map[string]any) string {
-	if g == nil {
-		return SkipReasonGrantRevoked
-	}
-	if reason := g.check(typ, now); reason != "" {
+	if reason := g.skipReason(typ, now); reason != "" {
 		return reason
 	}
 	meta["grant_subject"] = g.Subject
@@ -165,7 +205,7 @@ func (c *Client) requireUsableGrant(ctx context.Context, tx pgx.Tx, id uuid.UUID
 	if err != nil {
 		return &ValidationError{Field: "GrantID", Problem: fmt.Sprintf("%s: %v; create the grant first", id, err)}
 	}
-	if reason := g.check(typ, c.now()); reason != "" {
+	if reason := g.skipReason(typ, c.now()); reason != "" {
 		return &ValidationError{Field: "GrantID", Problem: fmt.Sprintf(
 			"grant %s (subject %q) would skip every slot (%q); use a grant that is live and has scope %q or \"*\"",
 			id, g.Subject, reason, ScopeExecute(typ))}

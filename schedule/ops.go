@@ -211,9 +211,6 @@ func (c *Client) admit(ctx context.Context, tx pgx.Tx, s *Schedule, policy Overl
 	return c.overlap(ctx, tx, s.ID, policy, meta)
 }
 
-// overlap applies the overlap policy to a slot about to start: it returns
-// the skip reason (none: start it) and, for a queued run, when its job may
-// start (far in the future: a finishing run releases it).
 // lockToStart locks schedule id, within tx, to start runs of it under the
 // overlap policy override, or the schedule's own when override is "". Under
 // OverlapReplace, which cancels the schedule's unfinished runs, it locks
@@ -223,6 +220,9 @@ func (c *Client) lockToStart(ctx context.Context, tx pgx.Tx, id uuid.UUID, overr
 	return scanSchedule(tx.QueryRow(ctx, c.q.lockToStart, id, string(override)))
 }
 
+// overlap applies the overlap policy to a slot about to start: it returns
+// the skip reason (none: start it) and, for a queued run, when its job may
+// start (far in the future: a finishing run releases it).
 func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy OverlapPolicy, meta map[string]any) (skip string, startAt time.Time, err error) {
 	switch policy {
 	case OverlapAllow:

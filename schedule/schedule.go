@@ -212,3 +212,61 @@ type Schedule struct {
 
 // Spec parses the schedule's cron expression in its zone.
 func (s *Schedule) Spec() (*Spec, error) { return ParseSpec(s.Cron, s.TimeZone) }
+
+// MissedSlots are the slots paused schedule s missed by now that Resume at
+// now, with ResumeOpts.Missed set to missed, runs: none for MissedSkip (or
+// ""); the most recent one for MissedLatest; each one, oldest first and at
+// most MaxBackfill, for MissedBackfill. A slot was missed when it falls after
+// PausedAt, at or before now and before EndAt. Resume computes its slots by
+// this method, so a caller reading s before resuming it learns what will run
+// (each still subject to the grant, and a resumed latest slot to the
+// overlap policy). A schedule that is not paused has none. It returns a
+// *ValidationError for a policy that is not one of the three, and the error
+// of Spec for a schedule whose expression no longer parses.
+func (s *Schedule) MissedSlots(missed MissedPolicy, now time.Time) ([]Occurrence, error) {
+	if err := validateMissed(missed); err != nil {
+		return nil, err
+	}
+	if !s.Paused || s.PausedAt == nil || missed == MissedSkip || missed == "" {
+		return nil, nil
+	}
+	spec, err := s.Spec()
+	if err != nil {
+		return nil, err
+	}
+	before := func(at time.Time) bool { return s.EndAt == nil || at.Before(*s.EndAt) }
+	if missed == MissedLatest {
+		// latestSlot finds it however many slots were missed, beyond
+		// MaxBackfill too; of a schedule that ended while paused, it is
+		// the last slot before the end.
+		through := now
+		if s.EndAt != nil && !s.EndAt.After(now) {
+			through = s.EndAt.Add(-time.Nanosecond)
+		}
+		latest, ok := latestSlot(spec, *s.PausedAt, through)
+		if !ok {
+			return nil, nil
+		}
+		occ, _ := spec.Next(latest.Add(-time.Second))
+		return []Occurrence{occ}, nil
+	}
+	var due []Occurrence
+	for _, occ := range spec.NextN(*s.PausedAt, MaxBackfill) {
+		if occ.At.After(now) || !before(occ.At) {
+			break
+		}
+		due = append(due, occ)
+	}
+	return due, nil
+}
+
+// validateMissed refuses, with a *ValidationError, a missed-slot policy
+// that is not one of MissedSkip, MissedLatest and MissedBackfill; "" is
+// MissedSkip.
+func validateMissed(missed MissedPolicy) error {
+	switch missed {
+	case "", MissedSkip, MissedLatest, MissedBackfill:
+		return nil
+	}
+	return &ValidationError{Field: "ResumeOpts.Missed", Problem: fmt.Sprintf("%q is not a policy; use skip, latest or backfill", missed)}
+}

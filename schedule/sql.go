@@ -89,8 +89,6 @@ FOR NO KEY UPDATE SKIP LOCKED`),
 SELECT id, schedule_id, status = 'pending' AND metadata ? 'schedule_queued' FROM {s}workflow_runs
 WHERE schedule_id = ANY($1::uuid[]) AND status IN ('pending', 'running', 'sleeping', 'waiting')`),
 		addRuns: t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
-		// A plain read: it never waits for a run that is finishing (see
-		// startSlotsTx).
 		// getForUpdate, after locking the schedule's unfinished runs when
 		// runs are to start under overlap replace ($2, or the schedule's
 		// own policy when $2 is ''), which cancels them: a finishing run's
@@ -105,6 +103,9 @@ WITH runs AS (
 	ORDER BY r.id FOR NO KEY UPDATE OF r
 )
 SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0 FOR UPDATE`),
+		// The slots in $2 that have their run (or skip record) already. A
+		// plain read: it never waits for a run that is finishing (see
+		// startSlotsTx).
 		slotsWithRuns: t(`SELECT fire_at FROM {s}workflow_runs WHERE schedule_id = $1 AND fire_at = ANY($2)`),
 		// The skip records of slots a backfill runs again (RerunSkipped).
 		deleteSkippedSlots: t(`
@@ -150,11 +151,14 @@ SELECT ` + scheduleColumns + ` FROM {s}schedules
 WHERE ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
 	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id < $4)
 ORDER BY id DESC LIMIT $5`),
+		// The workflow types that live schedules (not paused, with a next
+		// slot) start, with how many schedules each: the reconciler's
+		// check for types no live worker serves (warnUnserved).
+		liveTypes: t(`
+SELECT workflow_type, count(*) FROM {s}schedules WHERE NOT paused AND next_fire_at IS NOT NULL GROUP BY 1`),
 		// Whether a schedule is due by $1, apart from those in $2: the
 		// reconciler's check for broken chains, and the firing pass's for
 		// due schedules that its SKIP LOCKED claim passed over.
-		liveTypes: t(`
-SELECT workflow_type, count(*) FROM {s}schedules WHERE NOT paused AND next_fire_at IS NOT NULL GROUP BY 1`),
 		anyDue: t(`
 SELECT EXISTS (SELECT FROM {s}schedules WHERE NOT paused AND next_fire_at <= $1 AND id <> ALL(coalesce($2::uuid[], '{}')))`),
 		pause: t(`

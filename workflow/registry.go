@@ -1,6 +1,6 @@
 package workflow
 
-// The worker registry (seed 001, DESIGN.md "Scale and lifecycle"): every
+// The worker registry (see ARCHITECTURE.md): every
 // started working client has a row in tributary_workers naming the workflow
 // types it serves, refreshed by a heartbeat every WorkerHeartbeatInterval.
 // It answers two questions:

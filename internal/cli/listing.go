@@ -7,6 +7,13 @@ import (
 	"github.com/google/uuid"
 )
 
+// defaultListLimit and maxListLimit bound the --limit of the list
+// commands.
+const (
+	defaultListLimit = 50
+	maxListLimit     = 1000
+)
+
 // checkLimit validates a list command's --limit.
 func checkLimit(limit int) error {
 	if limit < 1 || limit > maxListLimit {

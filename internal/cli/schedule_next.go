@@ -13,26 +13,15 @@ import (
 	"github.com/tributary-go/tributary/schedule"
 )
 
-// newScheduleCommand is the `tributary schedule` group: the commands that
-// use the database (schedule.go, schedule_more.go) and next, which needs
-// none.
-func newScheduleCommand(env *Env) *cobra.Command {
-	subcommands := append(scheduleCommands(env), scheduleMoreCommands(env)...)
-	subcommands = append(subcommands, command(env, &cobra.Command{
+// newScheduleNextCommand is `tributary schedule next`.
+func newScheduleNextCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
 		Use:   "next --cron <expression> [--tz <zone>] [--from <time>] [--count <n>] [--json]",
 		Short: "Print when a cron expression fires next in a time zone, with its DST rules (needs no database)",
 		Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York --from 2026-03-07T00:00:00Z
 			tributary schedule next --cron @hourly --count 24 --json`,
-	}, setupScheduleNext))
-	return group(&cobra.Command{
-		Use:     "schedule",
-		Short:   "Work with cron schedules",
-		Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York`,
-	}, subcommands...)
+	}, setupScheduleNext)
 }
-
-// maxScheduleNextCount bounds `schedule next --count`.
-const maxScheduleNextCount = 1000
 
 func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (required)")
@@ -76,6 +65,9 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 		return printOccurrences(env.Stdout, env.Stderr, occurrences)
 	}
 }
+
+// maxScheduleNextCount bounds `schedule next --count`.
+const maxScheduleNextCount = 1000
 
 // printOccurrences prints one RFC 3339 time per line on stdout, for
 // scripts, and what daylight saving time did to any of them on stderr.

@@ -6,10 +6,25 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/workflow"
 )
+
+// newWorkflowStartCommand is `tributary workflow start`.
+func newWorkflowStartCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "start <type> [--input <json>] [flags]",
+		Short: "Start a run of a workflow type, for the service that registers it to work",
+		Long: `Inserts the run and its River job in one transaction and prints the run's id. This process has
+					no workflow code: the run waits until a working client that registers the type fetches it.
+					With --idempotency-key, starting the same type with the same key again prints the first
+					run instead of starting another.`,
+		Example: `tributary workflow start send_report --input '{"to": "ops"}'
+					tributary workflow start import_users --input @users.json --idempotency-key import-2026-11-25`,
+	}, setupWorkflowStart)
+}
 
 func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)

@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// newScheduleCreateCommand is `tributary schedule create`.
+func newScheduleCreateCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "create --name <name> --cron <expression> --workflow <type> [--tz <zone>] [--input <json>] [flags]",
+		Short: "Create a schedule: a run of a workflow type at each time a cron expression names in a time zone",
+		Example: `tributary schedule create --name "nightly report" --cron "30 2 * * *" --tz America/New_York --workflow send_report --input '{"to": "ops"}'
+			tributary schedule create --name "hourly sync" --cron @hourly --workflow sync --owner team-42 --overlap allow --json
+			tributary schedule create --name "user digest" --cron "0 8 * * *" --workflow digest --catchup-policy latest --grant 01a1ffb2-3fa1-781c-b9a9-3cd3e9d01250`,
+	}, setupScheduleCreate)
+}
+
+func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	name := fs.String("name", "", "the schedule's `name`, shown to operators (required)")
+	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (required)")
+	workflowType := fs.String("workflow", "", "the workflow `type` each slot starts, as a service registers it (required)")
+	zone := fs.String("tz", "UTC", "IANA time `zone` the expression is in, such as Europe/Paris (default UTC)")
+	input := fs.String("input", "null", "the input of each run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default null)")
+	owner := fs.String("owner", "", "the `owner` (tenant or user) the schedule belongs to, for 'schedule list --owner'")
+	description := fs.String("description", "", "free `text` about the schedule")
+	overlap := fs.String("overlap", string(schedule.OverlapSkip), "the overlap `policy`, what a slot does while the previous run is unfinished: skip (the slot), allow (a run alongside), queue (the run until the previous one finishes) or replace (cancel the previous run) (default skip)")
+	catchUp := fs.Duration("catchup", schedule.DefaultCatchUpWindow, "how late a slot may fire and still run, a `duration` such as 5m (0: not at all); --catchup-policy says what a slot found later does (default 1m)")
+	catchUpPolicy := fs.String("catchup-policy", string(schedule.CatchUpWindow), "what a slot found later than --catchup does, a `policy`: window (it is skipped as missed) or latest (of the slots found that late, only the most recent runs, once) (default window)")
+	start := fs.String("start", "", "the RFC 3339 `time` of the earliest slot, such as 2026-03-08T00:00:00Z (default now)")
+	end := fs.String("end", "", "the RFC 3339 `time` the schedule ends: slots fire before it only (default never)")
+	maxAttempts := fs.Int("max-attempts", 0, "the number `n` of attempts each run gets, at least 1 (default the workflow type's)")
+	queue := fs.String("queue", "", "River `queue` of each run (default the workflow type's)")
+	priority := fs.Int("priority", 0, "River priority of each run, `n` from 1 (highest) to 4 (default the workflow type's)")
+	timeout := fs.Duration("timeout", 0, "time limit of each run's attempts, a `duration` such as 10m (default the workflow type's)")
+	paused := fs.Bool("paused", false, "create the schedule paused; 'schedule resume' starts it")
+	note := fs.String("note", "", "`text` saying why the schedule is paused (with --paused)")
+	grant := fs.String("grant", "", "the `id` of the execution grant the runs act under (made with schedule.Client.CreateGrant); it must allow the workflow type, and a slot it no longer allows is skipped")
+	requireWorker := fs.Bool("require-worker", false, "refuse to create the schedule when no live worker serves --workflow (without it: create it and warn)")
+	asJSON := fs.Bool("json", false, "print the schedule as JSON instead of its id")
+
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 && *expr != "" {
+			return withHint(usageErrorf("unexpected argument %q", args[0]),
+				`quote the whole cron expression, e.g. --cron "0 9 * * 1-5"`)
+		}
+		if err := noArgs(args); err != nil {
+			return err
+		}
+		var missing []string
+		for flagName, value := range map[string]string{"name": *name, "cron": *expr, "workflow": *workflowType} {
+			if strings.TrimSpace(value) == "" {
+				missing = append(missing, "--"+flagName)
+			}
+		}
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			return withHint(usageErrorf("schedule create needs %s", joinWords(missing)),
+				`e.g. tributary schedule create --name "nightly report" --cron "30 2 * * *" --workflow send_report`)
+		}
+		inputJSON, err := jsonFlag(env, "input", *input, `{"to": "ops"}`)
+		if err != nil {
+			return err
+		}
+		startAt, err := parseFlagTime("start", *start)
+		if err != nil {
+			return err
+		}
+		endAt, err := parseFlagTime("end", *end)
+		if err != nil {
+			return err
+		}
+		switch {
+		case *catchUp < 0:
+			return withHint(usageErrorf("--catchup must not be negative, not %s", *catchUp), "pass --catchup 0 to skip every slot found late")
+		case *maxAttempts < 0:
+			return withHint(usageErrorf("--max-attempts must be at least 1, not %d", *maxAttempts), "leave it out for the workflow type's default")
+		case *priority < 0 || *priority > 4:
+			return withHint(usageErrorf("--priority must be from 1 to 4, not %d", *priority), "leave it out for the workflow type's default")
+		case *timeout < 0:
+			return withHint(usageErrorf("--timeout must not be negative, not %s", *timeout), "leave it out for the workflow type's default")
+		case *note != "" && !*paused:
+			return withHint(usageErrorf("--note is the note of a paused schedule"), "pass --paused too, or leave --note out")
+		case *catchUpPolicy != string(schedule.CatchUpWindow) && *catchUpPolicy != string(schedule.CatchUpLatest):
+			return withHint(usageErrorf("--catchup-policy %q is not window or latest", *catchUpPolicy),
+				"pass --catchup-policy window to skip the slots found late, or latest to run the most recent of them")
+		}
+		var grantID *uuid.UUID
+		if *grant != "" {
+			id, err := parseGrantID(*grant)
+			if err != nil {
+				return err
+			}
+			grantID = &id
+		}
+		params := &schedule.Params{
+			Name: *name, Description: *description, Owner: *owner,
+			Workflow: *workflowType, Input: inputJSON,
+			Cron: *expr, TimeZone: *zone, StartAt: startAt, EndAt: endAt,
+			Overlap: schedule.OverlapPolicy(*overlap), CatchUpWindow: *catchUp,
+			MaxAttempts: *maxAttempts, Priority: *priority, Queue: *queue, Timeout: *timeout,
+			Paused: *paused, PauseNote: *note, CatchUp: schedule.CatchUpPolicy(*catchUpPolicy), GrantID: grantID,
+			RequireWorker: *requireWorker,
+		}
+		if params.CatchUpWindow == 0 {
+			params.CatchUpWindow = -1 // Params takes 0 for the default, and a negative window for none
+		}
+
+		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+
+		if grantID != nil {
+			// Create only checks that the grant exists; a grant that does
+			// not allow the runs would make a schedule none of whose slots
+			// ever runs.
+			g, err := sc.GetGrant(ctx, *grantID)
+			if errors.Is(err, schedule.ErrGrantNotFound) {
+				return withHint(usageErrorf("no execution grant %s", *grantID),
+					"create one with schedule.Client.CreateGrant and pass its id (the CLI has no grant commands yet)")
+			}
+			if err != nil {
+				return scheduleError(err, uuid.Nil)
+			}
+			if err := grantRefusal(g, *workflowType, time.Now()); err != nil {
+				return err
+			}
+		}
+		s, err := sc.Create(ctx, params)
+		var noWorker *workflow.NoWorkerError
+		if errors.As(err, &noWorker) {
+			return withHint(err, "start the service that works it first, or leave --require-worker out to create the schedule anyway")
+		}
+		if err != nil {
+			return createError(err)
+		}
+		if !*requireWorker { // else Create checked it
+			warnNoWorker(ctx, env, wf, s.Workflow)
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, s)
+		}
+		_, err = fmt.Fprintln(env.Stdout, s.ID)
+		return err
+	}
+}
+
+// validationHints say which flag of create to fix for a
+// *schedule.ValidationError whose message does not say what to do.
+var validationHints = map[string]string{
+	"Name":     "pass a shorter --name",
+	"Workflow": "fix --workflow",
+	"Overlap":  "fix --overlap",
+	"EndAt":    "pass an --end later than --start",
+	"Input":    "pass a smaller --input",
+	"Cron":     "fix --cron, --start or --end",
+	"CatchUp":  "fix --catchup-policy",
+	"GrantID":  "fix --grant",
+}
+
+// createError is scheduleError for Create, whose validation errors are
+// mistakes on the command line.
+func createError(err error) error {
+	return paramsError(err, uuid.Nil, validationHints)
+}
+
+// parseGrantID parses an execution grant id given as --grant.
+func parseGrantID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, withHint(usageErrorf("--grant %q is not a grant id", s), grantIDHint)
+	}
+	return id, nil
+}
+
+// grantRefusal is the error of create --grant with a grant that does not
+// allow runs of workflowType: none of the schedule's slots would run.
+func grantRefusal(g *schedule.Grant, workflowType string, now time.Time) error {
+	reason := grantSkipReason(g, workflowType, now)
+	var hint string
+	switch reason {
+	case "":
+		return nil
+	case schedule.SkipReasonGrantOutOfScope:
+		hint = fmt.Sprintf("pass a grant with scope %q or \"*\"", schedule.ScopeExecute(workflowType))
+	default:
+		hint = "pass a grant that is in force"
+	}
+	return withHint(usageErrorf("execution grant %s %s, so each slot would be skipped (%q)", g.ID, grantProblem(g, workflowType, now), reason), hint)
+}

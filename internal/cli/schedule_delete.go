@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// newScheduleDeleteCommand is `tributary schedule delete`.
+func newScheduleDeleteCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:     "delete <schedule-id> [flags]",
+		Short:   "Delete a schedule; its past runs stay, and its pending slot does not fire",
+		Example: "tributary schedule delete 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e",
+	}, setupScheduleDelete)
+}
+
+func setupScheduleDelete(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	asJSON := fs.Bool("json", false, "print the schedule as it was before the deletion, as JSON (like get --json, without fire times)")
+
+	return func(ctx context.Context, args []string) error {
+		id, err := scheduleIDArg("delete", args)
+		if err != nil {
+			return err
+		}
+		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+
+		s, err := sc.Get(ctx, id)
+		if err != nil {
+			return scheduleError(err, id)
+		}
+		if err := sc.Delete(ctx, id); err != nil {
+			return scheduleError(err, id)
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, s)
+		}
+		_, err = fmt.Fprintf(env.Stdout, "deleted schedule %s (%q); its past runs stay, and its pending slot does not fire\n", id, s.Name)
+		return err
+	}
+}

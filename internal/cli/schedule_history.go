@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// newScheduleHistoryCommand is `tributary schedule history`.
+func newScheduleHistoryCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "history <schedule-id> [--status <status>] [--limit <n>] [--after <run-id>] [flags]",
+		Short: "List a schedule's runs, newest first: the slots that ran or were skipped (and why), and the triggered runs",
+		Example: `tributary schedule history 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+			tributary schedule history 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --status skipped --json`,
+	}, setupScheduleHistory)
+}
+
+func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	status := fs.String("status", "", "list only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
+	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` runs, at most %d (default %d)", maxListLimit, defaultListLimit))
+	after := fs.String("after", "", "list the runs after this `run-id` (the last one of the previous page)")
+	asJSON := fs.Bool("json", false, "print a JSON array of runs (like 'workflow list --json') instead of a table")
+
+	return func(ctx context.Context, args []string) error {
+		id, err := scheduleIDArg("history", args)
+		if err != nil {
+			return err
+		}
+		params := &workflow.ListParams{Status: workflow.Status(*status), Limit: *limit}
+		if *status != "" && !isRunStatus(params.Status) {
+			return withHint(usageErrorf("--status %q is not a run status", *status),
+				"use one of pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
+		}
+		if err := checkLimit(*limit); err != nil {
+			return err
+		}
+		if *after != "" {
+			runID, err := parseRunID("--after", *after)
+			if err != nil {
+				return err
+			}
+			params.After = &runID
+		}
+
+		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+
+		// History lists nothing for an unknown schedule; Get tells it apart,
+		// and gives the zone to show fire times in.
+		s, err := sc.Get(ctx, id)
+		if err != nil {
+			return scheduleError(err, id)
+		}
+		runs, err := sc.History(ctx, id, params)
+		if err != nil {
+			return runsError(err, id, "")
+		}
+		return printListing(env, runs, *asJSON, *limit, "runs",
+			func(r *workflow.Run) uuid.UUID { return r.ID },
+			func(w io.Writer) error { return printHistoryTable(w, runs, scheduleLocation(s), time.Now()) })
+	}
+}
+
+// printHistoryTable prints a schedule's runs, their fire times in the
+// schedule's zone loc.
+func printHistoryTable(w io.Writer, runs []*workflow.Run, loc *time.Location, now time.Time) error {
+	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(table, "RUN\tFIRE AT\tSTATUS\tSKIP REASON\tATTEMPT\tFINISHED\tNOTE")
+	for _, run := range runs {
+		fireAt := "-"
+		if run.FireAt != nil {
+			fireAt = zonedTime(*run.FireAt, loc)
+		}
+		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", run.ID, fireAt, run.Status, orDash(oneLine(run.SkipReason)),
+			run.Attempt, run.MaxAttempts, relativeTimeOrDash(run.FinishedAt, now), historyNote(run.Metadata))
+	}
+	return table.Flush()
+}
+
+// historyNote explains a run of a schedule from its metadata: "triggered"
+// for a run of `schedule trigger`, and what daylight saving time did to its
+// slot.
+func historyNote(metadata json.RawMessage) string {
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(metadata, &meta) // metadata that can't be read has no note
+	var notes []string
+	if _, ok := meta["schedule_trigger"]; ok {
+		notes = append(notes, "triggered")
+	}
+	var dstNote string
+	if json.Unmarshal(meta["schedule_dst_note"], &dstNote) == nil && dstNote != "" {
+		notes = append(notes, dstNote)
+	}
+	return orDash(oneLine(strings.Join(notes, "; ")))
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/schedule"
+)
+
+// nameColumnWidth is where `schedule list` cuts a schedule's name.
+const nameColumnWidth = 40
+
+// newScheduleListCommand is `tributary schedule list`.
+func newScheduleListCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "list [--owner <owner>] [--workflow <type>] [--paused true|false] [--limit <n>] [--after <schedule-id>] [flags]",
+		Short: "List schedules, newest first, with when each fires next",
+		Example: `tributary schedule list --owner team-42
+			tributary schedule list --paused true --json`,
+	}, setupScheduleList)
+}
+
+func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	owner := fs.String("owner", "", "list only the schedules of this `owner`")
+	workflowType := fs.String("workflow", "", "list only the schedules that start this workflow `type`")
+	paused := fs.String("paused", "", "`true|false`: list only paused schedules, or only active ones")
+	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` schedules, at most %d (default %d)", maxListLimit, defaultListLimit))
+	after := fs.String("after", "", "list the schedules after this `schedule-id` (the last one of the previous page)")
+	asJSON := fs.Bool("json", false, "print a JSON array of schedules instead of a table")
+
+	return func(ctx context.Context, args []string) error {
+		if err := noArgs(args); err != nil {
+			return err
+		}
+		params := &schedule.ListParams{Owner: *owner, Workflow: *workflowType, Limit: *limit}
+		if *paused != "" {
+			b, err := strconv.ParseBool(*paused)
+			if err != nil {
+				return withHint(usageErrorf("--paused %q is not true or false", *paused),
+					"pass --paused true for paused schedules, or --paused false for active ones")
+			}
+			params.Paused = &b
+		}
+		if err := checkLimit(*limit); err != nil {
+			return err
+		}
+		if *after != "" {
+			id, err := parseScheduleID("--after", *after)
+			if err != nil {
+				return err
+			}
+			params.After = &id
+		}
+
+		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+
+		schedules, err := sc.List(ctx, params)
+		if err != nil {
+			return scheduleError(err, uuid.Nil)
+		}
+		return printListing(env, schedules, *asJSON, *limit, "schedules",
+			func(s *schedule.Schedule) uuid.UUID { return s.ID },
+			func(w io.Writer) error { return printSchedulesTable(w, schedules, time.Now()) })
+	}
+}
+
+func printSchedulesTable(w io.Writer, schedules []*schedule.Schedule, now time.Time) error {
+	locations := make(map[string]*time.Location)
+	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(table, "ID\tNAME\tOWNER\tWORKFLOW\tCRON\tZONE\tNEXT\tRUNS\tFAILURES\tPAUSED")
+	for _, s := range schedules {
+		next := "-"
+		if s.NextFireAt != nil {
+			loc, ok := locations[s.TimeZone]
+			if !ok {
+				loc = scheduleLocation(s)
+				locations[s.TimeZone] = loc
+			}
+			next = zonedTime(*s.NextFireAt, loc) + " (" + relativeDays(*s.NextFireAt, now) + ")"
+		}
+		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, shorten(oneLine(s.Name), nameColumnWidth),
+			orDash(oneLine(s.Owner)), oneLine(s.Workflow), oneLine(s.Cron), s.TimeZone, next, s.RunCount, s.FailureCount, yesNo(s.Paused))
+	}
+	return table.Flush()
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// newSchedulePauseCommand is `tributary schedule pause`.
+func newSchedulePauseCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:     "pause <schedule-id> [--note <text>] [flags]",
+		Short:   "Pause a schedule: no slot fires until it is resumed",
+		Example: `tributary schedule pause 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --note "until the migration is done"`,
+	}, setupSchedulePause)
+}
+
+func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	note := fs.String("note", "", "`text` saying why the schedule is paused, shown by 'schedule get'")
+	asJSON := fs.Bool("json", false, "print the schedule as it is after the pause, as JSON (like get --json, without fire times)")
+
+	return func(ctx context.Context, args []string) error {
+		id, err := scheduleIDArg("pause", args)
+		if err != nil {
+			return err
+		}
+		noteSet := fs.Changed("note")
+
+		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+
+		s, err := sc.Get(ctx, id)
+		if err != nil {
+			return scheduleError(err, id)
+		}
+		// Pausing again would clear the note unless a new one is given.
+		wasPaused := s.Paused
+		if !wasPaused || noteSet {
+			if s, err = sc.Pause(ctx, id, *note); err != nil {
+				return scheduleError(err, id)
+			}
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, s)
+		}
+		switch {
+		case wasPaused && noteSet:
+			_, err = fmt.Fprintf(env.Stdout, "schedule %s (%q) was already paused; its note is now %q\n", id, s.Name, s.PauseNote)
+		case wasPaused:
+			_, err = fmt.Fprintf(env.Stdout, "schedule %s (%q) is already paused\n", id, s.Name)
+		default:
+			_, err = fmt.Fprintf(env.Stdout, "paused schedule %s (%q); no slot fires until 'tributary schedule resume %s'\n", id, s.Name, id)
+		}
+		return err
+	}
+}

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/schedule"
+)
+
+// newScheduleResumeCommand is `tributary schedule resume`.
+func newScheduleResumeCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "resume <schedule-id> [--missed skip|latest|backfill] [flags]",
+		Short: "Resume a paused schedule at its next slot; --missed says what the slots missed while it was paused do (default: skipped)",
+		Example: `tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+			tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --missed latest`,
+	}, setupScheduleResume)
+}
+
+func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	missed := fs.String("missed", string(schedule.MissedSkip), fmt.Sprintf("what the slots missed while the schedule was paused do, a `policy`: skip (none runs), "+
+		"latest (the most recent one runs, once, now) or backfill (each one runs once, now, oldest first; at most %d) (default skip)", schedule.MaxBackfill))
+	asJSON := fs.Bool("json", false, "print the schedule as it is after the resumption, as JSON (like get --json, without fire times)")
+
+	return func(ctx context.Context, args []string) error {
+		id, err := scheduleIDArg("resume", args)
+		if err != nil {
+			return err
+		}
+		policy := schedule.MissedPolicy(*missed)
+		if !slices.Contains([]schedule.MissedPolicy{schedule.MissedSkip, schedule.MissedLatest, schedule.MissedBackfill}, policy) {
+			return withHint(usageErrorf("--missed %q is not skip, latest or backfill", *missed),
+				"pass --missed skip to skip the slots missed while paused, latest to run the most recent of them, or backfill to run each")
+		}
+		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+
+		// Resume does nothing to a schedule that is not paused; read it
+		// first to say so.
+		s, err := sc.Get(ctx, id)
+		if err != nil {
+			return scheduleError(err, id)
+		}
+		wasPaused := s.Paused
+		var due []schedule.Occurrence // the missed slots that run
+		if wasPaused {
+			if due, err = s.MissedSlots(policy, time.Now()); err != nil {
+				return scheduleError(err, id)
+			}
+			if s, err = sc.Resume(ctx, id, &schedule.ResumeOpts{Missed: policy}); err != nil {
+				return scheduleError(err, id)
+			}
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, s)
+		}
+		next := nextFireText(s, time.Now())
+		loc := scheduleLocation(s)
+		switch {
+		case !wasPaused:
+			_, err = fmt.Fprintf(env.Stdout, "schedule %s (%q) is not paused; %s\n", id, s.Name, next)
+		case policy == schedule.MissedSkip:
+			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); %s\n", id, s.Name, next)
+		case len(due) == 0:
+			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); no slot was missed while it was paused; %s\n", id, s.Name, next)
+		case policy == schedule.MissedLatest:
+			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); the latest slot missed while it was paused, %s, runs now; %s\n",
+				id, s.Name, zonedTime(due[0].At, loc), next)
+		default:
+			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); the %s missed while it was paused (%s … %s) run now, one after the other, oldest first; %s\n",
+				id, s.Name, slotCount(len(due)), zonedTime(due[0].At, loc), zonedTime(due[len(due)-1].At, loc), next)
+		}
+		return err
+	}
+}
+
+// slotCount is "1 slot", "7 slots".
+func slotCount(n int) string {
+	if n == 1 {
+		return "1 slot"
+	}
+	return strconv.Itoa(n) + " slots"
+}

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// newScheduleTriggerCommand is `tributary schedule trigger`.
+func newScheduleTriggerCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "trigger <schedule-id> [--input <json>] [--overlap <policy>] [flags]",
+		Short: "Start a run of a schedule now, outside its cron; its slots are not affected",
+		Example: `tributary schedule trigger 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+			tributary schedule trigger 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --input '{"to": "me"}' --overlap allow --json`,
+	}, setupScheduleTrigger)
+}
+
+func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	input := fs.String("input", "", "the input of this run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default the schedule's)")
+	overlap := fs.String("overlap", "", "the overlap `policy` of this run, what it does while a run of the schedule is unfinished: "+overlapPolicies+" (default the schedule's)")
+	asJSON := fs.Bool("json", false, "print the run as JSON (like 'workflow get --json') instead of its id")
+
+	return func(ctx context.Context, args []string) error {
+		id, err := scheduleIDArg("trigger", args)
+		if err != nil {
+			return err
+		}
+		opts := &schedule.TriggerOpts{}
+		var inputErr error
+		fs.Visit(func(f *pflag.Flag) {
+			if f.Name == "input" {
+				opts.Input, inputErr = jsonFlag(env, "input", *input, `{"to": "ops"}`)
+			}
+		})
+		if inputErr != nil {
+			return inputErr
+		}
+		if opts.Overlap, err = parseOverlap(*overlap); err != nil {
+			return err
+		}
+
+		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+
+		s, err := sc.Get(ctx, id)
+		if err != nil {
+			return scheduleError(err, id)
+		}
+		runID, err := sc.Trigger(ctx, id, opts)
+		if err != nil {
+			return runsError(err, id, "fix --input")
+		}
+		run, err := wf.GetRun(ctx, runID)
+		if err != nil {
+			return workflowError(err, runID)
+		}
+		if *asJSON {
+			err = printJSON(env.Stdout, run)
+		} else {
+			_, err = fmt.Fprintln(env.Stdout, runID)
+		}
+		if err != nil {
+			return err
+		}
+		if run.Status == workflow.StatusSkipped {
+			fmt.Fprintf(env.Stderr, "note: run %s was recorded as skipped (%s): a run of schedule %s is unfinished and its overlap policy is %s; pass --overlap allow to run alongside it\n",
+				runID, run.SkipReason, id, cmp.Or(opts.Overlap, s.Overlap))
+		}
+		return nil
+	}
+}
+
+// parseOverlap checks an --overlap flag of trigger, which the schedule
+// package takes as is.
+func parseOverlap(value string) (schedule.OverlapPolicy, error) {
+	policy := schedule.OverlapPolicy(value)
+	switch policy {
+	case "", schedule.OverlapSkip, schedule.OverlapAllow, schedule.OverlapQueue, schedule.OverlapReplace:
+		return policy, nil
+	}
+	return "", withHint(usageErrorf("--overlap %q is not an overlap policy", value), "use one of "+overlapPolicies)
+}

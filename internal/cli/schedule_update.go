@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/schedule"
+)
+
+// newScheduleUpdateCommand is `tributary schedule update`.
+func newScheduleUpdateCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "update <schedule-id> [--name <name>] [--cron <expression>] [--tz <zone>] [--input <json>] [--overlap <policy>] [flags]",
+		Short: "Change a schedule's settings: a new --cron or --tz takes effect at once, the others from the next slot",
+		Example: `tributary schedule update 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --cron "0 3 * * *" --tz Europe/Paris
+			tributary schedule update 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --overlap allow --max-attempts 5 --json`,
+	}, setupScheduleUpdate)
+}
+
+func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	name := fs.String("name", "", "the schedule's new `name`")
+	description := fs.String("description", "", "the schedule's new description, free `text` (\"\" clears it)")
+	expr := fs.String("cron", "", "the new cron `expression`; the pending slot is replaced by the first slot of the new timing")
+	zone := fs.String("tz", "", "the new IANA time `zone` of the expression, such as Europe/Paris (\"\" for UTC); the pending slot is replaced like --cron's")
+	input := fs.String("input", "", "the new input of each run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input")
+	overlap := fs.String("overlap", "", "the new overlap `policy`: "+overlapPolicies+" (see 'schedule create --help')")
+	catchUp := fs.Duration("catchup", 0, "the new catch-up window, how late a slot may fire and still run, a `duration` such as 5m (0: not at all)")
+	maxAttempts := fs.Int("max-attempts", 0, "the new number `n` of attempts of each run, or 0 for the workflow type's default")
+	priority := fs.Int("priority", 0, "the new River priority of each run, `n` from 1 (highest) to 4, or 0 for the workflow type's default")
+	queue := fs.String("queue", "", "the new River `queue` of each run, or \"\" for the workflow type's default")
+	timeout := fs.Duration("timeout", 0, "the new time limit of each run's attempts, a `duration` such as 10m, or 0 for the workflow type's default")
+	asJSON := fs.Bool("json", false, "print the schedule as it is after the update, as JSON (like get --json, without fire times)")
+
+	return func(ctx context.Context, args []string) error {
+		id, err := scheduleIDArg("update", args)
+		if err != nil {
+			return err
+		}
+		// Only the flags given change: a flag's zero value is a setting too
+		// (--description "", --max-attempts 0).
+		p := &schedule.UpdateParams{}
+		changed, inputSet := false, false
+		fs.Visit(func(f *pflag.Flag) {
+			changed = changed || !slices.Contains([]string{"database-url", "schema", "json", "log-level", "log-format"}, f.Name)
+			switch f.Name {
+			case "name":
+				p.Name = name
+			case "description":
+				p.Description = description
+			case "cron":
+				p.Cron = expr
+			case "tz":
+				p.TimeZone = zone
+			case "input":
+				inputSet = true
+			case "overlap":
+				p.Overlap = (*schedule.OverlapPolicy)(overlap)
+			case "catchup":
+				p.CatchUpWindow = catchUp
+			case "max-attempts":
+				p.MaxAttempts = maxAttempts
+			case "priority":
+				p.Priority = priority
+			case "queue":
+				p.Queue = queue
+			case "timeout":
+				p.Timeout = timeout
+			}
+		})
+		if inputSet {
+			input, err := jsonFlag(env, "input", *input, `{"to": "ops"}`)
+			if err != nil {
+				return err
+			}
+			p.Input = input
+		}
+		switch {
+		case !changed:
+			return withHint(usageErrorf("schedule update needs a setting to change"),
+				fmt.Sprintf(`pass one or more of --name, --description, --cron, --tz, --input, --overlap, --catchup, --max-attempts, --priority, --queue and --timeout, e.g. tributary schedule update %s --cron "0 3 * * *"`, id))
+		case *catchUp < 0:
+			return withHint(usageErrorf("--catchup must not be negative, not %s", *catchUp), "pass --catchup 0 to skip every slot found late")
+		case *maxAttempts < 0:
+			return withHint(usageErrorf("--max-attempts must be at least 1, or 0 for the workflow type's default, not %d", *maxAttempts), "leave it out to keep the schedule's")
+		case *priority < 0 || *priority > 4:
+			return withHint(usageErrorf("--priority must be from 1 to 4, or 0 for the workflow type's default, not %d", *priority), "leave it out to keep the schedule's")
+		case *timeout < 0:
+			return withHint(usageErrorf("--timeout must not be negative, not %s", *timeout), "pass --timeout 0 for the workflow type's default, or leave it out to keep the schedule's")
+		}
+
+		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+
+		before, err := sc.Get(ctx, id)
+		if err != nil {
+			return scheduleError(err, id)
+		}
+		switch {
+		case p.CatchUpWindow != nil && *p.CatchUpWindow == 0:
+			none := time.Duration(-1) // a window of 0 means the default to Update, and a negative one none
+			p.CatchUpWindow = &none
+		case p.CatchUpWindow == nil && before.CatchUpWindow == 0:
+			// Update reads the stored window of 0 back as "the default",
+			// and would reset it to a minute: keep it.
+			none := time.Duration(-1)
+			p.CatchUpWindow = &none
+		}
+		s, err := sc.Update(ctx, id, p)
+		if err != nil {
+			return paramsError(err, id, updateValidationHints)
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, s)
+		}
+		_, err = fmt.Fprintf(env.Stdout, "updated schedule %s (%q); %s\n", id, s.Name, nextFireText(s, time.Now()))
+		return err
+	}
+}
+
+// updateValidationHints say which flag of update to fix for a
+// *schedule.ValidationError whose message does not say what to do.
+var updateValidationHints = map[string]string{
+	"Name":    "pass a shorter --name",
+	"Overlap": "fix --overlap",
+	"Input":   "pass a smaller --input",
+	"Queue":   "fix --queue",
+	"Cron":    "fix --cron or --tz",
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// newWorkflowGetCommand is `tributary workflow get`.
+func newWorkflowGetCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "get <run-id> [flags]",
+		Short: "Show a run: its status, input, output or error, and its step timeline",
+		Example: `tributary workflow get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
+					tributary workflow get --json 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`,
+	}, setupWorkflowGet)
+}
+
+func setupWorkflowGet(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	asJSON := fs.Bool("json", false, "print the run and its steps as JSON")
+
+	return func(ctx context.Context, args []string) error {
+		id, err := runIDArg("get", args)
+		if err != nil {
+			return err
+		}
+		client, closePool, err := dbFlags.workflowClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closePool()
+
+		run, err := client.GetRun(ctx, id)
+		if err != nil {
+			return workflowError(err, id)
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, run)
+		}
+		return printRun(env.Stdout, run, time.Now())
+	}
+}
+
+// printRun prints a run's fields, then its steps.
+func printRun(w io.Writer, run *workflow.Run, now time.Time) error {
+	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	field := func(name, format string, args ...any) {
+		fmt.Fprintf(table, "%s:\t%s\n", name, oneLine(fmt.Sprintf(format, args...)))
+	}
+	field("ID", "%s", run.ID)
+	field("Type", "%s", run.Type)
+	field("Status", "%s", run.Status)
+	if run.SkipReason != "" {
+		field("Skip reason", "%s", run.SkipReason)
+	}
+	if run.CancelRequestedAt != nil {
+		field("Cancel requested", "%s", absoluteTime(*run.CancelRequestedAt, now))
+	}
+	field("Attempts", "%d/%d", run.Attempt, run.MaxAttempts)
+	field("Queue", "%s (priority %d)", run.Queue, run.Priority)
+	if run.JobID != 0 {
+		field("River job", "%d", run.JobID)
+	}
+	if run.IdempotencyKey != "" {
+		field("Idempotency key", "%s", run.IdempotencyKey)
+	}
+	if len(run.Tags) > 0 {
+		field("Tags", "%s", strings.Join(run.Tags, ", "))
+	}
+	if run.ScheduleID != nil {
+		field("Schedule", "%s", run.ScheduleID)
+	}
+	if run.FireAt != nil {
+		field("Fire at", "%s", absoluteTime(*run.FireAt, now))
+	}
+	if run.ParentID != nil {
+		field("Parent", "%s (step %q)", run.ParentID, run.ParentStep)
+	}
+	field("Created", "%s", absoluteTime(run.CreatedAt, now))
+	if run.StartedAt != nil {
+		field("Started", "%s", absoluteTime(*run.StartedAt, now))
+	}
+	if run.FinishedAt != nil {
+		field("Finished", "%s", absoluteTime(*run.FinishedAt, now))
+		if run.StartedAt != nil {
+			field("Took", "%s", humanDuration(run.FinishedAt.Sub(*run.StartedAt)))
+		}
+	}
+	field("Input", "%s", jsonText(run.Input))
+	if len(run.Output) > 0 {
+		field("Output", "%s", jsonText(run.Output))
+	}
+	if run.Error != nil {
+		field("Error", "%s", runErrorText(run.Error))
+		if run.Error.Step != "" {
+			field("Failed step", "%s (attempt %d)", run.Error.Step, run.Error.Attempt)
+		}
+	}
+	if err := table.Flush(); err != nil {
+		return err
+	}
+	if run.Error != nil && run.Error.Stack != "" {
+		if _, err := fmt.Fprintf(w, "\nStack where it panicked:\n%s\n", strings.TrimRight(run.Error.Stack, "\n")); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	return printSteps(w, run.Steps, now)
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// newWorkflowListCommand is `tributary workflow list`.
+func newWorkflowListCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "list [--type <type>] [--status <status>] [--schedule <id>] [--limit <n>] [--after <run-id>] [flags]",
+		Short: "List runs, newest first",
+		Example: `tributary workflow list --status waiting
+					tributary workflow list --type process_order --limit 200 --json`,
+	}, setupWorkflowList)
+}
+
+func setupWorkflowList(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	typeName := fs.String("type", "", "list only runs of this workflow `type`")
+	status := fs.String("status", "", "list only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
+	scheduleID := fs.String("schedule", "", "list only runs started by the schedule with this `id`")
+	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` runs, at most %d (default %d)", maxListLimit, defaultListLimit))
+	after := fs.String("after", "", "list the runs after this `run-id` (the last one of the previous page)")
+	asJSON := fs.Bool("json", false, "print a JSON array of runs instead of a table")
+
+	return func(ctx context.Context, args []string) error {
+		if err := noArgs(args); err != nil {
+			return err
+		}
+		params := &workflow.ListParams{Type: *typeName, Limit: *limit}
+		if *status != "" {
+			params.Status = workflow.Status(*status)
+			if !isRunStatus(params.Status) {
+				return withHint(usageErrorf("--status %q is not a run status", *status),
+					"use one of pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
+			}
+		}
+		if err := checkLimit(*limit); err != nil {
+			return err
+		}
+		if *scheduleID != "" {
+			id, err := parseScheduleID("--schedule", *scheduleID)
+			if err != nil {
+				return err
+			}
+			params.ScheduleID = &id
+		}
+		if *after != "" {
+			id, err := parseRunID("--after", *after)
+			if err != nil {
+				return err
+			}
+			params.After = &id
+		}
+
+		client, closePool, err := dbFlags.workflowClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closePool()
+
+		runs, err := client.ListRuns(ctx, params)
+		if err != nil {
+			return workflowError(err, uuid.Nil)
+		}
+		return printListing(env, runs, *asJSON, *limit, "runs",
+			func(r *workflow.Run) uuid.UUID { return r.ID },
+			func(w io.Writer) error { return printRunsTable(w, runs, time.Now()) })
+	}
+}
+
+func printRunsTable(w io.Writer, runs []*workflow.Run, now time.Time) error {
+	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(table, "ID\tTYPE\tSTATUS\tATTEMPT\tCREATED\tFINISHED\tERROR")
+	for _, run := range runs {
+		fmt.Fprintf(table, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", run.ID, oneLine(run.Type), run.Status, run.Attempt, run.MaxAttempts,
+			relativeTime(run.CreatedAt, now), relativeTimeOrDash(run.FinishedAt, now), shorten(runErrorText(run.Error), errorColumnWidth))
+	}
+	return table.Flush()
+}

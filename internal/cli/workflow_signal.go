@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// newWorkflowSignalCommand is `tributary workflow signal`.
+func newWorkflowSignalCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "signal <run-id> <signal-name> [--payload <json>] [flags]",
+		Short: "Send a named signal with a JSON payload to a run (WaitSignal receives it)",
+		Example: `tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e approved --payload '{"by": "ops"}'
+					tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e continue`,
+	}, setupWorkflowSignal)
+}
+
+func setupWorkflowSignal(fs *pflag.FlagSet, env *Env) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	payload := fs.String("payload", "null", "the signal's payload, a `JSON` value such as '{\"approved\": true}', @file.json or - for standard input (default null)")
+	asJSON := fs.Bool("json", false, "print the run as it is after the signal, as JSON (like get --json)")
+
+	return func(ctx context.Context, args []string) error {
+		if err := wantArgs("signal", args, "run-id", "signal-name"); err != nil {
+			return err
+		}
+		id, err := parseRunID("", args[0])
+		if err != nil {
+			return err
+		}
+		name := args[1]
+		payloadJSON, err := jsonFlag(env, "payload", *payload, `{"approved": true}`)
+		if err != nil {
+			return err
+		}
+
+		client, closePool, err := dbFlags.workflowClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closePool()
+
+		sent, err := client.SendSignal(ctx, id, name, payloadJSON)
+		if err != nil {
+			if errors.Is(err, workflow.ErrRunFinished) {
+				return withHint(fmt.Errorf("run %s has already finished%s, so signal %q was not sent", id, statusSuffix(runStatusOf(ctx, client, id)), name),
+					"only a run that has not finished can receive signals")
+			}
+			return workflowError(err, id)
+		}
+		if *asJSON {
+			run, err := client.GetRun(ctx, id)
+			if err != nil {
+				return workflowError(err, id)
+			}
+			return printJSON(env.Stdout, run)
+		}
+		_, err = fmt.Fprintf(env.Stdout, "sent signal %q to run %s%s\n", name, id, signalNote(sent, name))
+		return err
+	}
+}
+
+// statusSuffix is " (completed)" for an error message, or "" when the
+// status is unknown.
+func statusSuffix(status workflow.Status) string {
+	if status == "" {
+		return ""
+	}
+	return " (" + string(status) + ")"
+}
+
+// signalNote says, after "sent signal", when the run was not waiting for
+// the signal: it is kept until the run waits for its name.
+func signalNote(sent *workflow.SignalResult, name string) string {
+	if sent.Waiting {
+		return ""
+	}
+	pending := ""
+	if sent.Pending > 1 {
+		pending = fmt.Sprintf(" (%d of that name are pending)", sent.Pending)
+	}
+	if sent.WaitingFor != "" {
+		return fmt.Sprintf("; it is waiting for signal %q, not for this one, so the signal is kept until the run waits for %q%s",
+			sent.WaitingFor, name, pending)
+	}
+	state := string(sent.Status)
+	if sent.Status == workflow.StatusWaiting {
+		state = "waiting for a child run" // parked, and not in a WaitSignal
+	}
+	return fmt.Sprintf("; it is %s, not waiting for a signal now, so the signal is kept until the run waits for %q%s", state, name, pending)
+}
