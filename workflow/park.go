@@ -29,14 +29,16 @@ type parkRequest struct {
 }
 
 // parkTx ends the attempt without using it up: in one transaction it writes
-// the step record, sets the run's status and snoozes the River job until the
-// wake time. Because the job leaves the running state in the same
-// transaction, a wake-up committed after it (a signal, a child finishing)
-// always finds a job it can make available.
+// the step record, sets the run's status, completes the attempt's River job
+// and inserts the run's next job, scheduled at the wake time (handOffTx).
+// Because the next job exists from the same transaction on, a wake-up
+// committed after it (a signal, a child finishing) always finds a job it can
+// make available.
 //
-// before runs first in the same transaction (it may still fill in req), after the run row is locked; if
-// it reports resolved, the step finished without parking (a signal or child
-// result was already there) and the transaction commits only its writes.
+// before runs first in the same transaction, after the run row is locked
+// (it may still fill in req); if it reports resolved, the step finished
+// without parking (a signal or child result was already there) and the
+// transaction commits only its writes.
 func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx pgx.Tx) (resolved bool, err error)) (resolved bool, err error) {
 	c := w.c
 	ctx := context.WithoutCancel(w)
