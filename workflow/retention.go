@@ -24,15 +24,25 @@ const retentionPassLimit = time.Minute
 // retention: $1 is the first run id of the completed runs' cutoff (run ids
 // are UUIDv7, so the primary key reads the oldest runs first), $2 and $3 the
 // cutoffs of completed (and skipped) and of failed (and cancelled) runs, a
-// NULL cutoff keeping those forever.
+// NULL cutoff keeping those forever, $4 the batch size.
+//
+// A finished child run whose parent has not taken its outcome yet (the
+// parent's child step is still waiting: the parent is parked, or failed or
+// was cancelled while waiting and may be retried) is kept: the parent reads
+// the child's row when it resumes. The check is an index lookup on the
+// parent's steps, for child runs only.
 const deleteExpiredRunsSQL = `
 DELETE FROM {s}workflow_runs
 WHERE id IN (
-	SELECT id FROM {s}workflow_runs
-	WHERE id < $1
-		AND ((status IN ('completed', 'skipped') AND finished_at < $2)
-			OR (status IN ('failed', 'cancelled') AND finished_at < $3))
-	ORDER BY id
+	SELECT r.id FROM {s}workflow_runs r
+	WHERE r.id < $1
+		AND ((r.status IN ('completed', 'skipped') AND r.finished_at < $2)
+			OR (r.status IN ('failed', 'cancelled') AND r.finished_at < $3))
+		AND NOT EXISTS (
+			SELECT 1 FROM {s}step_runs s
+			WHERE r.parent_run_id IS NOT NULL AND s.run_id = r.parent_run_id
+				AND s.child_run_id = r.id AND s.status <> 'completed')
+	ORDER BY r.id
 	LIMIT $4
 )`
 
@@ -40,7 +50,8 @@ WHERE id IN (
 // retention (Config.CompletedRunRetention for completed and skipped runs,
 // Config.FailedRunRetention for failed and cancelled ones), with their
 // steps and signals, in batches, for at most a minute. Unfinished runs are
-// never deleted, however old. It returns how many runs it deleted. A
+// never deleted, however old, nor a finished child run whose parent still
+// waits for its outcome. It returns how many runs it deleted. A
 // working client runs it on the leader every
 // Config.Maintenance.RetentionInterval (jobs.KindRunRetention), deleting
 // Config.Maintenance.RetentionBatchSize runs per statement.

@@ -74,3 +74,60 @@ func TestDeleteExpiredRuns(t *testing.T) {
 	require.Zero(t, n, "the completed run finished an hour ago")
 	require.ElementsMatch(t, []uuid.UUID{failed20, completedRecent, sleepingOld, fresh}, left())
 }
+
+// TestRetentionKeepsChildrenTheirParentWaitsFor: a finished child past its
+// retention is kept while its parent's child step has not taken its
+// outcome (the parent reads the child's row when it resumes), and deleted
+// once it has.
+func TestRetentionKeepsChildrenTheirParentWaitsFor(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	ctx := ctxT(t)
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	insertRun := func(status string, parent *uuid.UUID, n byte) uuid.UUID {
+		t.Helper()
+		id := firstIDAt(old)
+		id[15] = n
+		var fin *time.Time
+		if status == "completed" || status == "failed" {
+			fin = &old
+		}
+		_, err := db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, input, max_attempts, queue, priority, metadata, tags, status, created_at, updated_at, finished_at, parent_run_id)
+			VALUES ($1, 'echo', 'null', 1, 'default', 1, '{}', '{}', $2, $3, $3, $4, $5)`, id, status, old, fin, parent)
+		require.NoError(t, err)
+		return id
+	}
+	childStep := func(parent, child uuid.UUID, status string) {
+		t.Helper()
+		_, err := db.Pool.Exec(ctx, `INSERT INTO step_runs (run_id, name, kind, status, child_run_id) VALUES ($1, $2, 'child', $3, $4)`,
+			parent, "child-"+child.String(), status, child)
+		require.NoError(t, err)
+	}
+
+	waiting := insertRun("waiting", nil, 1)
+	awaited := insertRun("completed", &waiting, 2) // the parent has not resumed yet
+	childStep(waiting, awaited, "waiting")
+	failedWaiting := insertRun("failed", nil, 3) // failed while waiting: a Retry reads the child
+	awaitedByFailed := insertRun("completed", &failedWaiting, 4)
+	childStep(failedWaiting, awaitedByFailed, "waiting")
+	done := insertRun("waiting", nil, 5)
+	taken := insertRun("completed", &done, 6) // the parent has its outcome already
+	childStep(done, taken, "completed")
+
+	c, err := NewClient(db.Pool, &Config{Schema: db.Schema, FailedRunRetention: -1})
+	require.NoError(t, err)
+	n, err := c.DeleteExpiredRuns(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM workflow_runs WHERE id = $1", taken))
+	require.Equal(t, 5, countRows(t, db.Pool, "SELECT count(*) FROM workflow_runs"))
+
+	// Once the parent's step has the outcome, the child goes.
+	_, err = db.Pool.Exec(ctx, `UPDATE step_runs SET status = 'completed' WHERE run_id = $1`, waiting)
+	require.NoError(t, err)
+	n, err = c.DeleteExpiredRuns(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM workflow_runs WHERE id = $1", awaited))
+}
