@@ -26,6 +26,7 @@ type scheduleBody struct {
 	CatchUpWindow  opt[duration]
 	Timeout        opt[duration]
 	MaxAttempts    opt[int]
+	KeepRuns       opt[int]
 	Priority       opt[int]
 	Paused         opt[bool]
 	GrantID        opt[uuid.UUID]
@@ -47,7 +48,7 @@ func (b *scheduleBody) spec(patch bool) *bodySpec {
 		{name: "cron", dst: &b.Cron}, {name: "time_zone", dst: &b.TimeZone},
 		{name: "start_at", dst: &b.StartAt, nullable: true}, {name: "end_at", dst: &b.EndAt, nullable: true},
 		{name: "overlap", dst: &b.Overlap}, {name: "catch_up_window", dst: &b.CatchUpWindow},
-		{name: "catch_up", dst: &b.CatchUp}, {name: "max_attempts", dst: &b.MaxAttempts},
+		{name: "catch_up", dst: &b.CatchUp}, {name: "max_attempts", dst: &b.MaxAttempts}, {name: "keep_runs", dst: &b.KeepRuns},
 		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue}, {name: "timeout", dst: &b.Timeout},
 		{name: "paused", dst: &b.Paused}, {name: "pause_note", dst: &b.PauseNote},
 		{name: "grant_id", dst: &b.GrantID, nullable: true},
@@ -98,7 +99,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		Input: b.input(), Cron: b.Cron.value(), TimeZone: b.TimeZone.value(), StartAt: b.StartAt.value(), EndAt: b.EndAt.value(),
 		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
 		Queue: b.Queue.value(), Timeout: time.Duration(b.Timeout.value()), Paused: b.Paused.value(), PauseNote: b.PauseNote.value(),
-		RequireWorker: b.RequireWorker.value(),
+		RequireWorker: b.RequireWorker.value(), KeepRuns: b.KeepRuns.value(),
 	}
 	if b.CatchUpWindow.set {
 		p.CatchUpWindow = window(b.CatchUpWindow.value())
@@ -192,6 +193,9 @@ func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bo
 	}
 	if b.MaxAttempts.set && b.MaxAttempts.value() != s.MaxAttempts {
 		p.MaxAttempts, changed = b.MaxAttempts.ptr(), true
+	}
+	if b.KeepRuns.set && b.KeepRuns.value() != s.KeepRuns {
+		p.KeepRuns, changed = b.KeepRuns.ptr(), true
 	}
 	if b.Priority.set && b.Priority.value() != s.Priority {
 		p.Priority, changed = b.Priority.ptr(), true

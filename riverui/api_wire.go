@@ -173,6 +173,7 @@ type scheduleJSON struct {
 	CatchUpWindow duration               `json:"catch_up_window"`
 	CatchUp       schedule.CatchUpPolicy `json:"catch_up"`
 	MaxAttempts   int                    `json:"max_attempts"`
+	KeepRuns      int                    `json:"keep_runs"`
 	Priority      int                    `json:"priority"`
 	Queue         string                 `json:"queue"`
 	Timeout       duration               `json:"timeout"`
@@ -209,7 +210,7 @@ func scheduleWire(s *schedule.Schedule) *scheduleJSON {
 		ID: s.ID, Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow,
 		Input: jsonOrNull(s.Input), Cron: s.Cron, TimeZone: s.TimeZone, StartAt: utcPtr(s.StartAt), EndAt: utcPtr(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: duration(s.CatchUpWindow), CatchUp: s.CatchUp,
-		MaxAttempts: s.MaxAttempts, Priority: s.Priority, Queue: s.Queue, Timeout: duration(s.Timeout),
+		MaxAttempts: s.MaxAttempts, KeepRuns: s.KeepRuns, Priority: s.Priority, Queue: s.Queue, Timeout: duration(s.Timeout),
 		Paused: s.Paused, PauseNote: s.PauseNote, PausedAt: utcPtr(s.PausedAt), NextFireAt: utcPtr(s.NextFireAt),
 		LastFireAt: utcPtr(s.LastFireAt), RunCount: s.RunCount, FailureCount: s.FailureCount,
 		LastRunStatus: s.LastRunStatus, GrantID: s.GrantID, CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),

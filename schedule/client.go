@@ -249,7 +249,7 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 	s, err := scanSchedule(tx.QueryRow(ctx, c.q.insert, id, p.Name, p.Description, p.Owner, p.Workflow, v.input,
 		v.spec.Expr(), v.spec.Zone(), nullTime(p.StartAt), nullTime(p.EndAt), string(v.overlap), v.catchUp.Milliseconds(),
 		p.MaxAttempts, p.Timeout.Milliseconds(), p.Queue, p.Priority, p.Paused, p.PauseNote, next, string(v.catchUpPolicy),
-		p.GrantID))
+		p.GrantID, p.KeepRuns))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: insert schedule: %w", err)
 	}
@@ -291,6 +291,8 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 		return nil, &ValidationError{Field: "Workflow", Problem: err.Error()}
 	}
 	switch {
+	case p.KeepRuns < 0 || p.KeepRuns > MaxKeepRuns:
+		return nil, &ValidationError{Field: "KeepRuns", Problem: fmt.Sprintf("is %d; use 0 (retention applies to every run) to %d", p.KeepRuns, MaxKeepRuns)}
 	case p.MaxAttempts < 0:
 		return nil, &ValidationError{Field: "MaxAttempts", Problem: fmt.Sprintf("is %d; use 0 for the workflow's default, or at least 1", p.MaxAttempts)}
 	case p.Priority < 0 || p.Priority > 4:

@@ -218,6 +218,7 @@ type manyRows struct {
 	next          []*time.Time
 	catchUpPolicy []string
 	grantID       []*uuid.UUID
+	keepRuns      []int32
 }
 
 func newManyRows(n int) *manyRows {
@@ -229,6 +230,7 @@ func newManyRows(n int) *manyRows {
 		maxAttempts: make([]int, 0, n), timeoutMS: make([]int64, 0, n), queue: make([]string, 0, n),
 		priority: make([]int, 0, n), paused: make([]bool, 0, n), pauseNote: make([]string, 0, n),
 		next: make([]*time.Time, 0, n), catchUpPolicy: make([]string, 0, n), grantID: make([]*uuid.UUID, 0, n),
+		keepRuns: make([]int32, 0, n),
 	}
 }
 
@@ -255,6 +257,7 @@ func (r *manyRows) add(id uuid.UUID, p *Params, v *validated, next *time.Time) {
 	r.next = append(r.next, next)
 	r.catchUpPolicy = append(r.catchUpPolicy, string(v.catchUpPolicy))
 	r.grantID = append(r.grantID, p.GrantID)
+	r.keepRuns = append(r.keepRuns, int32(p.KeepRuns))
 }
 
 // args are the arguments of createManySQL for rows [from, to).
@@ -264,6 +267,6 @@ func (r *manyRows) args(from, to int) []any {
 		r.input[from:to], r.cron[from:to], r.zone[from:to], r.startAt[from:to], r.endAt[from:to],
 		r.overlap[from:to], r.catchUpMS[from:to], r.maxAttempts[from:to], r.timeoutMS[from:to], r.queue[from:to],
 		r.priority[from:to], r.paused[from:to], r.pauseNote[from:to], r.next[from:to], r.catchUpPolicy[from:to],
-		r.grantID[from:to],
+		r.grantID[from:to], r.keepRuns[from:to],
 	}
 }

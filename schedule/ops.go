@@ -37,6 +37,8 @@ type UpdateParams struct {
 	EndAt   *time.Time
 	// GrantID replaces the execution grant; uuid.Nil removes it.
 	GrantID *uuid.UUID
+	// KeepRuns replaces how many of the latest runs retention keeps.
+	KeepRuns *int
 }
 
 // Update changes a schedule. A new cron expression, time zone, start or end
@@ -61,7 +63,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 		Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow, Input: s.Input,
 		Cron: s.Cron, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: storedWindow(s.CatchUpWindow), CatchUp: s.CatchUp, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
-		Queue: s.Queue, Timeout: s.Timeout,
+		Queue: s.Queue, Timeout: s.Timeout, KeepRuns: s.KeepRuns,
 	}
 	set := func(dst *string, src *string) {
 		if src != nil {
@@ -111,6 +113,9 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	if p.Timeout != nil {
 		params.Timeout = *p.Timeout
 	}
+	if p.KeepRuns != nil {
+		params.KeepRuns = *p.KeepRuns
+	}
 	v, err := c.validate(params)
 	if err != nil {
 		return nil, err
@@ -126,7 +131,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	updated, err := scanSchedule(tx.QueryRow(ctx, c.q.update, id, params.Name, params.Description, v.input,
 		v.spec.Expr(), v.spec.Zone(), string(v.overlap), v.catchUp.Milliseconds(), params.MaxAttempts,
 		params.Timeout.Milliseconds(), params.Queue, params.Priority, next, string(v.catchUpPolicy),
-		params.Owner, nullTime(params.StartAt), nullTime(params.EndAt), grantID))
+		params.Owner, nullTime(params.StartAt), nullTime(params.EndAt), grantID, params.KeepRuns))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
 	}

@@ -109,6 +109,9 @@ const (
 // mass-fires (SKIP_MISSED_BY_DEFAULT).
 const DefaultCatchUpWindow = time.Minute
 
+// MaxKeepRuns bounds Params.KeepRuns.
+const MaxKeepRuns = 1_000_000
+
 // Params describe a schedule to create.
 type Params struct {
 	// Name is shown to operators. Required, at most 200 bytes.
@@ -165,6 +168,17 @@ type Params struct {
 	// grant's subject from workflow.RunInfo.GrantSubject.
 	GrantID *uuid.UUID
 
+	// KeepRuns is how many of the schedule's latest runs (by slot) the
+	// workflow client's run retention keeps whatever their age
+	// (workflow.Config.CompletedRunRetention and FailedRunRetention
+	// delete older finished runs): an audit trail of the last N slots of a
+	// monthly report, say. Runs beyond the last KeepRuns follow the
+	// retention.
+	//
+	// Defaults to 0: every finished run follows the retention. At most
+	// MaxKeepRuns.
+	KeepRuns int
+
 	// RequireWorker refuses to create the schedule, with a
 	// *workflow.NoWorkerError and nothing written, when no live client
 	// serves Workflow (see workflow.Client.TypeServed). Without it the
@@ -193,6 +207,7 @@ type Schedule struct {
 	Priority      int             `json:"priority,omitempty"`
 	Queue         string          `json:"queue,omitempty"`
 	Timeout       time.Duration   `json:"timeout,omitempty"`
+	KeepRuns      int             `json:"keep_runs,omitempty"`
 	Paused        bool            `json:"paused"`
 	PauseNote     string          `json:"pause_note,omitempty"`
 	PausedAt      *time.Time      `json:"paused_at,omitempty"`

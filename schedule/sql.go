@@ -11,7 +11,7 @@ import (
 const scheduleColumns = `id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
 	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), grant_id,
-	created_at, updated_at, next_fire_catch_up`
+	created_at, updated_at, next_fire_catch_up, keep_runs`
 
 type queries struct {
 	addRuns               string
@@ -128,23 +128,23 @@ DELETE FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0`),
 		insertMany: t(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at, grant_id)
+	catchup_policy, paused_at, grant_id, keep_runs)
 SELECT id, name, description, owner, workflow_type, input::jsonb, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, CASE WHEN paused THEN now() END, grant_id
+	catchup_policy, CASE WHEN paused THEN now() END, grant_id, keep_runs
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 	$9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[], $15::text[],
-	$16::smallint[], $17::boolean[], $18::text[], $19::timestamptz[], $20::text[], $21::uuid[])
+	$16::smallint[], $17::boolean[], $18::text[], $19::timestamptz[], $20::text[], $21::uuid[], $22::integer[])
 	AS v(id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, grant_id)
+	catchup_policy, grant_id, keep_runs)
 RETURNING ` + scheduleColumns),
 		insert: t(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at, grant_id)
+	catchup_policy, paused_at, grant_id, keep_runs)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-	CASE WHEN $17 THEN now() END, $21)
+	CASE WHEN $17 THEN now() END, $21, $22)
 RETURNING ` + scheduleColumns),
 		list: t(`
 SELECT ` + scheduleColumns + ` FROM {s}schedules
@@ -173,7 +173,7 @@ UPDATE {s}schedules
 SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_policy = $7,
 	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
 	next_fire_at = $13, catchup_policy = $14, owner = $15, start_at = $16, end_at = $17, grant_id = $18,
-	updated_at = now()
+	keep_runs = $19, updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns),
 		unfinishedRuns: t(`
 SELECT
@@ -194,7 +194,7 @@ func scanSchedule(row pgx.Row) (*Schedule, error) {
 	err := row.Scan(&s.ID, &s.Name, &s.Description, &s.Owner, &s.Workflow, &s.Input, &s.Cron, &s.TimeZone,
 		&s.StartAt, &s.EndAt, &overlap, &catchUpMS, &catchUp, &s.MaxAttempts, &timeoutM, &s.Queue, &s.Priority,
 		&s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount, &s.FailureCount, &s.LastRunStatus,
-		&s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.nextCatchUp)
+		&s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.nextCatchUp, &s.KeepRuns)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

@@ -31,6 +31,12 @@ const retentionPassLimit = time.Minute
 // was cancelled while waiting and may be retried) is kept: the parent reads
 // the child's row when it resumes. The check is an index lookup on the
 // parent's steps, for child runs only.
+//
+// So is a run among the latest keep_runs runs (by slot) of its schedule
+// (schedule.Params.KeepRuns): for the runs of a schedule that keeps some,
+// an index scan of its last keep_runs slots. Schedules are package
+// schedule's; their table is created with the runs' by the same
+// migrations, so it is always there.
 const deleteExpiredRunsSQL = `
 DELETE FROM {s}workflow_runs
 WHERE id IN (
@@ -42,6 +48,13 @@ WHERE id IN (
 			SELECT 1 FROM {s}step_runs s
 			WHERE r.parent_run_id IS NOT NULL AND s.run_id = r.parent_run_id
 				AND s.child_run_id = r.id AND s.status <> 'completed')
+		AND NOT EXISTS (
+			SELECT 1 FROM {s}schedules sc
+			WHERE r.schedule_id IS NOT NULL AND sc.id = r.schedule_id AND sc.keep_runs > 0
+				AND r.fire_at >= coalesce((
+					SELECT x.fire_at FROM {s}workflow_runs x
+					WHERE x.schedule_id = sc.id
+					ORDER BY x.fire_at DESC OFFSET sc.keep_runs - 1 LIMIT 1), '-infinity'))
 	ORDER BY r.id
 	LIMIT $4
 )`
@@ -51,7 +64,8 @@ WHERE id IN (
 // Config.FailedRunRetention for failed and cancelled ones), with their
 // steps and signals, in batches, for at most a minute. Unfinished runs are
 // never deleted, however old, nor a finished child run whose parent still
-// waits for its outcome. It returns how many runs it deleted. A
+// waits for its outcome, nor one of the latest runs its schedule keeps
+// (schedule.Params.KeepRuns). It returns how many runs it deleted. A
 // working client runs it on the leader every
 // Config.Maintenance.RetentionInterval (jobs.KindRunRetention), deleting
 // Config.Maintenance.RetentionBatchSize runs per statement.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
@@ -130,4 +131,57 @@ func TestRetentionKeepsChildrenTheirParentWaitsFor(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM workflow_runs WHERE id = $1", awaited))
+}
+
+// TestRetentionKeepsAScheduleLatestRuns: the latest KeepRuns runs of a
+// schedule (by slot) are kept whatever their age; older ones, and those of
+// a schedule that keeps none, follow the retention.
+func TestRetentionKeepsAScheduleLatestRuns(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	ctx := ctxT(t)
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	schedule := func(keep int) uuid.UUID {
+		t.Helper()
+		id := uuid.New()
+		_, err := db.Pool.Exec(ctx, `INSERT INTO schedules (id, name, workflow_type, cron, keep_runs) VALUES ($1, 'report', 'echo', '@daily', $2)`, id, keep)
+		require.NoError(t, err)
+		return id
+	}
+	var n byte
+	slotRun := func(scheduleID uuid.UUID, day int) uuid.UUID {
+		t.Helper()
+		n++
+		id := firstIDAt(old)
+		id[15] = n
+		fireAt := old.Add(time.Duration(day) * 24 * time.Hour)
+		_, err := db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, input, max_attempts, queue, priority, metadata, tags, status, created_at, updated_at, finished_at, schedule_id, fire_at)
+			VALUES ($1, 'echo', 'null', 1, 'default', 1, '{}', '{}', 'completed', $2, $2, $2, $3, $4)`, id, old, scheduleID, fireAt)
+		require.NoError(t, err)
+		return id
+	}
+	keeps3 := schedule(3)
+	var kept []uuid.UUID
+	for day := range 5 {
+		id := slotRun(keeps3, day)
+		if day >= 2 {
+			kept = append(kept, id)
+		}
+	}
+	keepsNone := schedule(0)
+	slotRun(keepsNone, 0)
+	keeps9 := schedule(9) // fewer runs than it keeps
+	kept = append(kept, slotRun(keeps9, 0), slotRun(keeps9, 1))
+
+	c, err := NewClient(db.Pool, &Config{Schema: db.Schema})
+	require.NoError(t, err)
+	deleted, err := c.DeleteExpiredRuns(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, deleted, "the two oldest runs of the schedule that keeps 3, and the run of the one that keeps none")
+	rows, err := db.Pool.Query(ctx, "SELECT id FROM workflow_runs")
+	require.NoError(t, err)
+	left, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	require.NoError(t, err)
+	require.ElementsMatch(t, kept, left)
 }

@@ -42,6 +42,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	start := fs.String("start", "", "the RFC 3339 `time` of the earliest slot, such as 2026-03-08T00:00:00Z (default now)")
 	end := fs.String("end", "", "the RFC 3339 `time` the schedule ends: slots fire before it only (default never)")
 	maxAttempts := fs.Int("max-attempts", 0, "the number `n` of attempts each run gets, at least 1 (default the workflow type's)")
+	keepRuns := fs.Int("keep-runs", 0, "keep the schedule's last `n` runs whatever their age; older finished runs follow the run retention (default 0: all do)")
 	queue := fs.String("queue", "", "River `queue` of each run (default the workflow type's)")
 	priority := fs.Int("priority", 0, "River priority of each run, `n` from 1 (highest) to 4 (default the workflow type's)")
 	timeout := fs.Duration("timeout", 0, "time limit of each run's attempts, a `duration` such as 10m (default the workflow type's)")
@@ -112,7 +113,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			Overlap: schedule.OverlapPolicy(*overlap), CatchUpWindow: *catchUp,
 			MaxAttempts: *maxAttempts, Priority: *priority, Queue: *queue, Timeout: *timeout,
 			Paused: *paused, PauseNote: *note, CatchUp: schedule.CatchUpPolicy(*catchUpPolicy), GrantID: grantID,
-			RequireWorker: *requireWorker,
+			RequireWorker: *requireWorker, KeepRuns: *keepRuns,
 		}
 		if params.CatchUpWindow == 0 {
 			params.CatchUpWindow = -1 // Params takes 0 for the default, and a negative window for none

@@ -182,6 +182,9 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 	} else {
 		field("Run policy", "the workflow type's defaults")
 	}
+	if s.KeepRuns > 0 {
+		field("Keeps runs", "the last %d whatever their age (older finished runs follow the run retention)", s.KeepRuns)
+	}
 	if s.GrantID != nil {
 		field("Grant", "%s", grantText(*s.GrantID, grant, s.Workflow, now))
 	}

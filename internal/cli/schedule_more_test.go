@@ -70,10 +70,13 @@ func TestScheduleMoreCommands(t *testing.T) {
 		t.Parallel()
 
 		id := createSchedule(t, vars, "--name", "report", "--cron", "30 2 * * *", "--tz", "America/New_York", "--workflow", "send_report",
-			"--owner", "update", "--description", "the ops report", "--input", `{"to": "ops"}`, "--catchup", "5m", "--max-attempts", "3")
+			"--owner", "update", "--description", "the ops report", "--input", `{"to": "ops"}`, "--catchup", "5m", "--max-attempts", "3", "--keep-runs", "30")
+		require.Equal(t, 30, getSchedule(t, vars, id).KeepRuns)
+		get := runCLI(t, vars, "schedule", "get", id.String())
+		require.Contains(t, get.stdout, "Keeps runs:       the last 30 whatever their age")
 
 		res := runCLI(t, vars, "schedule", "update", id.String(), "--name", "morning report", "--cron", "0 9 * * 1-5", "--tz", "Europe/Paris",
-			"--input", `{"to": "team"}`, "--overlap", "allow", "--queue", "reports", "--priority", "2", "--timeout", "10m")
+			"--input", `{"to": "team"}`, "--overlap", "allow", "--queue", "reports", "--priority", "2", "--timeout", "10m", "--keep-runs", "12")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
 		require.Regexp(t, `^updated schedule `+id.String()+` \("morning report"\); it fires next at \d{4}-\d\d-\d\d 09:00:00 CES?T \([^)]+\)\n$`, res.stdout)
@@ -87,6 +90,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Equal(t, "reports", s.Queue)
 		require.Equal(t, 2, s.Priority)
 		require.Equal(t, 10*time.Minute, s.Timeout)
+		require.Equal(t, 12, s.KeepRuns)
 		// The flags not given stay.
 		require.Equal(t, "the ops report", s.Description)
 		require.Equal(t, "update", s.Owner)

@@ -34,6 +34,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	maxAttempts := fs.Int("max-attempts", 0, "the new number `n` of attempts of each run, or 0 for the workflow type's default")
 	priority := fs.Int("priority", 0, "the new River priority of each run, `n` from 1 (highest) to 4, or 0 for the workflow type's default")
 	queue := fs.String("queue", "", "the new River `queue` of each run, or \"\" for the workflow type's default")
+	keepRuns := fs.Int("keep-runs", 0, "the new number `n` of latest runs kept whatever their age, or 0 to let the run retention apply to all")
 	timeout := fs.Duration("timeout", 0, "the new time limit of each run's attempts, a `duration` such as 10m, or 0 for the workflow type's default")
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the update, as JSON (like get --json, without fire times)")
 
@@ -71,6 +72,8 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 				p.Queue = queue
 			case "timeout":
 				p.Timeout = timeout
+			case "keep-runs":
+				p.KeepRuns = keepRuns
 			}
 		})
 		if inputSet {
@@ -83,7 +86,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 		switch {
 		case !changed:
 			return withHint(usageErrorf("schedule update needs a setting to change"),
-				fmt.Sprintf(`pass one or more of --name, --description, --cron, --tz, --input, --overlap, --catchup, --max-attempts, --priority, --queue and --timeout, e.g. tributary schedule update %s --cron "0 3 * * *"`, id))
+				fmt.Sprintf(`pass one or more of --name, --description, --cron, --tz, --input, --overlap, --catchup, --max-attempts, --priority, --queue, --timeout and --keep-runs, e.g. tributary schedule update %s --cron "0 3 * * *"`, id))
 		case *catchUp < 0:
 			return withHint(usageErrorf("--catchup must not be negative, not %s", *catchUp), "pass --catchup 0 to skip every slot found late")
 		case *maxAttempts < 0:
