@@ -62,20 +62,44 @@ type Config struct {
 	MaxInputBytes int
 
 	// River configures the River client that Tributary builds and runs the
-	// workflows on. Its Workers bundle (created when nil) gets one worker per
-	// workflow in Workflows, next to any of the application's own workers.
+	// workflows on. This is how an application already on River adds
+	// Tributary: it passes its own river.Config here, with its workers,
+	// queues, middleware, hooks, error handler and retry policy, and uses
+	// River() for its own jobs, in place of the client river.NewClient
+	// built. NewClient builds the River client on a driver of its own
+	// (riverpgxv5's, with a pilot that completes a run and its River job in
+	// one transaction when River's completer writes first), and changes
+	// only this in a copy of the configuration:
+	//
+	//   - Workers (made when nil) gets one worker per workflow in
+	//     Workflows, next to the application's, and, on a working client,
+	//     the maintenance jobs' (package jobs) with their periodic jobs;
+	//     schedule.New adds the slot-firing worker, the schedule queue and
+	//     the reconciler.
+	//   - SkipUnknownJobCheck is on: a client starts runs of workflow types
+	//     that other processes work.
+	//   - FetchOnlyKnownKinds is on: a client never takes a job whose kind
+	//     it has no worker for, which would fail it and use up an attempt
+	//     of a run that another process would have run.
+	//   - FetchCooldown and FetchPollInterval, when zero, are
+	//     DefaultFetchCooldown and DefaultFetchPollInterval.
+	//   - Schema and Logger, when unset, are this Config's.
+	//
 	// Queues nil makes an insert-only client: it starts and reads runs but
-	// does not work them. Schema and Logger are taken from this Config when
-	// unset. SkipUnknownJobCheck and FetchOnlyKnownKinds are always on: a
-	// client starts runs of workflow types that other processes work, and
-	// never takes their jobs. FetchCooldown and FetchPollInterval default
-	// to DefaultFetchCooldown and DefaultFetchPollInterval.
-	// RescueStuckJobsAfter keeps River's default (an hour): a client that
-	// dies is found by the worker registry's heartbeat (see Workers) and
-	// its workflow jobs are rescued within seconds, while a live client's
-	// long step is never taken from under it. A working client also gets a
-	// periodic job that repairs runs whose River job ended outside
-	// Tributary (see RepairRuns).
+	// does not work them. RescueStuckJobsAfter keeps River's default (an
+	// hour): a client that dies is found by the worker registry's heartbeat
+	// (see Workers) and its workflow jobs are rescued within seconds, while
+	// a live client's long step is never taken from under it.
+	//
+	// A plain River client of the application (another process, an older
+	// deployment) that works the same queues without FetchOnlyKnownKinds
+	// fetches workflow jobs and fails them as unknown kinds, each failure
+	// using up an attempt of the run. Give such clients
+	// FetchOnlyKnownKinds: true (and LeaderElectionDisabled: true, so that
+	// their rescuer leaves workflow jobs alone), or keep them off the
+	// workflows' queues. Tributary cannot refuse it from here; the next
+	// attempt, on a Tributary client, logs an error naming the offending
+	// client and queue.
 	//
 	// Defaults to an insert-only River configuration.
 	River *river.Config
@@ -167,6 +191,7 @@ type Client struct {
 	batch              *batchers
 	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 	pending            pendingCompletions           // runs completing without their worker waiting; see pilot.go
+	foreign            foreignFetches               // see foreign.go
 
 	testFailCompletions atomic.Bool // tests: every completion batch fails, leaving the runs to River's completer
 	testFailPilot       atomic.Bool // tests: River's completer fails too, for jobs whose run is pending completion

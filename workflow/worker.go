@@ -59,6 +59,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	c := w.c
 	runID := job.Args.RunID
 	attempt := job.Args.AttemptBase + job.Attempt
+	if len(job.Errors) > 0 {
+		c.noticeForeignFetch(ctx, job.JobRow)
+	}
 	st, err := w.begin(ctx, job)
 	if err != nil {
 		return fmt.Errorf("workflow: begin attempt %d of run %s: %w", attempt, runID, err)

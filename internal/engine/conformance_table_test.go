@@ -6,8 +6,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/testdb"
 )
 
@@ -91,4 +93,54 @@ func TestJobTableShape(t *testing.T) {
 	var states []string
 	require.NoError(t, db.Pool.QueryRow(ctx(t), `SELECT enum_range(NULL::river_job_state)::text[]`).Scan(&states))
 	require.ElementsMatch(t, []string{"available", "cancelled", "completed", "discarded", "pending", "retryable", "running", "scheduled"}, states)
+}
+
+// TestUnknownKindFailure pins what a plain River client (without
+// FetchOnlyKnownKinds) does to a job of a kind it has no worker for: it
+// fetches it and fails it with rivertype.UnknownJobKindError, using up an
+// attempt, and names itself last in attempted_by; workflow's worker
+// recognizes that on the next attempt (worker.foreignFetch). A client with
+// FetchOnlyKnownKinds, as Tributary's are, leaves the job alone.
+func TestUnknownKindFailure(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+
+	careful := river.NewWorkers()
+	river.AddWorker(careful, noopWorker{})
+	carefulClient := startRiver(t, db, nil, &river.Config{Workers: careful, FetchOnlyKnownKinds: true})
+	carefulEvents, cancelCareful := carefulClient.Subscribe(river.EventKindJobCompleted)
+	defer cancelCareful()
+	id := insertJob(t, db, "workflow:conformance_unknown", "available", 0, 5)
+	// A job the careful client knows, inserted after the unknown one,
+	// shows it has fetched past it.
+	known, err := client(t, db).Insert(ctx(t), noopArgs{}, &river.InsertOpts{Queue: "q"})
+	require.NoError(t, err)
+	waitCompleted(t, carefulEvents, known.Job.ID)
+	require.Equal(t, "available", readJob(t, db, id).state, "a client with FetchOnlyKnownKinds leaves a job of an unknown kind alone")
+
+	plainWorkers := river.NewWorkers()
+	river.AddWorker(plainWorkers, noopWorker{})
+	plain := startRiver(t, db, nil, &river.Config{Workers: plainWorkers})
+	events, cancel := plain.Subscribe(river.EventKindJobFailed)
+	defer cancel()
+	var failed *rivertype.JobRow
+	select {
+	case ev := <-events:
+		failed = ev.Job
+	case <-ctx(t).Done():
+		t.Fatal("the plain River client did not fail the job of an unknown kind within 30s")
+	}
+	require.Equal(t, id, failed.ID)
+	require.Equal(t, plain.ID(), failed.AttemptedBy[len(failed.AttemptedBy)-1])
+	require.Equal(t, 1, failed.Attempt, "the failure used up an attempt")
+	require.Equal(t, (&rivertype.UnknownJobKindError{Kind: failed.Kind}).Error(), failed.Errors[len(failed.Errors)-1].Error)
+}
+
+// client is an insert-only River client on db.
+func client(t *testing.T, db *testdb.DB) *river.Client[pgx.Tx] {
+	t.Helper()
+	c, err := river.NewClient[pgx.Tx](engine.NewDriver(db.Pool, nil), &river.Config{Schema: db.Schema})
+	require.NoError(t, err)
+	return c
 }
