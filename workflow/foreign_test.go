@@ -20,7 +20,9 @@ type plainArgs struct{}
 
 func (plainArgs) Kind() string { return "plain_app_job" }
 
-type plainWorker struct{ river.WorkerDefaults[plainArgs] }
+type plainWorker struct {
+	river.WorkerDefaults[plainArgs]
+}
 
 func (plainWorker) Work(context.Context, *river.Job[plainArgs]) error { return nil }
 
