@@ -55,6 +55,7 @@ func startClient(t *testing.T, db *testdb.DB, config *Config) *Client {
 	})
 	require.NoError(t, err)
 	require.NoError(t, wf.Start(context.Background()))
+	track(t, db, wf)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -68,24 +69,6 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// waitRuns waits until schedule id has at least n runs (any status).
-func waitRuns(t *testing.T, db *testdb.DB, id uuid.UUID, n int, within time.Duration) {
-	t.Helper()
-	ctx := ctxT(t, within)
-	for {
-		var got int
-		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1", id).Scan(&got))
-		if got >= n {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("schedule %s has %d runs after %s, want %d", id, got, within, n)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 func TestCreateValidation(t *testing.T) {
@@ -257,21 +240,20 @@ func TestReconcileRepairsBrokenChain(t *testing.T) {
 	// from River's table (River UI's delete does the same).
 	_, err = db.Pool.Exec(ctx, "DELETE FROM river_job WHERE kind = 'tributary:schedule_fire' AND state IN ('scheduled', 'available')")
 	require.NoError(t, err)
-	var before int
-	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1", s.ID).Scan(&before))
+	var (
+		before int
+		next   time.Time
+	)
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*), (SELECT next_fire_at FROM schedules WHERE id = $1) FROM workflow_runs WHERE schedule_id = $1",
+		s.ID).Scan(&before, &next))
 
-	// Once the next slot is overdue, Reconcile re-seeds it and firing resumes;
-	// the slots missed meanwhile run once each (the catch-up window is an
-	// hour), none twice.
-	for n == 0 {
-		n, err = sc.Reconcile(ctx)
-		require.NoError(t, err)
-		select {
-		case <-ctx.Done():
-			t.Fatal("the chain was never found broken")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	// Once the next slot is overdue (by reconcileGrace), Reconcile re-seeds
+	// it and firing resumes; the slots missed meanwhile run once each (the
+	// catch-up window is an hour), none twice.
+	waitUntil(t, next.Add(reconcileGrace+100*time.Millisecond))
+	n, err = sc.Reconcile(ctx)
+	require.NoError(t, err)
+	require.Positive(t, n, "the chain was not found broken")
 	waitRuns(t, db, s.ID, before+3, 30*time.Second)
 	var runs, distinct int
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT fire_at) FROM workflow_runs WHERE schedule_id = $1", s.ID).Scan(&runs, &distinct))
@@ -421,10 +403,13 @@ func TestLedger(t *testing.T) {
 		waitRuns(t, db, s.ID, 2, 30*time.Second)
 		_, err = sc.Pause(ctx, s.ID, "")
 		require.NoError(t, err)
-		waitFor(t, func() bool {
+		waitDB(t, db, 30*time.Second, func(ctx context.Context) error {
 			got, err := sc.Get(ctx, s.ID)
 			require.NoError(t, err)
-			return got.FailureCount >= 2 && got.LastRunStatus == "failed"
+			if got.FailureCount < 2 || got.LastRunStatus != "failed" {
+				return fmt.Errorf("failure count %d, last run %s; want 2 or more, failed", got.FailureCount, got.LastRunStatus)
+			}
+			return nil
 		})
 		history, err := sc.History(ctx, s.ID, nil)
 		require.NoError(t, err)
@@ -519,7 +504,7 @@ func TestDowntimeSkipsMissedSlots(t *testing.T) {
 	require.NoError(t, err)
 	// Downtime: nobody works jobs until the first slot is three seconds
 	// overdue.
-	waitFor(t, func() bool { return time.Since(*s.NextFireAt) > 3*time.Second })
+	waitUntil(t, s.NextFireAt.Add(3*time.Second))
 
 	startClients(t, db, 1)
 	waitRuns(t, db, s.ID, 3, 30*time.Second)
@@ -553,18 +538,6 @@ func TestMissedReason(t *testing.T) {
 	require.Equal(t, "missed; the chain also passed over more than 1000 later slots, from 2026-11-25T08:00:01Z to 2026-11-26T08:00:00Z",
 		missedReason(everySecond, at, at.Add(24*time.Hour)), "a day of a per-second schedule: one row, the count bounded")
 	require.Equal(t, SkipReasonMissed, skipKind(missedReason(everySecond, at, at.Add(time.Hour))))
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	ctx := ctxT(t, 30*time.Second)
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("condition not met within 30s")
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 func metaField(t *testing.T, raw []byte, key string) string {
@@ -627,10 +600,13 @@ func TestOverlapQueueAndReplace(t *testing.T) {
 		// The first run finishing releases the queued one.
 		wf := sc.wf
 		require.NoError(t, wf.Signal(ctx, first.ID, "never", "done"))
-		waitFor(t, func() bool {
+		waitDB(t, db, 30*time.Second, func(ctx context.Context) error {
 			run, err := wf.GetRun(ctx, queued.ID)
 			require.NoError(t, err)
-			return run.Status == workflow.StatusWaiting
+			if run.Status != workflow.StatusWaiting {
+				return fmt.Errorf("the queued run is %s, want waiting", run.Status)
+			}
+			return nil
 		})
 	})
 
@@ -675,7 +651,7 @@ func TestResumeMissedPolicies(t *testing.T) {
 			s, err := sc.Create(ctx, &Params{Name: "m", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow, Paused: true})
 			require.NoError(t, err)
 			// Three slots pass while it is paused.
-			waitFor(t, func() bool { return time.Since(*s.PausedAt) > 3500*time.Millisecond })
+			waitUntil(t, s.PausedAt.Add(3500*time.Millisecond))
 			resumedAt := time.Now()
 			_, err = sc.Resume(ctx, s.ID, &ResumeOpts{Missed: missed})
 			require.NoError(t, err)
@@ -705,7 +681,7 @@ func TestCatchUpLatest(t *testing.T) {
 	s, err := insertOnly(t, db).Create(ctx, &Params{Name: "l", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow,
 		CatchUpWindow: time.Second, CatchUp: CatchUpLatest})
 	require.NoError(t, err)
-	waitFor(t, func() bool { return time.Since(*s.NextFireAt) > 4*time.Second })
+	waitUntil(t, s.NextFireAt.Add(4*time.Second))
 	startedAt := time.Now()
 	startClients(t, db, 1)
 	waitRuns(t, db, s.ID, 3, 30*time.Second)
@@ -766,20 +742,29 @@ func TestExecutionGrants(t *testing.T) {
 		}
 		return out
 	}
+	waitSkips := func(t *testing.T, db *testdb.DB, id uuid.UUID, reason string, n int) {
+		t.Helper()
+		waitDB(t, db, 30*time.Second, func(context.Context) error {
+			if got := skipReasons(t, db, id); got[reason] < n {
+				return fmt.Errorf("outcomes %v, want %d %q", got, n, reason)
+			}
+			return nil
+		})
+	}
 
 	t.Run("SubjectReachesTheRunAndRevokeSkips", func(t *testing.T) {
 		t.Parallel()
 
 		db, sc, s, g := setup(t, []string{ScopeExecute("whoami")}, 0)
 		ctx := ctxT(t, 30*time.Second)
-		waitFor(t, func() bool { return skipReasons(t, db, s.ID)["completed"] >= 1 })
+		waitSkips(t, db, s.ID, "completed", 1)
 		runs, err := sc.History(ctx, s.ID, &workflow.ListParams{Status: workflow.StatusCompleted})
 		require.NoError(t, err)
 		require.JSONEq(t, `"user-42"`, string(runs[0].Output))
 
 		_, err = sc.RevokeGrant(ctx, g.ID, "user left")
 		require.NoError(t, err)
-		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantRevoked] >= 2 })
+		waitSkips(t, db, s.ID, SkipReasonGrantRevoked, 2)
 		got, err := sc.Get(ctx, s.ID)
 		require.NoError(t, err)
 		require.NotNil(t, got.NextFireAt, "the chain stays alive")
@@ -809,14 +794,14 @@ func TestExecutionGrants(t *testing.T) {
 		db, _, s, g := setup(t, []string{"*"}, 0)
 		_, err = db.Pool.Exec(ctx, "UPDATE execution_grants SET scopes = ARRAY['workflow:execute:other'] WHERE id = $1", g.ID)
 		require.NoError(t, err)
-		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantOutOfScope] >= 2 })
+		waitSkips(t, db, s.ID, SkipReasonGrantOutOfScope, 2)
 	})
 
 	t.Run("Expired", func(t *testing.T) {
 		t.Parallel()
 
 		db, _, s, _ := setup(t, []string{"*"}, 1500*time.Millisecond)
-		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantExpired] >= 1 })
+		waitSkips(t, db, s.ID, SkipReasonGrantExpired, 1)
 	})
 
 	t.Run("BadInput", func(t *testing.T) {
