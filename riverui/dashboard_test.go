@@ -228,18 +228,30 @@ func (d *dash) start(t *testing.T, in flowInput) *workflow.Run {
 	return run
 }
 
-// waitStatus waits until run id has status want.
+// waitStatus waits until run id has status want, one it reaches as its
+// River job ends: parked (waiting, sleeping) or finished. It reads the run,
+// then again after each River job event of d.wf, which works the runs: the
+// event comes after the run's new status committed.
 func (d *dash) waitStatus(t *testing.T, id uuid.UUID, want workflow.Status) *workflow.Run {
 	t.Helper()
 
-	var run *workflow.Run
-	require.Eventually(t, func() bool {
-		var err error
-		run, err = d.wf.GetRun(t.Context(), id)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	events, unsubscribe := d.wf.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed,
+		river.EventKindJobCancelled, river.EventKindJobSnoozed)
+	defer unsubscribe()
+	for {
+		run, err := d.wf.GetRun(ctx, id)
 		require.NoError(t, err)
-		return run.Status == want
-	}, 30*time.Second, 10*time.Millisecond, "run %s never became %s", id, want)
-	return run
+		if run.Status == want {
+			return run
+		}
+		select {
+		case <-events:
+		case <-ctx.Done():
+			t.Fatalf("run %s is %s; it never became %s", id, run.Status, want)
+		}
+	}
 }
 
 // attrs returns the values of attr of the elements with data-testid=testid.
