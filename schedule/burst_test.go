@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -33,24 +34,6 @@ func burstParams(n int, cron string) []*Params {
 		params[i] = &Params{Name: "burst " + strconv.Itoa(i), Owner: "burst", Workflow: "tick", Cron: cron, Overlap: OverlapAllow}
 	}
 	return params
-}
-
-// waitCount waits until query (one count) returns at least n.
-func waitCount(t *testing.T, db *testdb.DB, within time.Duration, n int, query string, args ...any) {
-	t.Helper()
-	ctx := ctxT(t, within)
-	for {
-		var got int
-		require.NoError(t, db.Pool.QueryRow(ctx, query, args...).Scan(&got))
-		if got >= n {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%d after %s, want %d: %s", got, within, n, query)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // TestBurstFiresEachSlotOnce has 3 working clients race for 2,000 slots due
@@ -211,7 +194,12 @@ CREATE TRIGGER refuse_run BEFORE INSERT ON workflow_runs FOR EACH ROW
 	require.NotEqual(t, "cancelled", runStatus(busy[skip.ID]))
 	require.NotEqual(t, "cancelled", runStatus(busy[queue.ID]))
 
-	waitFor(t, func() bool { return slotOf(granted).status == "completed" })
+	waitDB(t, db, 30*time.Second, func(context.Context) error {
+		if status := slotOf(granted).status; status != "completed" {
+			return fmt.Errorf("the granted slot's run is %s, want completed", status)
+		}
+		return nil
+	})
 	require.Equal(t, "user-1", metaField(t, slotOf(granted).meta, "grant_subject"))
 	require.Equal(t, "skipped: "+SkipReasonGrantRevoked, slotOf(revokedS).outcome())
 

@@ -55,6 +55,7 @@ func startClient(t *testing.T, db *testdb.DB, config *Config) *Client {
 	sc, err := New(wf, config)
 	require.NoError(t, err)
 	require.NoError(t, wf.Start(context.Background()))
+	track(t, db, wf)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -68,24 +69,6 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// waitRuns waits until schedule id has at least n runs (any status).
-func waitRuns(t *testing.T, db *testdb.DB, id uuid.UUID, n int, within time.Duration) {
-	t.Helper()
-	ctx := ctxT(t, within)
-	for {
-		var got int
-		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1", id).Scan(&got))
-		if got >= n {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("schedule %s has %d runs after %s, want %d", id, got, within, n)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 func TestCreateValidation(t *testing.T) {
@@ -181,26 +164,6 @@ func TestFiresEverySlotOnce(t *testing.T) {
 	require.Nil(t, got.NextFireAt)
 }
 
-func TestOverlapSkip(t *testing.T) {
-	t.Parallel()
-
-	db := testdb.New(t)
-	sc := startClients(t, db, 1)[0]
-	ctx := ctxT(t, 60*time.Second)
-	s, err := sc.Create(ctx, &Params{Name: "slow", Workflow: "stuck", Cron: "* * * * * *"})
-	require.NoError(t, err)
-	waitRuns(t, db, s.ID, 3, 30*time.Second)
-	_, err = sc.Pause(ctx, s.ID, "")
-	require.NoError(t, err)
-
-	var waiting, skipped int
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status <> 'skipped'),
-		count(*) FILTER (WHERE status = 'skipped' AND skip_reason = 'overlap')
-		FROM workflow_runs WHERE schedule_id = $1`, s.ID).Scan(&waiting, &skipped))
-	require.Equal(t, 1, waiting, "one run at a time")
-	require.GreaterOrEqual(t, skipped, 2)
-}
-
 func TestPauseResumeDelete(t *testing.T) {
 	t.Parallel()
 
@@ -239,160 +202,6 @@ func TestPauseResumeDelete(t *testing.T) {
 	require.GreaterOrEqual(t, kept, 2, "past runs stay, unlinked")
 }
 
-func TestReconcileRepairsBrokenChain(t *testing.T) {
-	t.Parallel()
-
-	db := testdb.New(t)
-	sc := startClients(t, db, 1)[0]
-	ctx := ctxT(t, 60*time.Second)
-	s, err := sc.Create(ctx, &Params{Name: "fragile", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow, CatchUpWindow: time.Hour})
-	require.NoError(t, err)
-	waitRuns(t, db, s.ID, 1, 30*time.Second)
-
-	n, err := sc.Reconcile(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n, "a healthy chain is not touched")
-
-	// Break the chain the way an operator can: delete the pending slot's job
-	// from River's table (River UI's delete does the same).
-	_, err = db.Pool.Exec(ctx, "DELETE FROM river_job WHERE kind = 'tributary:schedule_fire' AND state IN ('scheduled', 'available')")
-	require.NoError(t, err)
-	var before int
-	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1", s.ID).Scan(&before))
-
-	// Once the next slot is overdue, Reconcile re-seeds it and firing resumes;
-	// the slots missed meanwhile run once each (the catch-up window is an
-	// hour), none twice.
-	for n == 0 {
-		n, err = sc.Reconcile(ctx)
-		require.NoError(t, err)
-		select {
-		case <-ctx.Done():
-			t.Fatal("the chain was never found broken")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	waitRuns(t, db, s.ID, before+3, 30*time.Second)
-	var runs, distinct int
-	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT fire_at) FROM workflow_runs WHERE schedule_id = $1", s.ID).Scan(&runs, &distinct))
-	require.Equal(t, runs, distinct)
-}
-
-// TestDeleteWhileARunFinishes deletes a schedule while one of its runs is
-// finishing. The run's status trigger locks the run, then the schedule;
-// Delete must take its locks in the same order, or Postgres detects a
-// deadlock and one of them fails.
-func TestDeleteWhileARunFinishes(t *testing.T) {
-	t.Parallel()
-
-	db := testdb.New(t)
-	sc := insertOnly(t, db)
-	ctx := ctxT(t, 30*time.Second)
-	s, err := sc.Create(ctx, &Params{Name: "d", Workflow: "tick", Cron: "0 0 1 1 *"})
-	require.NoError(t, err)
-	runID, err := sc.Trigger(ctx, s.ID, nil)
-	require.NoError(t, err)
-
-	finishing, err := db.Pool.Begin(ctx) // a run's completion, in progress: the run is locked
-	require.NoError(t, err)
-	defer finishing.Rollback(ctx) //nolint:errcheck // committed below
-	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET updated_at = now() WHERE id = $1", runID)
-	require.NoError(t, err)
-
-	deleted := make(chan error, 1)
-	go func() { deleted <- sc.Delete(ctx, s.ID) }()
-	db.WaitForLockWait(t, "%DELETE FROM%schedules%") // Delete waits for a lock
-	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET status = 'completed', finished_at = now() WHERE id = $1", runID)
-	require.NoError(t, err, "the finishing run's trigger must get the schedule")
-	require.NoError(t, finishing.Commit(ctx))
-	require.NoError(t, <-deleted)
-}
-
-// TestBackfillWhileARunFinishes backfills a range again while one of its
-// slots' runs is finishing. Backfill holds the schedule; a run's status
-// trigger needs it. Backfill must not wait on that run (by inserting a
-// conflicting run), or Postgres detects a deadlock.
-func TestBackfillWhileARunFinishes(t *testing.T) {
-	t.Parallel()
-
-	db := testdb.New(t)
-	sc := insertOnly(t, db)
-	ctx := ctxT(t, 30*time.Second)
-	s, err := sc.Create(ctx, &Params{Name: "b", Workflow: "tick", Cron: "0 6 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
-	require.NoError(t, err)
-	from, to := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC)
-	res, err := sc.Backfill(ctx, s.ID, from, to, nil)
-	require.NoError(t, err)
-	require.Equal(t, &BackfillResult{Slots: 3, Started: 1, Queued: 2}, res, "all of them, one after the other")
-	var runID uuid.UUID
-	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT id FROM workflow_runs WHERE schedule_id = $1 ORDER BY fire_at LIMIT 1", s.ID).Scan(&runID))
-
-	finishing, err := db.Pool.Begin(ctx) // the run's completion, in progress
-	require.NoError(t, err)
-	defer finishing.Rollback(ctx) //nolint:errcheck // committed below
-	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET updated_at = now() WHERE id = $1", runID)
-	require.NoError(t, err)
-
-	type result struct {
-		res *BackfillResult
-		err error
-	}
-	again := make(chan result, 1)
-	go func() {
-		res, err := sc.Backfill(ctx, s.ID, from, to, nil)
-		again <- result{res, err}
-	}()
-	select {
-	case r := <-again:
-		require.NoError(t, r.err)
-		require.Equal(t, &BackfillResult{Slots: 3, Existing: 3}, r.res, "each slot at most once")
-	case <-time.After(10 * time.Second):
-		t.Fatal("Backfill waits for the finishing run")
-	}
-	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET status = 'completed', finished_at = now() WHERE id = $1", runID)
-	require.NoError(t, err)
-	require.NoError(t, finishing.Commit(ctx))
-}
-
-// TestReplaceWhileARunFinishes triggers a run under OverlapReplace, which
-// cancels the unfinished run, while that run is finishing: the trigger must
-// take the run before the schedule, as the run's status trigger does, or
-// Postgres detects a deadlock.
-func TestReplaceWhileARunFinishes(t *testing.T) {
-	t.Parallel()
-
-	db := testdb.New(t)
-	sc := insertOnly(t, db)
-	ctx := ctxT(t, 30*time.Second)
-	s, err := sc.Create(ctx, &Params{Name: "r", Workflow: "tick", Cron: "0 0 1 1 *", Overlap: OverlapReplace})
-	require.NoError(t, err)
-	first, err := sc.Trigger(ctx, s.ID, nil)
-	require.NoError(t, err)
-
-	finishing, err := db.Pool.Begin(ctx) // the first run's completion, in progress
-	require.NoError(t, err)
-	defer finishing.Rollback(ctx) //nolint:errcheck // committed below
-	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET updated_at = now() WHERE id = $1", first)
-	require.NoError(t, err)
-
-	type result struct {
-		id  uuid.UUID
-		err error
-	}
-	second := make(chan result, 1)
-	go func() {
-		id, err := sc.Trigger(ctx, s.ID, nil)
-		second <- result{id, err}
-	}()
-	db.WaitForLockWait(t, "%") // the second trigger waits for the first run
-	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET status = 'completed', finished_at = now() WHERE id = $1", first)
-	require.NoError(t, err, "the finishing run's trigger must get the schedule")
-	require.NoError(t, finishing.Commit(ctx))
-	r := <-second
-	require.NoError(t, r.err)
-	require.NotEqual(t, first, r.id)
-}
-
 var failing = workflow.Define("failing", func(ctx workflow.Context, _ struct{}) (string, error) {
 	return "", workflow.NonRetryable(errors.New("report generator is down"))
 }, nil)
@@ -422,10 +231,13 @@ func TestLedger(t *testing.T) {
 		waitRuns(t, db, s.ID, 2, 30*time.Second)
 		_, err = sc.Pause(ctx, s.ID, "")
 		require.NoError(t, err)
-		waitFor(t, func() bool {
+		waitDB(t, db, 30*time.Second, func(ctx context.Context) error {
 			got, err := sc.Get(ctx, s.ID)
 			require.NoError(t, err)
-			return got.FailureCount >= 2 && got.LastRunStatus == "failed"
+			if got.FailureCount < 2 || got.LastRunStatus != "failed" {
+				return fmt.Errorf("failure count %d, last run %s; want 2 or more, failed", got.FailureCount, got.LastRunStatus)
+			}
+			return nil
 		})
 		history, err := sc.History(ctx, s.ID, nil)
 		require.NoError(t, err)
@@ -508,66 +320,6 @@ func TestUpdateTakesEffectAtNextSlot(t *testing.T) {
 	require.Equal(t, cron, again.Cron, "a failed update changes nothing")
 }
 
-// TestDowntimeSkipsMissedSlots: slots found later than the catch-up window
-// are recorded as skipped ("missed") and the chain jumps to the next future
-// slot: a restart never mass-fires.
-func TestDowntimeSkipsMissedSlots(t *testing.T) {
-	t.Parallel()
-
-	db := testdb.New(t)
-	ctx := ctxT(t, 60*time.Second)
-	s, err := insertOnly(t, db).Create(ctx, &Params{Name: "d", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow, CatchUpWindow: time.Second})
-	require.NoError(t, err)
-	// Downtime: nobody works jobs until the first slot is three seconds
-	// overdue.
-	waitFor(t, func() bool { return time.Since(*s.NextFireAt) > 3*time.Second })
-
-	startClients(t, db, 1)
-	waitRuns(t, db, s.ID, 3, 30*time.Second)
-	var (
-		missed []string
-		ran    int
-	)
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT array_agg(skip_reason) FILTER (WHERE skip_reason LIKE 'missed%'), count(*) FILTER (WHERE status <> 'skipped')
-		FROM workflow_runs WHERE schedule_id = $1`, s.ID).Scan(&missed, &ran))
-	require.Len(t, missed, 1, "the overdue slot is recorded as missed; the slots in between never get a job")
-	var first time.Time
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT min(fire_at) FROM workflow_runs WHERE schedule_id = $1 AND status <> 'skipped'`, s.ID).Scan(&first))
-	require.Greater(t, first.Sub(*s.NextFireAt), 3*time.Second, "firing resumed at a future slot")
-
-	// The missed row accounts for every slot the chain passed over: from the
-	// one after it to the one before the first that ran.
-	from, to := s.NextFireAt.Add(time.Second).UTC(), first.Add(-time.Second).UTC()
-	require.Equal(t, fmt.Sprintf("missed; the chain also passed over %d later slots, from %s to %s",
-		int(to.Sub(from)/time.Second)+1, from.Format(time.RFC3339), to.Format(time.RFC3339)), missed[0])
-}
-
-func TestMissedReason(t *testing.T) {
-	t.Parallel()
-
-	everySecond, err := ParseSpec("* * * * * *", "UTC")
-	require.NoError(t, err)
-	at := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
-	require.Equal(t, "missed", missedReason(everySecond, at, at.Add(500*time.Millisecond)), "no later slot passed over")
-	require.Equal(t, "missed; the chain also passed over 1 later slot, from 2026-11-25T08:00:01Z to 2026-11-25T08:00:01Z",
-		missedReason(everySecond, at, at.Add(1500*time.Millisecond)))
-	require.Equal(t, "missed; the chain also passed over more than 1000 later slots, from 2026-11-25T08:00:01Z to 2026-11-26T08:00:00Z",
-		missedReason(everySecond, at, at.Add(24*time.Hour)), "a day of a per-second schedule: one row, the count bounded")
-	require.Equal(t, SkipReasonMissed, skipKind(missedReason(everySecond, at, at.Add(time.Hour))))
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	ctx := ctxT(t, 30*time.Second)
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("condition not met within 30s")
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
 func metaField(t *testing.T, raw []byte, key string) string {
 	t.Helper()
 	var m map[string]any
@@ -590,71 +342,6 @@ func mustZone(t *testing.T, name string) *time.Location {
 	return loc
 }
 
-func TestOverlapQueueAndReplace(t *testing.T) {
-	t.Parallel()
-
-	t.Run("Queue", func(t *testing.T) {
-		t.Parallel()
-
-		db := testdb.New(t)
-		sc := startClients(t, db, 1)[0]
-		ctx := ctxT(t, 60*time.Second)
-		s, err := sc.Create(ctx, &Params{Name: "q", Workflow: "stuck", Cron: "* * * * * *", Overlap: OverlapQueue})
-		require.NoError(t, err)
-		waitRuns(t, db, s.ID, 4, 30*time.Second)
-		_, err = sc.Pause(ctx, s.ID, "")
-		require.NoError(t, err)
-
-		history, err := sc.History(ctx, s.ID, nil)
-		require.NoError(t, err)
-		var first, queued *workflow.Run
-		skipped := 0
-		for _, run := range history { // newest first
-			switch {
-			case run.Status == workflow.StatusSkipped:
-				require.Equal(t, SkipReasonOverlap, run.SkipReason)
-				skipped++
-			case jsonHas(t, run.Metadata, "schedule_queued"):
-				require.Nil(t, queued, "at most one run waits")
-				queued = run
-			default:
-				first = run
-			}
-		}
-		require.NotNil(t, first)
-		require.NotNil(t, queued, "the second slot waits for the first run")
-		require.GreaterOrEqual(t, skipped, 2)
-
-		// The first run finishing releases the queued one.
-		wf := sc.wf
-		require.NoError(t, wf.Signal(ctx, first.ID, "never", "done"))
-		waitFor(t, func() bool {
-			run, err := wf.GetRun(ctx, queued.ID)
-			require.NoError(t, err)
-			return run.Status == workflow.StatusWaiting
-		})
-	})
-
-	t.Run("Replace", func(t *testing.T) {
-		t.Parallel()
-
-		db := testdb.New(t)
-		sc := startClients(t, db, 1)[0]
-		ctx := ctxT(t, 60*time.Second)
-		s, err := sc.Create(ctx, &Params{Name: "r", Workflow: "stuck", Cron: "* * * * * *", Overlap: OverlapReplace})
-		require.NoError(t, err)
-		waitRuns(t, db, s.ID, 3, 30*time.Second)
-		_, err = sc.Pause(ctx, s.ID, "")
-		require.NoError(t, err)
-
-		var unfinished, cancelled int
-		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status IN ('pending', 'running', 'sleeping', 'waiting')),
-			count(*) FILTER (WHERE status = 'cancelled') FROM workflow_runs WHERE schedule_id = $1`, s.ID).Scan(&unfinished, &cancelled))
-		require.Equal(t, 1, unfinished, "only the newest run is left")
-		require.GreaterOrEqual(t, cancelled, 2)
-	})
-}
-
 func jsonHas(t *testing.T, raw []byte, key string) bool {
 	t.Helper()
 	var m map[string]any
@@ -663,178 +350,9 @@ func jsonHas(t *testing.T, raw []byte, key string) bool {
 	return ok
 }
 
-func TestResumeMissedPolicies(t *testing.T) {
-	t.Parallel()
-
-	for _, missed := range []MissedPolicy{MissedSkip, MissedLatest, MissedBackfill} {
-		t.Run(string(missed), func(t *testing.T) {
-			t.Parallel()
-
-			db := testdb.New(t)
-			sc := insertOnly(t, db)
-			ctx := ctxT(t, 60*time.Second)
-			s, err := sc.Create(ctx, &Params{Name: "m", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow, Paused: true})
-			require.NoError(t, err)
-			// Three slots pass while it is paused.
-			waitFor(t, func() bool { return time.Since(*s.PausedAt) > 3500*time.Millisecond })
-			resumedAt := time.Now()
-			_, err = sc.Resume(ctx, s.ID, &ResumeOpts{Missed: missed})
-			require.NoError(t, err)
-
-			var n int
-			require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1 AND fire_at <= $2", s.ID, resumedAt).Scan(&n))
-			switch missed {
-			case MissedSkip:
-				require.Zero(t, n)
-			case MissedLatest:
-				require.Equal(t, 1, n)
-			case MissedBackfill:
-				require.GreaterOrEqual(t, n, 3)
-				var distinct int
-				require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(DISTINCT fire_at) FROM workflow_runs WHERE schedule_id = $1", s.ID).Scan(&distinct))
-				require.Equal(t, n, distinct)
-			}
-		})
-	}
-}
-
-func TestCatchUpLatest(t *testing.T) {
-	t.Parallel()
-
-	db := testdb.New(t)
-	ctx := ctxT(t, 60*time.Second)
-	s, err := insertOnly(t, db).Create(ctx, &Params{Name: "l", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow,
-		CatchUpWindow: time.Second, CatchUp: CatchUpLatest})
-	require.NoError(t, err)
-	waitFor(t, func() bool { return time.Since(*s.NextFireAt) > 4*time.Second })
-	startedAt := time.Now()
-	startClients(t, db, 1)
-	waitRuns(t, db, s.ID, 3, 30*time.Second)
-
-	// The overdue slot is recorded as missed, the most recent missed slot
-	// runs once, and nothing in between.
-	var missed, ranBefore int
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE skip_reason LIKE 'missed%'),
-		count(*) FILTER (WHERE status <> 'skipped' AND fire_at < $2)
-		FROM workflow_runs WHERE schedule_id = $1`, s.ID, startedAt.Add(-500*time.Millisecond)).Scan(&missed, &ranBefore))
-	if missed != 1 {
-		rows, _ := db.Pool.Query(ctx, "SELECT fire_at, status, coalesce(skip_reason,''), created_at FROM workflow_runs WHERE schedule_id = $1 ORDER BY fire_at", s.ID)
-		for rows.Next() {
-			var a, c time.Time
-			var st, r string
-			_ = rows.Scan(&a, &st, &r, &c)
-			t.Logf("%s %s %s created %s", a.Format("15:04:05.000"), st, r, c.Format("15:04:05.000"))
-		}
-		t.Logf("next was %s, clients started %s", s.NextFireAt.Format("15:04:05.000"), startedAt.Format("15:04:05.000"))
-	}
-	require.Equal(t, 1, missed)
-	require.LessOrEqual(t, ranBefore, 1, "at most the latest missed slot ran")
-}
-
 var whoami = workflow.Define("whoami", func(ctx workflow.Context, _ struct{}) (string, error) {
 	return ctx.Run().GrantSubject, nil
 }, nil)
-
-func TestExecutionGrants(t *testing.T) {
-	t.Parallel()
-
-	// setup's grant expires expiresIn after it is created (0: never): the
-	// database and client take a while to set up on a loaded machine.
-	setup := func(t *testing.T, scopes []string, expiresIn time.Duration) (*testdb.DB, *Client, *Schedule, *Grant) {
-		t.Helper()
-		db := testdb.New(t)
-		sc := startClients(t, db, 1)[0]
-		ctx := ctxT(t, 30*time.Second)
-		var expires time.Time
-		if expiresIn > 0 {
-			expires = time.Now().Add(expiresIn)
-		}
-		g, err := sc.CreateGrant(ctx, &GrantParams{Subject: "user-42", Scopes: scopes, ExpiresAt: expires})
-		require.NoError(t, err)
-		s, err := sc.Create(ctx, &Params{Name: "g", Workflow: "whoami", Cron: "* * * * * *", Overlap: OverlapAllow, GrantID: &g.ID})
-		require.NoError(t, err)
-		return db, sc, s, g
-	}
-	skipReasons := func(t *testing.T, db *testdb.DB, id uuid.UUID) map[string]int {
-		t.Helper()
-		rows, err := db.Pool.Query(context.Background(), "SELECT coalesce(skip_reason, status) FROM workflow_runs WHERE schedule_id = $1", id)
-		require.NoError(t, err)
-		out := map[string]int{}
-		for rows.Next() {
-			var r string
-			require.NoError(t, rows.Scan(&r))
-			out[r]++
-		}
-		return out
-	}
-
-	t.Run("SubjectReachesTheRunAndRevokeSkips", func(t *testing.T) {
-		t.Parallel()
-
-		db, sc, s, g := setup(t, []string{ScopeExecute("whoami")}, 0)
-		ctx := ctxT(t, 30*time.Second)
-		waitFor(t, func() bool { return skipReasons(t, db, s.ID)["completed"] >= 1 })
-		runs, err := sc.History(ctx, s.ID, &workflow.ListParams{Status: workflow.StatusCompleted})
-		require.NoError(t, err)
-		require.JSONEq(t, `"user-42"`, string(runs[0].Output))
-
-		_, err = sc.RevokeGrant(ctx, g.ID, "user left")
-		require.NoError(t, err)
-		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantRevoked] >= 2 })
-		got, err := sc.Get(ctx, s.ID)
-		require.NoError(t, err)
-		require.NotNil(t, got.NextFireAt, "the chain stays alive")
-	})
-
-	t.Run("OutOfScope", func(t *testing.T) {
-		t.Parallel()
-
-		// Create and Update refuse a grant that would skip every slot.
-		db := testdb.New(t)
-		sc := insertOnly(t, db)
-		ctx := ctxT(t, 30*time.Second)
-		other, err := sc.CreateGrant(ctx, &GrantParams{Subject: "user-42", Scopes: []string{ScopeExecute("other")}})
-		require.NoError(t, err)
-		_, err = sc.Create(ctx, &Params{Name: "g", Workflow: "whoami", Cron: "* * * * * *", GrantID: &other.ID})
-		require.ErrorIs(t, err, ErrInvalid)
-		require.ErrorContains(t, err, `would skip every slot ("grant out of scope"); use a grant that is live and has scope "workflow:execute:whoami"`)
-		s, err := sc.Create(ctx, &Params{Name: "g", Workflow: "whoami", Cron: "0 0 1 1 *"})
-		require.NoError(t, err)
-		_, err = sc.Update(ctx, s.ID, &UpdateParams{GrantID: &other.ID})
-		require.ErrorIs(t, err, ErrInvalid)
-		got, err := sc.Get(ctx, s.ID)
-		require.NoError(t, err)
-		require.Nil(t, got.GrantID, "nothing written")
-
-		// A grant's scopes changed behind Tributary's back: the slots skip.
-		db, _, s, g := setup(t, []string{"*"}, 0)
-		_, err = db.Pool.Exec(ctx, "UPDATE execution_grants SET scopes = ARRAY['workflow:execute:other'] WHERE id = $1", g.ID)
-		require.NoError(t, err)
-		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantOutOfScope] >= 2 })
-	})
-
-	t.Run("Expired", func(t *testing.T) {
-		t.Parallel()
-
-		db, _, s, _ := setup(t, []string{"*"}, 1500*time.Millisecond)
-		waitFor(t, func() bool { return skipReasons(t, db, s.ID)[SkipReasonGrantExpired] >= 1 })
-	})
-
-	t.Run("BadInput", func(t *testing.T) {
-		t.Parallel()
-
-		db := testdb.New(t)
-		sc := insertOnly(t, db)
-		ctx := ctxT(t, 30*time.Second)
-		_, err := sc.CreateGrant(ctx, &GrantParams{Subject: "", Scopes: []string{"*"}})
-		require.ErrorIs(t, err, ErrInvalid)
-		_, err = sc.CreateGrant(ctx, &GrantParams{Subject: "u", Scopes: nil})
-		require.ErrorIs(t, err, ErrInvalid)
-		missing := uuid.New()
-		_, err = sc.Create(ctx, &Params{Name: "x", Workflow: "whoami", Cron: "@daily", GrantID: &missing})
-		require.ErrorIs(t, err, ErrInvalid)
-	})
-}
 
 func TestUpdatePolicies(t *testing.T) {
 	t.Parallel()

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -42,6 +43,7 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 	require.NoError(t, err)
 	ctx := ctxT(t, 120*time.Second)
 	require.NoError(t, wf.Start(ctx))
+	track(t, db, wf)
 	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
 
 	spring, err := sc.Create(ctx, &Params{Name: "spring", Workflow: "tick", Cron: "30 2 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
@@ -60,9 +62,12 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 		}
 		return out
 	}
-	waitFor(t, func() bool {
-		return len(fired(fall.ID, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))) == 1 &&
-			len(fired(spring.ID, time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC))) == 1
+	waitDB(t, db, 30*time.Second, func(context.Context) error {
+		if len(fired(fall.ID, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))) != 1 ||
+			len(fired(spring.ID, time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC))) != 1 {
+			return errors.New("the chains have not fired the day after each DST change")
+		}
+		return nil
 	})
 
 	require.Equal(t, []time.Time{

@@ -103,7 +103,7 @@ CREATE TRIGGER hold_run BEFORE INSERT ON workflow_runs FOR EACH ROW
 
 	// The helper is inside the second batch's transaction.
 	var backend int
-	waitFor(t, func() bool {
+	pollFor(t, "the helper's insert to sleep in the trigger", func(ctx context.Context) bool {
 		err := db.Pool.QueryRow(ctx, "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%workflow_runs%'").Scan(&backend)
 		return err == nil
 	})
@@ -116,7 +116,7 @@ CREATE TRIGGER hold_run BEFORE INSERT ON workflow_runs FOR EACH ROW
 	require.NoError(t, err)
 
 	var runs int
-	waitFor(t, func() bool { // the terminated backend's transaction is gone
+	pollFor(t, "the terminated backend's transaction to be gone", func(ctx context.Context) bool {
 		var active int
 		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", backend).Scan(&active))
 		return active == 0
@@ -173,31 +173,55 @@ func startFiringHelper(t *testing.T, db *testdb.DB) *firingHelper {
 	return h
 }
 
-// waitForOutput waits until the helper printed want, failing if it exits.
+// waitForOutput waits until the helper printed want, failing if it exits
+// first or does not print it within 30 s. It checks after each write of the
+// helper's output.
 func waitForOutput(t *testing.T, h *firingHelper, want string) {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
 	for !bytes.Contains(h.out.Bytes(), []byte(want)) {
 		select {
+		case <-h.out.Written():
 		case <-h.exited:
-			t.Fatalf("the firing helper exited before printing %q", want)
-		case <-deadline:
+			if !bytes.Contains(h.out.Bytes(), []byte(want)) { // its last words were copied before it was reaped
+				t.Fatalf("the firing helper exited before printing %q", want)
+			}
+		case <-deadline.C:
 			t.Fatalf("the firing helper did not print %q within 30s", want)
-		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for a process's output and a reader.
+// lockedBuffer is a bytes.Buffer safe for a process's output and a reader,
+// which Written tells of each write.
 type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{}
 }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written == nil {
+		b.written = make(chan struct{}, 1)
+	}
+	select {
+	case b.written <- struct{}{}:
+	default: // a read is due already
+	}
 	return b.buf.Write(p)
+}
+
+// Written receives after each write since the last receive.
+func (b *lockedBuffer) Written() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.written == nil {
+		b.written = make(chan struct{}, 1)
+	}
+	return b.written
 }
 
 func (b *lockedBuffer) Bytes() []byte {

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestLeaderDeathCostsSeconds(t *testing.T) {
 	helper := startFiringHelper(t, db)
 	waitForOutput(t, helper, "firing helper: started")
 	var helperID string
-	waitFor(t, func() bool {
+	pollFor(t, "the helper to lead", func(ctx context.Context) bool {
 		return db.Pool.QueryRow(ctx, "SELECT leader_id FROM river_leader").Scan(&helperID) == nil
 	})
 
@@ -40,13 +41,17 @@ func TestLeaderDeathCostsSeconds(t *testing.T) {
 	s, err := survivor.Create(ctx, &Params{Name: "every second", Workflow: "tick", Cron: "* * * * * *",
 		Overlap: OverlapAllow, CatchUpWindow: 8 * time.Second})
 	require.NoError(t, err)
-	waitCount(t, db, 30*time.Second, 3, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1", s.ID)
+	pollFor(t, "3 runs of the schedule, which the helper may fire", func(ctx context.Context) bool {
+		return countOf(t, db, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1", s.ID) >= 3
+	})
 
 	// Kill the helper right after it fired a slot: it queued the next
 	// instant's fire job, and before the registry only it had timed it.
-	waitCount(t, db, 30*time.Second, 1, `SELECT count(*) FROM river_job
-		WHERE kind = 'tributary:schedule_fire' AND state = 'completed' AND attempted_by[cardinality(attempted_by)] = $1
-			AND finalized_at > now() - interval '300 ms'`, helperID)
+	pollFor(t, "the helper to fire a slot", func(ctx context.Context) bool {
+		return countOf(t, db, `SELECT count(*) FROM river_job
+			WHERE kind = 'tributary:schedule_fire' AND state = 'completed' AND attempted_by[cardinality(attempted_by)] = $1
+				AND finalized_at > now() - interval '300 ms'`, helperID) >= 1
+	})
 	require.NoError(t, helper.cmd.Process.Kill())
 	<-helper.exited
 	killedAt := time.Now()
@@ -82,7 +87,7 @@ func TestLeaderDeathCostsSeconds(t *testing.T) {
 	t.Logf("slot lag after the leader's death (fired minus due): p50 %.2fs, max %.2fs", lags[len(lags)/2], lags[len(lags)-1])
 
 	var leader string
-	waitFor(t, func() bool {
+	pollFor(t, "the survivor to lead", func(ctx context.Context) bool {
 		return db.Pool.QueryRow(ctx, "SELECT leader_id FROM river_leader").Scan(&leader) == nil && leader == survivorID
 	})
 	require.Zero(t, countOf(t, db, "SELECT count(*) FROM tributary_workers WHERE client_id = $1", helperID), "the dead client's row is gone")

@@ -107,10 +107,13 @@ func testManyClientsFireEachSlotOnce(t *testing.T, n int) {
 
 	// Accuracy: wait for the runs to finish (started_at is written then),
 	// and measure each slot's lateness.
-	waitFor(t, func() bool {
+	waitDB(t, db, 30*time.Second, func(ctx context.Context) error {
 		var unfinished int
 		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM workflow_runs WHERE schedule_id = $1 AND status <> 'completed'`, s.ID).Scan(&unfinished))
-		return unfinished == 0
+		if unfinished > 0 {
+			return fmt.Errorf("%d runs not completed", unfinished)
+		}
+		return nil
 	})
 	lat := mcSlotLatencies(ctx, t, db, &s.ID)
 	t.Logf("%d clients: %d slots fired once each, %s to %s; fire jobs %d (with errors: %d), worked per client %v",

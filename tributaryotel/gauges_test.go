@@ -66,6 +66,10 @@ func TestRegisterGauges(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
 
 	// One run waiting, one pending far in the future, a paused schedule.
+	// The waiting run parks by ending its River job: wait for the job events.
+	events, unsubscribe := wf.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed,
+		river.EventKindJobCancelled, river.EventKindJobSnoozed)
+	defer unsubscribe()
 	waiting, err := wait.Start(ctx, wf, struct{}{}, nil)
 	require.NoError(t, err)
 	_, err = wait.Start(ctx, wf, struct{}{}, &workflow.StartOpts{ScheduledAt: time.Now().Add(time.Hour)})
@@ -80,8 +84,8 @@ func TestRegisterGauges(t *testing.T) {
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatal("the run did not reach waiting")
-		case <-time.After(20 * time.Millisecond):
+			t.Fatalf("the run did not reach waiting; it is %s", run.Status)
+		case <-events:
 		}
 	}
 

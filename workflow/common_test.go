@@ -2,10 +2,12 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -85,23 +87,99 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// waitStatus waits until run id reaches status, failing after a deadline. It
-// polls the run row: there is no notification for intermediate statuses.
+// waitStatus waits until the run of h reaches status want, and fails t if
+// it does not before ctxT's deadline. See waitRun for the events it waits
+// on.
 func waitStatus(t *testing.T, c *Client, h interface {
 	Get(context.Context) (*Run, error)
 }, want Status) *Run {
 	t.Helper()
+	run, err := h.Get(ctxT(t))
+	require.NoError(t, err)
+	return waitRun(t, c, run.ID, "status "+string(want), func(run *Run) bool { return run.Status == want })
+}
+
+// waitRun waits until run id satisfies cond, which what describes, and fails
+// t if it does not before ctxT's deadline. It reads the run, then again
+// after each event that may have changed it:
+//
+//   - a River job event of c (completed, failed, cancelled, snoozed): an
+//     attempt that parks in a sleep or a wait, fails or finishes ends its
+//     River job, after the run's new status committed. Only the client that
+//     works the run sees them: pass that one.
+//   - the run-finished notification Result waits on (c.waiter), sent by
+//     whichever client finishes, cancels or repairs the run.
+func waitRun(t *testing.T, c *Client, id uuid.UUID, what string, cond func(*Run) bool) *Run {
+	t.Helper()
 	ctx := ctxT(t)
+
+	var events <-chan *river.Event // nil, never ready, for a client that works no jobs
+	if c.works {
+		var cancel func()
+		events, cancel = c.river.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed,
+			river.EventKindJobCancelled, river.EventKindJobSnoozed)
+		defer cancel()
+	}
+	finished, unsubscribe, err := c.waiter.subscribe(ctx, id)
+	require.NoError(t, err, "listen for run %s to finish", id)
+	defer unsubscribe()
+
 	for {
-		run, err := h.Get(ctx)
+		run, err := c.GetRun(ctx, id)
 		require.NoError(t, err)
-		if run.Status == want {
+		if cond(run) {
 			return run
 		}
 		select {
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+			}
+		case <-finished:
 		case <-ctx.Done():
-			t.Fatalf("run %s stayed %s, want %s", run.ID, run.Status, want)
-		case <-time.After(20 * time.Millisecond):
+			t.Fatalf("run %s did not reach %s before the deadline; it is %s", id, what, run.Status)
+		}
+	}
+}
+
+// waitCond polls cond every 10 ms until it holds, and fails t when cond
+// returns an error, when stop closes first (nil: never) or after ctxT's
+// deadline. It is this package's only polling wait, for what has no event:
+// the state a crash helper process writes, a memo stored behind the
+// workflow's back, the engine's in-memory sets (pending completions, the
+// waker's timers). Wait for anything else with waitRun or a channel.
+func waitCond(t *testing.T, what string, stop <-chan struct{}, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx := ctxT(t)
+	switch err := poll(ctx, stop, cond); {
+	case errors.Is(err, errPollStopped):
+		t.Fatalf("crash helper exited before %s", what)
+	case ctx.Err() != nil:
+		t.Fatalf("timed out waiting for %s", what)
+	case err != nil:
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+var errPollStopped = errors.New("stopped")
+
+// poll calls cond every 10 ms until it holds (nil), returns an error, stop
+// closes (errPollStopped) or ctx ends (ctx.Err()). waitCond is its test
+// wrapper; pgcrash_test.go calls it for retries that may fail.
+func poll(ctx context.Context, stop <-chan struct{}, cond func(ctx context.Context) (bool, error)) error {
+	ticker := time.NewTicker(10 * time.Millisecond)
+	defer ticker.Stop()
+	for {
+		ok, err := cond(ctx)
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-stop:
+			return errPollStopped
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ticker.C:
 		}
 	}
 }

@@ -74,8 +74,9 @@ func TestCompletionByRiverCompleter(t *testing.T) {
 	t.Parallel()
 
 	c := completeParents(t, "pilot_parent", 5, func(c *Client) { c.testFailCompletions.Store(true) })
-	require.Eventually(t, func() bool { return c.pending.len() == 0 }, 10*time.Second, 10*time.Millisecond,
-		"the pilot forgets the completions it committed")
+	waitCond(t, "the pilot to forget the completions it committed", nil, func(context.Context) (bool, error) {
+		return c.pending.len() == 0, nil
+	})
 }
 
 // TestCompletionWaitedFor runs with no room for pending completions: every

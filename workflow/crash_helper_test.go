@@ -393,27 +393,6 @@ func (c *crashChild) kill(t *testing.T) {
 	require.Equal(t, -1, c.cmd.ProcessState.ExitCode(), "the helper must die of the signal, not exit: %s", c.cmd.ProcessState)
 }
 
-// waitCond polls cond every 10 ms until it holds. It fails the test when
-// stop closes first (nil: never) or after ctxT's deadline.
-func waitCond(t *testing.T, what string, stop <-chan struct{}, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	ctx := ctxT(t)
-	for {
-		ok, err := cond(ctx)
-		require.NoError(t, err, "waiting for %s", what)
-		if ok {
-			return
-		}
-		select {
-		case <-stop:
-			t.Fatalf("crash helper exited before %s", what)
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
 // syncBuffer is a bytes.Buffer that the helper's output copiers and the test
 // may use concurrently.
 type syncBuffer struct {

@@ -247,20 +247,16 @@ func crashDatabase(t *testing.T, cluster *pgcluster.Cluster, name string) *pgxpo
 }
 
 // pgCrashQuery runs fn until it succeeds: after a restart, a pool hands out
-// connections to the old server, which fail once each.
+// connections to the old server, which fail once each. (No event says the
+// pool's connections are all new.)
 func pgCrashQuery(t *testing.T, what string, fn func(ctx context.Context) error) {
 	t.Helper()
-	ctx := ctxT(t)
-	for {
-		err := fn(ctx)
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: %v", what, err)
-		case <-time.After(10 * time.Millisecond):
-		}
+	var last error
+	if err := poll(ctxT(t), nil, func(ctx context.Context) (bool, error) {
+		last = fn(ctx)
+		return last == nil, nil
+	}); err != nil {
+		t.Fatalf("%s: %v", what, last)
 	}
 }
 
@@ -277,21 +273,21 @@ func pgCrashNotCompleted(t *testing.T, pool *pgxpool.Pool, ids []uuid.UUID) int 
 // pgCrashSettle waits until no job of the runs of ids is running: River's
 // completer has finished what it held when the server went down. It gives
 // up after 20 s (a job left running waits for River's rescuer, minutes
-// later) and returns when it stopped waiting.
+// later) and returns when it stopped waiting. It polls: River's completer
+// retries through the outage without an event for the test.
 func pgCrashSettle(t *testing.T, pool *pgxpool.Pool, ids []uuid.UUID) time.Time {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	ctx, cancel := context.WithTimeout(ctxT(t), 20*time.Second)
+	defer cancel()
+	_ = poll(ctx, nil, func(context.Context) (bool, error) { // past the deadline it gives up, as said
 		var running int
 		pgCrashQuery(t, "count the running jobs", func(ctx context.Context) error {
 			return pool.QueryRow(ctx, `SELECT count(*) FROM workflow_runs r JOIN river_job j ON j.id = r.job_id
 				WHERE r.id = ANY($1) AND j.state = 'running'`, ids).Scan(&running)
 		})
-		if running == 0 || time.Now().After(deadline) {
-			return time.Now()
-		}
-		<-time.After(20 * time.Millisecond)
-	}
+		return running == 0, nil
+	})
+	return time.Now()
 }
 
 // pgCrashCheck describes each run of ids that does not read completed with

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -165,23 +166,16 @@ func TestSendSignal(t *testing.T) {
 	})
 }
 
-// waitStepStatus waits until the run's step name has status, failing after
-// a deadline. It polls: there is no notification for step records.
+// waitStepStatus waits until the run parked with its step name in status
+// want (see waitRun for the events it waits on).
 func waitStepStatus(t *testing.T, c *Client, runID uuid.UUID, name string, want StepStatus) {
 	t.Helper()
-	ctx := ctxT(t)
-	for {
-		run, err := c.GetRun(ctx, runID)
-		require.NoError(t, err)
+	waitRun(t, c, runID, fmt.Sprintf("step %q %s", name, want), func(run *Run) bool {
 		for _, s := range run.Steps {
 			if s.Name == name && s.Status == want && run.Status != StatusRunning {
-				return
+				return true
 			}
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("step %q of run %s did not reach %s", name, runID, want)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		return false
+	})
 }

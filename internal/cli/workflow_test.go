@@ -36,10 +36,15 @@ type cliTestWorkflows struct {
 	fail     *workflow.Definition[cliTestInput, string]
 	approval *workflow.Definition[cliTestInput, string]
 	block    *workflow.Definition[cliTestInput, string]
+
+	// blocking receives when block's step starts: its run reads running.
+	blocking chan struct{}
 }
 
 func newCLITestWorkflows(release <-chan struct{}) *cliTestWorkflows {
+	blocking := make(chan struct{}, 1)
 	return &cliTestWorkflows{
+		blocking: blocking,
 		quick: workflow.Define("cli_quick", func(ctx workflow.Context, in cliTestInput) (string, error) {
 			return "hello " + in.Name, nil
 		}, nil),
@@ -60,6 +65,10 @@ func newCLITestWorkflows(release <-chan struct{}) *cliTestWorkflows {
 		}, nil),
 		block: workflow.Define("cli_block", func(ctx workflow.Context, in cliTestInput) (string, error) {
 			return workflow.Step(ctx, "block", func(ctx context.Context) (string, error) {
+				select {
+				case blocking <- struct{}{}:
+				default:
+				}
 				select {
 				case <-release:
 				case <-time.After(30 * time.Second):
@@ -102,11 +111,16 @@ func startWorkingClient(ctx context.Context, t *testing.T, db *testdb.DB, config
 	return client
 }
 
-// waitRunStatus polls a run until it has status want.
+// waitRunStatus waits until a run worked by client has status want, a
+// status the run reaches as its River job ends: parked (waiting, sleeping)
+// or finished. It reads the run, then again after each River job event of
+// client, which comes after the run's new status committed; it fails the
+// test when ctx ends first.
 func waitRunStatus(ctx context.Context, t *testing.T, client *workflow.Client, id uuid.UUID, want workflow.Status) *workflow.Run {
 	t.Helper()
-	ticker := time.NewTicker(20 * time.Millisecond)
-	defer ticker.Stop()
+	events, cancel := client.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed,
+		river.EventKindJobCancelled, river.EventKindJobSnoozed)
+	defer cancel()
 	for {
 		run, err := client.GetRun(ctx, id)
 		require.NoError(t, err)
@@ -114,9 +128,12 @@ func waitRunStatus(ctx context.Context, t *testing.T, client *workflow.Client, i
 			return run
 		}
 		select {
+		case _, ok := <-events:
+			if !ok {
+				t.Fatalf("run %s is %s, want %s; the client stopped", id, run.Status, want)
+			}
 		case <-ctx.Done():
 			t.Fatalf("run %s stayed %s, want %s", id, run.Status, want)
-		case <-ticker.C:
 		}
 	}
 }
@@ -342,7 +359,11 @@ func TestWorkflowCommands(t *testing.T) {
 	t.Run("CancelRunningRun", func(t *testing.T) {
 		blocked, err := defs.block.Start(ctx, client, cliTestInput{Name: "Cy"}, nil)
 		require.NoError(t, err)
-		waitRunStatus(ctx, t, client, blocked.ID, workflow.StatusRunning)
+		select {
+		case <-defs.blocking:
+		case <-ctx.Done():
+			t.Fatal("the blocking step did not start")
+		}
 
 		res := runCLI(t, vars, "workflow", "cancel", blocked.ID.String())
 		require.Equal(t, ExitOK, res.code, res.stderr)
