@@ -104,7 +104,9 @@ CREATE TRIGGER hold_run BEFORE INSERT ON workflow_runs FOR EACH ROW
 	// The helper is inside the second batch's transaction.
 	var backend int
 	pollFor(t, "the helper's insert to sleep in the trigger", func(ctx context.Context) bool {
-		err := db.Pool.QueryRow(ctx, "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%workflow_runs%'").Scan(&backend)
+		// The statement names the test's schema: other test processes on
+		// the server may hold a trigger of their own.
+		err := db.Pool.QueryRow(ctx, "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%workflow_runs%'", db.Schema).Scan(&backend)
 		return err == nil
 	})
 	require.NoError(t, helper.cmd.Process.Kill())

@@ -631,7 +631,7 @@ func TestScheduleMoreUsage(t *testing.T) {
 		{
 			name: "UpdateNothing", args: []string{"update", id, "--json"}, code: ExitUsage,
 			stderr: "tributary: schedule update needs a setting to change; pass one or more of --name, --description, --cron, --tz, --input, --overlap, --catchup, " +
-				`--max-attempts, --priority, --queue and --timeout, e.g. tributary schedule update ` + id + ` --cron "0 3 * * *"`,
+				`--max-attempts, --priority, --queue, --timeout and --keep-runs, e.g. tributary schedule update ` + id + ` --cron "0 3 * * *"`,
 		},
 		{name: "UpdateBadInput", args: []string{"update", id, "--input", "{to: ops}"}, code: ExitUsage, stderr: "tributary: " + badJSON},
 		{
