@@ -16,6 +16,21 @@ const (
 	DefaultFailedRunRetention    = 30 * 24 * time.Hour
 )
 
+// Why plain deletes in batches, and not time-partitioned tables whose old
+// partitions are dropped (as Oban Pro and pg-boss do): a run's retention
+// starts when it finishes, not when it is created, and runs finish in any
+// order (a run may sleep for months); a schedule keeps its last N runs
+// whatever their age, and a finished child is kept while its parent waits
+// for it. A partition holds runs by creation time, so it could be dropped
+// only once every run in it is deletable, which the longest-lived run of
+// the partition delays, and the exceptions above would have to move rows
+// out first. Partitioning would also put the partition key in every
+// primary and unique key (a run's id, SLOT_IS_UNIQUE's (schedule, slot)),
+// and its foreign keys from steps and signals. Batched deletes by the
+// primary key (UUIDv7 ids: the oldest runs first) keep each statement's
+// locks to milliseconds, and `tributary bench retention` measures what
+// they cost the workflows running meanwhile (see the README).
+
 // retentionPassLimit bounds one pass of DeleteExpiredRuns; the next pass
 // goes on.
 const retentionPassLimit = time.Minute
