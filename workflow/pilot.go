@@ -196,6 +196,20 @@ func (p *pendingCompletions) countCommitted(reqs []completeReq) int {
 	return n
 }
 
+// notCommitted returns those of reqs that the engine's batch did not
+// commit.
+func (p *pendingCompletions) notCommitted(reqs []completeReq) []completeReq {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]completeReq, 0, len(reqs))
+	for _, req := range reqs {
+		if pc, ok := p.m[req.job.ID]; !ok || !pc.committed {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
 // done forgets completions whose job's fate is durably committed: completed
 // with its run, or found no longer running.
 func (p *pendingCompletions) done(reqs []completeReq) {
@@ -260,10 +274,15 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 	var (
 		rows     []*rivertype.JobRow
 		restored int
+		finished map[int64]bool
 	)
 	err := retryDeadlock(func() error {
 		return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
-			completed, err := c.completeRunsTx(ctx, tx, reqs, false)
+			var (
+				completed map[int64]bool
+				err       error
+			)
+			completed, finished, err = c.completeRunsTx(ctx, tx, reqs, false)
 			if err != nil {
 				return err
 			}
@@ -279,6 +298,12 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tributary: complete runs with River's completer: %w", err)
+	}
+	// A run the engine's batch completed asynchronously, which a crash
+	// took back and this transaction completed again, was reported by the
+	// batch already.
+	if len(finished) > 0 {
+		c.reportCompleted(ctx, c.pending.notCommitted(reqs), finished)
 	}
 	c.pending.done(reqs)
 	if restored > 0 {
