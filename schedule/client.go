@@ -18,7 +18,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -53,6 +55,17 @@ type Config struct {
 	// Defaults to otel.GetMeterProvider(), the global one (a no-op until
 	// the application sets one).
 	MeterProvider metric.MeterProvider
+
+	// TracerProvider receives one span per slot decision
+	// (tributary.schedule.slot: fired, skipped with the reason, or found
+	// fired already), the child of the fire job's span (River's work span
+	// when rivercontrib/otelriver is installed). A run started by a slot
+	// whose span records carries the span's context in its metadata, so
+	// that its attempts link back to the slot (see package tributaryotel).
+	//
+	// Defaults to otel.GetTracerProvider(), the global one (a no-op until
+	// the application sets one).
+	TracerProvider trace.TracerProvider
 }
 
 // Client creates and manages schedules and fires their slots. Build it with
@@ -74,6 +87,7 @@ type Client struct {
 	q        *queries
 	wf       *workflow.Client
 	metrics  *slotMetrics // nil when the instruments could not be made
+	tracer   trace.Tracer
 
 	// firing bounds the firing passes that hold a connection at once.
 	firing chan struct{}
@@ -107,7 +121,11 @@ func New(config *Config) *Client {
 		// constants here.
 		logger.Warn("tributary: Schedule metrics unavailable", slog.String("err", err.Error()))
 	}
-	return &Client{clock: clock, interval: interval, logger: logger, metrics: metrics, firing: make(chan struct{}, QueueWorkers)}
+	tp := config.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return &Client{clock: clock, interval: interval, logger: logger, metrics: metrics, tracer: tp.Tracer(meterName), firing: make(chan struct{}, QueueWorkers)}
 }
 
 // Extend registers the slot-firing worker and the reconciler on the River
