@@ -250,8 +250,13 @@ type RunFinishedEvent struct {
 	Duration time.Duration
 }
 
-// HookStepReplayed receives each step (Step, StepTx) an attempt replayed
-// from its memo instead of running it. ctx is the attempt's context.
+// HookStepReplayed receives each step boundary an attempt replayed from
+// its memo instead of doing its work: a completed step (Step, StepTx),
+// sleep, signal wait or child run reached again (StepInfo.Kind says
+// which). A wait that receives its signal or child result on the attempt
+// after it parked is no replay and is not reported here (StepMiddleware
+// wraps the signal's receipt; a child's result is read as part of the
+// attempt). ctx is the attempt's context.
 type HookStepReplayed interface {
 	Middleware
 	StepReplayed(ctx context.Context, step *StepInfo)
