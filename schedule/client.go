@@ -17,7 +17,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/jobs"
@@ -54,6 +56,17 @@ type Config struct {
 	// Defaults to otel.GetMeterProvider(), the global one (a no-op until
 	// the application sets one).
 	MeterProvider metric.MeterProvider
+
+	// TracerProvider receives one span per slot decision
+	// (tributary.schedule.slot: fired, skipped with the reason, or found
+	// fired already), the child of the fire job's span (River's work span
+	// when rivercontrib/otelriver is installed). A run started by a slot
+	// whose span records carries the span's context in its metadata, so
+	// that its attempts link back to the slot (see package tributaryotel).
+	//
+	// Defaults to otel.GetTracerProvider(), the global one (a no-op until
+	// the application sets one).
+	TracerProvider trace.TracerProvider
 }
 
 // Client creates and manages schedules and fires their slots. Build it
@@ -77,6 +90,7 @@ type Client struct {
 	wf       *workflow.Client
 	engine   wfhook.Engine
 	metrics  *slotMetrics // nil when the instruments could not be made
+	tracer   trace.Tracer
 
 	// firing bounds the firing passes that hold a connection at once.
 	firing chan struct{}
@@ -120,6 +134,10 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 		// constants here.
 		logger.Warn("tributary: Schedule metrics unavailable", slog.String("err", err.Error()))
 	}
+	tp := config.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
 	c := &Client{
 		clock:    clock,
 		engine:   wfhook.Of(wf),
@@ -128,6 +146,7 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 		logger:   logger,
 		metrics:  metrics,
 		q:        newQueries(wf.Schema()),
+		tracer:   tp.Tracer(meterName),
 		wf:       wf,
 	}
 	err = c.engine.Bind(&wfhook.Extension{

@@ -11,6 +11,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
@@ -156,6 +160,19 @@ type passStats struct {
 	// delays are the fire delays of the slots that started a run, for the
 	// metrics.
 	delays []time.Duration
+	// denials counts the slots a grant did not admit, by reason.
+	denials map[string]int
+	// logs are the slots of one batch to log once it has committed; add
+	// does not carry them over.
+	logs []slotLog
+}
+
+// slotLog is a slot fired or skipped, to log.
+type slotLog struct {
+	scheduleID uuid.UUID
+	fireAt     time.Time
+	runID      uuid.UUID
+	skip       string
 }
 
 // Slots is how many slots the pass fired or recorded as skipped.
@@ -174,6 +191,12 @@ func (s *passStats) add(o *passStats) {
 	s.Failed += o.Failed
 	for reason, n := range o.Skipped {
 		s.skip(reason, n)
+	}
+	for reason, n := range o.denials {
+		if s.denials == nil {
+			s.denials = map[string]int{}
+		}
+		s.denials[reason] += n
 	}
 }
 
@@ -253,6 +276,7 @@ func (c *Client) firePass(ctx context.Context, p *pass) (*passStats, error) {
 			continue
 		}
 		stats.Batches = 1
+		c.logSlots(ctx, stats.logs)
 		total.add(stats)
 		for _, id := range deferred {
 			total.add(c.fireAlone(ctx, p, id, now))
@@ -317,6 +341,7 @@ func (c *Client) fireAlone(ctx context.Context, p *pass, id uuid.UUID, now time.
 	})
 	if err == nil && len(deferred) == 0 {
 		stats.Batches = 1
+		c.logSlots(ctx, stats.logs)
 		return stats
 	}
 	if err == nil {
@@ -412,7 +437,7 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		slots = append(slots, sl)
 	}
 
-	if err := c.checkGrants(ctx, tx, slots, now); err != nil {
+	if err := c.checkGrants(ctx, tx, slots, now, stats); err != nil {
 		return nil, err
 	}
 	deferred, err := c.applyOverlap(ctx, tx, slots, now)
@@ -421,6 +446,22 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 	}
 	if len(deferred) > 0 {
 		slots = slices.DeleteFunc(slots, func(sl *slot) bool { return slices.Contains(deferred, sl.s.ID) })
+	}
+
+	// One span per slot decision, ended with the batch's statement: a
+	// slot's run carries its span's context (see Config.TracerProvider).
+	spans := make([]trace.Span, len(slots))
+	ended := false
+	defer func() {
+		if !ended { // the batch failed: fireAlone fires its slots again
+			for _, span := range spans {
+				span.SetStatus(codes.Error, "the batch failed; its slots are fired again one by one")
+				span.End()
+			}
+		}
+	}()
+	for i, sl := range slots {
+		spans[i] = c.slotSpan(ctx, sl)
 	}
 
 	starts := make([]*wfhook.ScheduledStart, len(slots))
@@ -438,18 +479,24 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 
 	adv := &advanceRows{}
 	var instants []time.Time
+	logFired := c.logger.Enabled(ctx, slog.LevelInfo)
 	for i, sl := range slots {
 		ran := 0
-		switch st := started[i]; {
+		st := started[i]
+		switch {
 		case st.Existing:
 		case st.Skip != "":
 			stats.skip(skipKind(st.Skip), 1)
-			c.logSkip(ctx, sl, st.Skip)
+			stats.logs = append(stats.logs, slotLog{scheduleID: sl.s.ID, fireAt: sl.fireAt, runID: st.RunID, skip: st.Skip})
 		default:
 			ran = 1
 			stats.Started++
 			stats.delays = append(stats.delays, now.Sub(sl.fireAt))
+			if logFired {
+				stats.logs = append(stats.logs, slotLog{scheduleID: sl.s.ID, fireAt: sl.fireAt, runID: st.RunID})
+			}
 		}
+		decideSlotSpan(spans[i], st)
 		adv.add(sl, ran)
 		if sl.next != nil && sl.next.After(later(now, sl.fireAt)) {
 			instants = append(instants, *sl.next)
@@ -462,6 +509,10 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 	// ones need their instant's job.
 	if err := c.seedTx(ctx, tx, instants...); err != nil {
 		return nil, err
+	}
+	ended = true
+	for _, span := range spans {
+		span.End()
 	}
 	return deferred, nil
 }
@@ -507,7 +558,7 @@ func (a *advanceRows) add(sl *slot, ran int) {
 // query for the batch: a slot whose grant is gone, revoked, expired or out
 // of scope is skipped with the reason; an allowed one carries the grant's
 // subject in its run's metadata.
-func (c *Client) checkGrants(ctx context.Context, tx pgx.Tx, slots []*slot, now time.Time) error {
+func (c *Client) checkGrants(ctx context.Context, tx pgx.Tx, slots []*slot, now time.Time, stats *passStats) error {
 	var ids []uuid.UUID
 	for _, sl := range slots {
 		if sl.skip == "" && sl.s.GrantID != nil {
@@ -524,6 +575,12 @@ func (c *Client) checkGrants(ctx context.Context, tx pgx.Tx, slots []*slot, now 
 	for _, sl := range slots {
 		if sl.skip == "" && sl.s.GrantID != nil {
 			sl.skip = byID[*sl.s.GrantID].admit(sl.s.Workflow, now, sl.meta)
+			if sl.skip != "" {
+				if stats.denials == nil {
+					stats.denials = map[string]int{}
+				}
+				stats.denials[sl.skip]++
+			}
 		}
 	}
 	return nil
@@ -630,15 +687,70 @@ func (c *Client) applyOverlap(ctx context.Context, tx pgx.Tx, slots []*slot, now
 	return deferred, nil
 }
 
-// logSkip logs a skipped slot: at info for the ordinary reasons (overlap, a
-// missed slot), at warn for those an operator has to act on.
-func (c *Client) logSkip(ctx context.Context, sl *slot, reason string) {
-	level := slog.LevelInfo
-	if kind := skipKind(reason); kind != SkipReasonOverlap && kind != SkipReasonMissed {
-		level = slog.LevelWarn
+// logSlots logs the slots of a batch that committed: each slot that
+// started a run at info, each skipped slot at info for the ordinary
+// reasons (overlap, a missed slot) and at warn for those an operator has
+// to act on (a grant, a run the engine refused, a slot that could not
+// fire).
+func (c *Client) logSlots(ctx context.Context, logs []slotLog) {
+	for _, l := range logs {
+		if l.skip == "" {
+			c.logger.InfoContext(ctx, "tributary: Fired schedule slot", slog.String("schedule_id", l.scheduleID.String()),
+				slog.Time("fire_at", l.fireAt), slog.String("run_id", l.runID.String()))
+			continue
+		}
+		level := slog.LevelInfo
+		if kind := skipKind(l.skip); kind != SkipReasonOverlap && kind != SkipReasonMissed {
+			level = slog.LevelWarn
+		}
+		c.logger.Log(ctx, level, "tributary: Skipped schedule slot", slog.String("schedule_id", l.scheduleID.String()),
+			slog.Time("fire_at", l.fireAt), slog.String("reason", l.skip))
 	}
-	c.logger.Log(ctx, level, "tributary: Skipped schedule slot", slog.String("schedule_id", sl.s.ID.String()),
-		slog.Time("fire_at", sl.fireAt), slog.String("reason", reason))
+}
+
+// slotSpan starts the span of sl's decision (see Config.TracerProvider)
+// and, when it records, stores its context in the metadata of sl's run.
+func (c *Client) slotSpan(ctx context.Context, sl *slot) trace.Span {
+	ctx, span := c.tracer.Start(ctx, SpanSlot)
+	if !span.IsRecording() {
+		return span
+	}
+	span.SetAttributes(
+		attribute.String("tributary.schedule.id", sl.s.ID.String()),
+		attribute.String("tributary.schedule.fire_at", sl.fireAt.UTC().Format(time.RFC3339Nano)),
+		attribute.String("tributary.workflow.type", sl.s.Workflow),
+	)
+	if note, ok := sl.meta["schedule_dst_note"].(string); ok {
+		span.SetAttributes(attribute.String("tributary.slot.dst_adjustment", note))
+	}
+	if nominal, ok := sl.meta["schedule_nominal"].(string); ok {
+		span.SetAttributes(attribute.String("tributary.slot.nominal", nominal))
+	}
+	if sl.skip == "" && sl.meta != nil {
+		carrier := propagation.MapCarrier{}
+		propagation.TraceContext{}.Inject(ctx, carrier)
+		sl.meta[wfhook.TraceMetadataKey] = map[string]string(carrier)
+	}
+	return span
+}
+
+// SpanSlot is the name of the span of a slot decision.
+const SpanSlot = "tributary.schedule.slot"
+
+// decideSlotSpan records what became of a slot on its span.
+func decideSlotSpan(span trace.Span, st wfhook.Started) {
+	if span.IsRecording() {
+		switch {
+		case st.Existing:
+			span.SetAttributes(attribute.String("tributary.slot.decision", "existing"))
+		case st.Skip != "":
+			span.SetAttributes(attribute.String("tributary.slot.decision", "skipped"), attribute.String("tributary.slot.reason", st.Skip),
+				attribute.String("tributary.run.id", st.RunID.String()))
+		default:
+			span.SetAttributes(attribute.String("tributary.slot.decision", "started"), attribute.String("tributary.run.id", st.RunID.String()))
+		}
+		span.SetStatus(codes.Ok, "")
+	}
 }
 
 // skipKind is the reason without its details: "cannot start" for

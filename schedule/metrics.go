@@ -17,11 +17,14 @@ const meterName = "github.com/tributary-go/tributary"
 //	tributary.schedule.slots{decision, reason}   slots fired: decision started or skipped, with the skip reason
 //	tributary.schedule.fire_delay                seconds from a slot's time to the pass that started its run
 //	                                             (Temporal's schedule_action_delay)
+//	tributary.schedule.grant.denials{reason}     slots an execution grant did not admit: grant revoked,
+//	                                             grant expired, grant out of scope
 //
 // They are recorded once a batch has committed, on whichever client fires.
 type slotMetrics struct {
-	slots metric.Int64Counter
-	delay metric.Float64Histogram
+	slots   metric.Int64Counter
+	delay   metric.Float64Histogram
+	denials metric.Int64Counter
 }
 
 func newSlotMetrics(provider metric.MeterProvider) (*slotMetrics, error) {
@@ -40,7 +43,12 @@ func newSlotMetrics(provider metric.MeterProvider) (*slotMetrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &slotMetrics{slots: slots, delay: delay}, nil
+	denials, err := meter.Int64Counter("tributary.schedule.grant.denials",
+		metric.WithDescription("Schedule slots skipped because their execution grant did not admit the run, by reason (grant revoked, grant expired, grant out of scope)."), metric.WithUnit("{slot}"))
+	if err != nil {
+		return nil, err
+	}
+	return &slotMetrics{slots: slots, delay: delay, denials: denials}, nil
 }
 
 // record records what a firing pass decided.
@@ -56,5 +64,8 @@ func (m *slotMetrics) record(ctx context.Context, stats *passStats) {
 	}
 	for _, d := range stats.delays {
 		m.delay.Record(ctx, max(d, 0).Seconds())
+	}
+	for reason, n := range stats.denials {
+		m.denials.Add(ctx, int64(n), metric.WithAttributes(attribute.String("reason", reason)))
 	}
 }

@@ -27,27 +27,41 @@ func TestSlotMetrics(t *testing.T) {
 	require.NoError(t, err)
 	waitCount(t, db, 30*time.Second, 1, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1 AND skip_reason = 'overlap'", s.ID)
 
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(ctx, &rm))
-	slots := map[string]int64{}
-	var delays uint64
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			switch data := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				require.Equal(t, "tributary.schedule.slots", m.Name)
-				for _, p := range data.DataPoints {
-					decision, _ := p.Attributes.Value("decision")
-					reason, _ := p.Attributes.Value("reason")
-					slots[decision.AsString()+"/"+reason.AsString()] += p.Value
-				}
-			case metricdata.Histogram[float64]:
-				require.Equal(t, "tributary.schedule.fire_delay", m.Name)
-				for _, p := range data.DataPoints {
-					delays += p.Count
+	// A pass records its metrics once it ends, a moment after its batch
+	// committed the skipped slot.
+	collect := func() (map[string]int64, uint64) {
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, reader.Collect(ctx, &rm))
+		slots := map[string]int64{}
+		var delays uint64
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				switch data := m.Data.(type) {
+				case metricdata.Sum[int64]:
+					require.Equal(t, "tributary.schedule.slots", m.Name)
+					for _, p := range data.DataPoints {
+						decision, _ := p.Attributes.Value("decision")
+						reason, _ := p.Attributes.Value("reason")
+						slots[decision.AsString()+"/"+reason.AsString()] += p.Value
+					}
+				case metricdata.Histogram[float64]:
+					require.Equal(t, "tributary.schedule.fire_delay", m.Name)
+					for _, p := range data.DataPoints {
+						delays += p.Count
+					}
 				}
 			}
 		}
+		return slots, delays
+	}
+	slots, delays := collect()
+	for slots["skipped/overlap"] < 1 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no overlap skip counted: %v", slots)
+		case <-time.After(50 * time.Millisecond): // as waitCount
+		}
+		slots, delays = collect()
 	}
 	require.Equal(t, int64(1), slots["started/"], "the first slot started the run: %v", slots)
 	require.GreaterOrEqual(t, slots["skipped/overlap"], int64(1), "%v", slots)

@@ -193,7 +193,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 	at := c.now().UTC().Truncate(time.Microsecond)
 	started, err := c.engine.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
 		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
-		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
+		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: wfhook.TriggerAPI, Type: s.Workflow,
 	})
 	if err != nil {
 		return uuid.Nil, err
@@ -506,7 +506,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 		}
 		starts = append(starts, &wfhook.ScheduledStart{
 			FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
-			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Type: s.Workflow,
+			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: wfhook.TriggerBackfill, Type: s.Workflow,
 		})
 	}
 	started, err := c.engine.StartScheduledManyTx(ctx, tx, starts)

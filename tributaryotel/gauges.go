@@ -1,25 +1,5 @@
-// Package tributaryotel reports Tributary's state as OpenTelemetry
-// metrics, named under "tributary." with units in seconds, and never
-// labelled by run id.
-//
-// This first part holds the gauges read from the database at each
-// collection (RegisterGauges), which any process can report, a working
-// client or `tributary serve`:
-//
-//	tributary.runs.active{state}          unfinished runs: pending, running, sleeping, waiting
-//	tributary.runs.oldest_pending.age     seconds since the oldest pending run was created (0: none)
-//	tributary.schedules{state}            schedules: active, paused
-//	tributary.workers.live                working clients whose heartbeat is recent (the worker registry)
-//	tributary.river.jobs{state}           River jobs: available, running, scheduled, retryable
-//
-// Each collection runs a few index-backed queries (the unfinished-runs
-// index, the schedules table, River's job state index); scrape it every
-// 15 to 60 seconds, not every second. The counters and histograms of
-// issue 14 (runs started and finished, step executions, slot decisions,
-// fire delay) and the spans need hooks in the engine and are not here yet.
-//
-// Install River's own instrumentation (rivercontrib/otelriver) beside it
-// for River's job spans and metrics; these do not duplicate them.
+// The database gauges: RegisterGauges.
+
 package tributaryotel
 
 import (

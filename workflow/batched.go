@@ -300,17 +300,17 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		hasParent = hasParent || item.req.hasParent
 	}
 	async := c.asyncCompletion && c.pending.holdAll(reqs)
-	var completed map[int64]bool
+	var completed, finished map[int64]bool
 	err := retryDeadlock(func() error {
 		if hasParent {
 			return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
 				var err error
-				completed, err = c.completeRunsTx(ctx, tx, reqs, async)
+				completed, finished, err = c.completeRunsTx(ctx, tx, reqs, async)
 				return err
 			})
 		}
 		var err error
-		completed, _, err = c.completeRuns(ctx, c.writePool(), reqs, async)
+		completed, finished, _, err = c.completeRuns(ctx, c.writePool(), reqs, async)
 		return err
 	})
 	if err != nil {
@@ -320,6 +320,7 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		}
 		return err
 	}
+	c.reportCompleted(ctx, reqs, finished)
 	var committed, ended []completeReq
 	for _, item := range items {
 		if completed[item.req.job.ID] {
@@ -347,18 +348,31 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 
 // completeRunsTx completes runs and their River jobs (see completeRuns) and
 // wakes the parents of child runs it completes, in tx. It returns the jobs it
-// completed.
-func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeReq, async bool) (map[int64]bool, error) {
-	completed, parents, err := c.completeRuns(ctx, tx, reqs, async)
+// completed, and those of the runs it completed (see completeRuns).
+func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeReq, async bool) (completed, finished map[int64]bool, err error) {
+	completed, finished, parents, err := c.completeRuns(ctx, tx, reqs, async)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, parent := range parents {
 		if err := c.wakeRunTx(ctx, tx, parent); err != nil {
-			return nil, fmt.Errorf("wake parent run %s: %w", parent, err)
+			return nil, nil, fmt.Errorf("wake parent run %s: %w", parent, err)
 		}
 	}
-	return completed, nil
+	return completed, finished, nil
+}
+
+// reportCompleted reports to HookRunFinished the runs of reqs whose jobs
+// are in finished, once their completion has committed.
+func (c *Client) reportCompleted(ctx context.Context, reqs []completeReq, finished map[int64]bool) {
+	if len(finished) == 0 {
+		return
+	}
+	for _, req := range reqs {
+		if finished[req.job.ID] {
+			c.mw.runFinished(ctx, req.job.Args.RunID, req.job.Args.Workflow, StatusCompleted)
+		}
+	}
 }
 
 // completeRuns completes runs and their River jobs in one statement (SQL
@@ -371,14 +385,16 @@ func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeR
 // Result waiters. With async, it turns synchronous_commit off for its
 // transaction (see Config.AsyncCompletion and pilot.go). It returns the jobs
 // it completed and the parents of the child runs among them, which the
-// caller must wake in the same transaction. One statement instead of
+// caller must wake in the same transaction, and, when HookRunFinished is
+// installed, the jobs of the runs it completed (finished; a job completed
+// whose run was cancelled meanwhile is not). One statement instead of
 // River's general-purpose completion query plus BEGIN/COMMIT: completion is
 // on every run's path.
 // It sorts reqs (its callers build them for it) by job id: the jobs'
 // primary-key scan locks them in that order anyway, and the runs then
 // follow it too, so that two batches holding the same runs lock them in
 // the same order and do not deadlock.
-func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq, async bool) (map[int64]bool, []uuid.UUID, error) {
+func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq, async bool) (completed, finished map[int64]bool, parents []uuid.UUID, err error) {
 	slices.SortFunc(reqs, func(a, b completeReq) int { return cmp.Compare(a.job.ID, b.job.ID) })
 	n := len(reqs)
 	var (
@@ -404,27 +420,34 @@ func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq, 
 	args := append([]any{jobIDs, runIDs, outputs, attempts, startedAts, async}, memos.args()...)
 	rows, err := db.Query(ctx, c.q.completeRuns, args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
+		return nil, nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 	}
 	defer rows.Close()
-	completed := make(map[int64]bool, n)
-	var parents []uuid.UUID
+	completed = make(map[int64]bool, n)
+	report := len(c.mw.finished) > 0
 	for rows.Next() {
 		var (
 			jobID    int64
 			done     bool
+			runDone  bool
 			parentID *uuid.UUID
 		)
-		if err := rows.Scan(&jobID, &done, &parentID, nil, nil); err != nil {
-			return nil, nil, err
+		if err := rows.Scan(&jobID, &done, &runDone, &parentID, nil, nil); err != nil {
+			return nil, nil, nil, err
 		}
 		completed[jobID] = done
+		if runDone && report {
+			if finished == nil {
+				finished = make(map[int64]bool, n)
+			}
+			finished[jobID] = true
+		}
 		if parentID != nil {
 			parents = append(parents, *parentID)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
+		return nil, nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 	}
-	return completed, parents, nil
+	return completed, finished, parents, nil
 }

@@ -38,6 +38,7 @@ func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], i
 		return zero, w.diverge(name, m, "child run returning "+resultType)
 	}
 	if m != nil && m.Status == StepStatusCompleted {
+		w.replayed(name, StepKindChild)
 		return decodeWaitResult[Out](w, name, m)
 	}
 
@@ -57,12 +58,13 @@ func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], i
 		childID = m.ChildRunID
 	}
 	req := &parkRequest{name: name, seq: seq, kind: StepKindChild, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, resultType: resultType}
-	_, err = w.parkTx(req,
-		func(ctx context.Context, tx pgx.Tx) (bool, error) {
+	startCtx := w.Context // the child start's context: the step middleware's the first time
+	park := func() error {
+		_, err := w.parkTx(req, func(ctx context.Context, tx pgx.Tx) (bool, error) {
 			c := w.c
 			if childID == nil {
 				parent := w.info.ID
-				started, err := c.startTx(ctx, tx, &startParams{typeName: def.name, defaults: def.opts, input: encoded, opts: opts, parentID: &parent, parentStep: name})
+				started, err := c.startTx(context.WithoutCancel(startCtx), tx, &startParams{typeName: def.name, defaults: def.opts, input: encoded, opts: opts, parentID: &parent, parentStep: name})
 				if err != nil {
 					return false, fmt.Errorf("start child run: %w", err)
 				}
@@ -96,6 +98,16 @@ func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], i
 			done = &memo{Name: name, Kind: StepKindChild, Status: StepStatusCompleted, ResultType: resultType, Output: output, Error: childErr, ChildRunID: childID, Seq: &seq}
 			return true, c.finishWaitTx(ctx, tx, w.info.ID, done, false, "")
 		})
+		return err
+	}
+	if childID == nil { // the child's start: under the step middleware
+		err = w.boundary(name, StepKindChild, func(ctx context.Context) error {
+			startCtx = ctx
+			return park()
+		})
+	} else {
+		err = park()
+	}
 	if err != nil {
 		return zero, err
 	}

@@ -54,6 +54,16 @@ type Config struct {
 	// Defaults to a logger that discards everything.
 	Logger *slog.Logger
 
+	// Middleware observe and wrap the engine's work: starting runs,
+	// attempts, steps, signals, and the runs started and finished (see
+	// Middleware for the interfaces it looks for). The first listed wraps
+	// the others. tributaryotel.NewMiddleware is one: OpenTelemetry spans
+	// and metrics. With none, the engine's hot paths call nothing for
+	// them.
+	//
+	// Defaults to none.
+	Middleware []Middleware
+
 	// MaxInputBytes bounds a run's encoded input and a signal's payload; a
 	// larger one is refused with a *ValidationError before anything is
 	// written.
@@ -172,6 +182,7 @@ type Config struct {
 // concurrent use.
 type Client struct {
 	logger          *slog.Logger
+	mw              *middlewares
 	maxInputBytes   int
 	asyncCompletion bool
 	// completedRetention and failedRetention are Config's retentions,
@@ -239,6 +250,11 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		return nil, &ValidationError{Field: "Config.MaxInputBytes", Problem: "is negative; leave it 0 for the 1 MiB default"}
 	}
 
+	mw, err := newMiddlewares(config.Middleware)
+	if err != nil {
+		return nil, err
+	}
+
 	riverConfig := &river.Config{}
 	if config.River != nil {
 		riverConfig = config.River.WithDefaults()
@@ -283,6 +299,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 
 	c := &Client{
 		logger:             logger,
+		mw:                 mw,
 		maxInputBytes:      maxInput,
 		asyncCompletion:    config.AsyncCompletion,
 		completedRetention: orDefault(config.CompletedRunRetention, DefaultCompletedRunRetention),

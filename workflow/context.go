@@ -77,6 +77,8 @@ type wfContext struct {
 	diverged   *DivergenceError
 	parkedTill *time.Time // set when a sleep or wait parked the attempt
 
+	outcome AttemptOutcome // how finish ended the attempt, for AttemptMiddleware
+
 	// unsaved holds the memos of steps that have returned but are not
 	// stored yet (see Step). They are stored at the next step boundary, by
 	// saveTimer memoSaveDelay after the step returned, or with the run's

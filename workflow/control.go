@@ -225,13 +225,18 @@ func (c *Client) CancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 		}
 	} else {
 		stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while " + status, At: time.Now().UTC()}
-		var parentID *uuid.UUID
-		if err := tx.QueryRow(ctx, c.q.cancelRun, id, encodeRunError(stored)).Scan(&parentID); err != nil {
+		var (
+			parentID *uuid.UUID
+			typ      string
+		)
+		if err := tx.QueryRow(ctx, c.q.cancelRun, id, encodeRunError(stored)).Scan(&parentID, &typ); err != nil {
 			return fmt.Errorf("workflow: cancel run %s: %w", id, err)
 		}
 		if err := c.afterFinishTx(ctx, tx, id, parentID); err != nil {
 			return err
 		}
+		// Reported in the caller's transaction: see HookRunFinished.
+		c.mw.runFinished(ctx, id, typ, StatusCancelled)
 	}
 	if jobID != 0 {
 		// A job that is not running is cancelled now; a running one gets a

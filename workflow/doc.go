@@ -173,5 +173,14 @@ the README; run `go test -run '^$' -bench . ./workflow/`.
 Tributary applies DefaultFetchCooldown (2 ms) and DefaultFetchPollInterval
 (1 s) to the River client unless Config.River sets them: River's default
 100 ms fetch cooldown caps a queue of 20 workers near 200 jobs per second.
+
+# Middleware and observability
+
+Config.Middleware takes middleware in River's style (see Middleware):
+wrappers around starting a run, each attempt, each step that does work and
+each signal sent, and hooks for the runs started, each run finished (once,
+after its commit) and each step replayed. Package tributaryotel is the
+OpenTelemetry one: spans for starts, attempts and steps, and run and step
+metrics. With none installed, the engine calls nothing for them.
 */
 package workflow

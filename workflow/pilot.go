@@ -191,6 +191,20 @@ func (p *pendingCompletions) countCommitted(reqs []completeReq) int {
 	return n
 }
 
+// notCommitted returns those of reqs that the engine's batch did not
+// commit.
+func (p *pendingCompletions) notCommitted(reqs []completeReq) []completeReq {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]completeReq, 0, len(reqs))
+	for _, req := range reqs {
+		if pc, ok := p.m[req.job.ID]; !ok || !pc.committed {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
 // done forgets completions whose job's fate is durably committed: completed
 // with its run, or found no longer running.
 func (p *pendingCompletions) done(reqs []completeReq) {
@@ -233,10 +247,17 @@ func (cp completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, apply
 	if c.testFailPilot.Load() {
 		return false, errors.New("tributary: River's completer failed by the test")
 	}
-	var restored int
+	var (
+		restored int
+		finished map[int64]bool
+	)
 	err := retryDeadlock(func() error {
 		return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
-			completed, err := c.completeRunsTx(ctx, tx, reqs, false)
+			var (
+				completed map[int64]bool
+				err       error
+			)
+			completed, finished, err = c.completeRunsTx(ctx, tx, reqs, false)
 			if err != nil {
 				return err
 			}
@@ -251,6 +272,12 @@ func (cp completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, apply
 	})
 	if err != nil {
 		return false, fmt.Errorf("tributary: complete runs with River's completer: %w", err)
+	}
+	// A run the engine's batch completed asynchronously, which a crash
+	// took back and this transaction completed again, was reported by the
+	// batch already.
+	if len(finished) > 0 {
+		c.reportCompleted(ctx, c.pending.notCommitted(reqs), finished)
 	}
 	c.pending.done(reqs)
 	if restored > 0 {

@@ -122,24 +122,36 @@ func (c *Client) repairRuns(ctx context.Context, query string, arg any) (int, er
 			stored.Message += " (last error: " + last.Error + ")"
 			stored.Attempt = last.Attempt
 		}
+		var (
+			finished bool
+			typ      string
+		)
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 			var parentID *uuid.UUID
 			args := []any{b.id, encodeRunError(stored)}
 			if query == c.q.failRun {
 				args = append(args, nil, nil)
 			}
-			err := tx.QueryRow(ctx, query, args...).Scan(&parentID)
+			err := tx.QueryRow(ctx, query, args...).Scan(&parentID, &typ)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			repaired++
+			finished = true
 			return c.afterFinishTx(ctx, tx, b.id, parentID)
 		})
 		if err != nil {
 			return repaired, fmt.Errorf("workflow: repair run %s: %w", b.id, err)
+		}
+		if finished {
+			repaired++
+			outcome := StatusFailed
+			if query == c.q.cancelRun {
+				outcome = StatusCancelled
+			}
+			c.mw.runFinished(ctx, b.id, typ, outcome)
 		}
 		c.logger.WarnContext(ctx, "tributary: Repaired run whose River job ended outside Tributary",
 			slog.String("run_id", b.id.String()), slog.Int64("job_id", b.jobID), slog.String("error", stored.Message))

@@ -85,6 +85,19 @@ func (c *Client) SendSignal(ctx context.Context, runID uuid.UUID, name string, p
 // back. The run is woken only when tx commits, and the result describes the
 // run as tx saw it.
 func (c *Client) SendSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, name string, payload any) (*SignalResult, error) {
+	if len(c.mw.signal) == 0 {
+		return c.sendSignalTx(ctx, tx, runID, name, payload)
+	}
+	var res *SignalResult
+	err := c.mw.wrapSignal(ctx, &SignalInfo{RunID: runID, Name: name}, func(ctx context.Context) error {
+		var err error
+		res, err = c.sendSignalTx(ctx, tx, runID, name, payload)
+		return err
+	})
+	return res, err
+}
+
+func (c *Client) sendSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, name string, payload any) (*SignalResult, error) {
 	if name == "" || len(name) > maxStepNameLength {
 		return nil, &ValidationError{Field: "signal name", Problem: fmt.Sprintf("must be 1 to %d bytes, got %d", maxStepNameLength, len(name))}
 	}
@@ -175,6 +188,7 @@ func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 		return zero, w.diverge(step, m, "signal wait")
 	}
 	if m != nil && m.Status == StepStatusCompleted {
+		w.replayed(step, StepKindSignal)
 		return decodeWaitResult[T](w, step, m)
 	}
 
@@ -187,23 +201,26 @@ func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 	}
 
 	var done *memo
-	_, err = w.parkTx(&parkRequest{name: step, seq: seq, signal: name, kind: StepKindSignal, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, wakeAt: wakeAt, resultType: resultType},
-		func(ctx context.Context, tx pgx.Tx) (bool, error) {
-			var payload []byte
-			err := tx.QueryRow(ctx, w.c.q.consumeSignal, w.info.ID, name, step).Scan(&payload)
-			switch {
-			case err == nil:
-				done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: payload, Seq: &seq}
-			case !errors.Is(err, pgx.ErrNoRows):
-				return false, fmt.Errorf("receive signal %q: %w", name, err)
-			case wakeAt != nil && !time.Now().Before(*wakeAt):
-				timeout := &RunError{Kind: "timeout", Message: ErrSignalTimeout.Error(), Step: step, Attempt: w.info.Attempt, At: time.Now().UTC()}
-				done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: []byte("null"), Error: timeout, Seq: &seq}
-			default:
-				return false, nil
-			}
-			return true, w.c.finishWaitTx(ctx, tx, w.info.ID, done, m == nil, name)
-		})
+	err = w.boundary(step, StepKindSignal, func(context.Context) error {
+		_, err := w.parkTx(&parkRequest{name: step, seq: seq, signal: name, kind: StepKindSignal, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, wakeAt: wakeAt, resultType: resultType},
+			func(ctx context.Context, tx pgx.Tx) (bool, error) {
+				var payload []byte
+				err := tx.QueryRow(ctx, w.c.q.consumeSignal, w.info.ID, name, step).Scan(&payload)
+				switch {
+				case err == nil:
+					done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: payload, Seq: &seq}
+				case !errors.Is(err, pgx.ErrNoRows):
+					return false, fmt.Errorf("receive signal %q: %w", name, err)
+				case wakeAt != nil && !time.Now().Before(*wakeAt):
+					timeout := &RunError{Kind: "timeout", Message: ErrSignalTimeout.Error(), Step: step, Attempt: w.info.Attempt, At: time.Now().UTC()}
+					done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: []byte("null"), Error: timeout, Seq: &seq}
+				default:
+					return false, nil
+				}
+				return true, w.c.finishWaitTx(ctx, tx, w.info.ID, done, m == nil, name)
+			})
+		return err
+	})
 	if err != nil {
 		return zero, err
 	}

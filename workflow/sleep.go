@@ -41,9 +41,15 @@ func sleep(ctx Context, name string, wakeAt func() time.Time) error {
 		return w.diverge(name, m, "sleep")
 	}
 	if m != nil && m.Status == StepStatusCompleted {
+		w.replayed(name, StepKindSleep)
 		return nil
 	}
+	return w.boundary(name, StepKindSleep, func(context.Context) error { return w.sleepOrPark(name, seq, m, wakeAt) })
+}
 
+// sleepOrPark parks the run at sleep name until its wake time, or records
+// the sleep as over when that time has come.
+func (w *wfContext) sleepOrPark(name string, seq int, m *memo, wakeAt func() time.Time) error {
 	var wake time.Time
 	if m != nil && m.WakeAt != nil {
 		wake = *m.WakeAt
@@ -64,6 +70,6 @@ func sleep(ctx Context, name string, wakeAt func() time.Time) error {
 		w.setMemo(done)
 		return nil
 	}
-	_, err = w.parkTx(&parkRequest{name: name, seq: seq, kind: StepKindSleep, stepStatus: StepStatusSleeping, runStatus: StatusSleeping, wakeAt: &wake}, nil)
+	_, err := w.parkTx(&parkRequest{name: name, seq: seq, kind: StepKindSleep, stepStatus: StepStatusSleeping, runStatus: StatusSleeping, wakeAt: &wake}, nil)
 	return err
 }

@@ -245,7 +245,7 @@ WITH v AS (
 ), commit_mode AS (
 	SELECT CASE WHEN $6::boolean THEN set_config('synchronous_commit', 'off', true) END
 )
-SELECT v.job_id, jobs.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified), (SELECT count(*) FROM commit_mode)
+SELECT v.job_id, jobs.id IS NOT NULL, done.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified), (SELECT count(*) FROM commit_mode)
 FROM v LEFT JOIN jobs ON jobs.id = v.job_id LEFT JOIN done ON done.id = v.run_id`),
 		brokenRuns: t(brokenRunsSQL + `
 	AND r.updated_at < now() - make_interval(secs => $1)
@@ -258,7 +258,7 @@ UPDATE {s}workflow_runs
 SET status = 'cancelled', cancel_requested_at = coalesce(cancel_requested_at, now()), error = $2,
 	updated_at = now(), finished_at = now()
 WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
-RETURNING parent_run_id`),
+RETURNING parent_run_id, workflow_type`),
 		childOutcome: t(`SELECT status, output, error FROM {s}workflow_runs WHERE id = $1`),
 		consumeSignal: t(`
 UPDATE {s}workflow_signals SET consumed_at = now(), consumed_by_step = $3
@@ -273,7 +273,7 @@ UPDATE {s}workflow_runs
 SET status = 'failed', error = $2, attempt = coalesce($3, attempt), started_at = coalesce(started_at, $4),
 	updated_at = now(), finished_at = now()
 WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
-RETURNING parent_run_id`),
+RETURNING parent_run_id, workflow_type`),
 		finishWaitMemo: t(`
 UPDATE {s}step_runs SET status = 'completed', output = $3, error = $4, finished_at = now()
 WHERE run_id = $1 AND name = $2`),

@@ -266,11 +266,44 @@ func reservedMetadataKey(key string) bool {
 
 var tagRE = regexp.MustCompile(`\A[\w][\w\-]+[\w]\z`)
 
-// startTx validates p, then inserts the run row and its River job. With an
-// idempotency key the row goes first (ON CONFLICT DO NOTHING decides the
-// winner); without one the job goes first so the row carries its id in one
-// insert.
+// startTx starts a run by the API or by a parent (startRunTx), under the
+// start middleware, and reports it started.
 func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*startedRun, error) {
+	trigger := TriggerAPI
+	if p.parentID != nil {
+		trigger = TriggerChild
+	}
+	if len(c.mw.start) == 0 {
+		run, err := c.startRunTx(ctx, tx, p, nil)
+		if err == nil && !run.existing {
+			c.mw.runsStarted(ctx, p.typeName, trigger, 1)
+		}
+		return run, err
+	}
+	info := &StartInfo{Type: p.typeName, Trigger: trigger, ParentID: p.parentID}
+	var run *startedRun
+	err := c.mw.wrapStart(ctx, info, func(ctx context.Context) error {
+		var err error
+		if run, err = c.startRunTx(ctx, tx, p, info.added); err != nil {
+			return err
+		}
+		info.RunID, info.Existing = run.ID, run.existing
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !run.existing {
+		c.mw.runsStarted(ctx, p.typeName, trigger, 1)
+	}
+	return run, nil
+}
+
+// startRunTx validates p, then inserts the run row and its River job. With
+// an idempotency key the row goes first (ON CONFLICT DO NOTHING decides the
+// winner); without one the job goes first so the row carries its id in one
+// insert. added is metadata the start middleware adds to p's.
+func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, added map[string]any) (*startedRun, error) {
 	opts := p.opts
 	if opts == nil {
 		opts = &StartOpts{}
@@ -301,9 +334,9 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 			}
 		}
 	}
-	if len(opts.Metadata) > 0 {
+	if userMetadata := withAdded(opts.Metadata, added); len(userMetadata) > 0 {
 		var err error
-		if metadata, err = json.Marshal(opts.Metadata); err != nil {
+		if metadata, err = json.Marshal(userMetadata); err != nil {
 			return nil, &ValidationError{Field: "StartOpts.Metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
 	}

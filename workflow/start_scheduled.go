@@ -128,7 +128,33 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 			return nil, fmt.Errorf("workflow: %d of %d slots got a run from elsewhere while they were being started", rows.len()-int(tag.RowsAffected()), rows.len())
 		}
 	}
+	if len(c.mw.started) > 0 {
+		c.reportScheduledStarts(ctx, starts, out)
+	}
 	return out, nil
+}
+
+// reportScheduledStarts reports the runs of starts that started (not
+// skipped, not there already) to HookRunsStarted, by type and trigger.
+func (c *Client) reportScheduledStarts(ctx context.Context, starts []*wfhook.ScheduledStart, out []wfhook.Started) {
+	type key struct {
+		typ     string
+		trigger Trigger
+	}
+	counts := map[key]int{}
+	for i, s := range starts {
+		if out[i].Existing || out[i].Skip != "" {
+			continue
+		}
+		trigger := TriggerSchedule
+		if s.Trigger != "" {
+			trigger = Trigger(s.Trigger)
+		}
+		counts[key{s.Type, trigger}]++
+	}
+	for k, n := range counts {
+		c.mw.runsStarted(ctx, k.typ, k.trigger, n)
+	}
 }
 
 type slotKey struct {

@@ -55,7 +55,12 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 	}
 
 	startedAt := time.Now().UTC()
-	out, err := callStep(w, fn)
+	var out T
+	if len(w.c.mw.step) == 0 {
+		out, err = callStep(w.Context, fn)
+	} else {
+		out, err = callStepWrapped(w, name, fn)
+	}
 	if err != nil {
 		return zero, w.stepFailed(name, seq, resultType, startedAt, err)
 	}
@@ -96,27 +101,30 @@ func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx
 		encoded []byte
 		lost    bool // another attempt stored the memo first
 	)
-	err = pgx.BeginFunc(w, w.c.pool, func(tx pgx.Tx) error {
-		var err error
-		out, err = callStep(w, func(ctx context.Context) (T, error) { return fn(ctx, tx) })
-		if err != nil {
-			return err
-		}
-		if encoded, err = json.Marshal(out); err != nil {
-			return NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err))
-		}
-		tag, err := tx.Exec(w, w.c.q.memoUpsert, []any{w.info.ID}, []string{name}, []string{string(StepKindStep)},
-			[]string{string(StepStatusCompleted)}, []string{resultType}, []string{string(encoded)},
-			[]time.Time{startedAt}, []time.Time{time.Now().UTC()}, []int32{int32(seq)})
-		if err != nil {
-			return fmt.Errorf("workflow: store result of step %q: %w", name, err)
-		}
-		if tag.RowsAffected() == 0 {
-			lost = true
-			return errLostRace
-		}
-		return nil
-	})
+	run := func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, w.c.pool, func(tx pgx.Tx) error {
+			var err error
+			out, err = callStep(ctx, func(ctx context.Context) (T, error) { return fn(ctx, tx) })
+			if err != nil {
+				return err
+			}
+			if encoded, err = json.Marshal(out); err != nil {
+				return NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err))
+			}
+			tag, err := tx.Exec(ctx, w.c.q.memoUpsert, []any{w.info.ID}, []string{name}, []string{string(StepKindStep)},
+				[]string{string(StepStatusCompleted)}, []string{resultType}, []string{string(encoded)},
+				[]time.Time{startedAt}, []time.Time{time.Now().UTC()}, []int32{int32(seq)})
+			if err != nil {
+				return fmt.Errorf("workflow: store result of step %q: %w", name, err)
+			}
+			if tag.RowsAffected() == 0 {
+				lost = true
+				return errLostRace
+			}
+			return nil
+		})
+	}
+	err = w.boundary(name, StepKindStep, run)
 	if lost {
 		return reloadStep[T](w, name, seq, resultType)
 	}
@@ -148,7 +156,40 @@ func replayStep[T any](w *wfContext, name, resultType string) (out T, done bool,
 	if err := json.Unmarshal(m.Output, &out); err != nil {
 		return out, true, w.diverge(name, m, fmt.Sprintf("step returning %s (stored value does not decode: %v)", resultType, err))
 	}
+	w.replayed(name, StepKindStep)
 	return out, true, nil
+}
+
+// replayed reports a boundary replayed from its memo to HookStepReplayed.
+func (w *wfContext) replayed(name string, kind StepKind) {
+	if len(w.c.mw.replayed) > 0 {
+		w.c.mw.stepReplayed(w.Context, &StepInfo{Run: &w.info, Name: name, Kind: kind})
+	}
+}
+
+// boundary runs inner, a step boundary's work, under the step middleware:
+// with w's context when there is none, else with the middleware's.
+func (w *wfContext) boundary(name string, kind StepKind, inner func(ctx context.Context) error) error {
+	if len(w.c.mw.step) == 0 {
+		return inner(w.Context)
+	}
+	info := &StepInfo{Run: &w.info, Name: name, Kind: kind}
+	return w.c.mw.wrapStep(w.Context, info, func(ctx context.Context) error {
+		err := inner(ctx)
+		info.Parked = errors.Is(err, errSuspended)
+		return err
+	})
+}
+
+// callStepWrapped is callStep under the step middleware.
+func callStepWrapped[T any](w *wfContext, name string, fn func(ctx context.Context) (T, error)) (T, error) {
+	var out T
+	err := w.boundary(name, StepKindStep, func(ctx context.Context) error {
+		var err error
+		out, err = callStep(ctx, fn)
+		return err
+	})
+	return out, err
 }
 
 // reloadStep reads a memo another attempt stored and returns it.
@@ -165,13 +206,13 @@ func reloadStep[T any](w *wfContext, name string, seq int, resultType string) (T
 
 // callStep calls fn, turning a panic into an error so that one bad step
 // fails its attempt instead of the worker.
-func callStep[T any](w *wfContext, fn func(ctx context.Context) (T, error)) (out T, err error) {
+func callStep[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) (out T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = newPanicError(r)
 		}
 	}()
-	return fn(w.Context)
+	return fn(ctx)
 }
 
 // panicError is a recovered panic, with the stack where it happened.

@@ -93,8 +93,33 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 		wctx.memos[m.Name] = m
 	}
 
-	output, fnErr := w.call(wctx, st.input)
-	return w.finish(ctx, wctx, job, output, fnErr)
+	if len(c.mw.attempt) == 0 {
+		output, fnErr := w.call(wctx, st.input)
+		return w.finish(ctx, wctx, job, output, fnErr)
+	}
+	info := &AttemptInfo{Run: wctx.info, StartedAt: time.Now()}
+	if at := wctx.attemptedAt(); at != nil {
+		info.StartedAt = *at
+	}
+	info.WakeAt = sleptUntil(st.memos, info.StartedAt)
+	return c.mw.wrapAttempt(ctx, info, func(ctx context.Context) error {
+		wctx.Context = ctx
+		output, fnErr := w.call(wctx, st.input)
+		err := w.finish(ctx, wctx, job, output, fnErr)
+		info.Outcome = wctx.outcome
+		return err
+	})
+}
+
+// sleptUntil is the wake time of the sleep memos hold parked, if startedAt
+// is at or after it: the attempt is the one the sleep's timer started.
+func sleptUntil(memos []*memo, startedAt time.Time) *time.Time {
+	for _, m := range memos {
+		if m.Kind == StepKindSleep && m.Status == StepStatusSleeping && m.WakeAt != nil && !startedAt.Before(*m.WakeAt) {
+			return m.WakeAt
+		}
+	}
+	return nil
 }
 
 // begin returns what the attempt starts from, or nil for a run that is not
@@ -146,8 +171,10 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 		// The park transaction completed this job and scheduled the run's
 		// next one; River's own "complete if running" finds nothing to do.
 		// The park passed a step boundary first, so no memo is unsaved.
+		wctx.outcome = AttemptParked
 		return nil
 	case diverged == nil && stepErr == nil && fnErr == nil && !cancelled:
+		wctx.outcome = AttemptCompleted
 		return w.completeRun(fctx, wctx, job, output) // with the unsaved memos
 	}
 	// Every other ending keeps the memos of the steps the attempt completed,
@@ -175,11 +202,13 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 		return w.failRun(fctx, wctx, job, fnErr, failStep)
 	case errors.As(fnErr, &retryAfter): // a snooze does not use up an attempt
 		w.recordAttemptError(fctx, wctx, fnErr, failStep)
+		wctx.outcome = AttemptRetry
 		return river.JobSnooze(retryAfter.after)
 	case job.Attempt >= job.MaxAttempts:
 		return w.failRun(fctx, wctx, job, fnErr, failStep)
 	}
 	w.recordAttemptError(fctx, wctx, fnErr, failStep)
+	wctx.outcome = AttemptRetry
 	return fnErr
 }
 
@@ -198,9 +227,11 @@ func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Jo
 	}
 	_, err := w.c.batch.completes.do(ctx, req)
 	if errors.Is(err, errJobNotRunning) {
+		wctx.outcome = AttemptAbandoned
 		return nil // River already moved the job (rescued or cancelled); nothing to complete
 	}
 	if err != nil {
+		wctx.outcome = AttemptAbandoned
 		return fmt.Errorf("workflow: complete run %s: %w", wctx.info.ID, err)
 	}
 	return nil
@@ -210,9 +241,10 @@ func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Jo
 func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], cause error, step string) error {
 	c := w.c
 	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC(), Stack: panicStack(cause)}
+	finished := false
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var parentID *uuid.UUID
-		err := tx.QueryRow(ctx, c.q.failRun, wctx.info.ID, encodeRunError(stored), wctx.info.Attempt, wctx.attemptedAt()).Scan(&parentID)
+		err := tx.QueryRow(ctx, c.q.failRun, wctx.info.ID, encodeRunError(stored), wctx.info.Attempt, wctx.attemptedAt()).Scan(&parentID, nil)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -222,11 +254,17 @@ func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[ru
 		if err := w.afterFinishTx(ctx, tx, wctx.info.ID, parentID); err != nil {
 			return err
 		}
+		finished = true
 		return c.discardJobTx(ctx, tx, job.JobRow, cause)
 	})
 	if err != nil {
+		wctx.outcome = AttemptAbandoned
 		wctx.logger.ErrorContext(ctx, "tributary: Failed to record run failure", slog.String("err", err.Error()))
 		return fmt.Errorf("workflow: fail run %s: %w (cause: %w)", wctx.info.ID, err, cause)
+	}
+	wctx.outcome = AttemptFailed
+	if finished {
+		c.mw.runFinished(ctx, wctx.info.ID, job.Args.Workflow, StatusFailed)
 	}
 	wctx.logger.WarnContext(ctx, "tributary: Run failed", slog.String("kind", stored.Kind), slog.String("step", step), slog.String("err", cause.Error()))
 	return river.JobCancel(cause) // no-op for River's state (already discarded); stops retries if the tx raced
@@ -237,19 +275,26 @@ func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[ru
 func (w *worker) cancelRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs]) error {
 	c := w.c
 	stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while running", Attempt: wctx.info.Attempt, At: time.Now().UTC()}
+	finished := false
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var parentID *uuid.UUID
-		err := tx.QueryRow(ctx, c.q.cancelRun, wctx.info.ID, encodeRunError(stored)).Scan(&parentID)
+		err := tx.QueryRow(ctx, c.q.cancelRun, wctx.info.ID, encodeRunError(stored)).Scan(&parentID, nil)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+		finished = true
 		return w.afterFinishTx(ctx, tx, wctx.info.ID, parentID)
 	})
 	if err != nil {
+		wctx.outcome = AttemptAbandoned
 		return fmt.Errorf("workflow: record cancellation of run %s: %w", wctx.info.ID, err)
+	}
+	wctx.outcome = AttemptCancelled
+	if finished {
+		c.mw.runFinished(ctx, wctx.info.ID, job.Args.Workflow, StatusCancelled)
 	}
 	return river.JobCancel(ErrCancelled)
 }

@@ -43,6 +43,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tributary-go/tributary/workflow"
 )
 
 // Defaults of Config.
@@ -78,6 +80,12 @@ type Config struct {
 	//
 	// Defaults to DefaultWorkers (20).
 	Workers int
+
+	// Middleware is installed on the workflow cases' clients
+	// (workflow.Config.Middleware), to measure what it costs.
+	//
+	// Defaults to none.
+	Middleware []workflow.Middleware
 }
 
 // withDefaults returns a copy of c with defaults filled in, or an error when

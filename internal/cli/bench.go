@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/internal/bench"
+	"github.com/tributary-go/tributary/tributaryotel"
+	"github.com/tributary-go/tributary/workflow"
 )
 
 func newBenchCommand(env *Env) *cobra.Command {
@@ -47,6 +49,7 @@ func setupBench(fs *pflag.FlagSet, env *Env) Action {
 	rounds := fs.Int("rounds", bench.DefaultRounds, "run the four cases this `number` of times, interleaved, and report each case's mean and min–max (default 1)")
 	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the one River queue of every case (default 20)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	withOtel := fs.Bool("otel", false, "install the OpenTelemetry middleware (tributaryotel) on the workflow cases' clients, on the global providers: no-ops here, so it measures what the plugin costs an application that has not set OpenTelemetry up")
 
 	return func(ctx context.Context, args []string) error {
 		if err := noArgs(args); err != nil {
@@ -55,6 +58,9 @@ func setupBench(fs *pflag.FlagSet, env *Env) Action {
 		config, err := benchConfig(env, *items, *rounds, *workers)
 		if err != nil {
 			return err
+		}
+		if *withOtel {
+			config.Middleware = []workflow.Middleware{tributaryotel.NewMiddleware(nil)}
 		}
 		return runBenchOn(ctx, env, url.Get(), "bench", *asJSON, func(pool *pgxpool.Pool) (*bench.Result, error) {
 			return bench.Run(ctx, pool, config, env.Stderr)

@@ -39,6 +39,16 @@ func TestBench(t *testing.T) {
 			`workflow 3 steps / River with 3 checkpoints: +[0-9]+\.[0-9]{2}\n\z`, res.stdout)
 	})
 
+	t.Run("Otel", func(t *testing.T) {
+		t.Parallel()
+
+		// The workflow cases run with the OpenTelemetry middleware, on the
+		// global (no-op) providers: every run completes, as without.
+		res := runCLI(t, vars, "bench", "--items", "50", "--workers", "4", "--otel", "--json")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Contains(t, res.stdout, `"case": "workflow_3_steps"`)
+	})
+
 	t.Run("JSONWithRounds", func(t *testing.T) {
 		t.Parallel()
 

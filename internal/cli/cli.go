@@ -75,6 +75,12 @@ type Env struct {
 	// the run they are given in, with one that writes to Stderr.
 	Logger *slog.Logger
 
+	// LogLevel, when set, is the level of Logger, which commands may
+	// change: serve logs Tributary's work at info by default. The global
+	// --log-level and --log-format flags clear it: the level given is
+	// the level used.
+	LogLevel *slog.LevelVar
+
 	// Program is how a person runs this program again from a shell, for
 	// the commands that print other commands to run (the demo's hints):
 	// "tributary" when it is on the PATH. Empty means "tributary".
@@ -98,13 +104,16 @@ type Env struct {
 // DefaultEnv returns the Env of the running process, logging warnings and
 // errors to stderr.
 func DefaultEnv() *Env {
+	level := &slog.LevelVar{}
+	level.Set(slog.LevelWarn)
 	return &Env{
-		Getenv:  os.Getenv,
-		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Program: programName(),
-		Stderr:  os.Stderr,
-		Stdout:  os.Stdout,
-		Stdin:   os.Stdin,
+		Getenv:   os.Getenv,
+		Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		LogLevel: level,
+		Program:  programName(),
+		Stderr:   os.Stderr,
+		Stdout:   os.Stdout,
+		Stdin:    os.Stdin,
 		Interactive: func() bool {
 			info, err := os.Stdin.Stat()
 			return err == nil && info.Mode()&os.ModeCharDevice != 0

@@ -184,7 +184,7 @@ func addLogFlags(root *cobra.Command, env *Env) {
 		if err != nil {
 			return err
 		}
-		env.Logger = logger
+		env.Logger, env.LogLevel = logger, nil
 		return nil
 	}
 }

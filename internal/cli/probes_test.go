@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,7 +23,7 @@ func TestServeProbes(t *testing.T) {
 	// With a token, the probes answer without it; everything else wants it.
 	_, vars := migratedDB(t)
 	vars["TRIBUTARY_TOKEN"] = "s3cret"
-	serve := startCLI(t, vars, regexp.MustCompile(`Dashboard: (http://127\.0\.0\.1:\d+)/\n`), "serve", "--addr", "127.0.0.1:0", "--queues", "default=2")
+	serve := startCLI(t, vars, regexp.MustCompile(`Dashboard: (http://127\.0\.0\.1:\d+)/\n`), "--log-level", "info", "serve", "--addr", "127.0.0.1:0", "--queues", "default=2")
 	base := serve.Paused(t)[1]
 	serve.Resume()
 
@@ -62,6 +63,30 @@ func TestServeProbes(t *testing.T) {
 		require.Equal(t, http.StatusOK, status, body)
 	}
 	require.Contains(t, body, "tributary_schedule_fire_delay_seconds_bucket{")
+	require.Regexp(t, `(?m)^tributary_runs_started_total\{[^}]*trigger="schedule",workflow="metered"\} [1-9]`, body, "the slot's run, started by serve")
+	require.Contains(t, serve.stderr.String(), "tributary: Fired schedule slot", "serve logs each slot it fires")
+
+	// A run cancelled through the API finishes in serve: its metrics show.
+	status, body = httpGet(t, base+"/api/runs?type=metered&status=pending", "Bearer s3cret")
+	require.Equal(t, http.StatusOK, status, body)
+	var page struct {
+		Runs []struct {
+			ID string `json:"id"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &page))
+	require.NotEmpty(t, page.Runs, body)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"/api/runs/"+page.Runs[0].ID+"/cancel", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	status, body = httpGet(t, base+"/metrics", "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Regexp(t, `(?m)^tributary_runs_finished_total\{[^}]*outcome="cancelled"[^}]*workflow="metered"\} 1$`, body)
+	require.Contains(t, body, "tributary_runs_duration_seconds_bucket{")
 
 	// Every metric the Grafana dashboard queries is one that /metrics has.
 	dashboard, err := os.ReadFile("../../grafana/tributary.json")

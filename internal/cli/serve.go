@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/tributaryotel"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -29,8 +31,12 @@ func newServeCommand(env *Env) *cobra.Command {
 			For load balancers and orchestrators it answers GET /healthz with 200 while the process
 			serves, and GET /readyz with 200 when the database answers and is fully migrated, else
 			503 with a JSON reason. Both answer without the --token: they reveal nothing but that.
-			GET /metrics, also without the token, serves Tributary's OpenTelemetry gauges (runs,
-			schedules, live workers and River jobs by state) in Prometheus's text format.`,
+			GET /metrics, also without the token, serves Tributary's OpenTelemetry metrics in
+			Prometheus's text format: the gauges (runs, schedules, live workers and River jobs by
+			state), the slots fired and skipped, the fire delay and grant denials, and the runs this
+			process starts (slots) and finishes (repairs, cancellations through the API).
+			Unless --log-level or --log-format is given, serve logs each slot fired or skipped at
+			info and each run that failed, wherever it ran, at warn; River's own lines at warn.`,
 		Example: `tributary serve
 			TRIBUTARY_TOKEN=s3cret tributary serve --addr 0.0.0.0:8080 --queues default=20,reports=5`,
 	}, setupServe)
@@ -95,12 +101,25 @@ func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags
 	if err != nil {
 		return fmt.Errorf("set up /metrics: %w", err)
 	}
+	// With the default logger, serve logs its own work at info (each slot
+	// fired or skipped, each run that failed) and River's at warn: River's
+	// info lines (producer job counts, maintenance passes) would drown them.
+	logger, riverLogger := env.Logger, env.Logger
+	if env.LogLevel != nil && env.LogLevel.Level() > slog.LevelInfo {
+		riverLogger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: env.LogLevel.Level()}))
+		env.LogLevel.Set(slog.LevelInfo)
+	}
 	wf, err := workflow.NewClient(pool, &workflow.Config{
-		Logger: env.Logger,
+		Logger: logger,
+		// Runs started (slots fired), finished (repaired, cancelled through
+		// the API) and the rest, on /metrics. Spans go to the global
+		// tracer provider: a no-op, serve exports no traces.
+		Middleware: []workflow.Middleware{tributaryotel.NewMiddleware(&tributaryotel.MiddlewareConfig{MeterProvider: metrics.Provider})},
 		River: &river.Config{
 			// This process has no workflow code: it must leave the runs'
 			// jobs to the services that have it.
 			FetchOnlyKnownKinds: true,
+			Logger:              riverLogger,
 			Queues:              queues,
 		},
 		Schema: schema,
@@ -108,9 +127,9 @@ func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags
 	if err != nil {
 		return withHint(err, "fix --schema, TRIBUTARY_SCHEMA or --queues")
 	}
-	sc, err := schedule.New(wf, &schedule.Config{Logger: env.Logger, MeterProvider: metrics.Provider})
+	sc, err := schedule.New(wf, &schedule.Config{Logger: logger, MeterProvider: metrics.Provider})
 	if err != nil {
-		return withHint(err, "fix --schema, TRIBUTARY_SCHEMA or --queues")
+		return err
 	}
 
 	ln, err := listen(env, ui.addr.Get(), false)
@@ -131,6 +150,17 @@ func runServe(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags
 		return err
 	}
 	server.PrintURLs(env.Stdout)
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watchFailures(watchCtx, logger, wf, failureWatchInterval)
+	}()
+	defer func() {
+		stopWatch()
+		<-watched
+	}()
 
 	var result error
 	select {

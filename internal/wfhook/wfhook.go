@@ -81,8 +81,17 @@ type ScheduledStart struct {
 	// held far in the future until its predecessor finishes).
 	StartAt time.Time
 	Timeout time.Duration
+	// Trigger is what starts the run, for the engine's metrics: "" for a
+	// slot that fired, TriggerBackfill or TriggerAPI.
+	Trigger string
 	Type    string
 }
+
+// Triggers of ScheduledStart, the values of workflow.Trigger.
+const (
+	TriggerAPI      = "api"
+	TriggerBackfill = "backfill"
+)
 
 // Started is what StartScheduledTx did.
 type Started struct {
@@ -118,3 +127,9 @@ type Wake struct {
 type ScheduleRuns struct {
 	ScheduleID uuid.UUID
 }
+
+// TraceMetadataKey is the run metadata key under which the OpenTelemetry
+// middleware (package tributaryotel) and the schedule client store the W3C
+// trace context (traceparent, tracestate) of what started a run, so that
+// the run's attempts link back to it. Defined once, here.
+const TraceMetadataKey = "otel"
