@@ -267,9 +267,9 @@ func TestReconcileLateRepairKeepsTheSlot(t *testing.T) {
 	// Insert-only clients: no fire job is ever worked, so only Reconcile
 	// fires, at the injected time.
 	newClient := func() *Client {
-		wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
+		wf, err := workflow.NewClient(db.Pool, &workflow.Config{Clock: func() time.Time { return *now.Load() }, Schema: db.Schema})
 		require.NoError(t, err)
-		sc, err := New(wf, &Config{Clock: func() time.Time { return *now.Load() }})
+		sc, err := New(wf, nil)
 		require.NoError(t, err)
 		return sc
 	}

@@ -30,14 +30,6 @@ var queueRE = regexp.MustCompile(`^[a-z0-9]+(?:[_|\-]?[a-z0-9]+)*$`)
 
 // Config configures a Client.
 type Config struct {
-	// Clock, when set, is the time the client decides by: a schedule's
-	// first slot, whether a slot fired late, resume and trigger times. Tests
-	// set it to replay a stretch of the calendar (DST days, say) through
-	// real firing. River's own timing is unaffected.
-	//
-	// Defaults to time.Now.
-	Clock func() time.Time
-
 	// ReconcileInterval is how often a working client's leader repairs
 	// broken chains (see Reconcile); it also runs on start-up.
 	//
@@ -124,10 +116,6 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 	if interval == 0 {
 		interval = DefaultReconcileInterval
 	}
-	clock := config.Clock
-	if clock == nil {
-		clock = time.Now
-	}
 	metrics, err := newSlotMetrics(config.MeterProvider)
 	if err != nil {
 		// The SDK only refuses an invalid name or bucket list, which are
@@ -138,9 +126,10 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
+	engine := wfhook.Of(wf)
 	c := &Client{
-		clock:    clock,
-		engine:   wfhook.Of(wf),
+		clock:    engine.Now, // one clock: the workflow client's (workflow.Config.Clock)
+		engine:   engine,
 		firing:   make(chan struct{}, QueueWorkers),
 		interval: interval,
 		logger:   logger,

@@ -29,6 +29,7 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 	require.True(t, time.Now().After(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)),
 		"the replay walks the calendar up to today, which must be after the 2026 fall-back day: check this machine's clock")
 	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+		Clock:  func() time.Time { return start },
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		River: &river.Config{
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -39,7 +40,7 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 		Workflows: []workflow.Registrable{tick},
 	})
 	require.NoError(t, err)
-	sc, err := New(wf, &Config{Clock: func() time.Time { return start }})
+	sc, err := New(wf, nil)
 	require.NoError(t, err)
 	ctx := ctxT(t, 120*time.Second)
 	require.NoError(t, wf.Start(ctx))

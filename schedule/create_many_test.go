@@ -66,11 +66,12 @@ func TestCreateMany(t *testing.T) {
 		t.Helper()
 		db := testdb.New(t)
 		wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+			Clock:     func() time.Time { return manyClock },
 			Schema:    db.Schema,
 			Workflows: []workflow.Registrable{tick, stuck},
 		})
 		require.NoError(t, err)
-		sc, err := New(wf, &Config{Clock: func() time.Time { return manyClock }})
+		sc, err := New(wf, nil)
 		require.NoError(t, err)
 		return &testBundle{ctx: ctxT(t, 60*time.Second), db: db, sc: sc}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
 	"github.com/tributary-go/tributary/internal/testdb"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -144,9 +145,9 @@ func TestResumeRunsMissedSlots(t *testing.T) {
 
 			db := testdb.New(t)
 			ctx := ctxT(t, 60*time.Second)
-			wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
+			wf, err := workflow.NewClient(db.Pool, &workflow.Config{Clock: func() time.Time { return now }, Schema: db.Schema})
 			require.NoError(t, err)
-			sc, err := New(wf, &Config{Clock: func() time.Time { return now }})
+			sc, err := New(wf, nil)
 			require.NoError(t, err)
 			s, err := sc.Create(ctx, &Params{Name: "m", Workflow: "tick", Cron: "0 * * * *", Overlap: OverlapAllow, Paused: true})
 			require.NoError(t, err)

@@ -142,7 +142,7 @@ type memoReq struct {
 // writeMemo stores m for runID and returns once it is committed. fresh says
 // the attempt found no record of the step when it started.
 func (c *Client) writeMemo(ctx context.Context, runID uuid.UUID, m *memo, startedAt time.Time, fresh bool) error {
-	_, err := c.batch.memos.do(ctx, memoReq{at: time.Now().UTC(), memo: m, runID: runID, startedAt: startedAt, fresh: fresh})
+	_, err := c.batch.memos.do(ctx, memoReq{at: c.now().UTC(), memo: m, runID: runID, startedAt: startedAt, fresh: fresh})
 	return err
 }
 

@@ -40,6 +40,18 @@ const (
 
 // Config configures a Client.
 type Config struct {
+	// Clock is the time the engine, and a schedule client bound to it,
+	// decides and records by: a Sleep's wake time and a WaitSignal
+	// timeout's deadline, the times of steps, errors and cancellations,
+	// retention cutoffs, and a schedule's first slot, whether a slot fired
+	// late, resume and trigger times. Tests set it to replay a stretch of
+	// the calendar (DST days, say) through real firing. Timers, batching
+	// and River's own scheduling keep real time: a sleep past the clock's
+	// now waits for River's clock to get there.
+	//
+	// Defaults to time.Now.
+	Clock func() time.Time
+
 	// Maintenance configures the River periodic jobs that keep a working
 	// client's runs healthy: their repair and their retention (see package
 	// jobs for what each does, its defaults and limits). NewClient refuses
@@ -182,6 +194,7 @@ type Config struct {
 // concurrent use.
 type Client struct {
 	logger          *slog.Logger
+	clock           func() time.Time
 	mw              *middlewares
 	maxInputBytes   int
 	asyncCompletion bool
@@ -297,7 +310,12 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	// with the attempts that remain.)
 	riverConfig.FetchOnlyKnownKinds = true
 
+	clock := config.Clock
+	if clock == nil {
+		clock = time.Now
+	}
 	c := &Client{
+		clock:              clock,
 		logger:             logger,
 		mw:                 mw,
 		maxInputBytes:      maxInput,
@@ -359,6 +377,9 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	}
 	return c, nil
 }
+
+// now is the client's time (Config.Clock).
+func (c *Client) now() time.Time { return c.clock() }
 
 // River returns the River client the workflows run on, for the application's
 // own jobs and for River UI.

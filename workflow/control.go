@@ -224,7 +224,7 @@ func (c *Client) CancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 			return fmt.Errorf("workflow: request cancellation of run %s: %w", id, err)
 		}
 	} else {
-		stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while " + status, At: time.Now().UTC()}
+		stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while " + status, At: c.now().UTC()}
 		var (
 			parentID *uuid.UUID
 			typ      string

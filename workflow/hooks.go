@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -24,6 +25,8 @@ type hooks Client
 func (h *hooks) client() *Client { return (*Client)(h) }
 
 func (h *hooks) Bind(ext *wfhook.Extension) error { return h.client().bind(ext) }
+
+func (h *hooks) Now() time.Time { return h.client().now() }
 
 func (h *hooks) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduledStart) (*wfhook.Started, error) {
 	return h.client().startScheduledTx(ctx, tx, s)

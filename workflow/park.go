@@ -42,7 +42,7 @@ type parkRequest struct {
 func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx pgx.Tx) (resolved bool, err error)) (resolved bool, err error) {
 	c := w.c
 	ctx := context.WithoutCancel(w)
-	wakeAt := time.Now().Add(foreverish)
+	wakeAt := w.c.now().Add(foreverish)
 	if req.wakeAt != nil {
 		wakeAt = *req.wakeAt
 	}

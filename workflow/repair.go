@@ -104,7 +104,7 @@ func (c *Client) repairRuns(ctx context.Context, query string, arg any) (int, er
 		}
 		var (
 			query  = c.q.failRun
-			stored = &RunError{Kind: ErrorKindError, At: time.Now().UTC()}
+			stored = &RunError{Kind: ErrorKindError, At: c.now().UTC()}
 		)
 		switch {
 		case b.jobState == nil:

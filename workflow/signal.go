@@ -196,7 +196,7 @@ func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 	if m != nil {
 		wakeAt = m.WakeAt
 	} else if opts.Timeout > 0 {
-		t := time.Now().Add(opts.Timeout)
+		t := w.c.now().Add(opts.Timeout)
 		wakeAt = &t
 	}
 
@@ -211,8 +211,8 @@ func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 					done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: payload, Seq: &seq}
 				case !errors.Is(err, pgx.ErrNoRows):
 					return false, fmt.Errorf("receive signal %q: %w", name, err)
-				case wakeAt != nil && !time.Now().Before(*wakeAt):
-					timeout := &RunError{Kind: "timeout", Message: ErrSignalTimeout.Error(), Step: step, Attempt: w.info.Attempt, At: time.Now().UTC()}
+				case wakeAt != nil && !w.c.now().Before(*wakeAt):
+					timeout := &RunError{Kind: "timeout", Message: ErrSignalTimeout.Error(), Step: step, Attempt: w.info.Attempt, At: w.c.now().UTC()}
 					done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: []byte("null"), Error: timeout, Seq: &seq}
 				default:
 					return false, nil

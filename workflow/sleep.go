@@ -20,7 +20,7 @@ import (
 // ends at once): a replay matches it to the run's history by order and name
 // like any step.
 func Sleep(ctx Context, name string, d time.Duration) error {
-	return sleep(ctx, name, func() time.Time { return time.Now().Add(d) })
+	return sleep(ctx, name, func() time.Time { return ctx.state().c.now().Add(d) })
 }
 
 // SleepUntil is like Sleep with an absolute wake time. A time in the past
@@ -56,13 +56,13 @@ func (w *wfContext) sleepOrPark(name string, seq int, m *memo, wakeAt func() tim
 	} else {
 		wake = wakeAt()
 	}
-	if !time.Now().Before(wake) {
+	if !w.c.now().Before(wake) {
 		done := &memo{Name: name, Kind: StepKindSleep, Status: StepStatusCompleted, Output: []byte("null"), WakeAt: &wake, Seq: &seq}
 		var err error
 		if m != nil { // parked earlier: keep its start and wake time
 			_, err = w.c.pool.Exec(context.WithoutCancel(w), w.c.q.finishWaitMemo, w.info.ID, name, []byte("null"), nil)
 		} else {
-			err = w.c.writeMemo(context.WithoutCancel(w), w.info.ID, done, time.Now().UTC(), true)
+			err = w.c.writeMemo(context.WithoutCancel(w), w.info.ID, done, w.c.now().UTC(), true)
 		}
 		if err != nil {
 			return w.fail(name, err)

@@ -54,7 +54,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		return out, err
 	}
 
-	startedAt := time.Now().UTC()
+	startedAt := w.c.now().UTC()
 	var out T
 	if len(w.c.mw.step) == 0 {
 		out, err = callStep(w.Context, fn)
@@ -69,7 +69,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		return zero, w.fail(name, NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err)))
 	}
 	m := &memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded, Seq: &seq}
-	w.deferMemo(memoReq{at: time.Now().UTC(), memo: m, runID: w.info.ID, startedAt: startedAt, fresh: w.memo(name) == nil})
+	w.deferMemo(memoReq{at: w.c.now().UTC(), memo: m, runID: w.info.ID, startedAt: startedAt, fresh: w.memo(name) == nil})
 	w.setMemo(m)
 	return out, nil
 }
@@ -95,7 +95,7 @@ func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx
 		return out, err
 	}
 
-	startedAt := time.Now().UTC()
+	startedAt := w.c.now().UTC()
 	var (
 		out     T
 		encoded []byte
@@ -113,7 +113,7 @@ func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx
 			}
 			tag, err := tx.Exec(ctx, w.c.q.memoUpsert, []any{w.info.ID}, []string{name}, []string{string(StepKindStep)},
 				[]string{string(StepStatusCompleted)}, []string{resultType}, []string{string(encoded)},
-				[]time.Time{startedAt}, []time.Time{time.Now().UTC()}, []int32{int32(seq)})
+				[]time.Time{startedAt}, []time.Time{w.c.now().UTC()}, []int32{int32(seq)})
 			if err != nil {
 				return fmt.Errorf("workflow: store result of step %q: %w", name, err)
 			}
@@ -248,7 +248,7 @@ func panicStack(err error) string {
 // stepFailed records a failed step (its error and attempt count) and fails
 // the attempt.
 func (w *wfContext) stepFailed(name string, seq int, resultType string, startedAt time.Time, cause error) error {
-	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: name, Attempt: w.info.Attempt, At: time.Now().UTC(), Stack: panicStack(cause)}
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: name, Attempt: w.info.Attempt, At: w.c.now().UTC(), Stack: panicStack(cause)}
 	if _, err := w.c.pool.Exec(context.WithoutCancel(w), w.c.q.stepFailed, w.info.ID, name, resultType, encodeRunError(stored), startedAt, seq); err != nil {
 		w.logger.ErrorContext(w, "tributary: Failed to record step failure", "step", name, "err", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 )
 
 // DefaultVersion is the version Version returns for a run that passed the
@@ -96,7 +95,7 @@ func Version(ctx Context, change string, minSupported, maxSupported int) (int, e
 	default:
 		v = maxSupported
 		m := &memo{Name: name, Kind: StepKindVersion, Status: StepStatusCompleted, ResultType: "int", Output: []byte(strconv.Itoa(v)), Seq: &seq}
-		at := time.Now().UTC()
+		at := w.c.now().UTC()
 		w.deferMemo(memoReq{at: at, memo: m, runID: w.info.ID, startedAt: at, fresh: w.memo(name) == nil})
 		w.setMemo(m)
 	}

@@ -240,7 +240,7 @@ func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Jo
 // failRun marks the run failed and discards its job, in one transaction.
 func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], cause error, step string) error {
 	c := w.c
-	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC(), Stack: panicStack(cause)}
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: w.c.now().UTC(), Stack: panicStack(cause)}
 	finished := false
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var parentID *uuid.UUID
@@ -274,7 +274,7 @@ func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[ru
 // UI while the attempt was running.
 func (w *worker) cancelRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs]) error {
 	c := w.c
-	stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while running", Attempt: wctx.info.Attempt, At: time.Now().UTC()}
+	stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while running", Attempt: wctx.info.Attempt, At: w.c.now().UTC()}
 	finished := false
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var parentID *uuid.UUID
@@ -318,7 +318,7 @@ func (c *Client) afterFinishTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, 
 }
 
 func (w *worker) recordAttemptError(ctx context.Context, wctx *wfContext, cause error, step string) {
-	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: time.Now().UTC(), Stack: panicStack(cause)}
+	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: w.c.now().UTC(), Stack: panicStack(cause)}
 	if _, err := w.c.pool.Exec(ctx, w.c.q.recordRunError, wctx.info.ID, encodeRunError(stored), wctx.info.Attempt, wctx.attemptedAt()); err != nil {
 		wctx.logger.ErrorContext(ctx, "tributary: Failed to record attempt error", slog.String("err", err.Error()))
 	}

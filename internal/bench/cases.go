@@ -121,11 +121,15 @@ func prepareRiver(ctx context.Context, s *scratch, config *Config, workers *rive
 func prepareWorkflow(def *workflow.Definition[int, int], steps int) func(context.Context, *scratch, *Config) (*runner, error) {
 	return func(ctx context.Context, s *scratch, config *Config) (*runner, error) {
 		client, err := workflow.NewClient(s.pool, &workflow.Config{
-			Logger:     config.Logger,
-			Middleware: config.Middleware,
-			River:      riverConfig(s, config),
-			Schema:     s.schema,
-			Workflows:  []workflow.Registrable{def},
+			// No retention pass of the client's own: `bench retention`
+			// runs one where it measures it, and nowhere else.
+			CompletedRunRetention: -1,
+			FailedRunRetention:    -1,
+			Logger:                config.Logger,
+			Middleware:            config.Middleware,
+			River:                 riverConfig(s, config),
+			Schema:                s.schema,
+			Workflows:             []workflow.Registrable{def},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("building the workflow client: %w", err)

@@ -20,6 +20,9 @@ type Engine interface {
 	// client has started.
 	Bind(ext *Extension) error
 
+	// Now is the client's time (workflow.Config.Clock).
+	Now() time.Time
+
 	// StartScheduledTx starts the run of one schedule slot in tx, for an
 	// operator's explicit start: a run the engine refuses is an error, and
 	// nothing is written.
