@@ -1,7 +1,6 @@
 package riverui
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -244,22 +244,9 @@ type ledgerRow struct {
 	Duration  string
 }
 
-// slotMetadata is what package schedule stores in a run's metadata about
-// its slot.
-type slotMetadata struct {
-	Zone         string `json:"schedule_zone"`
-	Nominal      string `json:"schedule_nominal"`
-	DSTNote      string `json:"schedule_dst_note"`
-	Trigger      bool   `json:"schedule_trigger"`
-	Queued       bool   `json:"schedule_queued"`
-	GrantSubject string `json:"grant_subject"`
-}
-
-func slotOf(run *workflow.Run) slotMetadata {
-	var meta slotMetadata
-	_ = json.Unmarshal(run.Metadata, &meta) // metadata is a JSON object; anything else has no slot
-	return meta
-}
+// slotOf is what package schedule stored in run's metadata about its slot
+// (package runmeta); metadata that does not decode has no slot.
+func slotOf(run *workflow.Run) runmeta.Meta { return runmeta.Decode(run.Metadata) }
 
 // showSchedule renders the page of schedule id with status and errMsg.
 // When it returns an error, it has written nothing.

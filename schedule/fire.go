@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -399,7 +400,7 @@ type slot struct {
 	d       slotDecision
 	skip    string
 	startAt time.Time
-	meta    map[string]any
+	meta    runmeta.Meta
 	// next is the slot after this one, nil when the chain ends (EndAt, a
 	// spec that no longer parses).
 	next *time.Time
@@ -574,7 +575,7 @@ func (c *Client) checkGrants(ctx context.Context, tx pgx.Tx, slots []*slot, now 
 	}
 	for _, sl := range slots {
 		if sl.skip == "" && sl.s.GrantID != nil {
-			sl.skip = byID[*sl.s.GrantID].admit(sl.s.Workflow, now, sl.meta)
+			sl.skip = byID[*sl.s.GrantID].admit(sl.s.Workflow, now, &sl.meta)
 			if sl.skip != "" {
 				if stats.denials == nil {
 					stats.denials = map[string]int{}
@@ -645,7 +646,7 @@ func (c *Client) applyOverlap(ctx context.Context, tx pgx.Tx, slots []*slot, now
 			switch {
 			case !u.busy:
 			case !u.queued:
-				sl.meta["schedule_queued"] = true
+				sl.meta.Queued = true
 				sl.startAt = now.Add(queuedHold)
 			default:
 				sl.skip = SkipReasonOverlap
@@ -720,16 +721,16 @@ func (c *Client) slotSpan(ctx context.Context, sl *slot) trace.Span {
 		attribute.String("tributary.schedule.fire_at", sl.fireAt.UTC().Format(time.RFC3339Nano)),
 		attribute.String("tributary.workflow.type", sl.s.Workflow),
 	)
-	if note, ok := sl.meta["schedule_dst_note"].(string); ok {
+	if note := sl.meta.DSTNote; note != "" {
 		span.SetAttributes(attribute.String("tributary.slot.dst_adjustment", note))
 	}
-	if nominal, ok := sl.meta["schedule_nominal"].(string); ok {
+	if nominal := sl.meta.Nominal; nominal != "" {
 		span.SetAttributes(attribute.String("tributary.slot.nominal", nominal))
 	}
-	if sl.skip == "" && sl.meta != nil {
+	if sl.skip == "" {
 		carrier := propagation.MapCarrier{}
 		propagation.TraceContext{}.Inject(ctx, carrier)
-		sl.meta[wfhook.TraceMetadataKey] = map[string]string(carrier)
+		sl.meta.Trace = carrier
 	}
 	return span
 }
@@ -767,12 +768,12 @@ func skipKind(reason string) string {
 // slotMetadata explains a slot in its run's metadata, so the ledger explains
 // itself: the nominal wall time in the schedule's zone, the zone, and the
 // note when the DST rule moved or merged the slot.
-func slotMetadata(spec *Spec, fireAt time.Time) map[string]any {
-	meta := map[string]any{"schedule_zone": spec.Zone(), "schedule_fire_at": fireAt.In(spec.Location()).Format(time.RFC3339)}
+func slotMetadata(spec *Spec, fireAt time.Time) runmeta.Meta {
+	meta := runmeta.Meta{Zone: spec.Zone(), FireAt: fireAt.In(spec.Location()).Format(time.RFC3339)}
 	if occ, ok := spec.Next(fireAt.Add(-time.Second)); ok && occ.At.Equal(fireAt) {
-		meta["schedule_nominal"] = occ.Nominal
+		meta.Nominal = occ.Nominal
 		if occ.Note != "" {
-			meta["schedule_dst_note"] = occ.Note
+			meta.DSTNote = occ.Note
 		}
 	}
 	return meta

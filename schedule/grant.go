@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/runmeta"
 )
 
 // ErrGrantNotFound is returned for an execution grant that does not exist.
@@ -151,7 +153,7 @@ func (g *Grant) skipReason(typ string, at time.Time) string {
 // backfilled or resumed slot): the skip reason when it does not allow the
 // run (GRANT_NOT_SESSION), else "" with the grant's subject added to the
 // run's metadata. Firing checks a batch's grants at once (checkGrants).
-func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now time.Time, meta map[string]any) (string, error) {
+func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now time.Time, meta *runmeta.Meta) (string, error) {
 	if s.GrantID == nil {
 		return "", nil
 	}
@@ -168,12 +170,11 @@ func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now tim
 // admit decides a run of type typ under grant g (nil: the grant is gone) at
 // now by the rule of Check: the skip reason when g does not allow it, else
 // "" with g's subject and id added to the run's metadata.
-func (g *Grant) admit(typ string, now time.Time, meta map[string]any) string {
+func (g *Grant) admit(typ string, now time.Time, meta *runmeta.Meta) string {
 	if reason := g.skipReason(typ, now); reason != "" {
 		return reason
 	}
-	meta["grant_subject"] = g.Subject
-	meta["grant_id"] = g.ID.String()
+	meta.GrantSubject, meta.GrantID = g.Subject, g.ID.String()
 	return ""
 }
 

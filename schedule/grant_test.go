@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/runmeta"
 )
 
 func TestGrantCheck(t *testing.T) {
@@ -40,15 +42,15 @@ func TestGrantCheck(t *testing.T) {
 
 			// Firing decides by the same rule: admit skips with the reason
 			// Check gives, and otherwise records the grant on the run.
-			meta := map[string]any{}
-			require.Equal(t, tt.want, tt.grant.admit("report", now, meta))
+			var meta runmeta.Meta
+			require.Equal(t, tt.want, tt.grant.admit("report", now, &meta))
 
 			if tt.want == "" {
 				require.NoError(t, err)
-				require.Equal(t, map[string]any{"grant_subject": "", "grant_id": id.String()}, meta)
+				require.Equal(t, runmeta.Meta{GrantID: id.String()}, meta)
 				return
 			}
-			require.Empty(t, meta)
+			require.True(t, meta.IsZero())
 			var grantErr *GrantError
 			require.True(t, errors.As(err, &grantErr), "%T is not a *GrantError", err)
 			require.Equal(t, tt.want, grantErr.Reason)

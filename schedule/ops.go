@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -183,8 +184,8 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 	if err != nil {
 		return uuid.Nil, err
 	}
-	meta := map[string]any{"schedule_trigger": true}
-	skip, startAt, err := c.admit(ctx, tx, s, overlap, meta)
+	meta := runmeta.Meta{Trigger: true}
+	skip, startAt, err := c.admit(ctx, tx, s, overlap, &meta)
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -208,7 +209,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 
 // admit applies the schedule's execution grant, then the overlap policy, to
 // a run about to start (a slot, a trigger, a backfilled or resumed slot).
-func (c *Client) admit(ctx context.Context, tx pgx.Tx, s *Schedule, policy OverlapPolicy, meta map[string]any) (string, time.Time, error) {
+func (c *Client) admit(ctx context.Context, tx pgx.Tx, s *Schedule, policy OverlapPolicy, meta *runmeta.Meta) (string, time.Time, error) {
 	skip, err := c.checkGrant(ctx, tx, s, c.now(), meta)
 	if err != nil || skip != "" {
 		return skip, time.Time{}, err
@@ -228,7 +229,7 @@ func (c *Client) lockToStart(ctx context.Context, tx pgx.Tx, id uuid.UUID, overr
 // overlap applies the overlap policy to a slot about to start: it returns
 // the skip reason (none: start it) and, for a queued run, when its job may
 // start (far in the future: a finishing run releases it).
-func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy OverlapPolicy, meta map[string]any) (skip string, startAt time.Time, err error) {
+func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy OverlapPolicy, meta *runmeta.Meta) (skip string, startAt time.Time, err error) {
 	switch policy {
 	case OverlapAllow:
 		return "", time.Time{}, nil
@@ -244,7 +245,7 @@ func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy Ov
 	case !busy:
 		return "", time.Time{}, nil
 	case policy == OverlapQueue && !queued:
-		meta["schedule_queued"] = true
+		meta.Queued = true
 		return "", c.now().Add(queuedHold), nil
 	}
 	return SkipReasonOverlap, time.Time{}, nil
@@ -447,8 +448,8 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 	}
 
 	now := c.now()
-	grantMeta := map[string]any{}
-	grantSkip, err := c.checkGrant(ctx, tx, s, now, grantMeta)
+	var grantMeta runmeta.Meta
+	grantSkip, err := c.checkGrant(ctx, tx, s, now, &grantMeta)
 	if err != nil {
 		return nil, err
 	}
@@ -473,17 +474,17 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 			continue
 		}
 		meta := slotMetadata(spec, occ.At)
-		meta["schedule_backfill"] = true
-		maps.Copy(meta, grantMeta)
+		meta.Backfill = true
+		meta.GrantSubject, meta.GrantID = grantMeta.GrantSubject, grantMeta.GrantID
 		if reason, ok := rerunOf[occ.At.UnixMicro()]; ok {
-			meta["schedule_rerun_of"] = reason
+			meta.RerunOf = reason
 		}
 		skip, startAt := grantSkip, time.Time{}
 		if skip == "" {
 			switch policy {
 			case OverlapBuffer:
 				if busy {
-					meta["schedule_queued"] = true
+					meta.Queued = true
 					startAt = now.Add(queuedHold)
 				}
 				busy = true
@@ -492,7 +493,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 				case !busy:
 					busy = true
 				case !queued:
-					meta["schedule_queued"] = true
+					meta.Queued = true
 					startAt, queued = now.Add(queuedHold), true
 				default:
 					skip = SkipReasonOverlap

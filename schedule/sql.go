@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/runmeta"
 )
 
 const scheduleColumns = `id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
@@ -86,7 +88,7 @@ FOR NO KEY UPDATE SKIP LOCKED`),
 		// Through workflow_runs_schedule_unfinished: a few rows per schedule
 		// however long its history.
 		unfinishedOfSchedules: t(`
-SELECT id, schedule_id, status = 'pending' AND metadata ? 'schedule_queued' FROM {s}workflow_runs
+SELECT id, schedule_id, status = 'pending' AND metadata ? '` + runmeta.KeyQueued + `' FROM {s}workflow_runs
 WHERE schedule_id = ANY($1::uuid[]) AND status IN ('pending', 'running', 'sleeping', 'waiting')`),
 		addRuns: t(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`),
 		// getForUpdate, after locking the schedule's unfinished runs when
@@ -177,8 +179,8 @@ SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_
 WHERE id = $1 RETURNING ` + scheduleColumns),
 		unfinishedRuns: t(`
 SELECT
-	EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') AND NOT metadata ? 'schedule_queued'),
-	EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status = 'pending' AND metadata ? 'schedule_queued')`),
+	EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') AND NOT metadata ? '` + runmeta.KeyQueued + `'),
+	EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status = 'pending' AND metadata ? '` + runmeta.KeyQueued + `')`),
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -239,12 +240,8 @@ func (m *Middleware) startLink(metadata json.RawMessage) (trace.Link, bool) {
 	if len(metadata) <= 2 || !bytes.Contains(metadata, []byte(`"`+TraceMetadataKey+`"`)) {
 		return trace.Link{}, false
 	}
-	var doc map[string]json.RawMessage
-	if json.Unmarshal(metadata, &doc) != nil {
-		return trace.Link{}, false
-	}
-	var carrier map[string]string
-	if json.Unmarshal(doc[TraceMetadataKey], &carrier) != nil || carrier == nil {
+	carrier := runmeta.Decode(metadata).Trace
+	if carrier == nil {
 		return trace.Link{}, false
 	}
 	sc := trace.SpanContextFromContext(m.propagator.Extract(context.Background(), propagation.MapCarrier(carrier)))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfhook"
 )
 
@@ -260,9 +260,7 @@ type startedRun struct {
 
 // reservedMetadataKey reports whether a run metadata key is one that only
 // schedules set: the grant a run was admitted under and its slot.
-func reservedMetadataKey(key string) bool {
-	return key == "grant_subject" || key == "grant_id" || strings.HasPrefix(key, "schedule_")
-}
+func reservedMetadataKey(key string) bool { return runmeta.Reserved(key) }
 
 var tagRE = regexp.MustCompile(`\A[\w][\w\-]+[\w]\z`)
 

@@ -225,9 +225,9 @@ func (c *Client) scheduledParams(s *wfhook.ScheduledStart) (*scheduledPolicy, er
 		p.timeoutMS = max(timeout.Milliseconds(), 1)
 	}
 	p.metadata = []byte("{}")
-	if len(s.Metadata) > 0 {
+	if !s.Metadata.IsZero() {
 		var err error
-		if p.metadata, err = json.Marshal(s.Metadata); err != nil {
+		if p.metadata, err = json.Marshal(&s.Metadata); err != nil {
 			p.metadata = []byte("{}")
 			return p, &ValidationError{Field: "metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tributary-go/tributary/internal/runmeta"
 )
 
 // worker is the River worker of one workflow type: each River job it works is
@@ -83,11 +86,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 		memos:  make(map[string]*memo, len(st.memos)),
 		seen:   make(map[string]struct{}, len(st.memos)),
 	}
-	var grant struct {
-		Subject string `json:"grant_subject"`
-	}
-	if json.Unmarshal(st.metadata, &grant) == nil {
-		wctx.info.GrantSubject = grant.Subject
+	if bytes.Contains(st.metadata, []byte(runmeta.KeyGrantSubject)) {
+		wctx.info.GrantSubject = runmeta.Decode(st.metadata).GrantSubject
 	}
 	for _, m := range st.memos {
 		wctx.memos[m.Name] = m

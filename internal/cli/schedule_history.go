@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -96,15 +97,13 @@ func printHistoryTable(w io.Writer, runs []*workflow.Run, loc *time.Location, no
 // for a run of `schedule trigger`, and what daylight saving time did to its
 // slot.
 func historyNote(metadata json.RawMessage) string {
-	var meta map[string]json.RawMessage
-	_ = json.Unmarshal(metadata, &meta) // metadata that can't be read has no note
+	meta := runmeta.Decode(metadata) // metadata that can't be read has no note
 	var notes []string
-	if _, ok := meta["schedule_trigger"]; ok {
+	if meta.Trigger {
 		notes = append(notes, "triggered")
 	}
-	var dstNote string
-	if json.Unmarshal(meta["schedule_dst_note"], &dstNote) == nil && dstNote != "" {
-		notes = append(notes, dstNote)
+	if meta.DSTNote != "" {
+		notes = append(notes, meta.DSTNote)
 	}
 	return orDash(oneLine(strings.Join(notes, "; ")))
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/internal/runmeta"
 )
 
 // Engine is the part of a workflow client that only Tributary's own
@@ -72,8 +74,9 @@ type ScheduledStart struct {
 	FireAt      time.Time
 	Input       []byte
 	MaxAttempts int
-	// Metadata is stored with the run (StartOpts.Metadata).
-	Metadata   map[string]any
+	// Metadata is stored with the run (Tributary's part of it: package
+	// runmeta).
+	Metadata   runmeta.Meta
 	Priority   int
 	Queue      string
 	ScheduleID uuid.UUID
@@ -135,4 +138,4 @@ type ScheduleRuns struct {
 // middleware (package tributaryotel) and the schedule client store the W3C
 // trace context (traceparent, tracestate) of what started a run, so that
 // the run's attempts link back to it. Defined once, here.
-const TraceMetadataKey = "otel"
+const TraceMetadataKey = runmeta.KeyTrace
