@@ -43,8 +43,7 @@ func newBenchCommand(env *Env) *cobra.Command {
 }
 
 func setupBench(fs *pflag.FlagSet, env *Env) Action {
-	url := envString(fs, env, "database-url", "DATABASE_URL", "",
-		"Postgres connection `URL`; the bench works only in schemas it creates and drops", "a throw-away cluster from the local Postgres binaries")
+	url := benchDatabaseFlag(fs, env)
 	items := fs.Int("items", bench.DefaultItems, "`number` of River jobs or workflow runs per case, all inserted before the clock starts (default 5000)")
 	rounds := fs.Int("rounds", bench.DefaultRounds, "run the four cases this `number` of times, interleaved, and report each case's mean and min–max (default 1)")
 	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the one River queue of every case (default 20)")
@@ -66,6 +65,12 @@ func setupBench(fs *pflag.FlagSet, env *Env) Action {
 			return bench.Run(ctx, pool, config, env.Stderr)
 		}, printBenchTable)
 	}
+}
+
+// benchDatabaseFlag is the --database-url of every bench command.
+func benchDatabaseFlag(fs *pflag.FlagSet, env *Env) *envFlag {
+	return envString(fs, env, "database-url", "DATABASE_URL", "",
+		"Postgres connection `URL`; the bench works only in schemas it creates and drops", "a throw-away cluster from the local Postgres binaries")
 }
 
 // benchConfig validates the flags: each count must be at least 1.

@@ -36,8 +36,7 @@ func newBenchRetentionCommand(env *Env) *cobra.Command {
 }
 
 func setupBenchRetention(fs *pflag.FlagSet, env *Env) Action {
-	url := envString(fs, env, "database-url", "DATABASE_URL", "",
-		"Postgres connection `URL`; the bench works only in schemas it creates and drops", "a throw-away cluster from the local Postgres binaries")
+	url := benchDatabaseFlag(fs, env)
 	old := fs.Int("old", bench.DefaultOldRuns, "`number` of old finished runs each phase seeds (default 1000000)")
 	items := fs.Int("items", bench.DefaultItems, "`number` of 3-step workflow runs each phase works (default 5000)")
 	rounds := fs.Int("rounds", bench.DefaultRounds, "run both phases this `number` of times, their order alternating (default 1)")

@@ -43,8 +43,7 @@ func newBenchSchedulesCommand(env *Env) *cobra.Command {
 }
 
 func setupBenchSchedules(fs *pflag.FlagSet, env *Env) Action {
-	url := envString(fs, env, "database-url", "DATABASE_URL", "",
-		"Postgres connection `URL`; the bench works only in schemas it creates and drops", "a throw-away cluster from the local Postgres binaries")
+	url := benchDatabaseFlag(fs, env)
 	due := fs.Int("due", bench.DefaultDue, "`number` of schedules (and River periodic jobs) due in the same second (default 10000)")
 	cold := fs.Bool("cold", false, "also measure Tributary with its working client started only after the slot")
 	rounds := fs.Int("rounds", bench.DefaultRounds, "run the cases this `number` of times, interleaved, pooling each case's lags (default 1)")
