@@ -77,14 +77,18 @@ func runDemo(ctx context.Context, env *Env, dbFlags *databaseFlags, ui *uiFlags,
 		return err
 	}
 
-	d, err := demo.New(pool, &demo.Config{Logger: env.Logger, Schema: schema})
+	metrics, err := newServeMetrics()
+	if err != nil {
+		return fmt.Errorf("set up /metrics: %w", err)
+	}
+	d, err := demo.New(pool, &demo.Config{Logger: env.Logger, MeterProvider: metrics.Provider, Schema: schema})
 	if err != nil {
 		return err
 	}
 	if err := d.Start(setupCtx); err != nil {
 		return withHint(fmt.Errorf("starting the demo: %w", err), "check the database URL and --schema")
 	}
-	server, err := startUI(ctx, env, ln, d.Workflows, d.Schedules, ui.token.Get(), nil, nil)
+	server, err := startUI(ctx, env, ln, d.Workflows, d.Schedules, ui.token.Get(), &readiness{env: env, pool: pool, schema: schema}, metrics)
 	if err != nil {
 		_ = stopWithin(ctx, demoShutdownTimeout, d.Stop)
 		return err

@@ -35,6 +35,15 @@ func TestDemo(t *testing.T) {
 	}
 	_, body := httpGet(t, base+"/api/runs/"+waitingID, "")
 	require.Contains(t, body, `"status":"waiting"`)
+	// The demo's runs show on /metrics: the onboarding runs completed, the
+	// charge failed, their steps ran.
+	status, body := httpGet(t, base+"/metrics", "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Regexp(t, `(?m)^tributary_runs_finished_total\{[^}]*outcome="completed"[^}]*workflow="demo_onboard"\} 3$`, body)
+	require.Regexp(t, `(?m)^tributary_runs_finished_total\{[^}]*outcome="failed"[^}]*workflow="demo_charge"\} 1$`, body)
+	require.Regexp(t, `(?m)^tributary_workflow_step_executions_total\{[^}]*outcome="error"[^}]*step="charge_card"[^}]*\} 1$`, body)
+	status, _ = httpGet(t, base+"/readyz", "")
+	require.Equal(t, http.StatusOK, status)
 	demo.Resume()
 
 	require.Equal(t, ExitOK, demo.wait(t), demo.stderr.String())
@@ -43,6 +52,8 @@ func TestDemo(t *testing.T) {
 	require.Regexp(t, `(?m)^migrating: River's migrations first, then Tributary's…\napplied river 001_create_river_migration \(\d.*\)$`, out)
 	require.Regexp(t, `(?m)^applied 002_schedules \(\d.*\)$`, out)
 	require.Contains(t, out, "Welcome aboard, Ada")
+	require.Regexp(t, `(?m)^   run \S+ failed in step charge_card: card declined for coffee machine \(90\): insufficient funds$`, out)
+	require.Contains(t, out, "Metrics:   "+base+"/metrics (Prometheus); health: "+base+"/healthz, "+base+"/readyz\n")
 	require.Regexp(t, `(?m)^   demo-heartbeat +\*/10 \* \* \* \* \* +UTC +next .* owner platform-team$`, out)
 	require.Contains(t, out, "tributary workflow signal "+waitingID+` decision --payload '{"approved": true, "by": "you"}' --schema `+vars["TRIBUTARY_SCHEMA"]+"\n")
 	require.Contains(t, out, "curl -X POST "+base+"/api/runs/"+waitingID+"/signal -d ")

@@ -76,10 +76,11 @@ type uiServer struct {
 	// "http://127.0.0.1:8080".
 	Base string
 
-	failed chan error
-	server *http.Server
-	stopUI func()
-	token  string
+	failed  chan error
+	server  *http.Server
+	stopUI  func()
+	token   string
+	metrics bool // it serves /metrics and the probes
 }
 
 // startUI serves the UI for wf and sc on ln, which it closes on shutdown,
@@ -116,11 +117,12 @@ func startUI(ctx context.Context, env *Env, ln net.Listener, wf *workflow.Client
 	}
 
 	s := &uiServer{
-		Base:   "http://" + displayAddr(ln.Addr()),
-		failed: make(chan error, 1),
-		server: &http.Server{Handler: handler, ReadHeaderTimeout: uiReadHeaderTimeout},
-		stopUI: stopUI,
-		token:  token,
+		Base:    "http://" + displayAddr(ln.Addr()),
+		failed:  make(chan error, 1),
+		server:  &http.Server{Handler: handler, ReadHeaderTimeout: uiReadHeaderTimeout},
+		stopUI:  stopUI,
+		token:   token,
+		metrics: metrics != nil && ready != nil,
 	}
 	go func() {
 		if err := s.server.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -149,6 +151,9 @@ func (s *uiServer) Failed() <-chan error { return s.failed }
 // PrintURLs prints where the dashboard, River UI and the API are.
 func (s *uiServer) PrintURLs(w io.Writer) {
 	fmt.Fprintf(w, "Dashboard: %s/\nRiver UI:  %s/riverui/\nAPI:       %s/api/runs, %s/api/schedules\n", s.Base, s.Base, s.Base, s.Base)
+	if s.metrics {
+		fmt.Fprintf(w, "Metrics:   %s/metrics (Prometheus); health: %s/healthz, %s/readyz\n", s.Base, s.Base, s.Base)
+	}
 }
 
 // RunPage is the URL of a run's page on the dashboard when the handler

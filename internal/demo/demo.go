@@ -16,6 +16,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,8 +28,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/tributaryotel"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -41,6 +44,12 @@ type Config struct {
 	//
 	// Defaults to a logger that discards everything.
 	Logger *slog.Logger
+
+	// MeterProvider, when set, receives the demo's metrics: the clients
+	// run the OpenTelemetry middleware of package tributaryotel on it (runs
+	// started and finished, steps, timers) and the schedule client reports
+	// its slots to it.
+	MeterProvider metric.MeterProvider
 
 	// Schema is the Postgres schema of River's and Tributary's tables. The
 	// demo's own table, demo_accounts, is created on the pool's
@@ -76,16 +85,21 @@ func New(pool *pgxpool.Pool, config *Config) (*Demo, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	var middleware []workflow.Middleware
+	if config.MeterProvider != nil {
+		middleware = append(middleware, tributaryotel.NewMiddleware(&tributaryotel.MiddlewareConfig{MeterProvider: config.MeterProvider}))
+	}
 	wf, err := workflow.NewClient(pool, &workflow.Config{
-		Logger:    logger,
-		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
-		Schema:    config.Schema,
-		Workflows: Workflows(),
+		Logger:     logger,
+		Middleware: middleware,
+		River:      &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}},
+		Schema:     config.Schema,
+		Workflows:  Workflows(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	sc, err := schedule.New(wf, &schedule.Config{Logger: logger})
+	sc, err := schedule.New(wf, &schedule.Config{Logger: logger, MeterProvider: config.MeterProvider})
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +207,22 @@ func (d *Demo) Script(ctx context.Context, out io.Writer) (*Scripted, error) {
 		return nil, err
 	}
 
-	fmt.Fprintln(out, "\n4. Three schedules: a heartbeat every 10 seconds, a daily report in Tokyo, a paused weekly digest")
+	fmt.Fprintln(out, "\n4. A charge that fails for good: a NonRetryable error fails the run at once, with its step and error")
+	charge, err := Charge.Start(ctx, d.Workflows, Expense{Amount: 90, Item: "coffee machine"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	var runErr *workflow.RunError
+	switch _, err := charge.Result(ctx); {
+	case err == nil:
+		return nil, errors.New("the charge run completed; it should have failed")
+	case !errors.As(err, &runErr):
+		return nil, err
+	}
+	d.markSeen(charge.ID, workflow.StatusFailed)
+	fmt.Fprintf(out, "   run %s failed in step %s: %s\n", charge.ID, runErr.Step, runErr.Message)
+
+	fmt.Fprintln(out, "\n5. Three schedules: a heartbeat every 10 seconds, a daily report in Tokyo, a paused weekly digest")
 	for _, p := range schedules() {
 		s, err := d.ensureSchedule(ctx, out, p)
 		if err != nil {

@@ -138,5 +138,14 @@ func countAccounts(ctx workflow.Context, step string) (int64, error) {
 
 // Workflows are the demo's workflow types.
 func Workflows() []workflow.Registrable {
-	return []workflow.Registrable{Approval, Heartbeat, Onboard, Reminder, Report}
+	return []workflow.Registrable{Approval, Charge, Heartbeat, Onboard, Reminder, Report}
 }
+
+// Charge fails for good: the card is declined, a NonRetryable error, so the
+// run fails on its first attempt, and the dashboard shows it failed, with
+// its step and error.
+var Charge = workflow.Define("demo_charge", func(ctx workflow.Context, in Expense) (string, error) {
+	return workflow.Step(ctx, "charge_card", func(context.Context) (string, error) {
+		return "", workflow.NonRetryable(fmt.Errorf("card declined for %s (%d): insufficient funds", in.Item, in.Amount))
+	})
+}, nil)
