@@ -114,16 +114,18 @@ func createParams(f scheduleFields) (*schedule.Params, error) {
 		name, form string
 		text       string
 		dst        *int
+		empty      string
 	}{
-		{"max_attempts", f.MaxAttempts, "max attempts", &p.MaxAttempts},
-		{"priority", f.Priority, "priority", &p.Priority},
+		{"max_attempts", f.MaxAttempts, "max attempts", &p.MaxAttempts, "the workflow's default"},
+		{"priority", f.Priority, "priority", &p.Priority, "the workflow's default"},
+		{"keep_runs", f.KeepRuns, "runs to keep", &p.KeepRuns, "the run retention for all"},
 	} {
 		if field.form == "" {
 			continue
 		}
 		n, err := strconv.Atoi(field.form)
 		if err != nil {
-			return nil, inField(field.name, badRequest("%s %q is not a whole number; leave it empty for the workflow's default", field.text, field.form))
+			return nil, inField(field.name, badRequest("%s %q is not a whole number; leave it empty for %s", field.text, field.form, field.empty))
 		}
 		*field.dst = n
 	}
@@ -187,7 +189,7 @@ func inField(field string, err error) error { return &fieldError{field: field, e
 var paramFields = map[string]string{
 	"Name": "name", "Description": "description", "Owner": "owner", "Workflow": "workflow", "Input": "input",
 	"Cron": "cron", "TimeZone": "time_zone", "StartAt": "start_at", "EndAt": "end_at", "Overlap": "overlap",
-	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "MaxAttempts": "max_attempts", "Priority": "priority",
+	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "MaxAttempts": "max_attempts", "KeepRuns": "keep_runs", "Priority": "priority",
 	"Queue": "queue", "Timeout": "timeout", "GrantID": "grant_id", "PauseNote": "pause_note",
 }
 

@@ -233,6 +233,7 @@ func TestDashboardNewSchedule(t *testing.T) {
 	good := map[string]string{
 		"name": "nightly " + hostile, "workflow": flow.Name(), "cron": "30 2 * * *", "time_zone": "Europe/Paris",
 		"start_at": "2030-01-01T00:00", "input": `{"user": "ada"}`, "owner": "team-a", "max_attempts": "3", "catch_up_window": "0s",
+		"keep_runs": "12",
 	}
 	merged := func(change map[string]string) map[string]string {
 		out := map[string]string{}
@@ -260,6 +261,7 @@ func TestDashboardNewSchedule(t *testing.T) {
 		"input":           {map[string]string{"input": "{user: ada"}, "the input is not valid JSON", http.StatusBadRequest},
 		"max_attempts":    {map[string]string{"max_attempts": "three"}, "max attempts &#34;three&#34; is not a whole number", http.StatusBadRequest},
 		"priority":        {map[string]string{"priority": "9"}, "schedule: invalid Priority: is 9", http.StatusBadRequest},
+		"keep_runs":       {map[string]string{"keep_runs": "-1"}, "schedule: invalid KeepRuns: is -1", http.StatusBadRequest},
 		"catch_up_window": {map[string]string{"catch_up_window": "soon"}, "catch-up window &#34;soon&#34; is not a duration", http.StatusBadRequest},
 		"start_at":        {map[string]string{"start_at": "tomorrow"}, "start &#34;tomorrow&#34; is not a time", http.StatusBadRequest},
 		"grant_id":        {map[string]string{"grant_id": uuid.NewString()}, "schedule: invalid GrantID", http.StatusBadRequest},
@@ -293,6 +295,7 @@ func TestDashboardNewSchedule(t *testing.T) {
 	require.Equal(t, "Europe/Paris", s.TimeZone)
 	require.Equal(t, "team-a", s.Owner)
 	require.Equal(t, 3, s.MaxAttempts)
+	require.Equal(t, 12, s.KeepRuns)
 	require.Zero(t, s.CatchUpWindow)
 	require.JSONEq(t, `{"user": "ada"}`, string(s.Input))
 	require.Equal(t, time.Date(2030, 1, 1, 0, 0, 0, 0, mustZone(t, "Europe/Paris")), s.StartAt.In(mustZone(t, "Europe/Paris")))

@@ -71,7 +71,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 			Name: name, Description: "the nightly one", Owner: "team-a", Cron: "0 3 * * *", TimeZone: "Europe/Paris",
 			StartAt: time.Date(2098, 1, 1, 8, 0, 0, 0, time.UTC), EndAt: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC),
 			Overlap: schedule.OverlapQueue, CatchUp: schedule.CatchUpLatest, CatchUpWindow: 10 * time.Minute,
-			MaxAttempts: 3, Priority: 2, Queue: "reports", Timeout: time.Hour, Input: flowInput{User: "ada"},
+			MaxAttempts: 3, Priority: 2, Queue: "reports", Timeout: time.Hour, Input: flowInput{User: "ada"}, KeepRuns: 30,
 		})
 	}
 
@@ -94,7 +94,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 			"cron": {"0 3 * * *"}, "time_zone": {"Europe/Paris"},
 			"start_at": {"2098-01-01T09:00"}, "end_at": {"2099-01-01T01:00"}, // in Paris
 			"overlap": {"queue"}, "catch_up": {"latest"}, "catch_up_window": {"10m0s"},
-			"max_attempts": {"3"}, "priority": {"2"}, "queue": {"reports"}, "timeout": {"1h0m0s"},
+			"max_attempts": {"3"}, "priority": {"2"}, "queue": {"reports"}, "timeout": {"1h0m0s"}, "keep_runs": {"30"},
 			"grant_id": {""}, "input": {"{\n  \"mode\": \"\",\n  \"user\": \"ada\"\n}"},
 		}, form)
 
@@ -120,7 +120,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		to := d.post(t, path+"/edit", with(form, map[string]string{
 			"name": "update v2", "description": "line one\r\nline two", "owner": "team-b", "cron": "30 8 * * 1-5", "time_zone": "Asia/Tokyo",
 			"start_at": "", "end_at": "2098-06-01T12:00", "overlap": "allow", "catch_up": "window", "catch_up_window": "0s",
-			"max_attempts": "", "priority": "4", "queue": "", "timeout": "90s", "input": `{"user": "bob"}`,
+			"max_attempts": "", "priority": "4", "queue": "", "timeout": "90s", "input": `{"user": "bob"}`, "keep_runs": "",
 		}))
 		require.Equal(t, path+"?notice=updated", to)
 		body := d.page(t, to, nil)
@@ -141,6 +141,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		require.Equal(t, schedule.CatchUpWindow, got.CatchUp)
 		require.Zero(t, got.CatchUpWindow, "0s is no window")
 		require.Zero(t, got.MaxAttempts)
+		require.Zero(t, got.KeepRuns, "empty: the run retention applies to all")
 		require.Equal(t, 4, got.Priority)
 		require.Empty(t, got.Queue)
 		require.Equal(t, 90*time.Second, got.Timeout)

@@ -66,6 +66,7 @@ type scheduleFields struct {
 	CatchUp       string
 	CatchUpWindow string
 	MaxAttempts   string
+	KeepRuns      string
 	Priority      string
 	Queue         string
 	Timeout       string
@@ -95,6 +96,9 @@ func fieldsOf(s *schedule.Schedule, loc *time.Location) scheduleFields {
 	if s.Priority != 0 {
 		f.Priority = strconv.Itoa(s.Priority)
 	}
+	if s.KeepRuns != 0 {
+		f.KeepRuns = strconv.Itoa(s.KeepRuns)
+	}
 	if s.Timeout != 0 {
 		f.Timeout = s.Timeout.String()
 	}
@@ -113,7 +117,7 @@ func postedFields(r *http.Request) scheduleFields {
 	return scheduleFields{
 		Name: v("name"), Description: v("description"), Owner: v("owner"), Cron: v("cron"), TimeZone: v("time_zone"),
 		StartAt: v("start_at"), EndAt: v("end_at"), Overlap: v("overlap"), CatchUp: v("catch_up"),
-		CatchUpWindow: v("catch_up_window"), MaxAttempts: v("max_attempts"), Priority: v("priority"),
+		CatchUpWindow: v("catch_up_window"), MaxAttempts: v("max_attempts"), KeepRuns: v("keep_runs"), Priority: v("priority"),
 		Queue: v("queue"), Timeout: v("timeout"), Input: v("input"), GrantID: v("grant_id"),
 		Workflow: v("workflow"), Paused: r.PostFormValue("paused") != "", PauseNote: v("pause_note"),
 	}
@@ -236,15 +240,17 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 		form   string
 		stored int
 		dst    **int
+		empty  string
 	}{
-		{"max attempts", "max_attempts", f.MaxAttempts, s.MaxAttempts, &p.MaxAttempts},
-		{"priority", "priority", f.Priority, s.Priority, &p.Priority},
+		{"max attempts", "max_attempts", f.MaxAttempts, s.MaxAttempts, &p.MaxAttempts, "the workflow's default"},
+		{"priority", "priority", f.Priority, s.Priority, &p.Priority, "the workflow's default"},
+		{"runs to keep", "keep_runs", f.KeepRuns, s.KeepRuns, &p.KeepRuns, "the run retention for all"},
 	} {
 		n := 0
 		if field.form != "" {
 			var err error
 			if n, err = strconv.Atoi(field.form); err != nil {
-				return nil, false, inField(field.input, badRequest("%s %q is not a whole number; leave it empty for the workflow's default", field.name, field.form))
+				return nil, false, inField(field.input, badRequest("%s %q is not a whole number; leave it empty for %s", field.name, field.form, field.empty))
 			}
 		}
 		if n != field.stored {
