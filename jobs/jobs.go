@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -208,7 +209,7 @@ func Add(config *river.Config, jobs ...Job) error {
 			return err
 		}
 		if !config.LeaderElectionDisabled {
-			config.PeriodicJobs = append(config.PeriodicJobs[:len(config.PeriodicJobs):len(config.PeriodicJobs)], job.Periodic())
+			config.PeriodicJobs = append(slices.Clip(config.PeriodicJobs), job.Periodic())
 		}
 	}
 	return nil

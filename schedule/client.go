@@ -138,17 +138,18 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 		tracer:   tp.Tracer(meterName),
 		wf:       wf,
 	}
+	reconcile := c.reconcileJob()
 	err = c.engine.Bind(&wfhook.Extension{
 		Name: "schedule",
 		Register: func(workers *river.Workers) error {
 			if err := river.AddWorkerSafely(workers, &fireWorker{c: c}); err != nil {
 				return err
 			}
-			return c.reconcileJob().Worker(workers)
+			return reconcile.Worker(workers)
 		},
 		Queue:        Queue,
 		QueueWorkers: QueueWorkers,
-		PeriodicJobs: []*river.PeriodicJob{c.reconcileJob().Periodic()},
+		PeriodicJobs: []*river.PeriodicJob{reconcile.Periodic()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)

@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tributary-go/tributary/internal/runmeta"
-	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -23,7 +22,7 @@ import (
 // under which the middleware stores the W3C trace context of the code that
 // started the run, as an object with "traceparent" and, when set,
 // "tracestate".
-const TraceMetadataKey = wfhook.TraceMetadataKey
+const TraceMetadataKey = runmeta.KeyTrace
 
 // Span names.
 const (

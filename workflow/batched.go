@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // The three writes every run makes on its hot path go through batchers (see
@@ -326,7 +328,7 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 		if completed[item.req.job.ID] {
 			committed = append(committed, item.req)
 		} else {
-			item.err = errJobNotRunning // rescued or cancelled meanwhile: leave the run be
+			item.err = engine.ErrJobNotRunning // rescued or cancelled meanwhile: leave the run be
 			ended = append(ended, item.req)
 		}
 	}

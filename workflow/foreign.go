@@ -29,6 +29,21 @@ type foreignFetches struct {
 	logged map[[2]string]time.Time
 }
 
+// due reports whether key was last logged foreignFetchLogEvery ago or
+// never, and if so records now as its last log.
+func (f *foreignFetches) due(key [2]string, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if last, seen := f.logged[key]; seen && now.Sub(last) < foreignFetchLogEvery {
+		return false
+	}
+	if f.logged == nil {
+		f.logged = make(map[[2]string]time.Time)
+	}
+	f.logged[key] = now
+	return true
+}
+
 // noticeForeignFetch logs an error when job's previous attempt was failed
 // by a River client without the worker of its kind.
 func (c *Client) noticeForeignFetch(ctx context.Context, job *rivertype.JobRow) {
@@ -41,18 +56,7 @@ func (c *Client) noticeForeignFetch(ctx context.Context, job *rivertype.JobRow) 
 	if n := len(job.AttemptedBy); n >= 2 {
 		foreign = job.AttemptedBy[n-2]
 	}
-	key := [2]string{foreign, job.Queue}
-	now := time.Now()
-	c.foreign.mu.Lock()
-	if c.foreign.logged == nil {
-		c.foreign.logged = make(map[[2]string]time.Time)
-	}
-	last, seen := c.foreign.logged[key]
-	if !seen || now.Sub(last) >= foreignFetchLogEvery {
-		c.foreign.logged[key] = now
-	}
-	c.foreign.mu.Unlock()
-	if seen && now.Sub(last) < foreignFetchLogEvery {
+	if !c.foreign.due([2]string{foreign, job.Queue}, time.Now()) {
 		return
 	}
 	c.logger.ErrorContext(ctx, "tributary: A River client without Tributary's workers fetched a workflow job and failed it as an unknown kind, using up an attempt of its run; "+

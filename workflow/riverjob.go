@@ -14,13 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
-
-	"github.com/tributary-go/tributary/internal/engine"
 )
-
-// errJobNotRunning means River no longer considers this attempt's job running
-// (it was rescued or cancelled meanwhile); the attempt must stop.
-var errJobNotRunning = engine.ErrJobNotRunning
 
 // handOffTx parks a run: inside tx it completes the attempt's River job and
 // inserts the run's next job, scheduled at wakeAt. It returns the new job's
@@ -56,12 +50,6 @@ func (c *Client) handOffTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow
 	return res.Job.ID, nil
 }
 
-// discardJobTx ends the attempt's job as discarded (no more retries), with
-// the error River UI shows.
-func (c *Client) discardJobTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, cause error) error {
-	return c.jobs.DiscardTx(ctx, tx, job, cause)
-}
-
 // wakeRunTx makes a parked run's job available now and notifies the queue's
 // producers, so the run resumes within milliseconds instead of at the next
 // poll. It locks the run row first: a run that parks concurrently either
@@ -86,11 +74,5 @@ func (c *Client) wakeRunTx(ctx context.Context, tx pgx.Tx, runID any) error {
 	if _, err := c.river.JobRetryTx(ctx, tx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
 		return fmt.Errorf("wake River job %d: %w", jobID, err)
 	}
-	return c.notifyQueueTx(ctx, tx, queue)
-}
-
-// notifyQueueTx sends River's insert notification for queue, the same one
-// River sends when a job is inserted, so idle producers fetch at once.
-func (c *Client) notifyQueueTx(ctx context.Context, tx pgx.Tx, queue string) error {
 	return c.jobs.NotifyQueueTx(ctx, tx, queue)
 }

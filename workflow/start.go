@@ -258,10 +258,6 @@ type startedRun struct {
 	existing bool
 }
 
-// reservedMetadataKey reports whether a run metadata key is one that only
-// schedules set: the grant a run was admitted under and its slot.
-func reservedMetadataKey(key string) bool { return runmeta.Reserved(key) }
-
 var tagRE = regexp.MustCompile(`\A[\w][\w\-]+[\w]\z`)
 
 // startTx starts a run by the API or by a parent (startRunTx), under the
@@ -327,7 +323,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	metadata := []byte("{}")
 	if p.scheduleID == nil {
 		for key := range opts.Metadata {
-			if reservedMetadataKey(key) {
+			if runmeta.Reserved(key) {
 				return nil, &ValidationError{Field: "StartOpts.Metadata", Problem: fmt.Sprintf("key %q is reserved: Tributary sets it on runs that schedules start (RunInfo.GrantSubject trusts it); use another key", key)}
 			}
 		}

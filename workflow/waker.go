@@ -217,14 +217,14 @@ func (wk *waker) wake(jobID int64, queue string) (found bool, err error) {
 			// River's scheduler moved it ahead of time (it looks five
 			// seconds ahead) but producers only fetch it once due and only
 			// at their next poll: tell them now.
-			return c.notifyQueueTx(ctx, tx, queue)
+			return c.jobs.NotifyQueueTx(ctx, tx, queue)
 		default:
 			return nil
 		}
 		if _, err := c.river.JobRetryTx(ctx, tx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
 			return fmt.Errorf("make job available: %w", err)
 		}
-		return c.notifyQueueTx(ctx, tx, queue)
+		return c.jobs.NotifyQueueTx(ctx, tx, queue)
 	})
 	return found, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
 )
 
@@ -226,7 +227,7 @@ func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Jo
 		return nil
 	}
 	_, err := w.c.batch.completes.do(ctx, req)
-	if errors.Is(err, errJobNotRunning) {
+	if errors.Is(err, engine.ErrJobNotRunning) {
 		wctx.outcome = AttemptAbandoned
 		return nil // River already moved the job (rescued or cancelled); nothing to complete
 	}
@@ -255,7 +256,7 @@ func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[ru
 			return err
 		}
 		finished = true
-		return c.discardJobTx(ctx, tx, job.JobRow, cause)
+		return c.jobs.DiscardTx(ctx, tx, job.JobRow, cause)
 	})
 	if err != nil {
 		wctx.outcome = AttemptAbandoned

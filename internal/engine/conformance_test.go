@@ -35,7 +35,9 @@ type noopWorker struct {
 
 func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
 
-func ctxT(t *testing.T) context.Context {
+// ctx is a context for one step of a test, ended after 30 s or with the
+// test.
+func ctx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -72,8 +74,6 @@ RETURNING id`, kind, maxAttempts, state, attempt, attemptedBy).Scan(&id)
 	require.NoError(t, err)
 	return id
 }
-
-func ctx(t *testing.T) context.Context { return ctxT(t) }
 
 type jobRow struct {
 	state       string

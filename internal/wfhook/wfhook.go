@@ -133,9 +133,3 @@ type Wake struct {
 type ScheduleRuns struct {
 	ScheduleID uuid.UUID
 }
-
-// TraceMetadataKey is the run metadata key under which the OpenTelemetry
-// middleware (package tributaryotel) and the schedule client store the W3C
-// trace context (traceparent, tracestate) of what started a run, so that
-// the run's attempts link back to it. Defined once, here.
-const TraceMetadataKey = runmeta.KeyTrace
