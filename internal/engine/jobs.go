@@ -33,11 +33,7 @@ type Jobs struct {
 
 // NewJobs returns the Jobs of schema ("" for the search path).
 func NewJobs(schema string) *Jobs {
-	prefix := ""
-	if schema != "" {
-		prefix = pgx.Identifier{schema}.Sanitize() + "."
-	}
-	return &Jobs{driver: riverpgxv5.New(nil), schema: schema, prefix: prefix}
+	return &Jobs{driver: riverpgxv5.New(nil), schema: schema, prefix: schemaPrefix(schema)}
 }
 
 // sql qualifies the {s} placeholders of query with the schema.
