@@ -176,8 +176,8 @@ type Config struct {
 	// where this client leads River's maintenance, so give every working
 	// client the same values.
 	//
-	// Default to DefaultCompletedRunRetention (14 days) and
-	// DefaultFailedRunRetention (30 days).
+	// Default to DefaultCompletedRunRetention (a day) and
+	// DefaultFailedRunRetention (a week), as River's job cleaner.
 	CompletedRunRetention time.Duration
 	FailedRunRetention    time.Duration
 

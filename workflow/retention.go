@@ -8,12 +8,15 @@ import (
 )
 
 // Default retention of finished runs (Config.CompletedRunRetention and
-// Config.FailedRunRetention). River's job cleaner keeps jobs a day; a run
-// is the history an operator reads (a schedule's ledger, a failure to
-// investigate), so it is kept longer.
+// Config.FailedRunRetention), River's job cleaner's: a run's River job is
+// gone after a day anyway, so a completed run is kept as long as its job,
+// and a failed or cancelled one a week, long enough to investigate and
+// retry it. A schedule that needs a longer ledger keeps its last runs
+// whatever their age (schedule.Params.KeepRuns); a longer retention for
+// every run is a Config value away.
 const (
-	DefaultCompletedRunRetention = 14 * 24 * time.Hour
-	DefaultFailedRunRetention    = 30 * 24 * time.Hour
+	DefaultCompletedRunRetention = 24 * time.Hour
+	DefaultFailedRunRetention    = 7 * 24 * time.Hour
 )
 
 // Why plain deletes in batches, and not time-partitioned tables whose old

@@ -19,7 +19,7 @@ func newBenchRetentionCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
 		Use:   "retention",
 		Short: "Measure what deleting old runs costs the workflows that run meanwhile",
-		Long: `Each phase seeds --old runs finished 40 days ago (past the default retention of 14 days),
+		Long: `Each phase seeds --old runs finished 40 days ago (past the default retention of a week),
 		with a step each, then works --items workflow runs of 3 steps on one client with a default queue
 		of --workers workers. In the phase with retention, a client of its own deletes the old runs in a
 		loop (workflow.Client.DeleteExpiredRuns, the pass of the retention job, in statements of 5,000
