@@ -41,8 +41,9 @@ func TestDeleteExpiredRuns(t *testing.T) {
 	}
 	completedOld := insert("completed", old, old)
 	skippedOld := insert("skipped", old, old)
-	failedOld := insert("failed", old, old)                             // 40 days: past the failed runs' 30 too
-	failed20 := insert("failed", old, time.Now().Add(-20*24*time.Hour)) // finished 20 days ago: kept
+	failedOld := insert("failed", old, old)                                 // 40 days: past the failed runs' week too
+	failed3 := insert("failed", old, time.Now().Add(-3*24*time.Hour))       // finished 3 days ago: kept a week
+	completed2 := insert("completed", old, time.Now().Add(-2*24*time.Hour)) // finished 2 days ago: kept a day
 	completedRecent := insert("completed", old, time.Now().Add(-time.Hour))
 	sleepingOld := insert("sleeping", old, time.Time{})
 	fresh := insert("completed", time.Now(), time.Now())
@@ -51,7 +52,7 @@ func TestDeleteExpiredRuns(t *testing.T) {
 	require.NoError(t, err)
 	n, err := c.DeleteExpiredRuns(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 3, n)
+	require.Equal(t, 4, n)
 	left := func() []uuid.UUID {
 		rows, err := db.Pool.Query(ctx, "SELECT id FROM workflow_runs ORDER BY id")
 		require.NoError(t, err)
@@ -63,8 +64,8 @@ func TestDeleteExpiredRuns(t *testing.T) {
 		}
 		return ids
 	}
-	require.ElementsMatch(t, []uuid.UUID{failed20, completedRecent, sleepingOld, fresh}, left())
-	for _, id := range []uuid.UUID{completedOld, skippedOld, failedOld} {
+	require.ElementsMatch(t, []uuid.UUID{failed3, completedRecent, sleepingOld, fresh}, left())
+	for _, id := range []uuid.UUID{completedOld, skippedOld, failedOld, completed2} {
 		require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM step_runs WHERE run_id = $1", id))
 		require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM workflow_signals WHERE run_id = $1", id))
 	}
@@ -75,7 +76,7 @@ func TestDeleteExpiredRuns(t *testing.T) {
 	n, err = keep.DeleteExpiredRuns(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "the completed run finished an hour ago")
-	require.ElementsMatch(t, []uuid.UUID{failed20, completedRecent, sleepingOld, fresh}, left())
+	require.ElementsMatch(t, []uuid.UUID{failed3, completedRecent, sleepingOld, fresh}, left())
 }
 
 // TestRetentionKeepsChildrenTheirParentWaitsFor: a finished child past its
