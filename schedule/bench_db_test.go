@@ -232,11 +232,11 @@ func dbBenchExplainOverdue(ctx context.Context, b *testing.B, pool *pgxpool.Pool
 		var plan []string
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			due := time.Now().Add(-reconcileGrace)
-			explain, args := "EXPLAIN (ANALYZE, BUFFERS) "+sc.q.anyDue, []any{due, nil}
+			explain, args := "EXPLAIN (ANALYZE, BUFFERS) "+sc.q.AnyDueSQL(), []any{due, nil}
 			if mode == "generic plan" {
 				// A plan for any $1, as a prepared statement gets after
 				// a few executions.
-				if _, err := tx.Exec(ctx, "PREPARE dbbench_overdue(timestamptz, uuid[]) AS "+sc.q.anyDue); err != nil {
+				if _, err := tx.Exec(ctx, "PREPARE dbbench_overdue(timestamptz, uuid[]) AS "+sc.q.AnyDueSQL()); err != nil {
 					return err
 				}
 				defer func() { _, _ = tx.Exec(ctx, "DEALLOCATE dbbench_overdue") }()

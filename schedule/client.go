@@ -15,12 +15,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/jobs"
 	"github.com/tributary-go/tributary/workflow"
@@ -78,7 +78,7 @@ type Client struct {
 	clock    func() time.Time
 	interval time.Duration
 	logger   *slog.Logger
-	q        *queries
+	q        *engine.Queries
 	wf       *workflow.Client
 	engine   wfhook.Engine
 	metrics  *slotMetrics // nil when the instruments could not be made
@@ -126,15 +126,15 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	engine := wfhook.Of(wf)
+	hook := wfhook.Of(wf)
 	c := &Client{
-		clock:    engine.Now, // one clock: the workflow client's (workflow.Config.Clock)
-		engine:   engine,
+		clock:    hook.Now, // one clock: the workflow client's (workflow.Config.Clock)
+		engine:   hook,
 		firing:   make(chan struct{}, QueueWorkers),
 		interval: interval,
 		logger:   logger,
 		metrics:  metrics,
-		q:        newQueries(wf.Schema()),
+		q:        engine.NewQueries(wf.Schema()),
 		tracer:   tp.Tracer(meterName),
 		wf:       wf,
 	}
@@ -255,10 +255,8 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 	if !p.Paused {
 		next = &v.first
 	}
-	s, err := scanSchedule(tx.QueryRow(ctx, c.q.insert, id, p.Name, p.Description, p.Owner, p.Workflow, v.input,
-		v.spec.Expr(), v.spec.Zone(), nullTime(p.StartAt), nullTime(p.EndAt), string(v.overlap), v.catchUp.Milliseconds(),
-		p.MaxAttempts, p.Timeout.Milliseconds(), p.Queue, p.Priority, p.Paused, p.PauseNote, next, string(v.catchUpPolicy),
-		p.GrantID, p.KeepRuns))
+	row := insertParams(id, p, v, next)
+	s, err := scheduleOf(c.q.InsertScheduleTx(ctx, tx, &row))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: insert schedule: %w", err)
 	}
@@ -268,6 +266,19 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 		}
 	}
 	return s, nil
+}
+
+// insertParams are the columns CreateTx inserts for p, validated as v, as
+// schedule id with next slot next (nil for a paused schedule).
+func insertParams(id uuid.UUID, p *Params, v *validated, next *time.Time) engine.InsertScheduleParams {
+	return engine.InsertScheduleParams{
+		ID: id, Name: p.Name, Description: p.Description, Owner: p.Owner, Type: p.Workflow, Input: v.input,
+		Cron: v.spec.Expr(), TimeZone: v.spec.Zone(), StartAt: nullTime(p.StartAt), EndAt: nullTime(p.EndAt),
+		OverlapPolicy: string(v.overlap), CatchUpWindowMS: v.catchUp.Milliseconds(), MaxAttempts: p.MaxAttempts,
+		TimeoutMS: p.Timeout.Milliseconds(), Queue: p.Queue, Priority: p.Priority, Paused: p.Paused,
+		PauseNote: p.PauseNote, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), GrantID: p.GrantID,
+		KeepRuns: p.KeepRuns,
+	}
 }
 
 type validated struct {
@@ -364,7 +375,7 @@ func firstSlot(spec *Spec, start, end, now time.Time) (time.Time, bool) {
 
 // Get reads a schedule. Returns ErrNotFound when there is none.
 func (c *Client) Get(ctx context.Context, id uuid.UUID) (*Schedule, error) {
-	return scanSchedule(c.wf.Pool().QueryRow(ctx, c.q.get, id))
+	return scheduleOf(c.q.ScheduleByID(ctx, c.wf.Pool(), id))
 }
 
 // ListParams filter and page List. The zero value lists the 100 newest
@@ -393,20 +404,13 @@ func (c *Client) List(ctx context.Context, p *ListParams) ([]*Schedule, error) {
 	if limit < 1 || limit > 1000 {
 		return nil, &ValidationError{Field: "ListParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
 	}
-	rows, err := c.wf.Pool().Query(ctx, c.q.list, p.Owner, p.Workflow, p.Paused, p.After, limit)
+	rows, err := c.q.ListSchedules(ctx, c.wf.Pool(), &engine.ListSchedulesParams{
+		Owner: p.Owner, Type: p.Workflow, Paused: p.Paused, After: p.After, Limit: limit,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("schedule: list: %w", err)
 	}
-	defer rows.Close()
-	out := []*Schedule{}
-	for rows.Next() {
-		s, err := scanSchedule(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return schedulesOf(rows, nil)
 }
 
 // Pause pauses a schedule: no slot fires until Resume. The pending slot's
@@ -417,7 +421,7 @@ func (c *Client) Pause(ctx context.Context, id uuid.UUID, note string) (*Schedul
 
 // PauseTx is like Pause, within tx; the caller commits or rolls back.
 func (c *Client) PauseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, note string) (*Schedule, error) {
-	return scanSchedule(tx.QueryRow(ctx, c.q.pause, id, note))
+	return scheduleOf(c.q.PauseSchedule(ctx, tx, id, note))
 }
 
 // ResumeOpts say what Resume does with the slots missed while paused. A
@@ -475,7 +479,7 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 	if at, ok := firstSlot(spec, deref(s.StartAt), deref(s.EndAt), now); ok {
 		next = &at
 	}
-	if s, err = scanSchedule(tx.QueryRow(ctx, c.q.resume, id, next)); err != nil {
+	if s, err = scheduleOf(c.q.ResumeScheduleTx(ctx, tx, id, next)); err != nil {
 		return nil, err
 	}
 	if next != nil {
@@ -497,15 +501,12 @@ func (c *Client) DeleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 	return c.delete(ctx, tx, id)
 }
 
-func (c *Client) delete(ctx context.Context, db interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}, id uuid.UUID,
-) error {
-	tag, err := db.Exec(ctx, c.q.delete, id)
+func (c *Client) delete(ctx context.Context, db engine.DBTX, id uuid.UUID) error {
+	deleted, err := c.q.DeleteSchedule(ctx, db, id)
 	if err != nil {
 		return fmt.Errorf("schedule: delete %s: %w", id, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if !deleted {
 		return ErrNotFound
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // MaxCreateMany is the most schedules one CreateMany or CreateManyTx call
@@ -96,7 +98,7 @@ func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) 
 	if err != nil {
 		return nil, err
 	}
-	rows := newManyRows(len(params))
+	rows := engine.NewInsertSchedulesParams(len(params))
 	now := c.now()
 	var firsts []time.Time
 	for i, p := range params {
@@ -116,7 +118,8 @@ func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) 
 			next = &v.first
 			firsts = append(firsts, v.first)
 		}
-		rows.add(id, p, v, next)
+		row := insertParams(id, p, v, next)
+		rows.Add(&row)
 	}
 	if err := c.requireUsableGrants(ctx, tx, params, now); err != nil {
 		return nil, err
@@ -124,16 +127,12 @@ func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) 
 
 	out := make([]*Schedule, len(params))
 	at := make(map[uuid.UUID]int, len(params))
-	for i, id := range rows.id {
+	for i, id := range rows.ID {
 		at[id] = i
 	}
 	for from := 0; from < len(params); from += createManyChunk {
 		to := min(from+createManyChunk, len(params))
-		res, err := tx.Query(ctx, c.q.insertMany, rows.args(from, to)...)
-		if err != nil {
-			return nil, fmt.Errorf("schedule: insert %d schedules: %w", to-from, err)
-		}
-		inserted, err := pgx.CollectRows(res, scanScheduleRow)
+		inserted, err := schedulesOf(c.q.InsertSchedulesTx(ctx, tx, rows.Slice(from, to)))
 		if err != nil {
 			return nil, fmt.Errorf("schedule: insert %d schedules: %w", to-from, err)
 		}
@@ -193,80 +192,4 @@ func (c *Client) requireUsableGrants(ctx context.Context, tx pgx.Tx, params []*P
 		return err
 	}
 	return nil
-}
-
-// manyRows are the columns of CreateManyTx's INSERT, one slice per column.
-type manyRows struct {
-	id            []uuid.UUID
-	name          []string
-	description   []string
-	owner         []string
-	workflow      []string
-	input         []string
-	cron          []string
-	zone          []string
-	startAt       []*time.Time
-	endAt         []*time.Time
-	overlap       []string
-	catchUpMS     []int64
-	maxAttempts   []int
-	timeoutMS     []int64
-	queue         []string
-	priority      []int
-	paused        []bool
-	pauseNote     []string
-	next          []*time.Time
-	catchUpPolicy []string
-	grantID       []*uuid.UUID
-	keepRuns      []int32
-}
-
-func newManyRows(n int) *manyRows {
-	return &manyRows{
-		id: make([]uuid.UUID, 0, n), name: make([]string, 0, n), description: make([]string, 0, n),
-		owner: make([]string, 0, n), workflow: make([]string, 0, n), input: make([]string, 0, n),
-		cron: make([]string, 0, n), zone: make([]string, 0, n), startAt: make([]*time.Time, 0, n),
-		endAt: make([]*time.Time, 0, n), overlap: make([]string, 0, n), catchUpMS: make([]int64, 0, n),
-		maxAttempts: make([]int, 0, n), timeoutMS: make([]int64, 0, n), queue: make([]string, 0, n),
-		priority: make([]int, 0, n), paused: make([]bool, 0, n), pauseNote: make([]string, 0, n),
-		next: make([]*time.Time, 0, n), catchUpPolicy: make([]string, 0, n), grantID: make([]*uuid.UUID, 0, n),
-		keepRuns: make([]int32, 0, n),
-	}
-}
-
-// add appends a row with the values CreateTx inserts for p.
-func (r *manyRows) add(id uuid.UUID, p *Params, v *validated, next *time.Time) {
-	r.id = append(r.id, id)
-	r.name = append(r.name, p.Name)
-	r.description = append(r.description, p.Description)
-	r.owner = append(r.owner, p.Owner)
-	r.workflow = append(r.workflow, p.Workflow)
-	r.input = append(r.input, string(v.input))
-	r.cron = append(r.cron, v.spec.Expr())
-	r.zone = append(r.zone, v.spec.Zone())
-	r.startAt = append(r.startAt, nullTime(p.StartAt))
-	r.endAt = append(r.endAt, nullTime(p.EndAt))
-	r.overlap = append(r.overlap, string(v.overlap))
-	r.catchUpMS = append(r.catchUpMS, v.catchUp.Milliseconds())
-	r.maxAttempts = append(r.maxAttempts, p.MaxAttempts)
-	r.timeoutMS = append(r.timeoutMS, p.Timeout.Milliseconds())
-	r.queue = append(r.queue, p.Queue)
-	r.priority = append(r.priority, p.Priority)
-	r.paused = append(r.paused, p.Paused)
-	r.pauseNote = append(r.pauseNote, p.PauseNote)
-	r.next = append(r.next, next)
-	r.catchUpPolicy = append(r.catchUpPolicy, string(v.catchUpPolicy))
-	r.grantID = append(r.grantID, p.GrantID)
-	r.keepRuns = append(r.keepRuns, int32(p.KeepRuns))
-}
-
-// args are the arguments of createManySQL for rows [from, to).
-func (r *manyRows) args(from, to int) []any {
-	return []any{
-		r.id[from:to], r.name[from:to], r.description[from:to], r.owner[from:to], r.workflow[from:to],
-		r.input[from:to], r.cron[from:to], r.zone[from:to], r.startAt[from:to], r.endAt[from:to],
-		r.overlap[from:to], r.catchUpMS[from:to], r.maxAttempts[from:to], r.timeoutMS[from:to], r.queue[from:to],
-		r.priority[from:to], r.paused[from:to], r.pauseNote[from:to], r.next[from:to], r.catchUpPolicy[from:to],
-		r.grantID[from:to], r.keepRuns[from:to],
-	}
 }

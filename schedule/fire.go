@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
@@ -73,11 +74,7 @@ func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, at ...time.Time) error {
 	if len(instants) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, c.q.fireJobsAt, fireArgs{}.Kind(), Queue, instants)
-	if err != nil {
-		return fmt.Errorf("schedule: find the fire jobs of %d instants: %w", len(instants), err)
-	}
-	have, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	have, err := c.q.FireJobsAt(ctx, tx, fireArgs{}.Kind(), Queue, instants)
 	if err != nil {
 		return fmt.Errorf("schedule: find the fire jobs of %d instants: %w", len(instants), err)
 	}
@@ -238,11 +235,8 @@ func (c *Client) firePass(ctx context.Context, p *pass) (*passStats, error) {
 		stats := &passStats{}
 		var deferred []uuid.UUID
 		err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, c.q.claimDue, bound, size, p.excluded)
-			if err != nil {
-				return fmt.Errorf("claim due schedules: %w", err)
-			}
-			if claimed, err = pgx.CollectRows(rows, scanScheduleRow); err != nil {
+			var err error
+			if claimed, err = schedulesOf(c.q.ClaimDueTx(ctx, tx, bound, size, p.excluded)); err != nil {
 				return fmt.Errorf("claim due schedules: %w", err)
 			}
 			if len(claimed) == 0 {
@@ -291,8 +285,8 @@ func (c *Client) firePass(ctx context.Context, p *pass) (*passStats, error) {
 // fireLockedWait of finding only locked schedules it gives up with a
 // warning; the next pass or the reconciler fires them.
 func (c *Client) dueButLocked(ctx context.Context, p *pass, bound time.Time, since *time.Time, delay *time.Duration) (bool, error) {
-	var due bool
-	if err := c.wf.Pool().QueryRow(ctx, c.q.anyDue, bound, p.excluded).Scan(&due); err != nil {
+	due, err := c.q.AnyDue(ctx, c.wf.Pool(), bound, p.excluded)
+	if err != nil {
 		return false, fmt.Errorf("look for due schedules held by other transactions: %w", err)
 	}
 	if !due {
@@ -365,7 +359,7 @@ func (c *Client) fireAlone(ctx context.Context, p *pass, id uuid.UUID, now time.
 // failed with cause, and advances the chain to the slot after now.
 func (c *Client) skipPoisonTx(ctx context.Context, id uuid.UUID, now time.Time, cause error) error {
 	return pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
-		s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+		s, err := scheduleOf(c.q.ScheduleByIDForUpdateTx(ctx, tx, id))
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
@@ -382,7 +376,10 @@ func (c *Client) skipPoisonTx(ctx context.Context, id uuid.UUID, now time.Time, 
 		if specErr == nil {
 			next = nextSlot(spec, s, later(now, fireAt))
 		}
-		if _, err := tx.Exec(ctx, c.q.advance, [][16]byte{id}, []*time.Time{next}, []time.Time{fireAt}, []int64{0}, []bool{false}, []string{""}); err != nil {
+		if err := c.q.AdvanceSchedulesTx(ctx, tx, &engine.AdvanceParams{
+			IDs: [][16]byte{id}, Next: []*time.Time{next}, Fired: []time.Time{fireAt}, Ran: []int64{0},
+			CatchUp: []bool{false}, Pause: []string{""},
+		}); err != nil {
 			return err
 		}
 		if next != nil {
@@ -478,7 +475,7 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		return nil, err
 	}
 
-	adv := &advanceRows{}
+	adv := &engine.AdvanceParams{}
 	var instants []time.Time
 	logFired := c.logger.Enabled(ctx, slog.LevelInfo)
 	for i, sl := range slots {
@@ -498,12 +495,12 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 			}
 		}
 		decideSlotSpan(spans[i], st)
-		adv.add(sl, ran)
+		advance(adv, sl, ran)
 		if sl.next != nil && sl.next.After(later(now, sl.fireAt)) {
 			instants = append(instants, *sl.next)
 		}
 	}
-	if _, err := tx.Exec(ctx, c.q.advance, adv.ids, adv.next, adv.fired, adv.ran, adv.catchUp, adv.pause); err != nil {
+	if err := c.q.AdvanceSchedulesTx(ctx, tx, adv); err != nil {
 		return nil, fmt.Errorf("advance %d schedules: %w", len(slots), err)
 	}
 	// A next slot already due is fired by this pass's next batch; later
@@ -536,23 +533,15 @@ func nextSlot(spec *Spec, s *Schedule, after time.Time) *time.Time {
 	return &occ.At
 }
 
-// advanceRows are the columns of the batch's UPDATE of its schedules.
-type advanceRows struct {
-	ids     [][16]byte
-	next    []*time.Time
-	fired   []time.Time
-	ran     []int64
-	catchUp []bool
-	pause   []string
-}
-
-func (a *advanceRows) add(sl *slot, ran int) {
-	a.ids = append(a.ids, sl.s.ID)
-	a.next = append(a.next, sl.next)
-	a.fired = append(a.fired, sl.fireAt)
-	a.ran = append(a.ran, int64(ran))
-	a.catchUp = append(a.catchUp, sl.d.nextIsCatchUp)
-	a.pause = append(a.pause, sl.pause)
+// advance adds sl's schedule, which started ran runs, to the batch's
+// UPDATE of its schedules.
+func advance(a *engine.AdvanceParams, sl *slot, ran int) {
+	a.IDs = append(a.IDs, sl.s.ID)
+	a.Next = append(a.Next, sl.next)
+	a.Fired = append(a.Fired, sl.fireAt)
+	a.Ran = append(a.Ran, int64(ran))
+	a.CatchUp = append(a.CatchUp, sl.d.nextIsCatchUp)
+	a.Pause = append(a.Pause, sl.pause)
 }
 
 // checkGrants applies each slot's execution grant (GRANT_NOT_SESSION), one
@@ -611,26 +600,19 @@ func (c *Client) applyOverlap(ctx context.Context, tx pgx.Tx, slots []*slot, now
 		queued bool // a run held by overlap queue
 	}
 	bySchedule := map[uuid.UUID]*unfinished{}
-	rows, err := tx.Query(ctx, c.q.unfinishedOfSchedules, ids)
+	runs, err := c.q.UnfinishedRunsOfSchedules(ctx, tx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read the unfinished runs of %d schedules: %w", len(ids), err)
 	}
-	var (
-		runID, scheduleID uuid.UUID
-		queued            bool
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&runID, &scheduleID, &queued}, func() error {
-		u := bySchedule[scheduleID]
+	for _, r := range runs {
+		u := bySchedule[r.ScheduleID]
 		if u == nil {
 			u = &unfinished{}
-			bySchedule[scheduleID] = u
+			bySchedule[r.ScheduleID] = u
 		}
-		u.runs = append(u.runs, runID)
-		u.busy = u.busy || !queued
-		u.queued = u.queued || queued
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("read the unfinished runs of %d schedules: %w", len(ids), err)
+		u.runs = append(u.runs, r.ID)
+		u.busy = u.busy || !r.Queued
+		u.queued = u.queued || r.Queued
 	}
 
 	var toCancel []uuid.UUID
@@ -661,11 +643,7 @@ func (c *Client) applyOverlap(ctx context.Context, tx pgx.Tx, slots []*slot, now
 		return nil, nil
 	}
 
-	rows, err = tx.Query(ctx, c.q.lockRunsSkipLocked, toCancel)
-	if err != nil {
-		return nil, fmt.Errorf("lock the runs to replace: %w", err)
-	}
-	locked, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	locked, err := c.q.LockRunsSkipLockedTx(ctx, tx, toCancel)
 	if err != nil {
 		return nil, fmt.Errorf("lock the runs to replace: %w", err)
 	}

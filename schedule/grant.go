@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
 )
 
@@ -72,12 +73,14 @@ func (c *Client) CreateGrantTx(ctx context.Context, tx pgx.Tx, p *GrantParams) (
 	if err != nil {
 		return nil, err
 	}
-	return scanGrant(c.db(tx).QueryRow(ctx, c.q.grantInsert, id, p.Subject, p.Scopes, nullTime(p.ExpiresAt)))
+	return grantOf(c.q.InsertGrant(ctx, c.db(tx), &engine.InsertGrantParams{
+		ID: id, Subject: p.Subject, Scopes: p.Scopes, ExpiresAt: nullTime(p.ExpiresAt),
+	}))
 }
 
 // GetGrant reads a grant.
 func (c *Client) GetGrant(ctx context.Context, id uuid.UUID) (*Grant, error) {
-	return scanGrant(c.wf.Pool().QueryRow(ctx, c.q.grantGet, id))
+	return grantOf(c.q.GrantByID(ctx, c.wf.Pool(), id))
 }
 
 // RevokeGrant revokes a grant: from the next slot on, the schedules under
@@ -90,7 +93,7 @@ func (c *Client) RevokeGrant(ctx context.Context, id uuid.UUID, reason string) (
 // RevokeGrantTx is like RevokeGrant, within tx; the caller commits or rolls
 // back.
 func (c *Client) RevokeGrantTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason string) (*Grant, error) {
-	return scanGrant(c.db(tx).QueryRow(ctx, c.q.grantRevoke, id, reason))
+	return grantOf(c.q.RevokeGrant(ctx, c.db(tx), id, reason))
 }
 
 // GrantError reports that an execution grant does not allow a run: a slot
@@ -157,7 +160,7 @@ func (c *Client) checkGrant(ctx context.Context, tx pgx.Tx, s *Schedule, now tim
 	if s.GrantID == nil {
 		return "", nil
 	}
-	g, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, *s.GrantID))
+	g, err := grantOf(c.q.GrantByID(ctx, tx, *s.GrantID))
 	if errors.Is(err, ErrGrantNotFound) {
 		g, err = nil, nil
 	}
@@ -181,17 +184,13 @@ func (g *Grant) admit(typ string, now time.Time, meta *runmeta.Meta) string {
 // grantsByID reads the grants of ids, by id, in one query; a grant that
 // does not exist is absent from the map.
 func (c *Client) grantsByID(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) (map[uuid.UUID]*Grant, error) {
-	rows, err := tx.Query(ctx, c.q.grantsGet, ids)
-	if err != nil {
-		return nil, fmt.Errorf("schedule: read %d grants: %w", len(ids), err)
-	}
-	grants, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Grant, error) { return scanGrant(row) })
+	grants, err := c.q.GrantsByID(ctx, tx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: read %d grants: %w", len(ids), err)
 	}
 	byID := make(map[uuid.UUID]*Grant, len(grants))
-	for _, g := range grants {
-		byID[g.ID] = g
+	for i := range grants {
+		byID[grants[i].ID] = grantFrom(&grants[i])
 	}
 	return byID, nil
 }
@@ -202,7 +201,7 @@ func (c *Client) grantsByID(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) (ma
 // what they lack (scopes are fixed, a revocation is final), so such a
 // schedule could never run.
 func (c *Client) requireUsableGrant(ctx context.Context, tx pgx.Tx, id uuid.UUID, typ string) error {
-	g, err := scanGrant(tx.QueryRow(ctx, c.q.grantGet, id))
+	g, err := grantOf(c.q.GrantByID(ctx, tx, id))
 	if err != nil {
 		return &ValidationError{Field: "GrantID", Problem: fmt.Sprintf("%s: %v; create the grant first", id, err)}
 	}
@@ -214,24 +213,27 @@ func (c *Client) requireUsableGrant(ctx context.Context, tx pgx.Tx, id uuid.UUID
 	return nil
 }
 
-func scanGrant(row pgx.Row) (*Grant, error) {
-	var g Grant
-	err := row.Scan(&g.ID, &g.Subject, &g.Scopes, &g.ExpiresAt, &g.RevokedAt, &g.RevokeReason, &g.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
+// grantOf converts an engine row into a Grant, engine.ErrNotFound into
+// ErrGrantNotFound.
+func grantOf(row *engine.Grant, err error) (*Grant, error) {
+	if errors.Is(err, engine.ErrNotFound) {
 		return nil, ErrGrantNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("schedule: read grant: %w", err)
 	}
-	return &g, nil
+	return grantFrom(row), nil
 }
 
-// queryer is what both a pool and a transaction offer.
-type queryer interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+func grantFrom(row *engine.Grant) *Grant {
+	return &Grant{
+		ID: row.ID, Subject: row.Subject, Scopes: row.Scopes, ExpiresAt: row.ExpiresAt, RevokedAt: row.RevokedAt,
+		RevokeReason: row.RevokeReason, CreatedAt: row.CreatedAt,
+	}
 }
 
-func (c *Client) db(tx pgx.Tx) queryer {
+// db is tx, or the pool when tx is nil.
+func (c *Client) db(tx pgx.Tx) engine.DBTX {
 	if tx != nil {
 		return tx
 	}

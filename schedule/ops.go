@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
@@ -53,7 +54,7 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, p *UpdateParams) (*Sc
 
 // UpdateTx is like Update, within tx; the caller commits or rolls back.
 func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *UpdateParams) (*Schedule, error) {
-	s, err := scanSchedule(tx.QueryRow(ctx, c.q.getForUpdate, id))
+	s, err := scheduleOf(c.q.ScheduleByIDForUpdateTx(ctx, tx, id))
 	if err != nil {
 		return nil, err
 	}
@@ -129,10 +130,13 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	if retimed && !s.Paused {
 		next = &v.first
 	}
-	updated, err := scanSchedule(tx.QueryRow(ctx, c.q.update, id, params.Name, params.Description, v.input,
-		v.spec.Expr(), v.spec.Zone(), string(v.overlap), v.catchUp.Milliseconds(), params.MaxAttempts,
-		params.Timeout.Milliseconds(), params.Queue, params.Priority, next, string(v.catchUpPolicy),
-		params.Owner, nullTime(params.StartAt), nullTime(params.EndAt), grantID, params.KeepRuns))
+	updated, err := scheduleOf(c.q.UpdateScheduleTx(ctx, tx, &engine.UpdateScheduleParams{
+		ID: id, Name: params.Name, Description: params.Description, Input: v.input, Cron: v.spec.Expr(),
+		TimeZone: v.spec.Zone(), OverlapPolicy: string(v.overlap), CatchUpWindowMS: v.catchUp.Milliseconds(),
+		MaxAttempts: params.MaxAttempts, TimeoutMS: params.Timeout.Milliseconds(), Queue: params.Queue,
+		Priority: params.Priority, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), Owner: params.Owner,
+		StartAt: nullTime(params.StartAt), EndAt: nullTime(params.EndAt), GrantID: grantID, KeepRuns: params.KeepRuns,
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
 	}
@@ -200,7 +204,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 		return uuid.Nil, err
 	}
 	if skip == "" {
-		if _, err := tx.Exec(ctx, c.q.countRun, s.ID); err != nil {
+		if err := c.q.CountScheduleRunTx(ctx, tx, s.ID); err != nil {
 			return uuid.Nil, err
 		}
 	}
@@ -223,7 +227,7 @@ func (c *Client) admit(ctx context.Context, tx pgx.Tx, s *Schedule, policy Overl
 // those runs first: a finishing run's status trigger locks the run, then
 // the schedule, and taking them in the other order deadlocks.
 func (c *Client) lockToStart(ctx context.Context, tx pgx.Tx, id uuid.UUID, override OverlapPolicy) (*Schedule, error) {
-	return scanSchedule(tx.QueryRow(ctx, c.q.lockToStart, id, string(override)))
+	return scheduleOf(c.q.LockScheduleToStartTx(ctx, tx, id, string(override)))
 }
 
 // overlap applies the overlap policy to a slot about to start: it returns
@@ -237,8 +241,8 @@ func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy Ov
 		_, err := c.engine.CancelScheduleRunsTx(ctx, tx, &wfhook.ScheduleRuns{ScheduleID: id})
 		return "", time.Time{}, err
 	}
-	var busy, queued bool
-	if err := tx.QueryRow(ctx, c.q.unfinishedRuns, id).Scan(&busy, &queued); err != nil {
+	busy, queued, err := c.q.ScheduleRunsUnfinished(ctx, tx, id)
+	if err != nil {
 		return "", time.Time{}, err
 	}
 	switch {
@@ -421,28 +425,17 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 	}
 	rerunOf := map[int64]string{}
 	if rerunSkipped {
-		rows, err := tx.Query(ctx, c.q.deleteSkippedSlots, s.ID, at)
+		skipped, err := c.q.DeleteSkippedSlotsTx(ctx, tx, s.ID, at)
 		if err != nil {
 			return nil, fmt.Errorf("schedule: delete the skip records of %s to run them: %w", s.ID, err)
 		}
-		var (
-			fireAt time.Time
-			reason string
-		)
-		if _, err := pgx.ForEachRow(rows, []any{&fireAt, &reason}, func() error {
-			rerunOf[fireAt.UnixMicro()] = reason
-			return nil
-		}); err != nil {
-			return nil, fmt.Errorf("schedule: delete the skip records of %s to run them: %w", s.ID, err)
+		for _, sk := range skipped {
+			rerunOf[sk.FireAt.UnixMicro()] = sk.Reason
 		}
 	}
 	// Leave out the slots that have their run already, with a plain read
 	// (see StartScheduledManyTx): their overlap policy must not act again.
-	rows, err := tx.Query(ctx, c.q.slotsWithRuns, s.ID, at)
-	if err != nil {
-		return nil, fmt.Errorf("schedule: find the slots of %s that have run: %w", s.ID, err)
-	}
-	done, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	done, err := c.q.SlotsWithRuns(ctx, tx, s.ID, at)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: find the slots of %s that have run: %w", s.ID, err)
 	}
@@ -461,7 +454,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 			return nil, err
 		}
 	default:
-		if err := tx.QueryRow(ctx, c.q.unfinishedRuns, s.ID).Scan(&busy, &queued); err != nil {
+		if busy, queued, err = c.q.ScheduleRunsUnfinished(ctx, tx, s.ID); err != nil {
 			return nil, err
 		}
 		busy = busy || queued
@@ -537,7 +530,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 		}
 	}
 	if ran := res.Started + res.Queued; ran > 0 {
-		if _, err := tx.Exec(ctx, c.q.addRuns, s.ID, ran); err != nil {
+		if err := c.q.AddScheduleRunsTx(ctx, tx, s.ID, ran); err != nil {
 			return nil, err
 		}
 	}

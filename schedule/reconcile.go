@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tributary-go/tributary/jobs"
 )
 
@@ -48,8 +46,8 @@ func (c *Client) Reconcile(ctx context.Context) (int, error) {
 	previous := c.lastRepair
 	c.repairMu.Unlock()
 
-	var overdue bool
-	if err := c.wf.Pool().QueryRow(ctx, c.q.anyDue, now.Add(-reconcileGrace), nil).Scan(&overdue); err != nil {
+	overdue, err := c.q.AnyDue(ctx, c.wf.Pool(), now.Add(-reconcileGrace), nil)
+	if err != nil {
 		return 0, fmt.Errorf("schedule: find overdue schedules: %w", err)
 	}
 	n := 0
@@ -81,19 +79,8 @@ func (c *Client) Reconcile(ctx context.Context) (int, error) {
 // pending, and an operator reading the logs of `tributary serve` (or of any
 // working client, on the leader) learns why.
 func (c *Client) warnUnserved(ctx context.Context) error {
-	rows, err := c.wf.Pool().Query(ctx, c.q.liveTypes)
+	counts, err := c.q.LiveScheduleTypes(ctx, c.wf.Pool())
 	if err != nil {
-		return fmt.Errorf("schedule: read the workflow types of live schedules: %w", err)
-	}
-	counts := map[string]int{}
-	var (
-		typ string
-		n   int
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&typ, &n}, func() error {
-		counts[typ] = n
-		return nil
-	}); err != nil {
 		return fmt.Errorf("schedule: read the workflow types of live schedules: %w", err)
 	}
 	if len(counts) == 0 {

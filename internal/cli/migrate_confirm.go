@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tributary-go/tributary/internal/bench"
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // confirmDown stands between `migrate down` and the data it drops. It says
@@ -41,20 +42,22 @@ func confirmDown(ctx context.Context, env *Env, pool *pgxpool.Pool, schema strin
 
 	// The tables whose rows an operator would miss, by the migration that
 	// creates them.
+	q := engine.NewQueries(schema)
 	var lost []string
 	for _, t := range []struct {
-		drop               bool
-		table, one, plural string
+		drop        bool
+		table       engine.CountedTable
+		one, plural string
 	}{
-		{dropsVersion[2], "schedules", "schedule", "schedules"},
-		{dropsVersion[1], "workflow_runs", "workflow run", "workflow runs"},
-		{dropsRiver, "river_job", "River job", "River jobs"},
+		{dropsVersion[2], engine.TableSchedules, "schedule", "schedules"},
+		{dropsVersion[1], engine.TableWorkflowRuns, "workflow run", "workflow runs"},
+		{dropsRiver, engine.TableRiverJobs, "River job", "River jobs"},
 	} {
 		if !t.drop {
 			continue
 		}
-		var n int64
-		if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+t.table).Scan(&n); err != nil {
+		n, err := q.CountRows(ctx, pool, t.table)
+		if err != nil {
 			return fmt.Errorf("counting the rows of %s before rolling back: %w", t.table, err)
 		}
 		what := t.plural

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Grant is a row of execution_grants as the engine reads it.
+type Grant struct {
+	ID           uuid.UUID
+	Subject      string
+	Scopes       []string
+	ExpiresAt    *time.Time
+	RevokedAt    *time.Time
+	RevokeReason string
+	CreatedAt    time.Time
+}
+
+// grantColumns are the columns scanGrant reads.
+const grantColumns = `id, subject, scopes, expires_at, revoked_at, revoke_reason, created_at`
+
+// scanGrant reads a row of grantColumns into g; ErrNotFound when there is
+// none.
+func scanGrant(row pgx.Row, g *Grant) error {
+	err := row.Scan(&g.ID, &g.Subject, &g.Scopes, &g.ExpiresAt, &g.RevokedAt, &g.RevokeReason, &g.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+func scanOneGrant(row pgx.Row) (*Grant, error) {
+	var g Grant
+	if err := scanGrant(row, &g); err != nil {
+		return nil, err
+	}
+	return &g, nil
+}
+
+// The statements of execution grants.
+var (
+	grantByIDStmt = define(`SELECT ` + grantColumns + ` FROM {s}execution_grants WHERE id = $1`)
+
+	grantsByIDStmt = define(`SELECT ` + grantColumns + ` FROM {s}execution_grants WHERE id = ANY($1::uuid[])`)
+
+	insertGrantStmt = define(`INSERT INTO {s}execution_grants (id, subject, scopes, expires_at) VALUES ($1, $2, $3, $4) RETURNING ` + grantColumns)
+
+	revokeGrantStmt = define(`UPDATE {s}execution_grants SET revoked_at = coalesce(revoked_at, now()), revoke_reason = $2 WHERE id = $1 RETURNING ` + grantColumns)
+)
+
+// GrantByID reads a grant; ErrNotFound when there is none.
+func (q *Queries) GrantByID(ctx context.Context, db DBTX, id uuid.UUID) (*Grant, error) {
+	return scanOneGrant(db.QueryRow(ctx, q.sql(grantByIDStmt), id))
+}
+
+// GrantsByID reads the grants of ids, in one query, in no particular
+// order; a grant that does not exist is absent.
+func (q *Queries) GrantsByID(ctx context.Context, db DBTX, ids []uuid.UUID) ([]Grant, error) {
+	rows, err := db.Query(ctx, q.sql(grantsByIDStmt), ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Grant, error) {
+		var g Grant
+		err := scanGrant(row, &g)
+		return g, err
+	})
+}
+
+// InsertGrantParams are the columns of a new grant.
+type InsertGrantParams struct {
+	ID        uuid.UUID
+	Subject   string
+	Scopes    []string
+	ExpiresAt *time.Time // nil: it never expires
+}
+
+// InsertGrant inserts a grant and returns it as stored.
+func (q *Queries) InsertGrant(ctx context.Context, db DBTX, p *InsertGrantParams) (*Grant, error) {
+	return scanOneGrant(db.QueryRow(ctx, q.sql(insertGrantStmt), p.ID, p.Subject, p.Scopes, p.ExpiresAt))
+}
+
+// RevokeGrant revokes a grant with reason and returns it; a grant revoked
+// already keeps its revoked_at (the reason is replaced). ErrNotFound when
+// there is none.
+func (q *Queries) RevokeGrant(ctx context.Context, db DBTX, id uuid.UUID, reason string) (*Grant, error) {
+	return scanOneGrant(db.QueryRow(ctx, q.sql(revokeGrantStmt), id, reason))
+}

@@ -1,0 +1,261 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Schedule is a row of schedules as the engine reads it. The policies are
+// stored strings and the durations milliseconds; the façade decodes them.
+type Schedule struct {
+	ID              uuid.UUID
+	Name            string
+	Description     string
+	Owner           string
+	Type            string // the workflow type each slot starts
+	Input           []byte // JSON
+	Cron            string
+	TimeZone        string
+	StartAt         *time.Time
+	EndAt           *time.Time
+	OverlapPolicy   string
+	CatchUpWindowMS int64
+	CatchUpPolicy   string
+	MaxAttempts     int
+	TimeoutMS       int64
+	Queue           string
+	Priority        int
+	Paused          bool
+	PauseNote       string
+	PausedAt        *time.Time
+	NextFireAt      *time.Time
+	LastFireAt      *time.Time
+	RunCount        int64
+	FailureCount    int64
+	LastRunStatus   string // "" when no run has finished
+	GrantID         *uuid.UUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	// NextFireCatchUp marks NextFireAt as the slot the "latest" catch-up
+	// policy jumped to.
+	NextFireCatchUp bool
+	KeepRuns        int
+}
+
+// scheduleColumns are the columns scanSchedule reads.
+const scheduleColumns = `id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
+	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), grant_id,
+	created_at, updated_at, next_fire_catch_up, keep_runs`
+
+// scanSchedule reads a row of scheduleColumns into s; ErrNotFound when
+// there is none.
+func scanSchedule(row pgx.Row, s *Schedule) error {
+	err := row.Scan(&s.ID, &s.Name, &s.Description, &s.Owner, &s.Type, &s.Input, &s.Cron, &s.TimeZone,
+		&s.StartAt, &s.EndAt, &s.OverlapPolicy, &s.CatchUpWindowMS, &s.CatchUpPolicy, &s.MaxAttempts, &s.TimeoutMS,
+		&s.Queue, &s.Priority, &s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount,
+		&s.FailureCount, &s.LastRunStatus, &s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.NextFireCatchUp, &s.KeepRuns)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// scanOneSchedule reads the one row of scheduleColumns of row; ErrNotFound
+// when there is none.
+func scanOneSchedule(row pgx.Row) (*Schedule, error) {
+	var s Schedule
+	if err := scanSchedule(row, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// scanSchedules reads every row of rows with scanSchedule, into one slice
+// of values (no allocation per row beyond the row's own fields), and
+// closes rows. It returns an empty, non-nil slice when there are none.
+func scanSchedules(rows pgx.Rows, err error) ([]Schedule, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Schedule{}
+	for rows.Next() {
+		out = append(out, Schedule{})
+		if err := scanSchedule(rows, &out[len(out)-1]); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// The statements that read and write one schedule's row.
+var (
+	scheduleByIDStmt = define(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1`)
+
+	scheduleByIDForUpdateStmt = define(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 FOR UPDATE`)
+
+	insertScheduleStmt = define(`
+INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
+	catchup_policy, paused_at, grant_id, keep_runs)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+	CASE WHEN $17 THEN now() END, $21, $22)
+RETURNING ` + scheduleColumns)
+
+	listSchedulesStmt = define(`
+SELECT ` + scheduleColumns + ` FROM {s}schedules
+WHERE ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
+	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id < $4)
+ORDER BY id DESC LIMIT $5`)
+
+	pauseScheduleStmt = define(`
+UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL,
+	paused_at = CASE WHEN paused THEN paused_at ELSE now() END, updated_at = now()
+WHERE id = $1 RETURNING ` + scheduleColumns)
+
+	resumeScheduleStmt = define(`
+UPDATE {s}schedules SET paused = false, pause_note = '', paused_at = NULL, next_fire_at = $2, updated_at = now()
+WHERE id = $1 RETURNING ` + scheduleColumns)
+
+	updateScheduleStmt = define(`
+UPDATE {s}schedules
+SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_policy = $7,
+	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
+	next_fire_at = $13, catchup_policy = $14, owner = $15, start_at = $16, end_at = $17, grant_id = $18,
+	keep_runs = $19, updated_at = now()
+WHERE id = $1 RETURNING ` + scheduleColumns)
+
+	// Lock the schedule's runs before the schedule, the order in which a
+	// finishing run's status trigger locks them; ON DELETE SET NULL then
+	// updates runs already locked. The other order deadlocks.
+	deleteScheduleStmt = define(`
+WITH runs AS (SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 ORDER BY id FOR UPDATE)
+DELETE FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0`)
+)
+
+// ScheduleByID reads a schedule; ErrNotFound when there is none.
+func (q *Queries) ScheduleByID(ctx context.Context, db DBTX, id uuid.UUID) (*Schedule, error) {
+	return scanOneSchedule(db.QueryRow(ctx, q.sql(scheduleByIDStmt), id))
+}
+
+// ScheduleByIDForUpdateTx is ScheduleByID that also locks the schedule's
+// row until tx ends.
+func (q *Queries) ScheduleByIDForUpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) (*Schedule, error) {
+	return scanOneSchedule(tx.QueryRow(ctx, q.sql(scheduleByIDForUpdateStmt), id))
+}
+
+// InsertScheduleParams are the columns of a new schedule.
+type InsertScheduleParams struct {
+	ID              uuid.UUID
+	Name            string
+	Description     string
+	Owner           string
+	Type            string
+	Input           []byte // JSON
+	Cron            string
+	TimeZone        string
+	StartAt         *time.Time
+	EndAt           *time.Time
+	OverlapPolicy   string
+	CatchUpWindowMS int64
+	MaxAttempts     int
+	TimeoutMS       int64
+	Queue           string
+	Priority        int
+	// Paused inserts the schedule paused, with PauseNote; its paused_at is
+	// the transaction's time.
+	Paused        bool
+	PauseNote     string
+	NextFireAt    *time.Time // nil for a paused schedule
+	CatchUpPolicy string
+	GrantID       *uuid.UUID
+	KeepRuns      int
+}
+
+// InsertScheduleTx inserts a schedule and returns it as stored. The caller
+// seeds its first slot's fire job in the same tx.
+func (q *Queries) InsertScheduleTx(ctx context.Context, tx pgx.Tx, p *InsertScheduleParams) (*Schedule, error) {
+	return scanOneSchedule(tx.QueryRow(ctx, q.sql(insertScheduleStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
+		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
+		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns))
+}
+
+// ListSchedulesParams filter and page ListSchedules.
+type ListSchedulesParams struct {
+	Owner  string // "" for any
+	Type   string // "" for any
+	Paused *bool  // nil for both
+	After  *uuid.UUID
+	Limit  int
+}
+
+// ListSchedules lists schedules newest first (by id) after p.After, at
+// most p.Limit; an empty, non-nil slice when there are none.
+func (q *Queries) ListSchedules(ctx context.Context, db DBTX, p *ListSchedulesParams) ([]Schedule, error) {
+	return scanSchedules(db.Query(ctx, q.sql(listSchedulesStmt), p.Owner, p.Type, p.Paused, p.After, p.Limit))
+}
+
+// PauseSchedule pauses a schedule with note, ending its chain (next_fire_at
+// NULL), and returns it; a schedule paused already keeps its paused_at.
+// ErrNotFound when there is none.
+func (q *Queries) PauseSchedule(ctx context.Context, db DBTX, id uuid.UUID, note string) (*Schedule, error) {
+	return scanOneSchedule(db.QueryRow(ctx, q.sql(pauseScheduleStmt), id, note))
+}
+
+// ResumeScheduleTx resumes a schedule with its chain restarting at next
+// (nil: it has no slot left), and returns it; ErrNotFound when there is
+// none. The caller seeds next's fire job in the same tx.
+func (q *Queries) ResumeScheduleTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, next *time.Time) (*Schedule, error) {
+	return scanOneSchedule(tx.QueryRow(ctx, q.sql(resumeScheduleStmt), id, next))
+}
+
+// UpdateScheduleParams are the columns Update writes, all of them.
+type UpdateScheduleParams struct {
+	ID              uuid.UUID
+	Name            string
+	Description     string
+	Input           []byte // JSON
+	Cron            string
+	TimeZone        string
+	OverlapPolicy   string
+	CatchUpWindowMS int64
+	MaxAttempts     int
+	TimeoutMS       int64
+	Queue           string
+	Priority        int
+	NextFireAt      *time.Time
+	CatchUpPolicy   string
+	Owner           string
+	StartAt         *time.Time
+	EndAt           *time.Time
+	GrantID         *uuid.UUID
+	KeepRuns        int
+}
+
+// UpdateScheduleTx rewrites a schedule's settings and returns it;
+// ErrNotFound when there is none. The caller holds the schedule's lock
+// (ScheduleByIDForUpdateTx) and seeds a new next slot's fire job in the
+// same tx.
+func (q *Queries) UpdateScheduleTx(ctx context.Context, tx pgx.Tx, p *UpdateScheduleParams) (*Schedule, error) {
+	return scanOneSchedule(tx.QueryRow(ctx, q.sql(updateScheduleStmt), p.ID, p.Name, p.Description, p.Input,
+		p.Cron, p.TimeZone, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts, p.TimeoutMS, p.Queue, p.Priority,
+		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns))
+}
+
+// DeleteSchedule deletes a schedule, after locking its runs (whose
+// schedule_id becomes NULL). It returns false when there was none.
+func (q *Queries) DeleteSchedule(ctx context.Context, db DBTX, id uuid.UUID) (bool, error) {
+	tag, err := db.Exec(ctx, q.sql(deleteScheduleStmt), id)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() > 0, nil
+}

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// InsertScheduleTx's set-based twin (CreateManyTx): one array per column;
+// the rows come back in no particular order.
+var insertSchedulesStmt = define(`
+INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
+	catchup_policy, paused_at, grant_id, keep_runs)
+SELECT id, name, description, owner, workflow_type, input::jsonb, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
+	catchup_policy, CASE WHEN paused THEN now() END, grant_id, keep_runs
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+	$9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[], $15::text[],
+	$16::smallint[], $17::boolean[], $18::text[], $19::timestamptz[], $20::text[], $21::uuid[], $22::integer[])
+	AS v(id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
+	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
+	catchup_policy, grant_id, keep_runs)
+RETURNING ` + scheduleColumns)
+
+// InsertSchedulesParams are the columns of new schedules, one slice per
+// column (InsertScheduleParams's fields), all of the same length.
+type InsertSchedulesParams struct {
+	ID              []uuid.UUID
+	Name            []string
+	Description     []string
+	Owner           []string
+	Type            []string
+	Input           []string // JSON
+	Cron            []string
+	TimeZone        []string
+	StartAt         []*time.Time
+	EndAt           []*time.Time
+	OverlapPolicy   []string
+	CatchUpWindowMS []int64
+	MaxAttempts     []int
+	TimeoutMS       []int64
+	Queue           []string
+	Priority        []int
+	Paused          []bool
+	PauseNote       []string
+	NextFireAt      []*time.Time
+	CatchUpPolicy   []string
+	GrantID         []*uuid.UUID
+	KeepRuns        []int32
+}
+
+// NewInsertSchedulesParams returns empty params with room for n rows.
+func NewInsertSchedulesParams(n int) *InsertSchedulesParams {
+	return &InsertSchedulesParams{
+		ID: make([]uuid.UUID, 0, n), Name: make([]string, 0, n), Description: make([]string, 0, n),
+		Owner: make([]string, 0, n), Type: make([]string, 0, n), Input: make([]string, 0, n),
+		Cron: make([]string, 0, n), TimeZone: make([]string, 0, n), StartAt: make([]*time.Time, 0, n),
+		EndAt: make([]*time.Time, 0, n), OverlapPolicy: make([]string, 0, n), CatchUpWindowMS: make([]int64, 0, n),
+		MaxAttempts: make([]int, 0, n), TimeoutMS: make([]int64, 0, n), Queue: make([]string, 0, n),
+		Priority: make([]int, 0, n), Paused: make([]bool, 0, n), PauseNote: make([]string, 0, n),
+		NextFireAt: make([]*time.Time, 0, n), CatchUpPolicy: make([]string, 0, n), GrantID: make([]*uuid.UUID, 0, n),
+		KeepRuns: make([]int32, 0, n),
+	}
+}
+
+// Add appends the row of p.
+func (r *InsertSchedulesParams) Add(p *InsertScheduleParams) {
+	r.ID = append(r.ID, p.ID)
+	r.Name = append(r.Name, p.Name)
+	r.Description = append(r.Description, p.Description)
+	r.Owner = append(r.Owner, p.Owner)
+	r.Type = append(r.Type, p.Type)
+	r.Input = append(r.Input, string(p.Input))
+	r.Cron = append(r.Cron, p.Cron)
+	r.TimeZone = append(r.TimeZone, p.TimeZone)
+	r.StartAt = append(r.StartAt, p.StartAt)
+	r.EndAt = append(r.EndAt, p.EndAt)
+	r.OverlapPolicy = append(r.OverlapPolicy, p.OverlapPolicy)
+	r.CatchUpWindowMS = append(r.CatchUpWindowMS, p.CatchUpWindowMS)
+	r.MaxAttempts = append(r.MaxAttempts, p.MaxAttempts)
+	r.TimeoutMS = append(r.TimeoutMS, p.TimeoutMS)
+	r.Queue = append(r.Queue, p.Queue)
+	r.Priority = append(r.Priority, p.Priority)
+	r.Paused = append(r.Paused, p.Paused)
+	r.PauseNote = append(r.PauseNote, p.PauseNote)
+	r.NextFireAt = append(r.NextFireAt, p.NextFireAt)
+	r.CatchUpPolicy = append(r.CatchUpPolicy, p.CatchUpPolicy)
+	r.GrantID = append(r.GrantID, p.GrantID)
+	r.KeepRuns = append(r.KeepRuns, int32(p.KeepRuns))
+}
+
+// Len is how many rows r holds.
+func (r *InsertSchedulesParams) Len() int { return len(r.ID) }
+
+// Slice is the rows [from, to) of r, sharing r's arrays.
+func (r *InsertSchedulesParams) Slice(from, to int) *InsertSchedulesParams {
+	return &InsertSchedulesParams{
+		ID: r.ID[from:to], Name: r.Name[from:to], Description: r.Description[from:to], Owner: r.Owner[from:to],
+		Type: r.Type[from:to], Input: r.Input[from:to], Cron: r.Cron[from:to], TimeZone: r.TimeZone[from:to],
+		StartAt: r.StartAt[from:to], EndAt: r.EndAt[from:to], OverlapPolicy: r.OverlapPolicy[from:to],
+		CatchUpWindowMS: r.CatchUpWindowMS[from:to], MaxAttempts: r.MaxAttempts[from:to],
+		TimeoutMS: r.TimeoutMS[from:to], Queue: r.Queue[from:to], Priority: r.Priority[from:to],
+		Paused: r.Paused[from:to], PauseNote: r.PauseNote[from:to], NextFireAt: r.NextFireAt[from:to],
+		CatchUpPolicy: r.CatchUpPolicy[from:to], GrantID: r.GrantID[from:to], KeepRuns: r.KeepRuns[from:to],
+	}
+}
+
+// InsertSchedulesTx inserts every row of p in one statement and returns
+// them as stored, in no particular order. The caller bounds the rows of
+// one call (the arrays' size) and seeds the first slots' fire jobs in the
+// same tx.
+func (q *Queries) InsertSchedulesTx(ctx context.Context, tx pgx.Tx, p *InsertSchedulesParams) ([]Schedule, error) {
+	return scanSchedules(tx.Query(ctx, q.sql(insertSchedulesStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
+		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
+		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns))
+}
