@@ -58,9 +58,6 @@ type queries struct {
 	consumeSignal        string
 	failRun              string
 	insertRun            string
-	workerTable          string
-	deadWorkers          string
-	deleteExpiredRuns    string
 	insertSignal         string
 	listRuns             string
 	listRunsOfSchedule   string
@@ -284,9 +281,6 @@ VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nul
 	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END)
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns),
-		workerTable:       t(`{s}tributary_workers`),
-		deadWorkers:       t(deadWorkersSQL),
-		deleteExpiredRuns: t(deleteExpiredRunsSQL),
 		// insertSignal stores a signal and returns how many of its name are
 		// pending, and, when $4 says the run is parked waiting, the signal
 		// its parked wait waits for (for a record from before migration 007,
