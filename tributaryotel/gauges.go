@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -78,10 +78,7 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 		return nil, err
 	}
 
-	prefix := ""
-	if wf.Schema() != "" {
-		prefix = pgx.Identifier{wf.Schema()}.Sanitize() + "."
-	}
+	db := engine.NewQueries(wf.Schema())
 	return meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -94,17 +91,14 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 			o.ObserveInt64(active, counts.InFlight[status], metric.WithAttributes(attribute.String("state", string(status))))
 		}
 
-		var (
-			age              float64
-			nActive, nPaused int64
-		)
 		pool := wf.Pool()
-		if err := pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - (
-	SELECT created_at FROM `+prefix+`workflow_runs WHERE status = 'pending' ORDER BY status, id LIMIT 1)), 0)::float8`).Scan(&age); err != nil {
+		age, err := db.OldestPendingAge(ctx, pool)
+		if err != nil {
 			return fmt.Errorf("tributaryotel: read the oldest pending run: %w", err)
 		}
 		o.ObserveFloat64(oldest, max(age, 0))
-		if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE NOT paused), count(*) FILTER (WHERE paused) FROM `+prefix+`schedules`).Scan(&nActive, &nPaused); err != nil {
+		nActive, nPaused, err := db.CountSchedules(ctx, pool)
+		if err != nil {
 			return fmt.Errorf("tributaryotel: count schedules: %w", err)
 		}
 		o.ObserveInt64(schedules, nActive, metric.WithAttributes(attribute.String("state", "active")))
@@ -122,24 +116,12 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 		}
 		o.ObserveInt64(workers, live)
 
-		byState := map[string]int64{"available": 0, "running": 0, "scheduled": 0, "retryable": 0}
-		rows, err := pool.Query(ctx, `SELECT state::text, count(*) FROM `+prefix+`river_job
-	WHERE state IN ('available', 'running', 'scheduled', 'retryable') GROUP BY 1`)
+		counted, err := db.CountRiverJobs(ctx, pool)
 		if err != nil {
 			return fmt.Errorf("tributaryotel: count River jobs: %w", err)
 		}
-		var (
-			state string
-			n     int64
-		)
-		if _, err := pgx.ForEachRow(rows, []any{&state, &n}, func() error {
-			byState[state] = n
-			return nil
-		}); err != nil {
-			return fmt.Errorf("tributaryotel: count River jobs: %w", err)
-		}
-		for state, n := range byState {
-			o.ObserveInt64(jobs, n, metric.WithAttributes(attribute.String("state", state)))
+		for _, state := range []string{"available", "running", "scheduled", "retryable"} {
+			o.ObserveInt64(jobs, counted[state], metric.WithAttributes(attribute.String("state", state)))
 		}
 		return nil
 	}, active, oldest, schedules, workers, jobs)

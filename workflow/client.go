@@ -203,7 +203,8 @@ type Client struct {
 	completedRetention time.Duration
 	failedRetention    time.Duration
 	pool               *pgxpool.Pool
-	jobs               *engine.Jobs // River's job state; see internal/engine
+	db                 *engine.Queries // Tributary's SQL; see internal/engine
+	jobs               *engine.Jobs    // River's job state; see internal/engine
 	maintenance        *jobs.Config
 	q                  *queries
 	river              *river.Client[pgx.Tx]
@@ -323,6 +324,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		completedRetention: orDefault(config.CompletedRunRetention, DefaultCompletedRunRetention),
 		failedRetention:    orDefault(config.FailedRunRetention, DefaultFailedRunRetention),
 		pool:               pool,
+		db:                 engine.NewQueries(config.Schema),
 		jobs:               engine.NewJobs(config.Schema),
 		maintenance:        config.Maintenance.WithDefaults(),
 		q:                  newQueries(config.Schema),

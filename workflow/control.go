@@ -5,19 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // GetRun reads a run with its step records. Returns ErrNotFound when there is
 // no such run.
 func (c *Client) GetRun(ctx context.Context, id uuid.UUID) (*Run, error) {
-	run, err := scanRun(c.pool.QueryRow(ctx, c.q.runByID, id))
+	run, err := runOf(c.db.RunByID(ctx, c.pool, id))
 	if err != nil {
 		return nil, err
 	}
@@ -38,20 +38,19 @@ func (c *Client) GetRun(ctx context.Context, id uuid.UUID) (*Run, error) {
 
 // Steps reads a run's step records in the order they started.
 func (c *Client) Steps(ctx context.Context, runID uuid.UUID) ([]StepRun, error) {
-	rows, err := c.pool.Query(ctx, c.q.stepsOfRun, runID)
+	rows, err := c.db.StepsOfRun(ctx, c.pool, runID)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: read steps of run %s: %w", runID, err)
 	}
-	defer rows.Close()
-	steps := []StepRun{}
-	for rows.Next() {
-		step, err := scanStep(rows)
+	steps := make([]StepRun, len(rows))
+	for i, row := range rows {
+		step, err := stepOf(row)
 		if err != nil {
 			return nil, err
 		}
-		steps = append(steps, *step)
+		steps[i] = *step
 	}
-	return steps, rows.Err()
+	return steps, nil
 }
 
 // ListParams filter and page ListRuns. The zero value lists the newest runs.
@@ -101,81 +100,41 @@ func (c *Client) ListRuns(ctx context.Context, params *ListParams) ([]*Run, erro
 	if limit < 1 || limit > 1000 {
 		return nil, &ValidationError{Field: "ListParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
 	}
-	query := c.q.listRuns
-	if params.ScheduleID != nil {
-		query = c.q.listRunsOfSchedule
+	p, err := listRunsParams(params, limit)
+	if err != nil {
+		return nil, err
 	}
-	args := []any{params.Type, string(params.Status), params.ScheduleID, params.After, limit}
-	if params.IdempotencyKey != "" || len(params.Metadata) > 0 || !params.CreatedAfter.IsZero() || !params.CreatedBefore.IsZero() {
-		var err error
-		if query, args, err = c.q.filteredList(params, args); err != nil {
-			return nil, err
-		}
-	}
-	rows, err := c.pool.Query(ctx, query, args...)
+	rows, err := c.db.ListRuns(ctx, c.pool, p)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: list runs: %w", err)
 	}
-	defer rows.Close()
-	runs := []*Run{}
-	for rows.Next() {
-		run, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, run)
-	}
-	return runs, rows.Err()
+	return runsOf(rows, nil)
 }
 
-// filteredList is the listing query of p with the clauses of its
-// filters that listRuns lacks, and its arguments, which start with args
-// (the five of listRuns). It is run with QueryExecModeExec, planned for
-// its values: a generic plan cannot tell a rare metadata value from a
-// common one. The type and a finished status are repeated as plain
-// clauses, so that the plan can use the indexes that lead with them.
-func (q *queries) filteredList(p *ListParams, args []any) (string, []any, error) {
-	where := q.listRunsWhere
-	if p.ScheduleID != nil {
-		where = q.listRunsOfScheduleWhere
-	}
-	var sql strings.Builder
-	sql.WriteString(where)
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	if p.Type != "" {
-		sql.WriteString("\n\tAND r.workflow_type = $1")
-	}
-	switch p.Status {
-	case StatusCompleted, StatusFailed, StatusCancelled, StatusSkipped:
-		// A finished status reads as stored; the constant lets a plan use a
-		// partial index on it.
-		sql.WriteString("\n\tAND r.status = '" + string(p.Status) + "'")
-	}
-	if p.IdempotencyKey != "" {
-		sql.WriteString("\n\tAND r.idempotency_key = " + arg(p.IdempotencyKey))
-		if p.Type == "" {
-			sql.WriteString("\n\tAND r.workflow_type IN (" + q.runTypes + ")")
-		}
+// listRunsParams are the engine's parameters of the listing p with limit:
+// its metadata encoded as JSON, its creation times as the first run ids of
+// their milliseconds.
+func listRunsParams(p *ListParams, limit int) (*engine.ListRunsParams, error) {
+	lp := &engine.ListRunsParams{
+		Type: p.Type, Status: string(p.Status), ScheduleID: p.ScheduleID, After: p.After, Limit: limit,
+		IdempotencyKey: p.IdempotencyKey,
 	}
 	if len(p.Metadata) > 0 {
 		doc, err := json.Marshal(p.Metadata)
 		if err != nil {
-			return "", nil, &ValidationError{Field: "ListParams.Metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
+			return nil, &ValidationError{Field: "ListParams.Metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
-		// Runs without metadata are not in workflow_runs_metadata.
-		sql.WriteString("\n\tAND r.metadata @> " + arg(string(doc)) + "::jsonb AND r.metadata <> '{}'::jsonb")
+		lp.Metadata = doc
 	}
 	if !p.CreatedAfter.IsZero() {
-		sql.WriteString("\n\tAND r.id >= " + arg(firstIDAt(p.CreatedAfter)))
+		id := firstIDAt(p.CreatedAfter)
+		lp.CreatedFromID = &id
 	}
 	if !p.CreatedBefore.IsZero() {
-		sql.WriteString("\n\tAND r.id < " + arg(firstIDAt(p.CreatedBefore)))
+		id := firstIDAt(p.CreatedBefore)
+		lp.CreatedBeforeID = &id
 	}
-	sql.WriteString(listRunsOrder)
-	return sql.String(), append([]any{pgx.QueryExecModeExec}, args...), nil
+	return lp, nil
 }
 
 // firstIDAt is the smallest UUIDv7 of t's millisecond (of 1970 for an
@@ -203,40 +162,36 @@ func (c *Client) Cancel(ctx context.Context, id uuid.UUID) error {
 
 // CancelTx is like Cancel, within tx; the caller commits or rolls back.
 func (c *Client) CancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	var (
-		status   string
-		jobID    int64
-		queue    string
-		jobState string
-	)
-	err := tx.QueryRow(ctx, c.q.touchRun, id).Scan(&status, &jobID, &queue, &jobState)
-	if errors.Is(err, pgx.ErrNoRows) {
+	touched, err := c.db.TouchRunTx(ctx, tx, id)
+	if errors.Is(err, engine.ErrNotFound) {
 		return ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("workflow: cancel run %s: %w", id, err)
 	}
+	status, jobID := touched.Status, touched.JobID
 	if Status(status).Finished() {
 		return fmt.Errorf("%w: run %s is %s", ErrRunFinished, id, status)
 	}
-	if Status(status) == StatusRunning || jobState == "running" {
-		if _, err := tx.Exec(ctx, c.q.requestCancel, id); err != nil {
+	if Status(status) == StatusRunning || touched.JobState == "running" {
+		if err := c.db.RequestCancelTx(ctx, tx, id); err != nil {
 			return fmt.Errorf("workflow: request cancellation of run %s: %w", id, err)
 		}
 	} else {
 		stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while " + status, At: c.now().UTC()}
-		var (
-			parentID *uuid.UUID
-			typ      string
-		)
-		if err := tx.QueryRow(ctx, c.q.cancelRun, id, encodeRunError(stored)).Scan(&parentID, &typ); err != nil {
+		finished, ok, err := c.db.CancelRun(ctx, tx, id, encodeRunError(stored))
+		if err == nil && !ok {
+			// Not reached: the run's row is locked and unfinished.
+			err = pgx.ErrNoRows
+		}
+		if err != nil {
 			return fmt.Errorf("workflow: cancel run %s: %w", id, err)
 		}
-		if err := c.afterFinishTx(ctx, tx, id, parentID); err != nil {
+		if err := c.afterFinishTx(ctx, tx, id, finished.ParentID); err != nil {
 			return err
 		}
 		// Reported in the caller's transaction: see HookRunFinished.
-		c.mw.runFinished(ctx, id, typ, StatusCancelled)
+		c.mw.runFinished(ctx, id, finished.Type, StatusCancelled)
 	}
 	if jobID != 0 {
 		// A job that is not running is cancelled now; a running one gets a
@@ -259,7 +214,7 @@ func (c *Client) Retry(ctx context.Context, id uuid.UUID) error {
 
 // RetryTx is like Retry, within tx; the caller commits or rolls back.
 func (c *Client) RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	run, err := scanRun(tx.QueryRow(ctx, c.q.runByID+" FOR UPDATE OF r", id))
+	run, err := runOf(c.db.RunByIDForUpdateTx(ctx, tx, id))
 	if err != nil {
 		return err
 	}
@@ -285,7 +240,7 @@ func (c *Client) requeueTx(ctx context.Context, tx pgx.Tx, run *Run, attemptBase
 	if err != nil {
 		return fmt.Errorf("workflow: insert a River job for run %s: %w", run.ID, err)
 	}
-	if _, err := tx.Exec(ctx, c.q.resetForRetry, run.ID, res.Job.ID); err != nil {
+	if err := c.db.ResetForRetryTx(ctx, tx, run.ID, res.Job.ID); err != nil {
 		return fmt.Errorf("workflow: make run %s pending on job %d: %w", run.ID, res.Job.ID, err)
 	}
 	return nil

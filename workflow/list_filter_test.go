@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
@@ -147,14 +149,13 @@ func TestListRunsFilterPlans(t *testing.T) {
 	t.Parallel()
 
 	db := testdb.New(t)
-	c, err := NewClient(db.Pool, &Config{Schema: db.Schema})
-	require.NoError(t, err)
+	c, rec := newRecordingClient(t, db)
 	ctx := ctxT(t)
 
 	// Two runs a second over the last 16 hours and a half, of 8 types; a
 	// third with an idempotency key, half with metadata (2,000 tenants), one
 	// in 50 failed.
-	_, err = db.Pool.Exec(ctx, `
+	_, err := db.Pool.Exec(ctx, `
 INSERT INTO workflow_runs (id, workflow_type, idempotency_key, max_attempts, queue, status, metadata, created_at, finished_at)
 SELECT (lpad(to_hex(floor(extract(epoch FROM ts) * 1000)::bigint), 12, '0') || '7' || substr(md5(i::text), 1, 3)
 		|| '8' || substr(md5(i::text), 4, 15))::uuid,
@@ -180,13 +181,14 @@ FROM (SELECT i, now() - make_interval(secs => (120000 - i) / 2.0) AS ts FROM gen
 		{"TimeWindow", &ListParams{CreatedAfter: time.Now().Add(-10 * time.Hour), CreatedBefore: time.Now().Add(-9 * time.Hour)}, "workflow_runs_pkey", 100},
 		{"TimeWindowOfType", &ListParams{Type: "type_3", CreatedBefore: time.Now().Add(-12 * time.Hour)}, "workflow_runs_", 100},
 	} {
+		rec.take()
 		runs, err := c.ListRuns(ctx, tc.params)
 		require.NoError(t, err, tc.name)
 		require.Len(t, runs, tc.found, tc.name)
 
-		query, args, err := c.q.filteredList(tc.params, []any{tc.params.Type, string(tc.params.Status), tc.params.ScheduleID, tc.params.After, 100})
-		require.NoError(t, err)
-		plan := explain(ctx, t, c, query, args...)
+		sent := rec.take()
+		require.Len(t, sent, 1, tc.name)
+		plan := explain(ctx, t, c, sent[0].sql, sent[0].args...)
 		require.Regexp(t, tc.index, plan, "plan of %s", tc.name)
 		require.NotContains(t, plan, "Seq Scan on workflow_runs", "plan of %s:\n%s", tc.name, plan)
 		if tc.name != "TimeWindow" && tc.name != "TimeWindowOfType" {
@@ -198,24 +200,32 @@ FROM (SELECT i, now() - make_interval(secs => (120000 - i) / 2.0) AS ts FROM gen
 	plan := explain(ctx, t, c, "SELECT id FROM workflow_runs r WHERE r.id >= $1 ORDER BY r.id DESC LIMIT 100", firstIDAt(hourAgo))
 	require.Contains(t, plan, "Index Cond: (id >= ", plan)
 
+	// The statements of ListFailures and CountRuns (in the order it runs
+	// them), as sent.
+	rec.take()
+	_, err = c.ListFailures(ctx, hourAgo, 20)
+	require.NoError(t, err)
+	failures := rec.take()
+	require.Len(t, failures, 1)
+	counts, err := c.CountRuns(ctx, hourAgo)
+	require.NoError(t, err)
+	overview := rec.take()
+	require.Len(t, overview, 4)
 	for name, q := range map[string]struct {
-		sql   string
-		args  []any
+		sent  recordedSQL
 		index string
 	}{
-		"ListFailures":    {c.q.listFailedSince, []any{hourAgo, 20}, "workflow_runs_failed"},
-		"countFailed":     {c.q.countFailedSince, []any{hourAgo}, "workflow_runs_failed"},
-		"countInFlight":   {c.q.countInFlight, nil, "workflow_runs_unfinished"},
-		"countRecent":     {c.q.countRecent, []any{firstIDAt(hourAgo), MaxRecentCounted}, "workflow_runs_pkey"},
-		"countRunningJob": {c.q.countRunningJobs, nil, "river_job"},
+		"ListFailures":    {failures[0], "workflow_runs_failed"},
+		"countInFlight":   {overview[0], "workflow_runs_unfinished"},
+		"countRunningJob": {overview[1], "river_job"},
+		"countRecent":     {overview[2], "workflow_runs_pkey"},
+		"countFailed":     {overview[3], "workflow_runs_failed"},
 	} {
-		plan := explain(ctx, t, c, q.sql, q.args...)
+		plan := explain(ctx, t, c, q.sent.sql, q.sent.args...)
 		require.Contains(t, plan, q.index, "plan of %s:\n%s", name, plan)
 		require.NotContains(t, plan, "Seq Scan on workflow_runs", "plan of %s:\n%s", name, plan)
 	}
 
-	counts, err := c.CountRuns(ctx, hourAgo)
-	require.NoError(t, err)
 	recent := countRows(t, db.Pool, "SELECT count(*) FROM workflow_runs WHERE created_at >= $1", hourAgo.Truncate(time.Millisecond))
 	require.InDelta(t, 7200, recent, 200)
 	require.Equal(t, int64(recent), counts.Recent[StatusCompleted]+counts.Recent[StatusFailed]+counts.Recent[StatusPending])
@@ -235,4 +245,56 @@ func explain(ctx context.Context, t *testing.T, c *Client, sql string, args ...a
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	return strings.Join(lines, "\n")
+}
+
+// recordedSQL is a statement a connection sent, with its arguments.
+type recordedSQL struct {
+	sql  string
+	args []any
+}
+
+// sqlRecorder records the statements sent on the connections of a pool
+// (a pgx.QueryTracer), so that a test can EXPLAIN what a call sent.
+type sqlRecorder struct {
+	mu   sync.Mutex
+	sent []recordedSQL
+}
+
+func (r *sqlRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, recordedSQL{sql: data.SQL, args: data.Args})
+	return ctx
+}
+
+func (r *sqlRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// take returns the statements sent since the last take, in order, without
+// the transactions' BEGIN, COMMIT and ROLLBACK.
+func (r *sqlRecorder) take() []recordedSQL {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sent []recordedSQL
+	for _, s := range r.sent {
+		if word, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s.sql)), " "); word != "begin" && word != "commit" && word != "rollback" {
+			sent = append(sent, s)
+		}
+	}
+	r.sent = nil
+	return sent
+}
+
+// newRecordingClient is a client of db on a pool of its own whose
+// statements the recorder returned records.
+func newRecordingClient(t *testing.T, db *testdb.DB) (*Client, *sqlRecorder) {
+	t.Helper()
+	rec := &sqlRecorder{}
+	config := db.Pool.Config()
+	config.ConnConfig.Tracer = rec
+	pool, err := pgxpool.NewWithConfig(ctxT(t), config)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	c, err := NewClient(pool, &Config{Schema: db.Schema})
+	require.NoError(t, err)
+	return c, rec
 }

@@ -21,14 +21,13 @@ func TestScheduleHistoryPlan(t *testing.T) {
 	t.Parallel()
 
 	db := testdb.New(t)
-	c, err := NewClient(db.Pool, &Config{Schema: db.Schema})
-	require.NoError(t, err)
+	c, rec := newRecordingClient(t, db)
 	ctx := ctxT(t)
 
 	// 60,000 runs of 3,000 schedules (20 each), 20,000 without one, and the
 	// two runs of the schedule listed.
 	scheduleID := uuid.New()
-	_, err = db.Pool.Exec(ctx, `INSERT INTO schedules (id, name, workflow_type, cron)
+	_, err := db.Pool.Exec(ctx, `INSERT INTO schedules (id, name, workflow_type, cron)
 		SELECT md5(i::text)::uuid, 'history', 'report', '@daily' FROM generate_series(0, 2999) i
 		UNION ALL SELECT $1, 'listed', 'report', '@daily'`, scheduleID)
 	require.NoError(t, err)
@@ -46,16 +45,19 @@ FROM generate_series(1, 80000) i`)
 	_, err = db.Pool.Exec(ctx, "ANALYZE workflow_runs")
 	require.NoError(t, err)
 
+	rec.take()
 	runs, err := c.ListRuns(ctx, &ListParams{ScheduleID: &scheduleID})
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
+	sent := rec.take()
+	require.Len(t, sent, 1)
 
 	for _, mode := range []string{"auto", "force_generic_plan", "force_custom_plan"} {
 		for _, params := range []*ListParams{
 			{ScheduleID: &scheduleID},
 			{ScheduleID: &scheduleID, Status: StatusCompleted, After: &runs[0].ID},
 		} {
-			plan := explainListRuns(ctx, t, c, mode, params)
+			plan := explainListRuns(ctx, t, c, sent[0].sql, mode, params)
 			require.Contains(t, plan, "workflow_runs_schedule_history", "plan (%s) of %+v:\n%s", mode, params, plan)
 			require.NotContains(t, plan, "Seq Scan on workflow_runs", "plan (%s):\n%s", mode, plan)
 			require.NotContains(t, plan, "workflow_runs_pkey", "plan (%s):\n%s", mode, plan)
@@ -63,16 +65,17 @@ FROM generate_series(1, 80000) i`)
 	}
 }
 
-// explainListRuns EXPLAINs ListRuns' query for params as a prepared
-// statement under plan_cache_mode mode.
-func explainListRuns(ctx context.Context, t *testing.T, c *Client, mode string, p *ListParams) string {
+// explainListRuns EXPLAINs ListRuns' query listing (as sent for a
+// schedule's runs) for params as a prepared statement under
+// plan_cache_mode mode.
+func explainListRuns(ctx context.Context, t *testing.T, c *Client, listing, mode string, p *ListParams) string {
 	t.Helper()
 	var plan []string
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "PREPARE list_runs_plan(text, text, uuid, uuid, int) AS "+c.q.listRunsOfSchedule); err != nil {
+		if _, err := tx.Exec(ctx, "PREPARE list_runs_plan(text, text, uuid, uuid, int) AS "+listing); err != nil {
 			return err
 		}
 		defer func() { _, _ = tx.Exec(ctx, "DEALLOCATE list_runs_plan") }()

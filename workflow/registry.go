@@ -42,11 +42,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // WorkerHeartbeatInterval is how often a started working client refreshes
@@ -97,19 +98,16 @@ type Worker struct {
 // Workers returns the worker registry: the working clients of the schema,
 // live ones first, then by client ID.
 func (c *Client) Workers(ctx context.Context) ([]*Worker, error) {
-	rows, err := c.pool.Query(ctx, `SELECT client_id, hostname, pid, workflow_types, queues, started_at, heartbeat_at,
-	heartbeat_at > now() - make_interval(secs => $1)
-FROM `+c.q.workerTable+` ORDER BY 8 DESC, client_id`, workerLiveWithin.Seconds())
+	rows, err := c.db.Workers(ctx, c.pool, workerLiveWithin)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: read the worker registry: %w", err)
 	}
-	workers, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Worker, error) {
-		w := &Worker{}
-		err := row.Scan(&w.ClientID, &w.Hostname, &w.PID, &w.WorkflowTypes, &w.Queues, &w.StartedAt, &w.HeartbeatAt, &w.Live)
-		return w, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("workflow: read the worker registry: %w", err)
+	workers := make([]*Worker, len(rows))
+	for i, w := range rows {
+		workers[i] = &Worker{
+			ClientID: w.ClientID, Hostname: w.Hostname, PID: w.PID, WorkflowTypes: w.WorkflowTypes, Queues: w.Queues,
+			StartedAt: w.StartedAt, HeartbeatAt: w.HeartbeatAt, Live: w.Live,
+		}
 	}
 	return workers, nil
 }
@@ -125,10 +123,7 @@ func (c *Client) TypeServed(ctx context.Context, typ string) (bool, error) {
 
 // typeServed is TypeServed within db, for runs in queue (any queue when "").
 func (c *Client) typeServed(ctx context.Context, db dbtx, typ, queue string) (bool, error) {
-	var ok bool
-	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+c.q.workerTable+`
-	WHERE $1 = ANY(workflow_types) AND ($2 = '' OR $2 = ANY(queues)) AND heartbeat_at > now() - make_interval(secs => $3))`,
-		typ, queue, workerLiveWithin.Seconds()).Scan(&ok)
+	ok, err := c.db.TypeServed(ctx, db, typ, queue, workerLiveWithin)
 	if err != nil {
 		return false, fmt.Errorf("workflow: read the worker registry: %w", err)
 	}
@@ -138,22 +133,8 @@ func (c *Client) typeServed(ctx context.Context, db dbtx, typ, queue string) (bo
 // TypesServed is TypeServed for many types in one query: the result maps
 // each of types to whether a live client serves it.
 func (c *Client) TypesServed(ctx context.Context, types []string) (map[string]bool, error) {
-	rows, err := c.pool.Query(ctx, `SELECT t, EXISTS (
-	SELECT 1 FROM `+c.q.workerTable+` w
-	WHERE t = ANY(w.workflow_types) AND w.heartbeat_at > now() - make_interval(secs => $2))
-FROM unnest($1::text[]) AS t`, types, workerLiveWithin.Seconds())
+	served, err := c.db.TypesServed(ctx, c.pool, types, workerLiveWithin)
 	if err != nil {
-		return nil, fmt.Errorf("workflow: read the worker registry: %w", err)
-	}
-	served := make(map[string]bool, len(types))
-	var (
-		typ string
-		ok  bool
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&typ, &ok}, func() error {
-		served[typ] = ok
-		return nil
-	}); err != nil {
 		return nil, fmt.Errorf("workflow: read the worker registry: %w", err)
 	}
 	return served, nil
@@ -181,20 +162,8 @@ func (c *Client) CheckInput(ctx context.Context, typ string, input []byte) error
 // InputChecker is CheckInput for many inputs: it reads the live workers'
 // limits once and returns the check.
 func (c *Client) InputChecker(ctx context.Context) (func(typ string, input []byte) error, error) {
-	rows, err := c.pool.Query(ctx, `SELECT t, min(w.max_input_bytes) FROM `+c.q.workerTable+` w, unnest(w.workflow_types) AS t
-	WHERE w.heartbeat_at > now() - make_interval(secs => $1) GROUP BY t`, workerLiveWithin.Seconds())
+	limits, err := c.db.WorkerInputLimits(ctx, c.pool, workerLiveWithin)
 	if err != nil {
-		return nil, fmt.Errorf("workflow: read the input limits of the live workers: %w", err)
-	}
-	limits := map[string]int{}
-	var (
-		typ   string
-		limit int
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&typ, &limit}, func() error {
-		limits[typ] = limit
-		return nil
-	}); err != nil {
 		return nil, fmt.Errorf("workflow: read the input limits of the live workers: %w", err)
 	}
 	return func(typ string, input []byte) error {
@@ -354,9 +323,9 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 	c := r.c
 	if conn != nil {
 		ctxBeat, cancel := context.WithTimeout(ctx, 5*WorkerHeartbeatInterval)
-		tag, err := conn.Exec(ctxBeat, `UPDATE `+c.q.workerTable+` SET heartbeat_at = now() WHERE client_id = $1`, c.river.ID())
+		beat, err := c.db.Heartbeat(ctxBeat, conn, c.river.ID())
 		cancel()
-		if err == nil && tag.RowsAffected() == 1 {
+		if err == nil && beat {
 			return conn, nil
 		}
 		if err == nil {
@@ -375,18 +344,17 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	lockKey, err := takeLivenessLock(ctxConn, conn)
+	lockKey, err := c.takeLivenessLock(ctxConn, conn)
 	if err == nil {
 		hostname, _ := os.Hostname()
-		_, err = conn.Exec(ctxConn, `INSERT INTO `+c.q.workerTable+` (client_id, hostname, pid, workflow_types, queues, lock_key, max_input_bytes)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-ON CONFLICT (client_id) DO UPDATE SET hostname = excluded.hostname, pid = excluded.pid, workflow_types = excluded.workflow_types,
-	queues = excluded.queues, lock_key = excluded.lock_key, max_input_bytes = excluded.max_input_bytes, heartbeat_at = now()`,
-			c.river.ID(), hostname, os.Getpid(), r.types, r.queues, lockKey, c.maxInputBytes)
+		err = c.db.RegisterWorker(ctxConn, conn, &engine.RegisterWorkerParams{
+			ClientID: c.river.ID(), Hostname: hostname, PID: os.Getpid(), WorkflowTypes: r.types, Queues: r.queues,
+			LockKey: lockKey, MaxInputBytes: c.maxInputBytes,
+		})
 	}
 	if err != nil {
 		_ = conn.Close(context.Background())
-		if strings.Contains(err.Error(), "tributary_workers") && strings.Contains(err.Error(), "does not exist") {
+		if engine.WorkerTableMissing(err) {
 			return nil, fmt.Errorf("register: %w (run `tributary migrate up`)", err)
 		}
 		return nil, fmt.Errorf("register: %w", err)
@@ -396,11 +364,11 @@ ON CONFLICT (client_id) DO UPDATE SET hostname = excluded.hostname, pid = exclud
 
 // takeLivenessLock takes a session advisory lock with a random positive key
 // on conn and returns the key.
-func takeLivenessLock(ctx context.Context, conn *pgx.Conn) (int64, error) {
+func (c *Client) takeLivenessLock(ctx context.Context, conn *pgx.Conn) (int64, error) {
 	for {
 		key := rand.Int64N(1<<62) + 1
-		var ok bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
+		ok, err := c.db.TryAdvisoryLock(ctx, conn, key)
+		if err != nil {
 			return 0, fmt.Errorf("take the liveness lock: %w", err)
 		}
 		if ok {
@@ -413,28 +381,12 @@ func takeLivenessLock(ctx context.Context, conn *pgx.Conn) (int64, error) {
 func (r *registry) deregister(conn *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := conn.Exec(ctx, `DELETE FROM `+r.c.q.workerTable+` WHERE client_id = $1`, r.c.river.ID()); err != nil {
+	if err := r.c.db.DeregisterWorker(ctx, conn, r.c.river.ID()); err != nil {
 		r.c.logger.Warn("tributary: Could not remove this client from the worker registry; its row expires",
 			slog.String("err", err.Error()))
 	}
 	_ = conn.Close(ctx)
 }
-
-// deadWorkersSQL claims the rows of dead clients other than $1 (see the top
-// of this file). A bigint advisory lock shows in pg_locks as classid (high
-// half) and objid (low half) with objsubid 1.
-const deadWorkersSQL = `
-SELECT w.client_id, w.hostname, w.pid, w.heartbeat_at
-FROM {s}tributary_workers w
-WHERE w.client_id <> $1
-	AND greatest(w.heartbeat_at, CASE WHEN w.heartbeat_at < pg_postmaster_start_time()
-		THEN pg_postmaster_start_time() + make_interval(secs => $4) END) < now() - make_interval(secs => $2)
-	AND (w.heartbeat_at < now() - make_interval(secs => $3) OR NOT EXISTS (
-		SELECT 1 FROM pg_locks l
-		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-			AND ((l.classid::int8 << 32) | l.objid::int8) = w.lock_key))
-FOR UPDATE SKIP LOCKED`
 
 // rescueDead rescues the running Tributary jobs of dead clients, resigns a
 // dead leader's leadership and removes the dead clients' rows, in one
@@ -448,26 +400,16 @@ func (r *registry) rescueDead(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*WorkerHeartbeatInterval)
 	defer cancel()
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, c.q.deadWorkers, c.river.ID(), workerDeadAfter.Seconds(), workerHungAfter.Seconds(), workerRestartGrace.Seconds())
-		if err != nil {
-			return err
-		}
-		type deadWorker struct {
-			id, host string
-			pid      int
-			beat     time.Time
-		}
-		dead, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (deadWorker, error) {
-			var w deadWorker
-			err := row.Scan(&w.id, &w.host, &w.pid, &w.beat)
-			return w, err
+		// Claimed (locked) until the transaction ends.
+		dead, err := c.db.DeadWorkersTx(ctx, tx, &engine.DeadWorkersParams{
+			Except: c.river.ID(), DeadAfter: workerDeadAfter, HungAfter: workerHungAfter, RestartGrace: workerRestartGrace,
 		})
 		if err != nil || len(dead) == 0 {
 			return err
 		}
 		ids := make([]string, len(dead))
 		for i, w := range dead {
-			ids[i] = w.id
+			ids[i] = w.ClientID
 		}
 
 		rescued, err := c.jobs.RescueTx(ctx, tx, ids, tributaryKinds, c.river.ID())
@@ -482,13 +424,13 @@ func (r *registry) rescueDead(ctx context.Context) error {
 			c.logger.Warn("tributary: River's leader died; resigned its leadership so that another client leads at once",
 				slog.String("dead_client_id", leader))
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM `+c.q.workerTable+` WHERE client_id = ANY($1)`, ids); err != nil {
+		if err := c.db.DeleteWorkersTx(ctx, tx, ids); err != nil {
 			return err
 		}
 		for _, w := range dead {
 			c.logger.Warn("tributary: A client died: its heartbeat stopped and its session is gone; its running workflow jobs are rescued",
-				slog.String("dead_client_id", w.id), slog.String("host", w.host), slog.Int("pid", w.pid),
-				slog.Time("last_heartbeat", w.beat), slog.Int("rescued_jobs", rescued.ByClient[w.id]))
+				slog.String("dead_client_id", w.ClientID), slog.String("host", w.Hostname), slog.Int("pid", w.PID),
+				slog.Time("last_heartbeat", w.HeartbeatAt), slog.Int("rescued_jobs", rescued.ByClient[w.ClientID]))
 		}
 		return nil
 	})

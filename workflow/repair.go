@@ -3,13 +3,14 @@ package workflow
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // Some changes to a run's River job happen without any Tributary code
@@ -42,7 +43,11 @@ const repairGrace = 5 * time.Second
 // It returns how many runs it finished. Its cost grows with the number of
 // unfinished runs, which it reads through an index on status.
 func (c *Client) RepairRuns(ctx context.Context) (int, error) {
-	return c.repairRuns(ctx, c.q.brokenRuns, repairGrace.Seconds())
+	found, err := c.db.BrokenRuns(ctx, c.pool, repairGrace)
+	if err != nil {
+		return 0, fmt.Errorf("workflow: find runs to repair: %w", err)
+	}
+	return c.repairRuns(ctx, found)
 }
 
 // repairRunsOf repairs the runs ids, at once: a trigger announced that
@@ -51,69 +56,51 @@ func (c *Client) RepairRuns(ctx context.Context) (int, error) {
 // its job is running, so once the job ended outside Tributary nothing of
 // the attempt can land any more.
 func (c *Client) repairRunsOf(ctx context.Context, ids []uuid.UUID) (int, error) {
-	return c.repairRuns(ctx, c.q.brokenRunsOf, ids)
-}
-
-func (c *Client) repairRuns(ctx context.Context, query string, arg any) (int, error) {
-	rows, err := c.pool.Query(ctx, query, arg)
+	found, err := c.db.BrokenRunsOf(ctx, c.pool, ids)
 	if err != nil {
 		return 0, fmt.Errorf("workflow: find runs to repair: %w", err)
 	}
-	type broken struct {
-		id                   uuid.UUID
-		jobID                int64
-		jobState             *string
-		lastErr              []byte
-		attempt, maxAttempts int
-		attemptBase          int
-	}
-	var found []broken
-	for rows.Next() {
-		var b broken
-		if err := rows.Scan(&b.id, &b.jobID, &b.jobState, &b.lastErr, &b.attempt, &b.maxAttempts, &b.attemptBase); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		found = append(found, b)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
+	return c.repairRuns(ctx, found)
+}
 
+// repairRuns finishes, or puts back on a job, the runs found, as
+// RepairRuns says.
+func (c *Client) repairRuns(ctx context.Context, found []*engine.BrokenRun) (int, error) {
 	repaired := 0
 	for _, b := range found {
 		var last struct {
 			Attempt int    `json:"attempt"`
 			Error   string `json:"error"`
 		}
-		if len(b.lastErr) > 0 {
-			_ = json.Unmarshal(b.lastErr, &last)
+		if len(b.LastError) > 0 {
+			_ = json.Unmarshal(b.LastError, &last)
 		}
-		if b.jobState != nil && *b.jobState == "discarded" && b.attempt < b.maxAttempts && last.Error == rescuedError {
-			requeued, err := c.requeueRescued(ctx, b.id, b.jobID, b.attemptBase+b.attempt, b.maxAttempts-b.attempt)
+		if b.JobState != nil && *b.JobState == "discarded" && b.Attempt < b.MaxAttempts && last.Error == rescuedError {
+			requeued, err := c.requeueRescued(ctx, b.ID, b.JobID, b.AttemptBase+b.Attempt, b.MaxAttempts-b.Attempt)
 			if err != nil {
-				return repaired, fmt.Errorf("workflow: repair run %s: %w", b.id, err)
+				return repaired, fmt.Errorf("workflow: repair run %s: %w", b.ID, err)
 			}
 			if requeued {
 				repaired++
 				c.logger.WarnContext(ctx, "tributary: River's rescuer discarded a stuck job of a kind the leader does not know; the run continues on a new job",
-					slog.String("run_id", b.id.String()), slog.Int64("job_id", b.jobID))
+					slog.String("run_id", b.ID.String()), slog.Int64("job_id", b.JobID))
 			}
 			continue
 		}
+		// The run is cancelled when its job was, or is gone; failed
+		// otherwise.
 		var (
-			query  = c.q.failRun
+			cancel bool
 			stored = &RunError{Kind: ErrorKindError, At: c.now().UTC()}
 		)
 		switch {
-		case b.jobState == nil:
-			query, stored.Kind = c.q.cancelRun, ErrorKindCancelled
-			stored.Message = fmt.Sprintf("River job %d was deleted", b.jobID)
-		case *b.jobState == "cancelled":
-			query, stored.Kind = c.q.cancelRun, ErrorKindCancelled
+		case b.JobState == nil:
+			cancel, stored.Kind = true, ErrorKindCancelled
+			stored.Message = fmt.Sprintf("River job %d was deleted", b.JobID)
+		case *b.JobState == "cancelled":
+			cancel, stored.Kind = true, ErrorKindCancelled
 			stored.Message = "River job cancelled"
-		case *b.jobState == "discarded":
+		case *b.JobState == "discarded":
 			stored.Message = "River discarded the job: no attempts left"
 		default:
 			stored.Message = "River job completed outside Tributary; the run's output is unknown"
@@ -122,39 +109,35 @@ func (c *Client) repairRuns(ctx context.Context, query string, arg any) (int, er
 			stored.Message += " (last error: " + last.Error + ")"
 			stored.Attempt = last.Attempt
 		}
-		var (
-			finished bool
-			typ      string
-		)
+		var finished *engine.Finished
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			var parentID *uuid.UUID
-			args := []any{b.id, encodeRunError(stored)}
-			if query == c.q.failRun {
-				args = append(args, nil, nil)
+			var (
+				ok  bool
+				err error
+			)
+			if cancel {
+				finished, ok, err = c.db.CancelRun(ctx, tx, b.ID, encodeRunError(stored))
+			} else {
+				finished, ok, err = c.db.FailRun(ctx, tx, &engine.FailRunParams{ID: b.ID, Error: encodeRunError(stored)})
 			}
-			err := tx.QueryRow(ctx, query, args...).Scan(&parentID, &typ)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			if err != nil {
+			if err != nil || !ok {
 				return err
 			}
-			finished = true
-			return c.afterFinishTx(ctx, tx, b.id, parentID)
+			return c.afterFinishTx(ctx, tx, b.ID, finished.ParentID)
 		})
 		if err != nil {
-			return repaired, fmt.Errorf("workflow: repair run %s: %w", b.id, err)
+			return repaired, fmt.Errorf("workflow: repair run %s: %w", b.ID, err)
 		}
-		if finished {
+		if finished != nil {
 			repaired++
 			outcome := StatusFailed
-			if query == c.q.cancelRun {
+			if cancel {
 				outcome = StatusCancelled
 			}
-			c.mw.runFinished(ctx, b.id, typ, outcome)
+			c.mw.runFinished(ctx, b.ID, finished.Type, outcome)
 		}
 		c.logger.WarnContext(ctx, "tributary: Repaired run whose River job ended outside Tributary",
-			slog.String("run_id", b.id.String()), slog.Int64("job_id", b.jobID), slog.String("error", stored.Message))
+			slog.String("run_id", b.ID.String()), slog.Int64("job_id", b.JobID), slog.String("error", stored.Message))
 	}
 	return repaired, nil
 }
@@ -167,7 +150,7 @@ const rescuedError = "Stuck job rescued by JobRescuer"
 func (c *Client) requeueRescued(ctx context.Context, id uuid.UUID, jobID int64, attemptBase, attemptsLeft int) (bool, error) {
 	requeued := false
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		run, err := scanRun(tx.QueryRow(ctx, c.q.runByID+" FOR UPDATE OF r", id))
+		run, err := runOf(c.db.RunByIDForUpdateTx(ctx, tx, id))
 		if err != nil {
 			return err
 		}

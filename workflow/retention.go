@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // Default retention of finished runs (Config.CompletedRunRetention and
@@ -49,50 +51,6 @@ const retentionYield = 4
 // goes on.
 const retentionPassLimit = time.Minute
 
-// deleteExpiredRunsSQL deletes a batch of runs finished before their
-// retention: $1 is the first run id of the completed runs' cutoff (run ids
-// are UUIDv7, so the primary key reads the oldest runs first), $2 and $3 the
-// cutoffs of completed (and skipped) and of failed (and cancelled) runs, a
-// NULL cutoff keeping those forever, $4 the batch size.
-//
-// A finished child run whose parent has not taken its outcome yet (the
-// parent's child step is still waiting: the parent is parked, or failed or
-// was cancelled while waiting and may be retried) is kept: the parent reads
-// the child's row when it resumes. The check is an index lookup on the
-// parent's steps, for child runs only.
-//
-// The batch's rows are locked SKIP LOCKED: two passes at once (a new
-// leader's while the old one's ends, an operator's call) take different
-// rows instead of deadlocking on the same ones.
-//
-// So is a run among the latest keep_runs runs (by slot) of its schedule
-// (schedule.Params.KeepRuns): for the runs of a schedule that keeps some,
-// an index scan of its last keep_runs slots. Schedules are package
-// schedule's; their table is created with the runs' by the same
-// migrations, so it is always there.
-const deleteExpiredRunsSQL = `
-DELETE FROM {s}workflow_runs
-WHERE id IN (
-	SELECT r.id FROM {s}workflow_runs r
-	WHERE r.id < $1
-		AND ((r.status IN ('completed', 'skipped') AND r.finished_at < $2)
-			OR (r.status IN ('failed', 'cancelled') AND r.finished_at < $3))
-		AND NOT EXISTS (
-			SELECT 1 FROM {s}step_runs s
-			WHERE r.parent_run_id IS NOT NULL AND s.run_id = r.parent_run_id
-				AND s.child_run_id = r.id AND s.status <> 'completed')
-		AND NOT EXISTS (
-			SELECT 1 FROM {s}schedules sc
-			WHERE r.schedule_id IS NOT NULL AND sc.id = r.schedule_id AND sc.keep_runs > 0
-				AND r.fire_at >= coalesce((
-					SELECT x.fire_at FROM {s}workflow_runs x
-					WHERE x.schedule_id = sc.id
-					ORDER BY x.fire_at DESC OFFSET sc.keep_runs - 1 LIMIT 1), '-infinity'))
-	ORDER BY r.id
-	LIMIT $4
-	FOR UPDATE OF r SKIP LOCKED
-)`
-
 // DeleteExpiredRuns deletes the runs that finished longer ago than their
 // retention (Config.CompletedRunRetention for completed and skipped runs,
 // Config.FailedRunRetention for failed and cancelled ones), with their
@@ -121,12 +79,14 @@ func (c *Client) DeleteExpiredRuns(ctx context.Context) (int, error) {
 	deleted := 0
 	for deadline := time.Now().Add(retentionPassLimit); time.Now().Before(deadline); {
 		began := time.Now()
-		tag, err := c.pool.Exec(ctx, c.q.deleteExpiredRuns, firstIDAt(newest), completed, failed, c.maintenance.RetentionBatchSize)
+		n, err := c.db.DeleteExpiredRuns(ctx, c.pool, &engine.DeleteExpiredRunsParams{
+			BeforeID: firstIDAt(newest), CompletedBefore: completed, FailedBefore: failed, Limit: c.maintenance.RetentionBatchSize,
+		})
 		if err != nil {
 			return deleted, fmt.Errorf("workflow: delete runs past their retention: %w", err)
 		}
-		deleted += int(tag.RowsAffected())
-		if tag.RowsAffected() < int64(c.maintenance.RetentionBatchSize) {
+		deleted += n
+		if n < c.maintenance.RetentionBatchSize {
 			break
 		}
 		// Yield to the workload: a batch's share of the database is its

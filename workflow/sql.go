@@ -53,17 +53,10 @@ const stepColumns = `name, kind, status, result_type, output, error, attempts, w
 type queries struct {
 	beginAttempts        string
 	completeRuns         string
-	brokenRuns           string
-	brokenRunsOf         string
 	consumeSignal        string
 	failRun              string
 	insertRun            string
-	workerTable          string
-	deadWorkers          string
-	deleteExpiredRuns    string
 	insertSignal         string
-	listRuns             string
-	listRunsOfSchedule   string
 	lockRun              string
 	memoInsert           string
 	memoUpsert           string
@@ -77,103 +70,14 @@ type queries struct {
 	stepByName           string
 	unfinishedOfSchedule string
 	stepFailed           string
-	stepsOfRun           string
 	cancelRun            string
-	requestCancel        string
-	resetForRetry        string
 	touchRun             string
 	childOutcome         string
 	finishWaitMemo       string
 	runStatusByID        string
 	runsOfSlots          string
 	insertScheduledRuns  string
-
-	// The listings' filters (ListRuns) and the overview (CountRuns,
-	// ListFailures). listRunsWhere and listRunsOfScheduleWhere are
-	// listRuns and listRunsOfSchedule without their ORDER BY and LIMIT,
-	// for ListRuns to add the clauses of its other filters to.
-	listRunsWhere           string
-	listRunsOfScheduleWhere string
-	runTypes                string
-	countInFlight           string
-	countRunningJobs        string
-	countRecent             string
-	countFailedSince        string
-	listFailedSince         string
 }
-
-// brokenRunsSQL finds unfinished runs whose River job ended (discarded,
-// cancelled, completed) or is gone, for RepairRuns.
-const brokenRunsSQL = `
-SELECT r.id, coalesce(r.job_id, 0), j.state::text, j.errors[array_length(j.errors, 1)],
-	coalesce(j.attempt, 0), coalesce(j.max_attempts, 0), coalesce((j.args->>'attempt_base')::int, 0)
-FROM {s}workflow_runs r
-LEFT JOIN {s}river_job j ON j.id = r.job_id
-WHERE r.status IN ('pending', 'running', 'sleeping', 'waiting')
-	AND r.job_id IS NOT NULL
-	AND (j.id IS NULL OR j.state IN ('discarded', 'cancelled', 'completed'))`
-
-// listRunsWhere lists runs (ListRuns); listRunsOrder ends it.
-const listRunsWhere = `
-SELECT ` + runReadColumns + runReadFrom + `
-WHERE ($1 = '' OR r.workflow_type = $1)
-	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
-	AND ($3::uuid IS NULL OR r.schedule_id = $3)
-	AND ($4::uuid IS NULL OR r.id < $4)`
-
-// listRunsOfScheduleWhere lists a schedule's runs (History), through
-// workflow_runs_schedule_history: the schedule is not optional here, so
-// that every plan, generic ones included, reads the schedule's runs and
-// not the table's.
-const listRunsOfScheduleWhere = `
-SELECT ` + runReadColumns + runReadFrom + `
-WHERE r.schedule_id = $3
-	AND ($1 = '' OR r.workflow_type = $1)
-	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
-	AND ($4::uuid IS NULL OR r.id < $4)`
-
-const listRunsOrder = `
-ORDER BY r.id DESC
-LIMIT $5`
-
-// runTypes are the workflow types that have runs, each found by one probe
-// of workflow_runs_type_status_id (a loose index scan): its cost follows
-// the number of types, not of runs. ListRuns matches an idempotency key of
-// any type through it and the unique (type, key) index.
-const runTypes = `
-WITH RECURSIVE types(typ) AS (
-	(SELECT min(workflow_type) FROM {s}workflow_runs)
-	UNION ALL
-	SELECT (SELECT min(workflow_type) FROM {s}workflow_runs WHERE workflow_type > types.typ)
-	FROM types WHERE types.typ IS NOT NULL
-)
-SELECT typ FROM types WHERE typ IS NOT NULL`
-
-// countInFlight counts the unfinished runs by stored status, from
-// workflow_runs_unfinished alone.
-const countInFlight = `
-SELECT status, count(*) FROM {s}workflow_runs
-WHERE status IN ('pending', 'running', 'sleeping', 'waiting')
-GROUP BY status`
-
-// countRunningJobs counts the unfinished runs stored as pending, sleeping
-// or waiting whose River job is running right now (which reads them as
-// running), from the running jobs: River's state index finds them, and
-// their args name the run.
-const countRunningJobs = `
-SELECT r.status, count(*)
-FROM {s}river_job j
-JOIN {s}workflow_runs r ON r.id = (j.args->>'run_id')::uuid AND r.job_id = j.id
-WHERE j.state = 'running' AND j.args ? 'run_id' AND r.status IN ('pending', 'sleeping', 'waiting')
-GROUP BY r.status`
-
-// countRecent counts, by status, the newest $2 runs created since $1 (the
-// first id of that millisecond), read through the primary key.
-const countRecent = `
-SELECT CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END, count(*)
-FROM (SELECT id, status, job_id FROM {s}workflow_runs WHERE id >= $1 ORDER BY id DESC LIMIT $2) r
-LEFT JOIN {s}river_job j ON j.id = r.job_id
-GROUP BY 1`
 
 // memoInsert writes a batch of step records (see flushMemos).
 const memoInsert = `
@@ -247,12 +151,6 @@ WITH v AS (
 )
 SELECT v.job_id, jobs.id IS NOT NULL, done.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified), (SELECT count(*) FROM commit_mode)
 FROM v LEFT JOIN jobs ON jobs.id = v.job_id LEFT JOIN done ON done.id = v.run_id`),
-		brokenRuns: t(brokenRunsSQL + `
-	AND r.updated_at < now() - make_interval(secs => $1)
-	AND (j.id IS NULL OR j.finalized_at < now() - make_interval(secs => $1))
-LIMIT 1000`),
-		brokenRunsOf: t(brokenRunsSQL + `
-	AND r.id = ANY($1)`),
 		cancelRun: t(`
 UPDATE {s}workflow_runs
 SET status = 'cancelled', cancel_requested_at = coalesce(cancel_requested_at, now()), error = $2,
@@ -284,9 +182,6 @@ VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nul
 	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END)
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns),
-		workerTable:       t(`{s}tributary_workers`),
-		deadWorkers:       t(deadWorkersSQL),
-		deleteExpiredRuns: t(deleteExpiredRunsSQL),
 		// insertSignal stores a signal and returns how many of its name are
 		// pending, and, when $4 says the run is parked waiting, the signal
 		// its parked wait waits for (for a record from before migration 007,
@@ -305,9 +200,7 @@ SELECT
 		ORDER BY s.seq DESC NULLS LAST
 		LIMIT 1
 	), '')`),
-		listRuns:           t(listRunsWhere + listRunsOrder),
-		listRunsOfSchedule: t(listRunsOfScheduleWhere + listRunsOrder),
-		lockRun:            t(`SELECT status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = $1 FOR UPDATE`),
+		lockRun: t(`SELECT status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = $1 FOR UPDATE`),
 		// The statements that write step_runs (memoInsert, memoUpsert,
 		// parkMemo, stepFailed) insert a step only together with its run,
 		// under the run's key-share lock: they are what stands in for a
@@ -325,12 +218,6 @@ ON CONFLICT (run_id, name) DO NOTHING`),
 		recordRunError: t(`
 UPDATE {s}workflow_runs SET status = 'pending', error = $2, attempt = $3, started_at = coalesce(started_at, $4), updated_at = now()
 WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')`),
-		requestCancel: t(`UPDATE {s}workflow_runs SET cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now() WHERE id = $1`),
-		resetForRetry: t(`
-UPDATE {s}workflow_runs
-SET status = 'pending', error = NULL, cancel_requested_at = NULL, finished_at = NULL, updated_at = now(),
-	job_id = coalesce($2, job_id)
-WHERE id = $1`),
 		runTable:      t(`{s}workflow_runs`),
 		runByID:       t(`SELECT ` + runReadColumns + runReadFrom + `WHERE r.id = $1`),
 		runByKey:      t(`SELECT ` + runReadColumns + runReadFrom + `WHERE r.workflow_type = $1 AND r.idempotency_key = $2`),
@@ -363,23 +250,7 @@ ON CONFLICT (run_id, name) DO UPDATE SET
 WHERE step_runs.status <> 'completed'`),
 		unfinishedOfSchedule: t(`SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') ORDER BY id`),
 		stepByName:           t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 AND name = $2`),
-		stepsOfRun:           t(`SELECT ` + stepColumns + ` FROM {s}step_runs WHERE run_id = $1 ORDER BY seq NULLS FIRST, started_at, name`),
 		touchRun:             t(`UPDATE {s}workflow_runs r SET updated_at = now() WHERE id = $1 RETURNING status, coalesce(job_id, 0), queue, coalesce((SELECT j.state::text FROM {s}river_job j WHERE j.id = r.job_id), '')`),
-
-		// ListRuns' other filters, CountRuns and ListFailures.
-		listRunsWhere:           t(listRunsWhere),
-		listRunsOfScheduleWhere: t(listRunsOfScheduleWhere),
-		runTypes:                t(runTypes),
-		countInFlight:           t(countInFlight),
-		countRunningJobs:        t(countRunningJobs),
-		countRecent:             t(countRecent),
-		countFailedSince:        t(`SELECT count(*) FROM {s}workflow_runs WHERE status = 'failed' AND finished_at >= $1`),
-		// The failed runs since $1 through workflow_runs_failed (007).
-		listFailedSince: t(`
-SELECT ` + runReadColumns + runReadFrom + `
-WHERE r.status = 'failed' AND r.finished_at >= $1
-ORDER BY r.finished_at DESC, r.id DESC
-LIMIT $2`),
 	}
 }
 

@@ -39,43 +39,39 @@ type RunCounts struct {
 func (c *Client) CountRuns(ctx context.Context, since time.Time) (*RunCounts, error) {
 	counts := &RunCounts{InFlight: map[Status]int64{}, Since: since, Recent: map[Status]int64{}}
 	err := pgx.BeginTxFunc(ctx, c.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		byStatus := func(into map[Status]int64, sql string, args ...any) (int64, error) {
-			rows, err := tx.Query(ctx, sql, args...)
-			if err != nil {
-				return 0, err
+		// add adds the counts by status n into into and returns their total.
+		add := func(into map[Status]int64, n map[string]int64) int64 {
+			var total int64
+			for status, k := range n {
+				into[Status(status)] += k
+				total += k
 			}
-			var (
-				total, n int64
-				status   string
-			)
-			_, err = pgx.ForEachRow(rows, []any{&status, &n}, func() error {
-				into[Status(status)] += n
-				total += n
-				return nil
-			})
-			return total, err
+			return total
 		}
-		if _, err := byStatus(counts.InFlight, c.q.countInFlight); err != nil {
+		unfinished, err := c.db.CountUnfinished(ctx, tx)
+		if err != nil {
 			return fmt.Errorf("count unfinished runs: %w", err)
 		}
+		add(counts.InFlight, unfinished)
 		// Runs stored as pending, sleeping or waiting whose job is running
 		// read as running.
-		moved := map[Status]int64{}
-		running, err := byStatus(moved, c.q.countRunningJobs)
+		moved, err := c.db.CountRunningJobs(ctx, tx)
 		if err != nil {
 			return fmt.Errorf("count running runs: %w", err)
 		}
+		var running int64
 		for status, n := range moved {
-			counts.InFlight[status] -= n
+			counts.InFlight[Status(status)] -= n
+			running += n
 		}
 		counts.InFlight[StatusRunning] += running
 
-		recent, err := byStatus(counts.Recent, c.q.countRecent, firstIDAt(since), MaxRecentCounted)
+		recent, err := c.db.CountRecent(ctx, tx, firstIDAt(since), MaxRecentCounted)
 		if err != nil {
 			return fmt.Errorf("count recent runs: %w", err)
 		}
-		counts.RecentCapped = recent >= MaxRecentCounted
-		if err := tx.QueryRow(ctx, c.q.countFailedSince, since).Scan(&counts.Failed); err != nil {
+		counts.RecentCapped = add(counts.Recent, recent) >= MaxRecentCounted
+		if counts.Failed, err = c.db.CountFailedSince(ctx, tx, since); err != nil {
 			return fmt.Errorf("count failed runs: %w", err)
 		}
 		return nil
@@ -94,11 +90,7 @@ func (c *Client) ListFailures(ctx context.Context, since time.Time, limit int) (
 	if limit < 1 || limit > 1000 {
 		return nil, &ValidationError{Field: "limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
 	}
-	rows, err := c.pool.Query(ctx, c.q.listFailedSince, since, limit)
-	if err != nil {
-		return nil, fmt.Errorf("workflow: list failed runs: %w", err)
-	}
-	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Run, error) { return scanRun(row) })
+	runs, err := runsOf(c.db.ListFailedSince(ctx, c.pool, since, limit))
 	if err != nil {
 		return nil, fmt.Errorf("workflow: list failed runs: %w", err)
 	}

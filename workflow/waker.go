@@ -24,20 +24,11 @@ import (
 // the job available at the exact time, so a one-second sleep takes one
 // second, not six. A client that is not working (the CLI creating a
 // schedule, a web app starting a run for later) announces the wake-up to
-// the working clients instead (wakeChannelSQL). Further wake-ups are left
+// the working clients instead (engine.Queries.AnnounceWakeTx). Further wake-ups are left
 // to River alone (five seconds late at most is small next to a long sleep,
 // and a timer per far wake-up would add up). If the client stops or dies
 // first, River's scheduler still wakes the run.
 const wakerHorizon = 10 * time.Minute
-
-// wakeChannelSQL names the channel on which a client that does not time
-// wake-ups itself (insert-only, or not started: the CLI creating a schedule,
-// a web app starting a run for later) hands a near wake-up to the working
-// clients of the same schema ($1, or the connection's current schema when
-// NULL). The schema goes in as a hash: channel names are limited to 63
-// bytes, schema names alone may take 63. The payload is "<job id> <queue>
-// <unix milliseconds>".
-const wakeChannelSQL = `'tributary_wake_' || left(md5(coalesce($1, current_schema())), 16)`
 
 // waker holds the client's pending wake-up timers, and, in a started
 // working client, listens for the wake-ups other clients hand over.
@@ -75,17 +66,10 @@ func (wk *waker) scheduleTx(ctx context.Context, tx pgx.Tx, jobID int64, queue s
 		return nil
 	}
 	payload := fmt.Sprintf("%d %s %d", jobID, queue, wakeAt.UnixMilli())
-	if _, err := tx.Exec(ctx, `SELECT pg_notify(`+wakeChannelSQL+`, $2)`, nullString(wk.c.schema), payload); err != nil {
+	if err := wk.c.db.AnnounceWakeTx(ctx, tx, wk.c.schema, payload); err != nil {
 		return fmt.Errorf("workflow: announce the wake-up of job %d: %w", jobID, err)
 	}
 	return nil
-}
-
-func nullString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // listen receives the wake-ups other clients announce until stop.
@@ -102,9 +86,7 @@ func (wk *waker) listen(stopCh <-chan struct{}, listening func()) {
 		pool:   wk.c.pool,
 		what:   "wake-ups (River's scheduler wakes jobs meanwhile)",
 		channel: func(ctx context.Context, conn *pgx.Conn) (string, error) {
-			var channel string
-			err := conn.QueryRow(ctx, `SELECT `+wakeChannelSQL, nullString(wk.c.schema)).Scan(&channel)
-			return channel, err
+			return wk.c.db.WakeChannel(ctx, conn, wk.c.schema)
 		},
 		listening: listening,
 		notify: func(payload string) {
