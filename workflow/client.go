@@ -203,7 +203,8 @@ type Client struct {
 	completedRetention time.Duration
 	failedRetention    time.Duration
 	pool               *pgxpool.Pool
-	jobs               *engine.Jobs // River's job state; see internal/engine
+	jobs               *engine.Jobs    // River's job state; see internal/engine
+	db                 *engine.Queries // Tributary's SQL; see internal/engine
 	maintenance        *jobs.Config
 	q                  *queries
 	river              *river.Client[pgx.Tx]
@@ -324,6 +325,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		failedRetention:    orDefault(config.FailedRunRetention, DefaultFailedRunRetention),
 		pool:               pool,
 		jobs:               engine.NewJobs(config.Schema),
+		db:                 engine.NewQueries(config.Schema),
 		maintenance:        config.Maintenance.WithDefaults(),
 		q:                  newQueries(config.Schema),
 		schema:             config.Schema,
@@ -370,7 +372,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	}
 	c.river = rc
 	c.batch = newBatchers(c)
-	c.waiter = newWaiter(pool, c.q, logger)
+	c.waiter = newWaiter(pool, logger)
 	c.waker = newWaker(c)
 	if c.works {
 		c.registry = newRegistry(c, c.riverQueues)
