@@ -87,41 +87,26 @@ type attemptState struct {
 	typ        string
 }
 
-// The batches pass run ids as [16]byte, not uuid.UUID: pgx encodes a
-// uuid.UUID through its driver.Valuer (a string, parsed back), which cost
-// more than the rest of a memo batch's encoding; a [16]byte goes as 16
-// binary bytes.
-
 // flushBegins loads the runs that attempts start on, with all their memos,
 // in one query. A run that is not runnable (finished, cancelled) gets a nil
 // state.
 func (c *Client) flushBegins(ctx context.Context, items []*batchItem[uuid.UUID, *attemptState]) error {
-	ids := make([][16]byte, 0, len(items)) // binary: see the note above flushBegins
+	ids := make([][16]byte, 0, len(items)) // binary: see engine.MemoBatch
 	for _, item := range items {
 		ids = append(ids, item.req)
 	}
-	rows, err := c.writePool().Query(ctx, c.q.beginAttempts, ids)
+	runs, err := c.db.BeginAttempts(ctx, c.writePool(), ids)
 	if err != nil {
 		return fmt.Errorf("begin attempts: %w", err)
 	}
-	defer rows.Close()
 	states := make(map[uuid.UUID]*attemptState, len(ids))
-	for rows.Next() {
-		var (
-			id        uuid.UUID
-			st        attemptState
-			memosJSON []byte
-		)
-		if err := rows.Scan(&id, &st.typ, &st.input, &st.scheduleID, &st.fireAt, &st.parentID, &st.metadata, &memosJSON); err != nil {
-			return err
+	for i := range runs {
+		r := &runs[i]
+		st := &attemptState{typ: r.Type, input: r.Input, scheduleID: r.ScheduleID, fireAt: r.FireAt, parentID: r.ParentID, metadata: r.Metadata}
+		if err := json.Unmarshal(r.Memos, &st.memos); err != nil {
+			return fmt.Errorf("decode step memos of run %s: %w", r.ID, err)
 		}
-		if err := json.Unmarshal(memosJSON, &st.memos); err != nil {
-			return fmt.Errorf("decode step memos of run %s: %w", id, err)
-		}
-		states[id] = &st
-	}
-	if err := rows.Err(); err != nil {
-		return err
+		states[r.ID] = st
 	}
 	for _, item := range items {
 		item.res = states[item.req]
@@ -149,102 +134,40 @@ func (c *Client) writeMemo(ctx context.Context, runID uuid.UUID, m *memo, starte
 }
 
 func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, struct{}]) error {
-	n := len(items)
 	var (
 		fresh = true
-		memos = memoArrays{n: n}
+		memos = engine.NewMemoBatch(len(items))
 	)
 	for _, item := range items {
-		if memos.add(item.req) {
+		if memos.Add(item.req.row()) {
 			fresh = fresh && item.req.fresh
 		}
 	}
-	args := memos.args()
 	// A batch of first writes is a plain insert: an upsert pays for a
 	// speculative insertion (an extra index probe and WAL record per row).
 	// Should a step's record exist all the same (another attempt of the run
 	// wrote it meanwhile), the insert fails whole and the upsert settles it.
 	if fresh {
-		_, err := c.writePool().Exec(ctx, c.q.memoInsert, args...)
+		err := c.db.InsertMemos(ctx, c.writePool(), &memos)
 		if err == nil {
 			return nil
 		}
 		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != uniqueViolation {
-			return fmt.Errorf("store %d step memos: %w", len(memos.runIDs), err)
+			return fmt.Errorf("store %d step memos: %w", memos.Len(), err)
 		}
 	}
-	if _, err := c.writePool().Exec(ctx, c.q.memoUpsert, args...); err != nil {
-		return fmt.Errorf("store %d step memos: %w", len(memos.runIDs), err)
+	if _, err := c.db.UpsertMemos(ctx, c.writePool(), &memos); err != nil {
+		return fmt.Errorf("store %d step memos: %w", memos.Len(), err)
 	}
 	return nil
 }
 
-// memoArrays are step records as the columns of an unnest: the parameters
-// of memoInsert and memoUpsert, and of completeRuns's memos.
-type memoArrays struct {
-	n          int                  // capacity hint
-	seen       map[memoKey]struct{} // the steps added
-	runIDs     [][16]byte           // binary: see the note above flushBegins
-	names      []string
-	kinds      []string
-	statuses   []string
-	types      []string
-	outputs    []string
-	startedAts []time.Time
-	at         []time.Time
-	seqs       []int32 // -1: no position (see memo.Seq)
-}
-
-// add adds r unless a record of the same step of the same run is in a
-// already, and says whether it did. Two attempts of one run racing on one
-// step (a rescued job) may meet in a batch, and Postgres refuses to upsert
-// a row twice in a statement.
-func (a *memoArrays) add(r memoReq) bool {
-	key := memoKey{r.runID, r.memo.Name}
-	if _, dup := a.seen[key]; dup {
-		return false
+// row is the step record r stores.
+func (r *memoReq) row() *engine.Memo {
+	return &engine.Memo{
+		RunID: r.runID, Name: r.memo.Name, Kind: string(r.memo.Kind), Status: string(r.memo.Status),
+		ResultType: r.memo.ResultType, Output: r.memo.Output, StartedAt: r.startedAt, FinishedAt: r.at, Seq: r.memo.Seq,
 	}
-	if a.runIDs == nil {
-		a.seen = make(map[memoKey]struct{}, a.n)
-		a.runIDs = make([][16]byte, 0, a.n)
-		a.names = make([]string, 0, a.n)
-		a.kinds = make([]string, 0, a.n)
-		a.statuses = make([]string, 0, a.n)
-		a.types = make([]string, 0, a.n)
-		a.outputs = make([]string, 0, a.n)
-		a.startedAts = make([]time.Time, 0, a.n)
-		a.at = make([]time.Time, 0, a.n)
-		a.seqs = make([]int32, 0, a.n)
-	}
-	a.runIDs = append(a.runIDs, r.runID)
-	a.names = append(a.names, r.memo.Name)
-	a.kinds = append(a.kinds, string(r.memo.Kind))
-	a.statuses = append(a.statuses, string(r.memo.Status))
-	a.types = append(a.types, r.memo.ResultType)
-	output := string(r.memo.Output)
-	if output == "" {
-		output = "null"
-	}
-	a.outputs = append(a.outputs, output)
-	a.startedAts = append(a.startedAts, r.startedAt)
-	a.at = append(a.at, r.at)
-	seq := int32(-1)
-	if r.memo.Seq != nil {
-		seq = int32(*r.memo.Seq)
-	}
-	a.seqs = append(a.seqs, seq)
-	a.seen[key] = struct{}{}
-	return true
-}
-
-func (a *memoArrays) args() []any {
-	return []any{a.runIDs, a.names, a.kinds, a.statuses, a.types, a.outputs, a.startedAts, a.at, a.seqs}
-}
-
-// memoKey is a step of a run.
-type memoKey struct {
-	run  uuid.UUID
-	name string
 }
 
 // uniqueViolation is Postgres's SQLSTATE for a duplicate key.
@@ -339,8 +262,8 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 	// Committed, visible, not yet durable: River's completer forgets these
 	// once they are (see pilot.go). The WAL position read now lies past the
 	// commit; an error leaves it unknown, and River's completer flushes.
-	var lsn int64
-	if err := c.writePool().QueryRow(ctx, "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint").Scan(&lsn); err != nil {
+	lsn, err := c.db.WALInsertLSN(ctx, c.writePool())
+	if err != nil {
 		lsn = 0 // unknown
 	}
 	c.pending.committed(committed, lsn)
@@ -377,13 +300,9 @@ func (c *Client) reportCompleted(ctx context.Context, reqs []completeReq, finish
 	}
 }
 
-// completeRuns completes runs and their River jobs in one statement (SQL
-// completeRuns): it makes the state change river.JobCompleteTx makes (state
-// completed, finalized_at set, only if the job is still running: River's
-// "if running" rule) for every job, completes the runs whose job it
-// completed, stores the memos those runs' attempts left unsaved (see Step;
-// under the run's row lock from the update, which stands in for the
-// key-share lock the other statements that write steps take), and NOTIFYs
+// completeRuns completes runs and their River jobs in one statement
+// (engine.Queries.CompleteRuns, which says what it writes and locks), with
+// the memos those runs' attempts left unsaved (see Step), and NOTIFYs
 // Result waiters. With async, it turns synchronous_commit off for its
 // transaction (see Config.AsyncCompletion and pilot.go). It returns the jobs
 // it completed and the parents of the child runs among them, which the
@@ -396,12 +315,12 @@ func (c *Client) reportCompleted(ctx context.Context, reqs []completeReq, finish
 // primary-key scan locks them in that order anyway, and the runs then
 // follow it too, so that two batches holding the same runs lock them in
 // the same order and do not deadlock.
-func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq, async bool) (completed, finished map[int64]bool, parents []uuid.UUID, err error) {
+func (c *Client) completeRuns(ctx context.Context, db engine.DBTX, reqs []completeReq, async bool) (completed, finished map[int64]bool, parents []uuid.UUID, err error) {
 	slices.SortFunc(reqs, func(a, b completeReq) int { return cmp.Compare(a.job.ID, b.job.ID) })
 	n := len(reqs)
 	var (
 		jobIDs     = make([]int64, 0, n)
-		runIDs     = make([][16]byte, 0, n) // binary: see the note above flushBegins
+		runIDs     = make([][16]byte, 0, n) // binary: see engine.MemoBatch
 		outputs    = make([]string, 0, n)
 		attempts   = make([]int32, 0, n)
 		startedAts = make([]*time.Time, 0, n)
@@ -413,43 +332,29 @@ func (c *Client) completeRuns(ctx context.Context, db dbtx, reqs []completeReq, 
 		attempts = append(attempts, int32(r.attempt)) //nolint:gosec // attempts are small
 		startedAts = append(startedAts, r.startedAt)
 	}
-	var memos memoArrays
+	p := &engine.CompleteRunsParams{JobIDs: jobIDs, RunIDs: runIDs, Outputs: outputs, Attempts: attempts, StartedAts: startedAts, Async: async}
 	for _, r := range reqs {
-		for _, m := range r.memos {
-			memos.add(m)
+		for i := range r.memos {
+			p.Memos.Add(r.memos[i].row())
 		}
 	}
-	args := append([]any{jobIDs, runIDs, outputs, attempts, startedAts, async}, memos.args()...)
-	rows, err := db.Query(ctx, c.q.completeRuns, args...)
+	rows, err := c.db.CompleteRuns(ctx, db, p)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 	}
-	defer rows.Close()
 	completed = make(map[int64]bool, n)
 	report := len(c.mw.finished) > 0
-	for rows.Next() {
-		var (
-			jobID    int64
-			done     bool
-			runDone  bool
-			parentID *uuid.UUID
-		)
-		if err := rows.Scan(&jobID, &done, &runDone, &parentID, nil, nil); err != nil {
-			return nil, nil, nil, err
-		}
-		completed[jobID] = done
-		if runDone && report {
+	for _, row := range rows {
+		completed[row.JobID] = row.JobCompleted
+		if row.RunCompleted && report {
 			if finished == nil {
 				finished = make(map[int64]bool, n)
 			}
-			finished[jobID] = true
+			finished[row.JobID] = true
 		}
-		if parentID != nil {
-			parents = append(parents, *parentID)
+		if row.ParentID != nil {
+			parents = append(parents, *row.ParentID)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 	}
 	return completed, finished, parents, nil
 }

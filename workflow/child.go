@@ -3,10 +3,13 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // RunChild starts a run of def as a child of the current run and waits for
@@ -74,18 +77,18 @@ func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], i
 				// child cannot have finished yet, its job is not committed.
 				return false, nil
 			}
-			var (
-				status   string
-				output   []byte
-				errBytes []byte
-			)
-			if err := tx.QueryRow(ctx, c.q.childOutcome, *childID).Scan(&status, &output, &errBytes); err != nil {
+			outcome, err := c.db.RunOutcomeByID(ctx, tx, *childID)
+			if errors.Is(err, engine.ErrNotFound) {
+				err = pgx.ErrNoRows // the error's words stay as they were: "no rows in result set"
+			}
+			if err != nil {
 				return false, fmt.Errorf("read child run %s: %w", *childID, err)
 			}
+			status, output := outcome.Status, outcome.Output
 			if !Status(status).Finished() {
 				return false, nil
 			}
-			childErr, err := decodeRunError(errBytes)
+			childErr, err := decodeRunError(outcome.Error)
 			if err != nil {
 				return false, err
 			}

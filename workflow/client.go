@@ -206,7 +206,6 @@ type Client struct {
 	db                 *engine.Queries // Tributary's SQL; see internal/engine
 	jobs               *engine.Jobs    // River's job state; see internal/engine
 	maintenance        *jobs.Config
-	q                  *queries
 	river              *river.Client[pgx.Tx]
 	schema             string
 	types              map[string]*registration
@@ -327,7 +326,6 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		db:                 engine.NewQueries(config.Schema),
 		jobs:               engine.NewJobs(config.Schema),
 		maintenance:        config.Maintenance.WithDefaults(),
-		q:                  newQueries(config.Schema),
 		schema:             config.Schema,
 		types:              make(map[string]*registration, len(config.Workflows)),
 		works:              len(riverConfig.Queues) > 0,
@@ -372,7 +370,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	}
 	c.river = rc
 	c.batch = newBatchers(c)
-	c.waiter = newWaiter(pool, c.q, logger)
+	c.waiter = newWaiter(pool, logger)
 	c.waker = newWaker(c)
 	if c.works {
 		c.registry = newRegistry(c, c.riverQueues)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/testdb"
 )
 
@@ -43,14 +44,11 @@ func TestAsyncCompletion(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 			// A batch of one job that is not running: nothing completes.
-			var memos memoArrays
-			args := append([]any{[]int64{-1}, []uuid.UUID{uuid.New()}, []string{"null"}, []int32{1}, []*time.Time{nil}, async}, memos.args()...)
-			rows, err := tx.Query(ctx, c.q.completeRuns, args...)
+			_, err := c.db.CompleteRuns(ctx, tx, &engine.CompleteRunsParams{
+				JobIDs: []int64{-1}, RunIDs: [][16]byte{uuid.New()}, Outputs: []string{"null"}, Attempts: []int32{1},
+				StartedAts: []*time.Time{nil}, Async: async,
+			})
 			if err != nil {
-				return err
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
 				return err
 			}
 			var mode string

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // TestStepsBelongToTheirRun checks the rules that stand in for a foreign key
@@ -49,9 +51,14 @@ func TestStepsBelongToTheirRun(t *testing.T) {
 		for _, fresh := range []bool{true, false} {
 			require.NoError(t, env.client.writeMemo(ctx, missing, &memo{Name: "x", Kind: StepKindStep, Status: StepStatusCompleted, Output: []byte("1")}, time.Now(), fresh))
 		}
-		_, err := env.pool.Exec(ctx, env.client.q.parkMemo, missing, "nap", string(StepKindSleep), string(StepStatusSleeping), time.Now(), nil, "", -1, "")
+		wakeAt := time.Now()
+		err := env.client.db.InsertParkedStep(ctx, env.pool, &engine.ParkedStepParams{
+			RunID: missing, Name: "nap", Kind: string(StepKindSleep), Status: string(StepStatusSleeping), WakeAt: &wakeAt, Seq: -1,
+		})
 		require.NoError(t, err)
-		_, err = env.pool.Exec(ctx, env.client.q.stepFailed, missing, "boom", "int", []byte(`{"message":"x"}`), time.Now(), -1)
+		err = env.client.db.RecordStepFailed(ctx, env.pool, &engine.StepFailedParams{
+			RunID: missing, Name: "boom", ResultType: "int", Error: []byte(`{"message":"x"}`), StartedAt: time.Now(), Seq: -1,
+		})
 		require.NoError(t, err)
 		require.Equal(t, 0, countRows(t, env.pool, `SELECT count(*) FROM step_runs`))
 	})
@@ -87,10 +94,12 @@ func TestStepsBelongToTheirRun(t *testing.T) {
 		tx, err := env.pool.Begin(ctx)
 		require.NoError(t, err)
 		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-		tag, err := tx.Exec(ctx, env.client.q.memoUpsert, [][16]byte{runID}, []string{"late"}, []string{string(StepKindStep)},
-			[]string{string(StepStatusCompleted)}, []string{"int"}, []string{"7"}, []time.Time{time.Now()}, []time.Time{time.Now()}, []int32{-1})
+		stored, err := env.client.db.UpsertMemo(ctx, tx, &engine.Memo{
+			RunID: runID, Name: "late", Kind: string(StepKindStep), Status: string(StepStatusCompleted), ResultType: "int",
+			Output: []byte("7"), StartedAt: time.Now(), FinishedAt: time.Now(),
+		})
 		require.NoError(t, err)
-		require.Equal(t, int64(1), tag.RowsAffected())
+		require.True(t, stored)
 
 		deleted := make(chan error, 1)
 		go func() {
@@ -125,7 +134,9 @@ func TestMemoWriteMeetsExistingRecord(t *testing.T) {
 	_, err = h.Result(ctx)
 	require.NoError(t, err)
 
-	_, err = env.pool.Exec(ctx, env.client.q.stepFailed, h.ID, "s", "int", []byte(`{"message":"boom"}`), time.Now(), -1)
+	err = env.client.db.RecordStepFailed(ctx, env.pool, &engine.StepFailedParams{
+		RunID: h.ID, Name: "s", ResultType: "int", Error: []byte(`{"message":"boom"}`), StartedAt: time.Now(), Seq: -1,
+	})
 	require.NoError(t, err)
 	write := func(output string) {
 		t.Helper()

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // listener LISTENs on one channel for as long as its context lives, on a
@@ -57,7 +59,7 @@ func (l *listener) listenOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+	if err := engine.Listen(ctx, conn, channel); err != nil {
 		return err
 	}
 	l.listening()

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // foreverish is how long a wait without a timeout parks its job: a wake-up
@@ -48,31 +50,30 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 	}
 	var jobID int64
 	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		var (
-			status          string
-			cancelRequested bool
-		)
-		if err := tx.QueryRow(ctx, c.q.lockRun, w.info.ID).Scan(&status, &cancelRequested); err != nil {
+		status, cancelRequested, err := c.db.LockRunTx(ctx, tx, w.info.ID)
+		if err != nil {
 			return fmt.Errorf("lock run: %w", err)
 		}
 		if cancelRequested || Status(status).Finished() {
 			return ErrCancelled
 		}
 		if before != nil {
-			var err error
 			if resolved, err = before(ctx, tx); err != nil || resolved {
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, c.q.parkMemo, w.info.ID, req.name, string(req.kind), string(req.stepStatus),
-			req.wakeAt, req.childRunID, req.resultType, req.seq, req.signal); err != nil {
+		err = c.db.InsertParkedStep(ctx, tx, &engine.ParkedStepParams{
+			RunID: w.info.ID, Name: req.name, Kind: string(req.kind), Status: string(req.stepStatus),
+			WakeAt: req.wakeAt, ChildRunID: req.childRunID, ResultType: req.resultType, Seq: req.seq, Signal: req.signal,
+		})
+		if err != nil {
 			return fmt.Errorf("record %s %q: %w", req.kind, req.name, err)
 		}
-		var err error
 		if jobID, err = c.handOffTx(ctx, tx, w.job, w.args, wakeAt); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, c.q.parkRun, w.info.ID, string(req.runStatus), jobID, w.info.Attempt, w.attemptedAt()); err != nil {
+		err = c.db.ParkRunTx(ctx, tx, &engine.ParkRunParams{ID: w.info.ID, Status: string(req.runStatus), JobID: jobID, Attempt: w.info.Attempt, StartedAt: w.attemptedAt()})
+		if err != nil {
 			return fmt.Errorf("set run %s: %w", req.runStatus, err)
 		}
 		return nil

@@ -307,17 +307,15 @@ func (c *Client) makeDurableTx(ctx context.Context, tx pgx.Tx, reqs []completeRe
 	if len(done) > 0 || len(others) == 0 {
 		return restored, nil // tx writes, so its commit flushes the WAL past every earlier commit
 	}
-	var flushed int64
-	if err := tx.QueryRow(ctx, "SELECT (pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint").Scan(&flushed); err != nil {
+	flushed, err := c.db.WALFlushLSN(ctx, tx)
+	if err != nil {
 		return 0, fmt.Errorf("read the WAL flush position: %w", err)
 	}
 	if c.pending.flushedBy(others, flushed) {
 		return restored, nil
 	}
-	// A transaction that wrote no WAL commits without a flush, even with a
-	// transaction id; a transactional logical message is the least WAL
-	// record that makes tx flush at its commit (any user may emit one).
-	if _, err := tx.Exec(ctx, "SELECT pg_logical_emit_message(true, 'tributary', 'flush')"); err != nil {
+	// tx wrote no WAL, and such a transaction commits without a flush.
+	if err := c.db.WriteWALRecordTx(ctx, tx); err != nil {
 		return 0, fmt.Errorf("flush the completions committed asynchronously: %w", err)
 	}
 	return restored, nil

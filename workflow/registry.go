@@ -122,7 +122,7 @@ func (c *Client) TypeServed(ctx context.Context, typ string) (bool, error) {
 }
 
 // typeServed is TypeServed within db, for runs in queue (any queue when "").
-func (c *Client) typeServed(ctx context.Context, db dbtx, typ, queue string) (bool, error) {
+func (c *Client) typeServed(ctx context.Context, db engine.DBTX, typ, queue string) (bool, error) {
 	ok, err := c.db.TypeServed(ctx, db, typ, queue, workerLiveWithin)
 	if err != nil {
 		return false, fmt.Errorf("workflow: read the worker registry: %w", err)

@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // handOffTx parks a run: inside tx it completes the attempt's River job and
@@ -55,24 +58,19 @@ func (c *Client) handOffTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow
 // poll. It locks the run row first: a run that parks concurrently either
 // commits before (and is woken here) or sees what the caller wrote (and does
 // not park). A run that is not parked is left alone.
-func (c *Client) wakeRunTx(ctx context.Context, tx pgx.Tx, runID any) error {
-	var (
-		status string
-		jobID  int64
-		queue  string
-	)
-	err := tx.QueryRow(ctx, c.q.touchRun, runID).Scan(&status, &jobID, &queue, new(string))
-	if errors.Is(err, pgx.ErrNoRows) {
+func (c *Client) wakeRunTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID) error {
+	run, err := c.db.TouchRunTx(ctx, tx, runID)
+	if errors.Is(err, engine.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("lock run to wake it: %w", err)
 	}
-	if (Status(status) != StatusWaiting && Status(status) != StatusSleeping) || jobID == 0 {
+	if (Status(run.Status) != StatusWaiting && Status(run.Status) != StatusSleeping) || run.JobID == 0 {
 		return nil
 	}
-	if _, err := c.river.JobRetryTx(ctx, tx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
-		return fmt.Errorf("wake River job %d: %w", jobID, err)
+	if _, err := c.river.JobRetryTx(ctx, tx, run.JobID); err != nil && !errors.Is(err, river.ErrNotFound) {
+		return fmt.Errorf("wake River job %d: %w", run.JobID, err)
 	}
-	return c.jobs.NotifyQueueTx(ctx, tx, queue)
+	return c.jobs.NotifyQueueTx(ctx, tx, run.Queue)
 }

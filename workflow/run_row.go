@@ -14,7 +14,16 @@ func runOf(row *engine.Run, err error) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{
+	r := new(Run)
+	if err := setRun(r, row); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// setRun sets r to the Run of an engine row.
+func setRun(r *Run, row *engine.Run) error {
+	*r = Run{
 		ID: row.ID, Type: row.Type, Status: Status(row.Status), IdempotencyKey: row.IdempotencyKey,
 		Input: row.Input, Output: row.Output, Attempt: row.Attempt, MaxAttempts: row.MaxAttempts,
 		Queue: row.Queue, Priority: row.Priority, JobID: row.JobID, ScheduleID: row.ScheduleID,
@@ -22,10 +31,9 @@ func runOf(row *engine.Run, err error) (*Run, error) {
 		Tags: row.Tags, SkipReason: row.SkipReason, CancelRequestedAt: row.CancelRequestedAt,
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, StartedAt: row.StartedAt, FinishedAt: row.FinishedAt,
 	}
-	if r.Error, err = decodeRunError(row.Error); err != nil {
-		return nil, err
-	}
-	return r, nil
+	var err error
+	r.Error, err = decodeRunError(row.Error)
+	return err
 }
 
 // runsOf is runOf for each row.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // Signal sends a named signal with a JSON-encodable payload to a run. The
@@ -110,29 +112,25 @@ func (c *Client) sendSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, n
 	}
 	// Lock the run row first (see wakeRunTx): a WaitSignal parking
 	// concurrently then either sees this signal or is woken by it.
-	var (
-		status   string
-		jobID    int64
-		queue    string
-		jobState string
-	)
-	err = tx.QueryRow(ctx, c.q.touchRun, runID).Scan(&status, &jobID, &queue, &jobState)
-	if errors.Is(err, pgx.ErrNoRows) {
+	run, err := c.db.TouchRunTx(ctx, tx, runID)
+	if errors.Is(err, engine.ErrNotFound) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("workflow: signal run %s: %w", runID, err)
 	}
-	if Status(status).Finished() {
-		return nil, fmt.Errorf("%w: run %s is %s; signal %q not stored", ErrRunFinished, runID, status, name)
+	if Status(run.Status).Finished() {
+		return nil, fmt.Errorf("%w: run %s is %s; signal %q not stored", ErrRunFinished, runID, run.Status, name)
 	}
-	res := &SignalResult{Status: Status(status)}
-	if jobState == "running" {
-		res.Status = StatusRunning // as reads show it (see runReadColumns)
+	res := &SignalResult{Status: Status(run.Status)}
+	if run.JobState == "running" {
+		res.Status = StatusRunning // as reads show it (see engine's runReadColumns)
 	}
-	if err := tx.QueryRow(ctx, c.q.insertSignal, runID, name, encoded, status == string(StatusWaiting)).Scan(&res.Pending, &res.WaitingFor); err != nil {
+	sent, err := c.db.InsertSignalTx(ctx, tx, &engine.InsertSignalParams{RunID: runID, Name: name, Payload: encoded, Waiting: run.Status == string(StatusWaiting)})
+	if err != nil {
 		return nil, fmt.Errorf("workflow: store signal %q for run %s: %w", name, runID, err)
 	}
+	res.Pending, res.WaitingFor = sent.Pending, sent.WaitingFor
 	res.Waiting = res.WaitingFor == name
 	if err := c.wakeRunTx(ctx, tx, runID); err != nil {
 		return nil, err
@@ -204,12 +202,11 @@ func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 	err = w.boundary(step, StepKindSignal, func(context.Context) error {
 		_, err := w.parkTx(&parkRequest{name: step, seq: seq, signal: name, kind: StepKindSignal, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, wakeAt: wakeAt, resultType: resultType},
 			func(ctx context.Context, tx pgx.Tx) (bool, error) {
-				var payload []byte
-				err := tx.QueryRow(ctx, w.c.q.consumeSignal, w.info.ID, name, step).Scan(&payload)
+				payload, err := w.c.db.ConsumeSignalTx(ctx, tx, w.info.ID, name, step)
 				switch {
 				case err == nil:
 					done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: payload, Seq: &seq}
-				case !errors.Is(err, pgx.ErrNoRows):
+				case !errors.Is(err, engine.ErrNotFound):
 					return false, fmt.Errorf("receive signal %q: %w", name, err)
 				case wakeAt != nil && !w.c.now().Before(*wakeAt):
 					timeout := &RunError{Kind: "timeout", Message: ErrSignalTimeout.Error(), Step: step, Attempt: w.info.Attempt, At: w.c.now().UTC()}
@@ -236,11 +233,16 @@ func (c *Client) finishWaitTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, d
 		if done.Seq != nil {
 			seq = *done.Seq
 		}
-		if _, err := tx.Exec(ctx, c.q.parkMemo, runID, done.Name, string(done.Kind), string(StepStatusWaiting), nil, done.ChildRunID, done.ResultType, seq, signal); err != nil {
+		err := c.db.InsertParkedStep(ctx, tx, &engine.ParkedStepParams{
+			RunID: runID, Name: done.Name, Kind: string(done.Kind), Status: string(StepStatusWaiting),
+			ChildRunID: done.ChildRunID, ResultType: done.ResultType, Seq: seq, Signal: signal,
+		})
+		if err != nil {
 			return fmt.Errorf("record %s %q: %w", done.Kind, done.Name, err)
 		}
 	}
-	if _, err := tx.Exec(ctx, c.q.finishWaitMemo, runID, done.Name, []byte(done.Output), encodeRunError(done.Error)); err != nil {
+	err := c.db.FinishWait(ctx, tx, &engine.FinishWaitParams{RunID: runID, Name: done.Name, Output: done.Output, Error: encodeRunError(done.Error)})
+	if err != nil {
 		return fmt.Errorf("complete %s %q: %w", done.Kind, done.Name, err)
 	}
 	return nil

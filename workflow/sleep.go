@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"time"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // Sleep pauses the run for d, durably: the attempt ends, the River job is
@@ -60,7 +62,7 @@ func (w *wfContext) sleepOrPark(name string, seq int, m *memo, wakeAt func() tim
 		done := &memo{Name: name, Kind: StepKindSleep, Status: StepStatusCompleted, Output: []byte("null"), WakeAt: &wake, Seq: &seq}
 		var err error
 		if m != nil { // parked earlier: keep its start and wake time
-			_, err = w.c.pool.Exec(context.WithoutCancel(w), w.c.q.finishWaitMemo, w.info.ID, name, []byte("null"), nil)
+			err = w.c.db.FinishWait(context.WithoutCancel(w), w.c.pool, &engine.FinishWaitParams{RunID: w.info.ID, Name: name, Output: []byte("null")})
 		} else {
 			err = w.c.writeMemo(context.WithoutCancel(w), w.info.ID, done, w.c.now().UTC(), true)
 		}

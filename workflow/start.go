@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfhook"
 )
@@ -256,6 +257,10 @@ type startParams struct {
 type startedRun struct {
 	*Run
 	existing bool
+
+	// run is what Run points to when the run was inserted: one allocation
+	// for both on Start's path.
+	run Run
 }
 
 var tagRE = regexp.MustCompile(`\A[\w][\w\-]+[\w]\z`)
@@ -369,9 +374,24 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 		status = StatusSkipped
 	}
 
-	insertRun := func(jobID int64) (*Run, error) {
-		return scanRun(tx.QueryRow(ctx, c.q.insertRun, id, p.typeName, opts.IdempotencyKey, p.input, maxAttempts,
-			queue, priority, jobID, p.scheduleID, p.fireAt, p.parentID, p.parentStep, metadata, tags, string(status), p.skip))
+	insertRun := func(jobID int64) (*startedRun, error) {
+		row, err := c.db.InsertRun(ctx, tx, &engine.InsertRunParams{
+			ID: id, Type: p.typeName, IdempotencyKey: opts.IdempotencyKey, Input: p.input, MaxAttempts: maxAttempts,
+			Queue: queue, Priority: priority, JobID: jobID, ScheduleID: p.scheduleID, FireAt: p.fireAt,
+			ParentID: p.parentID, ParentStep: p.parentStep, Metadata: metadata, Tags: tags, Status: string(status), SkipReason: p.skip,
+		})
+		if errors.Is(err, engine.ErrNotFound) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		started := &startedRun{}
+		if err := setRun(&started.run, row); err != nil {
+			return nil, err
+		}
+		started.Run = &started.run
+		return started, nil
 	}
 	insertJob := func() (int64, error) {
 		res, err := c.river.InsertTx(ctx, tx, args, insertOpts)
@@ -391,19 +411,19 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 		if err != nil {
 			return nil, err
 		}
-		run, err := insertRun(jobID)
+		started, err := insertRun(jobID)
 		if err != nil {
 			return nil, fmt.Errorf("workflow: insert run: %w", err)
 		}
-		return &startedRun{Run: run}, nil
+		return started, nil
 	}
 
-	run, err := insertRun(0)
+	started, err := insertRun(0)
 	if errors.Is(err, ErrNotFound) && p.scheduleID != nil { // the slot already has its run
 		return &startedRun{Run: &Run{}, existing: true}, nil
 	}
 	if errors.Is(err, ErrNotFound) { // conflict: the key is taken
-		existing, err := scanRun(tx.QueryRow(ctx, c.q.runByKey, p.typeName, opts.IdempotencyKey))
+		existing, err := runOf(c.db.RunByKey(ctx, tx, p.typeName, opts.IdempotencyKey))
 		if err != nil {
 			return nil, fmt.Errorf("workflow: read run with idempotency key %q: %w", opts.IdempotencyKey, err)
 		}
@@ -413,27 +433,23 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 		return nil, fmt.Errorf("workflow: insert run: %w", err)
 	}
 	if p.skip != "" {
-		return &startedRun{Run: run}, nil
+		return started, nil
 	}
 	jobID, err := insertJob()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.Exec(ctx, c.q.setRunJob, id, jobID); err != nil {
+	if err := c.db.SetRunJob(ctx, tx, id, jobID); err != nil {
 		return nil, fmt.Errorf("workflow: link run %s to job %d: %w", id, jobID, err)
 	}
-	run.JobID = jobID
-	return &startedRun{Run: run}, nil
+	started.JobID = jobID
+	return started, nil
 }
 
 // cancelScheduleRunsTx cancels the unfinished runs of a schedule, for its
 // replace overlap policy: like CancelTx for each. For package schedule.
 func (c *Client) cancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfhook.ScheduleRuns) (int, error) {
-	rows, err := tx.Query(ctx, c.q.unfinishedOfSchedule, s.ScheduleID)
-	if err != nil {
-		return 0, err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	ids, err := c.db.UnfinishedRunsOfSchedule(ctx, tx, s.ScheduleID)
 	if err != nil {
 		return 0, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/wfhook"
 )
 
@@ -109,23 +110,22 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 		}
 	}
 
-	rows := &scheduledRows{}
+	runs := make([]engine.ScheduledRun, 0, len(todo))
 	for _, t := range todo {
 		if !out[t.i].Existing {
-			rows.add(out[t.i].RunID, out[t.i].JobID, t.p, starts[t.i], t.skip)
+			runs = append(runs, scheduledRun(out[t.i].RunID, out[t.i].JobID, t.p, starts[t.i], t.skip))
 		}
 	}
-	if rows.len() > 0 {
-		tag, err := tx.Exec(ctx, c.q.insertScheduledRuns, rows.ids, rows.types, rows.inputs, rows.maxAttempts,
-			rows.queues, rows.priorities, rows.jobIDs, rows.scheduleIDs, rows.fireAts, rows.metadata, rows.skips)
+	if len(runs) > 0 {
+		inserted, err := c.db.InsertScheduledRuns(ctx, tx, runs)
 		if err != nil {
-			return nil, fmt.Errorf("workflow: insert the runs of %d slots: %w", rows.len(), err)
+			return nil, fmt.Errorf("workflow: insert the runs of %d slots: %w", len(runs), err)
 		}
-		if int(tag.RowsAffected()) != rows.len() {
+		if inserted != len(runs) {
 			// Only a run inserted since slotsWithRuns read can conflict; the
 			// caller holds the schedules, so this is a bug, and failing keeps
 			// the jobs inserted above from outliving their runs.
-			return nil, fmt.Errorf("workflow: %d of %d slots got a run from elsewhere while they were being started", rows.len()-int(tag.RowsAffected()), rows.len())
+			return nil, fmt.Errorf("workflow: %d of %d slots got a run from elsewhere while they were being started", len(runs)-inserted, len(runs))
 		}
 	}
 	if len(c.mw.started) > 0 {
@@ -172,21 +172,13 @@ func (c *Client) slotsWithRuns(ctx context.Context, tx pgx.Tx, starts []*wfhook.
 	for i, s := range starts {
 		ids[i], at[i] = s.ScheduleID, s.FireAt
 	}
-	rows, err := tx.Query(ctx, c.q.runsOfSlots, ids, at)
+	runs, err := c.db.RunsOfSlots(ctx, tx, ids, at)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: read the runs of %d slots: %w", len(starts), err)
 	}
-	found := map[slotKey]uuid.UUID{}
-	var (
-		runID, scheduleID uuid.UUID
-		fireAt            time.Time
-	)
-	_, err = pgx.ForEachRow(rows, []any{&runID, &scheduleID, &fireAt}, func() error {
-		found[slotKey{scheduleID, fireAt.UnixMicro()}] = runID
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("workflow: read the runs of %d slots: %w", len(starts), err)
+	found := make(map[slotKey]uuid.UUID, len(runs))
+	for _, r := range runs {
+		found[slotKey{r.ScheduleID, r.FireAt.UnixMicro()}] = r.RunID
 	}
 	return found, nil
 }
@@ -262,34 +254,11 @@ func scheduledInput(s *wfhook.ScheduledStart) []byte {
 	return s.Input
 }
 
-// scheduledRows are the columns of the runs startScheduledManyTx inserts,
-// as arrays for one INSERT … SELECT FROM unnest.
-type scheduledRows struct {
-	ids         [][16]byte // binary: see the note above flushBegins
-	types       []string
-	inputs      []string
-	maxAttempts []int32
-	queues      []string
-	priorities  []int32
-	jobIDs      []int64
-	scheduleIDs [][16]byte
-	fireAts     []time.Time
-	metadata    []string
-	skips       []string
-}
-
-func (r *scheduledRows) len() int { return len(r.ids) }
-
-func (r *scheduledRows) add(id uuid.UUID, jobID int64, p *scheduledPolicy, s *wfhook.ScheduledStart, skip string) {
-	r.ids = append(r.ids, id)
-	r.types = append(r.types, s.Type)
-	r.inputs = append(r.inputs, string(scheduledInput(s)))
-	r.maxAttempts = append(r.maxAttempts, int32(p.maxAttempts))
-	r.queues = append(r.queues, p.queue)
-	r.priorities = append(r.priorities, int32(p.priority))
-	r.jobIDs = append(r.jobIDs, jobID)
-	r.scheduleIDs = append(r.scheduleIDs, s.ScheduleID)
-	r.fireAts = append(r.fireAts, s.FireAt)
-	r.metadata = append(r.metadata, string(p.metadata))
-	r.skips = append(r.skips, skip)
+// scheduledRun is the row of a slot's run that startScheduledManyTx
+// inserts.
+func scheduledRun(id uuid.UUID, jobID int64, p *scheduledPolicy, s *wfhook.ScheduledStart, skip string) engine.ScheduledRun {
+	return engine.ScheduledRun{
+		ID: id, Type: s.Type, Input: scheduledInput(s), MaxAttempts: p.maxAttempts, Queue: p.queue, Priority: p.priority,
+		JobID: jobID, ScheduleID: s.ScheduleID, FireAt: s.FireAt, Metadata: p.metadata, Skip: skip,
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // Step runs fn once per run and memoizes its result: a replayed attempt (after
@@ -111,13 +113,14 @@ func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx
 			if encoded, err = json.Marshal(out); err != nil {
 				return NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err))
 			}
-			tag, err := tx.Exec(ctx, w.c.q.memoUpsert, []any{w.info.ID}, []string{name}, []string{string(StepKindStep)},
-				[]string{string(StepStatusCompleted)}, []string{resultType}, []string{string(encoded)},
-				[]time.Time{startedAt}, []time.Time{w.c.now().UTC()}, []int32{int32(seq)})
+			stored, err := w.c.db.UpsertMemo(ctx, tx, &engine.Memo{
+				RunID: w.info.ID, Name: name, Kind: string(StepKindStep), Status: string(StepStatusCompleted), ResultType: resultType,
+				Output: encoded, StartedAt: startedAt, FinishedAt: w.c.now().UTC(), Seq: &seq,
+			})
 			if err != nil {
 				return fmt.Errorf("workflow: store result of step %q: %w", name, err)
 			}
-			if tag.RowsAffected() == 0 {
+			if !stored {
 				lost = true
 				return errLostRace
 			}
@@ -195,7 +198,14 @@ func callStepWrapped[T any](w *wfContext, name string, fn func(ctx context.Conte
 // reloadStep reads a memo another attempt stored and returns it.
 func reloadStep[T any](w *wfContext, name string, seq int, resultType string) (T, error) {
 	var zero T
-	step, err := scanStep(w.c.pool.QueryRow(w, w.c.q.stepByName, w.info.ID, name))
+	row, err := w.c.db.StepByName(w, w.c.pool, w.info.ID, name)
+	if errors.Is(err, engine.ErrNotFound) {
+		err = pgx.ErrNoRows // the error's words stay as they were: "no rows in result set"
+	}
+	var step *StepRun
+	if err == nil {
+		step, err = stepOf(row)
+	}
 	if err != nil {
 		return zero, w.fail(name, fmt.Errorf("workflow: read step %q stored by a concurrent attempt: %w", name, err))
 	}
@@ -249,7 +259,10 @@ func panicStack(err error) string {
 // the attempt.
 func (w *wfContext) stepFailed(name string, seq int, resultType string, startedAt time.Time, cause error) error {
 	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: name, Attempt: w.info.Attempt, At: w.c.now().UTC(), Stack: panicStack(cause)}
-	if _, err := w.c.pool.Exec(context.WithoutCancel(w), w.c.q.stepFailed, w.info.ID, name, resultType, encodeRunError(stored), startedAt, seq); err != nil {
+	err := w.c.db.RecordStepFailed(context.WithoutCancel(w), w.c.pool, &engine.StepFailedParams{
+		RunID: w.info.ID, Name: name, ResultType: resultType, Error: encodeRunError(stored), StartedAt: startedAt, Seq: seq,
+	})
+	if err != nil {
 		w.logger.ErrorContext(w, "tributary: Failed to record step failure", "step", name, "err", err)
 	}
 	return w.fail(name, cause)

@@ -10,17 +10,18 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // waiter lets Result wait for runs to finish without polling: one connection
-// per client (a listener's own, not the pool's) LISTENs on runDoneChannel
+// per client (a listener's own, not the pool's) LISTENs on engine.RunDoneChannel
 // and wakes the waiters of each run announced there. It starts on first use
 // and reconnects after errors; a reconnect wakes every waiter to re-read its
 // run, so nothing is missed.
 type waiter struct {
 	logger *slog.Logger
 	pool   *pgxpool.Pool
-	q      *queries
 
 	mu      sync.Mutex
 	subs    map[uuid.UUID]map[chan struct{}]struct{}
@@ -30,8 +31,8 @@ type waiter struct {
 	running bool
 }
 
-func newWaiter(pool *pgxpool.Pool, q *queries, logger *slog.Logger) *waiter {
-	return &waiter{logger: logger, pool: pool, q: q, subs: map[uuid.UUID]map[chan struct{}]struct{}{}}
+func newWaiter(pool *pgxpool.Pool, logger *slog.Logger) *waiter {
+	return &waiter{logger: logger, pool: pool, subs: map[uuid.UUID]map[chan struct{}]struct{}{}}
 }
 
 // waitResult waits until run id finishes and returns its output or error.
@@ -42,22 +43,19 @@ func (c *Client) waitResult(ctx context.Context, id uuid.UUID) (json.RawMessage,
 	}
 	defer unsubscribe()
 	for {
-		var (
-			status   string
-			output   []byte
-			errBytes []byte
-		)
-		if err := c.pool.QueryRow(ctx, c.q.runStatusByID, id).Scan(&status, &output, &errBytes); err != nil {
-			if errors.Is(err, ErrNotFound) || err.Error() == "no rows in result set" {
-				return nil, ErrNotFound
-			}
+		outcome, err := c.db.RunOutcomeByID(ctx, c.pool, id)
+		if errors.Is(err, engine.ErrNotFound) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
 			return nil, fmt.Errorf("workflow: read run %s: %w", id, err)
 		}
+		status := outcome.Status
 		switch Status(status) {
 		case StatusCompleted:
-			return output, nil
+			return outcome.Output, nil
 		case StatusFailed, StatusCancelled, StatusSkipped:
-			runErr, err := decodeRunError(errBytes)
+			runErr, err := decodeRunError(outcome.Error)
 			if err != nil {
 				return nil, err
 			}
@@ -119,7 +117,7 @@ func (w *waiter) listen(ctx context.Context, ready, done chan struct{}) {
 		logger:  w.logger,
 		pool:    w.pool,
 		what:    "finished runs",
-		channel: fixedChannel(runDoneChannel),
+		channel: fixedChannel(engine.RunDoneChannel),
 		listening: func() {
 			w.wakeAll() // anything that finished while (re)connecting
 			readyOnce()

@@ -244,15 +244,15 @@ func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[ru
 	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: w.c.now().UTC(), Stack: panicStack(cause)}
 	finished := false
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		var parentID *uuid.UUID
-		err := tx.QueryRow(ctx, c.q.failRun, wctx.info.ID, encodeRunError(stored), wctx.info.Attempt, wctx.attemptedAt()).Scan(&parentID, nil)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
+		attempt := wctx.info.Attempt
+		ended, ok, err := c.db.FailRun(ctx, tx, &engine.FailRunParams{ID: wctx.info.ID, Error: encodeRunError(stored), Attempt: &attempt, StartedAt: wctx.attemptedAt()})
 		if err != nil {
 			return fmt.Errorf("mark run failed: %w", err)
 		}
-		if err := w.afterFinishTx(ctx, tx, wctx.info.ID, parentID); err != nil {
+		if !ok {
+			return nil
+		}
+		if err := w.afterFinishTx(ctx, tx, wctx.info.ID, ended.ParentID); err != nil {
 			return err
 		}
 		finished = true
@@ -278,16 +278,12 @@ func (w *worker) cancelRun(ctx context.Context, wctx *wfContext, job *river.Job[
 	stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while running", Attempt: wctx.info.Attempt, At: w.c.now().UTC()}
 	finished := false
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		var parentID *uuid.UUID
-		err := tx.QueryRow(ctx, c.q.cancelRun, wctx.info.ID, encodeRunError(stored)).Scan(&parentID, nil)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		ended, ok, err := c.db.CancelRun(ctx, tx, wctx.info.ID, encodeRunError(stored))
+		if err != nil || !ok {
 			return err
 		}
 		finished = true
-		return w.afterFinishTx(ctx, tx, wctx.info.ID, parentID)
+		return w.afterFinishTx(ctx, tx, wctx.info.ID, ended.ParentID)
 	})
 	if err != nil {
 		wctx.outcome = AttemptAbandoned
@@ -312,7 +308,7 @@ func (c *Client) afterFinishTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, 
 			return fmt.Errorf("wake parent run %s: %w", *parentID, err)
 		}
 	}
-	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", runDoneChannel, runID.String()); err != nil {
+	if err := c.db.NotifyRunDoneTx(ctx, tx, runID); err != nil {
 		return fmt.Errorf("notify run finished: %w", err)
 	}
 	return nil
@@ -320,7 +316,8 @@ func (c *Client) afterFinishTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, 
 
 func (w *worker) recordAttemptError(ctx context.Context, wctx *wfContext, cause error, step string) {
 	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: w.c.now().UTC(), Stack: panicStack(cause)}
-	if _, err := w.c.pool.Exec(ctx, w.c.q.recordRunError, wctx.info.ID, encodeRunError(stored), wctx.info.Attempt, wctx.attemptedAt()); err != nil {
+	err := w.c.db.RecordAttemptError(ctx, w.c.pool, &engine.RecordAttemptErrorParams{ID: wctx.info.ID, Error: encodeRunError(stored), Attempt: wctx.info.Attempt, StartedAt: wctx.attemptedAt()})
+	if err != nil {
 		wctx.logger.ErrorContext(ctx, "tributary: Failed to record attempt error", slog.String("err", err.Error()))
 	}
 	wctx.logger.InfoContext(ctx, "tributary: Attempt failed; River will retry", slog.Int("attempt", wctx.info.Attempt), slog.String("step", step), slog.String("err", cause.Error()))
@@ -331,19 +328,14 @@ func (w *worker) recordAttemptError(ctx context.Context, wctx *wfContext, cause 
 func (w *worker) inactiveRun(ctx context.Context, job *river.Job[runArgs]) error {
 	c := w.c
 	runID := job.Args.RunID
-	var (
-		status          string
-		cancelRequested bool
-		runJobID        int64
-	)
-	err := c.pool.QueryRow(ctx, `SELECT status, cancel_requested_at IS NOT NULL, coalesce(job_id, 0) FROM `+c.q.runTable+` WHERE id = $1`,
-		runID).Scan(&status, &cancelRequested, &runJobID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	state, err := c.db.RunStateByID(ctx, c.pool, runID)
+	if errors.Is(err, engine.ErrNotFound) {
 		return river.JobCancel(fmt.Errorf("run %s no longer exists", runID))
 	}
 	if err != nil {
 		return fmt.Errorf("workflow: read run %s: %w", runID, err)
 	}
+	status, cancelRequested, runJobID := state.Status, state.CancelRequested, state.JobID
 	if Status(status) == StatusCompleted {
 		return nil
 	}
