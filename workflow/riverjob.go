@@ -69,8 +69,20 @@ func (c *Client) wakeRunTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID) erro
 	if (Status(run.Status) != StatusWaiting && Status(run.Status) != StatusSleeping) || run.JobID == 0 {
 		return nil
 	}
-	if _, err := c.river.JobRetryTx(ctx, tx, run.JobID); err != nil && !errors.Is(err, river.ErrNotFound) {
-		return fmt.Errorf("wake River job %d: %w", run.JobID, err)
+	return c.makeAvailableTx(ctx, tx, run.JobID, run.Queue)
+}
+
+// makeAvailableTx is the one way Tributary wakes a River job that waits in
+// the scheduled state, whichever of the occasions in ARCHITECTURE.md's "How
+// a job is woken" calls for it (an exact timer, another client's
+// announcement, a signal or a child's finish): River's public JobRetryTx
+// makes it available now, and River's insert notification for its queue
+// makes idle producers fetch it at once instead of at their next poll. A
+// job that is gone (deleted meanwhile) is no error. Nothing here writes
+// river_job itself.
+func (c *Client) makeAvailableTx(ctx context.Context, tx pgx.Tx, jobID int64, queue string) error {
+	if _, err := c.river.JobRetryTx(ctx, tx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
+		return fmt.Errorf("make River job %d available: %w", jobID, err)
 	}
-	return c.jobs.NotifyQueueTx(ctx, tx, run.Queue)
+	return c.jobs.NotifyQueueTx(ctx, tx, queue)
 }

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -14,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 )
 
@@ -203,10 +201,7 @@ func (wk *waker) wake(jobID int64, queue string) (found bool, err error) {
 		default:
 			return nil
 		}
-		if _, err := c.river.JobRetryTx(ctx, tx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
-			return fmt.Errorf("make job available: %w", err)
-		}
-		return c.jobs.NotifyQueueTx(ctx, tx, queue)
+		return c.makeAvailableTx(ctx, tx, jobID, queue)
 	})
 	return found, err
 }

@@ -1,9 +1,15 @@
-// Package engine is Tributary's one door into River's internals: the only
-// package that imports River's driver interface (riverdriver) or its pilot
-// (riverpilot), and the only one whose SQL writes or locks River's job
-// table. Packages workflow and schedule use River's public API
-// (river.Client, InsertTx, JobRetryTx, …) for everything else, and this
-// package for the rest.
+// Package engine is Tributary's one door into its tables and River's
+// internals. It alone holds Tributary's SQL: Queries, one typed method per
+// statement (run and slot starts, attempts, memos, parking, signals,
+// completion batching, listings, the registry, the waker's channel, the
+// repair, reconcile and retention queries), each statement written once
+// (sql.go says how). It is the only package that imports River's driver
+// interface (riverdriver) or its pilot (riverpilot), and the only one
+// whose SQL writes or locks River's job table (Jobs). Packages workflow and
+// schedule are the public façades over it: they decide, log and word the
+// errors, and use River's public API (river.Client, InsertTx,
+// JobRetryTx, …) for the rest. TestOnlyTheEngineHasSQL and
+// TestOnlyTheEngineTouchesRiverInternals hold that boundary.
 //
 // What it relies on from River, each pinned by a test of conformance_test.go
 // so that a River upgrade that changes it fails there, loudly, rather than
