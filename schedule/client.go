@@ -21,7 +21,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tributary-go/tributary/internal/engine"
-	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/jobs"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -80,7 +79,7 @@ type Client struct {
 	logger   *slog.Logger
 	q        *engine.Queries
 	wf       *workflow.Client
-	engine   wfhook.Engine
+	engine   engine.Workflows
 	metrics  *slotMetrics // nil when the instruments could not be made
 	tracer   trace.Tracer
 
@@ -126,7 +125,7 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	hook := wfhook.Of(wf)
+	hook := engine.WorkflowsOf(wf)
 	c := &Client{
 		clock:    hook.Now, // one clock: the workflow client's (workflow.Config.Clock)
 		engine:   hook,
@@ -139,7 +138,7 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 		wf:       wf,
 	}
 	reconcile := c.reconcileJob()
-	err = c.engine.Bind(&wfhook.Extension{
+	err = c.engine.Bind(&engine.Binding{
 		Name: "schedule",
 		Register: func(workers *river.Workers) error {
 			if err := river.AddWorkerSafely(workers, &fireWorker{c: c}); err != nil {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
-	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -41,7 +40,7 @@ func (fireArgs) Kind() string { return "tributary:schedule_fire" }
 // works it with QueueWorkers workers besides its own queues, so that slots
 // fire on time however busy the application's workers are, and firing takes
 // at most that many of the pool's connections.
-const Queue = wfhook.ScheduleQueue
+const Queue = engine.ScheduleQueue
 
 // QueueWorkers is how many workers a working client gives Queue.
 const QueueWorkers = 2
@@ -95,7 +94,7 @@ func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, at ...time.Time) error {
 		return fmt.Errorf("schedule: insert the fire jobs of %d instants: %w", len(params), err)
 	}
 	for _, res := range results {
-		if err := c.engine.WakeAtTx(ctx, tx, &wfhook.Wake{At: res.Job.ScheduledAt, JobID: res.Job.ID, Queue: res.Job.Queue}); err != nil {
+		if err := c.engine.WakeAtTx(ctx, tx, &engine.Wake{At: res.Job.ScheduledAt, JobID: res.Job.ID, Queue: res.Job.Queue}); err != nil {
 			return err
 		}
 	}
@@ -368,7 +367,7 @@ func (c *Client) skipPoisonTx(ctx context.Context, id uuid.UUID, now time.Time, 
 		}
 		fireAt := *s.NextFireAt
 		reason := SkipReasonCannotFire + ": " + cause.Error()
-		if _, err := c.engine.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{FireAt: fireAt, ScheduleID: id, Skip: reason, Type: s.Workflow, Input: s.Input}); err != nil {
+		if _, err := c.engine.StartScheduledTx(ctx, tx, &engine.ScheduledStart{FireAt: fireAt, ScheduleID: id, Skip: reason, Type: s.Workflow, Input: s.Input}); err != nil {
 			return err
 		}
 		spec, specErr := c.spec(s)
@@ -462,10 +461,10 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		spans[i] = c.slotSpan(ctx, sl)
 	}
 
-	starts := make([]*wfhook.ScheduledStart, len(slots))
+	starts := make([]*engine.ScheduledStart, len(slots))
 	for i, sl := range slots {
 		s := sl.s
-		starts[i] = &wfhook.ScheduledStart{
+		starts[i] = &engine.ScheduledStart{
 			FireAt: sl.fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: sl.meta, Priority: s.Priority,
 			Queue: s.Queue, ScheduleID: s.ID, Skip: sl.skip, StartAt: sl.startAt, Timeout: s.Timeout, Type: s.Workflow,
 		}
@@ -717,7 +716,7 @@ func (c *Client) slotSpan(ctx context.Context, sl *slot) trace.Span {
 const SpanSlot = "tributary.schedule.slot"
 
 // decideSlotSpan records what became of a slot on its span.
-func decideSlotSpan(span trace.Span, st wfhook.Started) {
+func decideSlotSpan(span trace.Span, st engine.Started) {
 	if span.IsRecording() {
 		switch {
 		case st.Existing:

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
-	"github.com/tributary-go/tributary/internal/wfhook"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -196,9 +195,9 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *T
 	// A triggered run is keyed on the moment it was triggered, to the
 	// microsecond Postgres keeps.
 	at := c.now().UTC().Truncate(time.Microsecond)
-	started, err := c.engine.StartScheduledTx(ctx, tx, &wfhook.ScheduledStart{
+	started, err := c.engine.StartScheduledTx(ctx, tx, &engine.ScheduledStart{
 		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
-		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: wfhook.TriggerAPI, Type: s.Workflow,
+		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: engine.TriggerAPI, Type: s.Workflow,
 	})
 	if err != nil {
 		return uuid.Nil, err
@@ -238,7 +237,7 @@ func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy Ov
 	case OverlapAllow:
 		return "", time.Time{}, nil
 	case OverlapReplace:
-		_, err := c.engine.CancelScheduleRunsTx(ctx, tx, &wfhook.ScheduleRuns{ScheduleID: id})
+		_, err := c.engine.CancelScheduleRunsTx(ctx, tx, &engine.ScheduleRuns{ScheduleID: id})
 		return "", time.Time{}, err
 	}
 	busy, queued, err := c.q.ScheduleRunsUnfinished(ctx, tx, id)
@@ -450,7 +449,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 	switch {
 	case grantSkip != "" || policy == OverlapAllow:
 	case policy == OverlapReplace:
-		if _, err := c.engine.CancelScheduleRunsTx(ctx, tx, &wfhook.ScheduleRuns{ScheduleID: s.ID}); err != nil {
+		if _, err := c.engine.CancelScheduleRunsTx(ctx, tx, &engine.ScheduleRuns{ScheduleID: s.ID}); err != nil {
 			return nil, err
 		}
 	default:
@@ -460,7 +459,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 		busy = busy || queued
 	}
 
-	var starts []*wfhook.ScheduledStart
+	var starts []*engine.ScheduledStart
 	for _, occ := range slots {
 		if slices.ContainsFunc(done, occ.At.Equal) {
 			res.Existing++
@@ -498,9 +497,9 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 				busy = true
 			}
 		}
-		starts = append(starts, &wfhook.ScheduledStart{
+		starts = append(starts, &engine.ScheduledStart{
 			FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
-			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: wfhook.TriggerBackfill, Type: s.Workflow,
+			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: engine.TriggerBackfill, Type: s.Workflow,
 		})
 	}
 	started, err := c.engine.StartScheduledManyTx(ctx, tx, starts)
@@ -514,7 +513,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 		case st.Skip != "" && starts[i].Skip == "":
 			// The engine refused the run (an input over its limit): an
 			// operator's explicit start says so instead of recording it.
-			return nil, &ValidationError{Field: "run", Problem: strings.TrimPrefix(st.Skip, wfhook.SkipCannotStart) + " (nothing was backfilled)"}
+			return nil, &ValidationError{Field: "run", Problem: strings.TrimPrefix(st.Skip, engine.SkipCannotStart) + " (nothing was backfilled)"}
 		case st.Skip != "":
 			if res.Skipped == nil {
 				res.Skipped = map[string]int{}

@@ -232,11 +232,11 @@ type Client struct {
 
 	// What Bind needs of the River configuration: the workers bundle
 	// River was given, whether this client takes part in leader elections,
-	// the queues it works, and the names of the extensions bound.
+	// the queues it works, and the names of the bindings made (engine.Binding).
 	riverWorkers   *river.Workers
 	leaderElection bool
 	riverQueues    []string
-	extensions     []string
+	bindings       []string
 }
 
 // NewClient validates config, registers the workflows on the River workers

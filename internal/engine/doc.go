@@ -9,7 +9,10 @@
 // schedule are the public façades over it: they decide, log and word the
 // errors, and use River's public API (river.Client, InsertTx,
 // JobRetryTx, …) for the rest. TestOnlyTheEngineHasSQL and
-// TestOnlyTheEngineTouchesRiverInternals hold that boundary.
+// TestOnlyTheEngineTouchesRiverInternals hold that boundary. The one
+// thing schedule needs of a workflow client beyond SQL (its River client,
+// types, limits, middleware and waker, to start a slot's run) it reaches
+// through Workflows, which package workflow implements unexported.
 //
 // What it relies on from River, each pinned by a test of conformance_test.go
 // so that a River upgrade that changes it fails there, loudly, rather than

@@ -1,8 +1,4 @@
-// Package wfhook is the door through which package schedule reaches into a
-// workflow client: Of gives the Engine of a *workflow.Client, which
-// package workflow implements and registers. Being internal, none of it is
-// part of Tributary's API: users reach schedules through schedule.New.
-package wfhook
+package engine
 
 import (
 	"context"
@@ -15,12 +11,16 @@ import (
 	"github.com/tributary-go/tributary/internal/runmeta"
 )
 
-// Engine is the part of a workflow client that only Tributary's own
-// packages use.
-type Engine interface {
-	// Bind adds ext to the client's River client. It fails once the
+// Workflows is a workflow client as package schedule, the other façade,
+// uses it: what starting a slot's run needs beyond SQL (the client's River
+// client, its registered types and limits, its middleware, its waker).
+// Package workflow implements it, unexported, and sets WorkflowsOf; none
+// of it is part of Tributary's API: users reach schedules through
+// schedule.New.
+type Workflows interface {
+	// Bind adds b to the client's River client. It fails once the
 	// client has started.
-	Bind(ext *Extension) error
+	Bind(b *Binding) error
 
 	// Now is the client's time (workflow.Config.Clock).
 	Now() time.Time
@@ -43,17 +43,18 @@ type Engine interface {
 	CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *ScheduleRuns) (int, error)
 }
 
-// Of returns the Engine of wf, a *workflow.Client. Package workflow sets
-// it when it is initialized.
-var Of func(wf any) Engine
+// WorkflowsOf returns the Workflows of wf, a *workflow.Client. Package
+// workflow sets it when it is initialized.
+var WorkflowsOf func(wf any) Workflows
 
-// Extension is what package schedule adds to a workflow client's River
-// client: workers, and, on a working client, a queue and periodic jobs.
-type Extension struct {
-	// Name names the extension in errors, e.g. "schedule".
+// Binding is what package schedule adds to a workflow client's River
+// client when it binds to it: workers, and, on a working client, a queue
+// and periodic jobs.
+type Binding struct {
+	// Name names the binding in errors, e.g. "schedule".
 	Name string
 
-	// Register adds the extension's River workers to the client's bundle.
+	// Register adds the binding's River workers to the client's bundle.
 	// It is called on working clients only.
 	Register func(*river.Workers) error
 
