@@ -61,7 +61,7 @@ CREATE TRIGGER workflow_runs_schedule_skipped
 
 -- 2. The step_runs -> workflow_runs foreign key. Its check ran a query of
 -- its own for every memo written. The same guarantees now come from:
---   - the statements that write a memo (workflow/sql.go): they insert it
+--   - the statements that write a memo (internal/engine/step.go): they insert it
 --     only together with its run, taking the run's key-share lock, the lock
 --     the foreign key's check took. A memo of a missing run is not written.
 --     A run deleted at the same moment waits for the memo's transaction and

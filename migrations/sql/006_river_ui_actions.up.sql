@@ -6,7 +6,7 @@
 -- after the change, and only for Tributary's job kinds; Tributary's own
 -- cancellations and failures (which change the run in the same
 -- transaction) are announced too, and the repair finds nothing to do.
--- The channel is the working clients' wake-up channel (workflow's
+-- The channel is the working clients' wake-up channel (the engine's
 -- wakeChannelSQL): 'tributary_wake_' and a hash of the schema.
 CREATE FUNCTION /* TEMPLATE: schema */tributary_run_job_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
