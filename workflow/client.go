@@ -468,7 +468,14 @@ func (c *Client) writePool() *pgxpool.Pool {
 // has the user's pool's settings plus plan_cache_mode=force_generic_plan: a
 // batch's queries take arrays whose lengths vary, which otherwise makes
 // Postgres re-plan them on almost every call, and planning cost more than
-// executing. Connections are opened on first use; Close closes them.
+// executing. And enable_seqscan=off: a connection makes each generic plan
+// once and keeps it, so a plan made while a table was small (a new schema,
+// a quiet queue) would scan the whole table on every later call however
+// large it grew; at 100,000 slots due together, the completion statement
+// read all of river_job for each batch. Every batched statement looks its
+// rows up by primary key, so an index path is always there; the setting
+// makes the planner take it whatever the tables' size when it plans.
+// Connections are opened on first use; Close closes them.
 func newBatchPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 	config := pool.Config().Copy()
 	config.MaxConns = batchPoolConns
@@ -477,6 +484,7 @@ func newBatchPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 		config.ConnConfig.RuntimeParams = map[string]string{}
 	}
 	config.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	config.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	bp, err := pgxpool.NewWithConfig(context.Background(), config)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: open the batch pool: %w", err)

@@ -1,0 +1,1 @@
+DROP INDEX /* TEMPLATE: schema */workflow_runs_schedule_queued;
