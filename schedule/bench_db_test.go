@@ -17,8 +17,6 @@ package schedule
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,7 +24,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/tributary-go/tributary/internal/testdb"
 	"github.com/tributary-go/tributary/workflow"
@@ -71,39 +68,6 @@ func dbBenchInsertOnly(b *testing.B, pool *pgxpool.Pool, schema string) *Client 
 	if err != nil {
 		b.Fatal(err)
 	}
-	return sc
-}
-
-// dbBenchWorking starts a working client of maxWorkers workers on pool; it
-// stops when the benchmark ends.
-func dbBenchWorking(b *testing.B, pool *pgxpool.Pool, schema string, maxWorkers int) *Client {
-	b.Helper()
-	wf, err := workflow.NewClient(pool, &workflow.Config{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		River: &river.Config{
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
-		},
-		Schema:    schema,
-		Workflows: []workflow.Registrable{tick},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sc, err := New(wf, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := wf.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := wf.Stop(ctx); err != nil {
-			b.Error(err)
-		}
-	})
 	return sc
 }
 
