@@ -422,11 +422,11 @@ func TestFiresTypesOtherProcessesWork(t *testing.T) {
 	db := testdb.New(t)
 	sc := startClients(t, db, 1)[0]
 	ctx := ctxT(t, 30*time.Second)
-	s, err := sc.Create(ctx, &Params{Name: "elsewhere", Workflow: "report_in_another_service", Cron: "* * * * * *", Overlap: OverlapAllow})
+	_, err := sc.Create(ctx, &Params{Name: "elsewhere", Workflow: "report_in_another_service", Cron: "* * * * * *", Overlap: OverlapAllow})
 	require.ErrorIs(t, err, ErrInvalid, "a client that registers types checks the name against them")
 
 	other := insertOnly(t, db) // registers no types, like the CLI
-	s, err = other.Create(ctx, &Params{Name: "elsewhere", Workflow: "report_in_another_service", Cron: "* * * * * *", Overlap: OverlapAllow})
+	s, err := other.Create(ctx, &Params{Name: "elsewhere", Workflow: "report_in_another_service", Cron: "* * * * * *", Overlap: OverlapAllow})
 	require.NoError(t, err)
 	waitRuns(t, db, s.ID, 2, 20*time.Second)
 	history, err := sc.History(ctx, s.ID, nil)

@@ -115,7 +115,7 @@ func spansNamed(spans []sdktrace.ReadOnlySpan, name string, key attribute.Key, v
 func attr(s sdktrace.ReadOnlySpan, key attribute.Key) string {
 	for _, kv := range s.Attributes() {
 		if kv.Key == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
@@ -441,7 +441,7 @@ func TestMiddleware(t *testing.T) {
 				for _, p := range points(t, rm, m.Name) {
 					for _, kv := range p.attrs.ToSlice() {
 						require.NotContains(t, string(kv.Key), "run", "no run ids on metrics (%s)", m.Name)
-						_, err := uuid.Parse(kv.Value.Emit())
+						_, err := uuid.Parse(kv.Value.String())
 						require.Error(t, err, "no ids on metrics (%s: %s)", m.Name, kv.Key)
 					}
 				}

@@ -138,11 +138,7 @@ func kindOf(name string) string { return "workflow:" + name }
 // typeName names a Go type for memo records, so that replaying a memo into a
 // different type is caught as a divergence.
 func typeName[T any]() string {
-	t := reflect.TypeFor[T]()
-	if t == nil {
-		return "interface {}"
-	}
-	return t.String()
+	return reflect.TypeFor[T]().String() // "interface {}" for any
 }
 
 func orDefault[T comparable](v, def T) T {
