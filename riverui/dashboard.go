@@ -467,6 +467,12 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 		if st.FinishedAt != nil {
 			row.Duration = formatDuration(st.Duration())
 		}
+		if st.Kind != workflow.StepKindSleep && st.Status != workflow.StepStatusSleeping && st.Status != workflow.StepStatusWaiting {
+			// A finished wait's wake time is the timeout it did not
+			// reach: "wakes in 58 min" on a completed step misleads. A
+			// sleep's says when it was due, and stays.
+			row.WakeAt = nil
+		}
 		if st.ChildRunID != nil {
 			v.Children = append(v.Children, childRun{ID: *st.ChildRunID, Step: st.Name})
 		}
