@@ -314,6 +314,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	if clock == nil {
 		clock = time.Now
 	}
+	db := engine.NewQueries(config.Schema)
 	c := &Client{
 		clock:              clock,
 		logger:             logger,
@@ -323,8 +324,8 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		completedRetention: orDefault(config.CompletedRunRetention, DefaultCompletedRunRetention),
 		failedRetention:    orDefault(config.FailedRunRetention, DefaultFailedRunRetention),
 		pool:               pool,
-		db:                 engine.NewQueries(config.Schema),
-		jobs:               engine.NewJobs(config.Schema),
+		db:                 db,
+		jobs:               engine.NewJobs(db),
 		maintenance:        config.Maintenance.WithDefaults(),
 		schema:             config.Schema,
 		types:              make(map[string]*registration, len(config.Workflows)),

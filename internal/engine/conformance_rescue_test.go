@@ -45,7 +45,7 @@ func TestRescue(t *testing.T) {
 	t.Parallel()
 
 	db := testdb.New(t)
-	jobs := engine.NewJobs(db.Schema)
+	jobs := engine.NewJobs(engine.NewQueries(db.Schema))
 	notifications := listen(t, db, "river_insert")
 
 	retried := insertJob(t, db, "workflow:x", "running", 1, 5, "alive", "dead")
@@ -91,7 +91,7 @@ func TestResignLeader(t *testing.T) {
 	t.Parallel()
 
 	db := testdb.New(t)
-	jobs := engine.NewJobs(db.Schema)
+	jobs := engine.NewJobs(engine.NewQueries(db.Schema))
 	_, err := db.Pool.Exec(ctx(t), `INSERT INTO river_leader (leader_id, elected_at, expires_at) VALUES ('dead', now(), now() + interval '1 hour')`)
 	require.NoError(t, err)
 	notifications := listen(t, db, "river_leadership")
@@ -134,7 +134,7 @@ func TestNotifyQueueWakesProducer(t *testing.T) {
 	t.Parallel()
 
 	db := testdb.New(t)
-	jobs := engine.NewJobs(db.Schema)
+	jobs := engine.NewJobs(engine.NewQueries(db.Schema))
 	workers := river.NewWorkers()
 	river.AddWorker(workers, noopWorker{})
 	client := startRiver(t, db, nil, &river.Config{Workers: workers, FetchPollInterval: time.Hour})

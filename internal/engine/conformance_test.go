@@ -179,7 +179,7 @@ func TestSetStateIfRunning(t *testing.T) {
 	t.Parallel()
 
 	db := testdb.New(t)
-	jobs := engine.NewJobs(db.Schema)
+	jobs := engine.NewJobs(engine.NewQueries(db.Schema))
 	inTx := func(f func(tx pgx.Tx) error) error { return pgx.BeginFunc(ctx(t), db.Pool, f) }
 
 	running := insertJob(t, db, "workflow:x", "running", 1, 3, "a")
@@ -227,7 +227,7 @@ func TestCompleteRunningCTE(t *testing.T) {
 	t.Parallel()
 
 	db := testdb.New(t)
-	jobs := engine.NewJobs(db.Schema)
+	jobs := engine.NewJobs(engine.NewQueries(db.Schema))
 	running := insertJob(t, db, "workflow:x", "running", 1, 3, "a")
 	available := insertJob(t, db, "workflow:x", "available", 0, 3)
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,17 +26,23 @@ var ErrJobNotRunning = errors.New("workflow: the attempt's River job is no longe
 // still running", then leaves the job as set here.
 type Jobs struct {
 	driver *riverpgxv5.Driver
+	q      *Queries
 	schema string
-	prefix string // schema-qualifying prefix of table names, "" or `"schema".`
 }
 
-// NewJobs returns the Jobs of schema ("" for the search path).
-func NewJobs(schema string) *Jobs {
-	return &Jobs{driver: riverpgxv5.New(nil), schema: schema, prefix: schemaPrefix(schema)}
+// NewJobs returns the Jobs of q's schema.
+func NewJobs(q *Queries) *Jobs {
+	return &Jobs{driver: riverpgxv5.New(nil), q: q, schema: q.schema}
 }
 
-// sql qualifies the {s} placeholders of query with the schema.
-func (j *Jobs) sql(query string) string { return strings.ReplaceAll(query, "{s}", j.prefix) }
+// The statements of Jobs that read or lock River's tables.
+var (
+	lockJobStateStmt = define(`SELECT state::text FROM {s}river_job WHERE id = $1 FOR UPDATE`)
+
+	scheduledWithinStmt = define(`SELECT id, queue, scheduled_at FROM {s}river_job
+		WHERE state = 'scheduled' AND queue = ANY($1) AND scheduled_at < now() + make_interval(secs => $2)
+		ORDER BY scheduled_at LIMIT $3`)
+)
 
 func (j *Jobs) setStateTx(ctx context.Context, tx pgx.Tx, params *riverdriver.JobSetStateIfRunningParams) error {
 	now := time.Now().UTC()
@@ -110,7 +115,7 @@ const insertTopic = "river_insert"
 // LockStateTx locks job jobID's row until tx ends and returns its state.
 // found is false when there is no such job (yet).
 func (j *Jobs) LockStateTx(ctx context.Context, tx pgx.Tx, jobID int64) (state rivertype.JobState, found bool, err error) {
-	err = tx.QueryRow(ctx, j.sql(`SELECT state::text FROM {s}river_job WHERE id = $1 FOR UPDATE`), jobID).Scan(&state)
+	err = tx.QueryRow(ctx, j.q.sql(lockJobStateStmt), jobID).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil
 	}
@@ -118,11 +123,6 @@ func (j *Jobs) LockStateTx(ctx context.Context, tx pgx.Tx, jobID int64) (state r
 		return "", false, fmt.Errorf("lock River job %d: %w", jobID, err)
 	}
 	return state, true, nil
-}
-
-// Querier runs a query: a pool, a connection or a transaction.
-type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 // Scheduled is a job waiting in the scheduled state.
@@ -135,10 +135,8 @@ type Scheduled struct {
 // ScheduledWithin returns the scheduled jobs of queues due before
 // within from now (those overdue included), the nearest first, at most
 // limit of them.
-func (j *Jobs) ScheduledWithin(ctx context.Context, q Querier, queues []string, within time.Duration, limit int) ([]Scheduled, error) {
-	rows, err := q.Query(ctx, j.sql(`SELECT id, queue, scheduled_at FROM {s}river_job
-		WHERE state = 'scheduled' AND queue = ANY($1) AND scheduled_at < now() + make_interval(secs => $2)
-		ORDER BY scheduled_at LIMIT $3`), queues, within.Seconds(), limit)
+func (j *Jobs) ScheduledWithin(ctx context.Context, db DBTX, queues []string, within time.Duration, limit int) ([]Scheduled, error) {
+	rows, err := db.Query(ctx, j.q.sql(scheduledWithinStmt), queues, within.Seconds(), limit)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,17 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
+// The statements the rescue reads River's tables with.
+var (
+	rescueJobsStmt = define(`
+SELECT id, attempt, max_attempts, queue, attempted_by[cardinality(attempted_by)]
+FROM {s}river_job
+WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = ANY($1) AND kind LIKE ANY($2)
+FOR UPDATE`)
+
+	leaderOfStmt = define(`SELECT leader_id, elected_at FROM {s}river_leader WHERE leader_id = ANY($1)`)
+)
+
 // RescuedJobs is what RescueTx did.
 type RescuedJobs struct {
 	// ByClient counts the rescued jobs per dead client id.
@@ -32,11 +43,7 @@ type RescuedJobs struct {
 // discarded, as River's rescuer does. The error River UI shows for the
 // attempt names the dead client and rescuer.
 func (j *Jobs) RescueTx(ctx context.Context, tx pgx.Tx, deadClientIDs []string, kindPatterns []string, rescuer string) (*RescuedJobs, error) {
-	rows, err := tx.Query(ctx, j.sql(`
-SELECT id, attempt, max_attempts, queue, attempted_by[cardinality(attempted_by)]
-FROM {s}river_job
-WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = ANY($1) AND kind LIKE ANY($2)
-FOR UPDATE`), deadClientIDs, kindPatterns)
+	rows, err := tx.Query(ctx, j.q.sql(rescueJobsStmt), deadClientIDs, kindPatterns)
 	if err != nil {
 		return nil, fmt.Errorf("find the running jobs of dead clients: %w", err)
 	}
@@ -102,7 +109,7 @@ func (j *Jobs) ResignLeaderTx(ctx context.Context, tx pgx.Tx, clientIDs []string
 		leaderID  string
 		electedAt time.Time
 	)
-	err := tx.QueryRow(ctx, j.sql(`SELECT leader_id, elected_at FROM {s}river_leader WHERE leader_id = ANY($1)`), clientIDs).Scan(&leaderID, &electedAt)
+	err := tx.QueryRow(ctx, j.q.sql(leaderOfStmt), clientIDs).Scan(&leaderID, &electedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}

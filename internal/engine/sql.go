@@ -46,13 +46,14 @@ func define(text string) stmt {
 // takes the DBTX to run on. A Queries is immutable and safe for concurrent
 // use.
 type Queries struct {
+	schema string
 	prefix string   // "" or `"schema".`
 	text   []string // stmts with the prefix filled in
 }
 
 // NewQueries returns the Queries of schema ("" for the search path).
 func NewQueries(schema string) *Queries {
-	q := &Queries{prefix: schemaPrefix(schema), text: make([]string, len(stmts))}
+	q := &Queries{schema: schema, prefix: schemaPrefix(schema), text: make([]string, len(stmts))}
 	for i, s := range stmts {
 		q.text[i] = q.qualify(s)
 	}
