@@ -60,7 +60,7 @@ func (h *Handler) scheduleForm(do idHandler, page schedulePage) http.Handler {
 }
 
 func (h *Handler) pauseForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	if _, err := h.sc.Pause(r.Context(), id, strings.TrimSpace(r.PostFormValue("note"))); err != nil {
+	if _, err := h.sc.Pause(r.Context(), schedule.ByID(id), strings.TrimSpace(r.PostFormValue("note"))); err != nil {
 		return err
 	}
 	h.seeOther(w, r, "/schedules/"+id.String(), "paused", nil)
@@ -69,7 +69,7 @@ func (h *Handler) pauseForm(w http.ResponseWriter, r *http.Request, id uuid.UUID
 
 func (h *Handler) resumeForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 	opts := &schedule.ResumeOpts{Missed: schedule.MissedPolicy(r.PostFormValue("missed"))}
-	if _, err := h.sc.Resume(r.Context(), id, opts); err != nil {
+	if _, err := h.sc.Resume(r.Context(), schedule.ByID(id), opts); err != nil {
 		return err
 	}
 	h.seeOther(w, r, "/schedules/"+id.String(), "resumed", nil)
@@ -77,7 +77,7 @@ func (h *Handler) resumeForm(w http.ResponseWriter, r *http.Request, id uuid.UUI
 }
 
 func (h *Handler) triggerForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	runID, err := h.sc.Trigger(r.Context(), id, nil)
+	runID, err := h.sc.Trigger(r.Context(), schedule.ByID(id), nil)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (h *Handler) triggerForm(w http.ResponseWriter, r *http.Request, id uuid.UU
 // many of the range's slots it started or recorded as skipped, and how many
 // had their run already.
 func (h *Handler) backfillForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	s, err := h.sc.Get(r.Context(), id)
+	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (h *Handler) backfillForm(w http.ResponseWriter, r *http.Request, id uuid.U
 		return err
 	}
 	opts := &schedule.BackfillOpts{Overlap: schedule.OverlapPolicy(r.PostFormValue("overlap")), RerunSkipped: r.PostFormValue("rerun_skipped") != ""}
-	res, err := h.sc.Backfill(r.Context(), id, from, to, opts)
+	res, err := h.sc.Backfill(r.Context(), schedule.ByID(id), from, to, opts)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (h *Handler) backfillForm(w http.ResponseWriter, r *http.Request, id uuid.U
 }
 
 func (h *Handler) deleteForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	if err := h.sc.Delete(r.Context(), id); err != nil {
+	if err := h.sc.Delete(r.Context(), schedule.ByID(id)); err != nil {
 		return err
 	}
 	h.seeOther(w, r, "/", "deleted", nil)

@@ -263,10 +263,10 @@ func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, id uui
 		return err
 	}
 	// History of an unknown schedule is empty; answer 404 instead.
-	if _, err := h.sc.Get(r.Context(), id); err != nil {
+	if _, err := h.sc.Get(r.Context(), schedule.ByID(id)); err != nil {
 		return err
 	}
-	runs, err := h.sc.History(r.Context(), id, params)
+	runs, err := h.sc.History(r.Context(), schedule.ByID(id), params)
 	if err != nil {
 		return err
 	}

@@ -139,7 +139,7 @@ func (h *Handler) updateSchedule(r *http.Request, id uuid.UUID) error {
 	}
 	ctx := r.Context()
 	return pgx.BeginFunc(ctx, h.wf.Pool(), func(tx pgx.Tx) error {
-		s, err := h.sc.UpdateTx(ctx, tx, id, nil) // locks the schedule
+		s, err := h.sc.UpdateTx(ctx, tx, schedule.ByID(id), nil) // locks the schedule
 		if err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func (h *Handler) updateSchedule(r *http.Request, id uuid.UUID) error {
 		if err != nil || !changed {
 			return err
 		}
-		_, err = h.sc.UpdateTx(ctx, tx, id, p)
+		_, err = h.sc.UpdateTx(ctx, tx, schedule.ByID(id), p)
 		return err
 	})
 }
@@ -258,13 +258,13 @@ func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, id uuid.
 
 // writeScheduleStatus answers the schedule and its next fire times.
 func (h *Handler) writeScheduleStatus(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int) error {
-	s, err := h.sc.Get(r.Context(), id)
+	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
 	if err != nil {
 		return err
 	}
 	next := []occurrence{}
 	if !s.Paused {
-		occs, err := h.sc.Next(r.Context(), id, nextFireTimes)
+		occs, err := h.sc.Next(r.Context(), schedule.ByID(id), nextFireTimes)
 		if err != nil {
 			return err
 		}
@@ -284,7 +284,7 @@ func (h *Handler) writeScheduleStatus(w http.ResponseWriter, r *http.Request, id
 }
 
 func (h *Handler) deleteSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	if err := h.sc.Delete(r.Context(), id); err != nil {
+	if err := h.sc.Delete(r.Context(), schedule.ByID(id)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -344,7 +344,7 @@ func (h *Handler) pauseJSON(r *http.Request, id uuid.UUID) error {
 	if _, err := b.spec().read(r); err != nil {
 		return err
 	}
-	_, err := h.sc.Pause(r.Context(), id, b.Note.value())
+	_, err := h.sc.Pause(r.Context(), schedule.ByID(id), b.Note.value())
 	return err
 }
 
@@ -354,7 +354,7 @@ func (h *Handler) resumeJSON(r *http.Request, id uuid.UUID) error {
 	if _, err := b.spec().read(r); err != nil {
 		return err
 	}
-	_, err := h.sc.Resume(r.Context(), id, &schedule.ResumeOpts{Missed: b.Missed.value()})
+	_, err := h.sc.Resume(r.Context(), schedule.ByID(id), &schedule.ResumeOpts{Missed: b.Missed.value()})
 	return err
 }
 
@@ -369,7 +369,7 @@ func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request, id uui
 	if b.Input.set {
 		opts.Input = rawOrNull(&b.Input)
 	}
-	runID, err := h.sc.Trigger(r.Context(), id, opts)
+	runID, err := h.sc.Trigger(r.Context(), schedule.ByID(id), opts)
 	if err != nil {
 		return err
 	}
@@ -399,7 +399,7 @@ func (h *Handler) backfillSchedule(w http.ResponseWriter, r *http.Request, id uu
 	if b.Input.set {
 		opts.Input = rawOrNull(&b.Input)
 	}
-	res, err := h.sc.Backfill(r.Context(), id, b.From.value(), b.To.value(), opts)
+	res, err := h.sc.Backfill(r.Context(), schedule.ByID(id), b.From.value(), b.To.value(), opts)
 	if err != nil {
 		return err
 	}

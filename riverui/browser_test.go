@@ -144,7 +144,7 @@ func TestBrowser(t *testing.T) {
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash]`)),
 			)
 			require.Equal(t, "paused", visibleText(t, ctx, `[data-testid=schedule-state]`))
-			s, err := b.sc.Get(t.Context(), b.schedule.ID)
+			s, err := b.sc.Get(t.Context(), schedule.ByID(b.schedule.ID))
 			require.NoError(t, err)
 			require.True(t, s.Paused, "the schedule is not paused in the database")
 
@@ -157,7 +157,7 @@ func TestBrowser(t *testing.T) {
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash]`)),
 			)
 			require.Contains(t, visibleText(t, ctx, `[data-testid=flash]`), "Schedule updated.")
-			s, err = b.sc.Get(t.Context(), b.schedule.ID)
+			s, err = b.sc.Get(t.Context(), schedule.ByID(b.schedule.ID))
 			require.NoError(t, err)
 			require.Equal(t, "30 4 * * 1-5", s.Cron, "the schedule's cron is not changed in the database")
 			require.Equal(t, "Europe/Paris", s.TimeZone)

@@ -255,7 +255,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 		return errNoSchedules
 	}
 	ctx := r.Context()
-	s, err := h.sc.Get(ctx, id)
+	s, err := h.sc.Get(ctx, schedule.ByID(id))
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 	v.LastFire = momentIn(s.LastFireAt, loc, now)
 	if !s.Paused {
 		v.NextFire = momentIn(s.NextFireAt, loc, now)
-		occs, err := h.sc.Next(ctx, id, nextFireTimes)
+		occs, err := h.sc.Next(ctx, schedule.ByID(id), nextFireTimes)
 		if err != nil {
 			return err
 		}
@@ -303,7 +303,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 	if err != nil {
 		return err
 	}
-	runs, err := h.sc.History(ctx, id, params)
+	runs, err := h.sc.History(ctx, schedule.ByID(id), params)
 	if err != nil {
 		return err
 	}
@@ -339,7 +339,7 @@ type deleteView struct {
 }
 
 func (h *Handler) deletePage(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	s, err := h.sc.Get(r.Context(), id)
+	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
 	if err != nil {
 		return err
 	}
@@ -441,7 +441,7 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 		loc = zone
 	}
 	if run.ScheduleID != nil && h.sc != nil {
-		s, err := h.sc.Get(ctx, *run.ScheduleID)
+		s, err := h.sc.Get(ctx, schedule.ByID(*run.ScheduleID))
 		switch {
 		case errors.Is(err, schedule.ErrNotFound):
 		case err != nil:

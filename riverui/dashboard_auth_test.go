@@ -42,7 +42,7 @@ func TestDashboardAuth(t *testing.T) {
 			require.Equal(t, []string{`Bearer realm="tributary"`, `Basic realm="tributary", charset="UTF-8"`}, resp.header.Values("WWW-Authenticate"))
 			require.Contains(t, resp.body, `"error"`)
 		}
-		got, err := d.sc.Get(t.Context(), s.ID)
+		got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.NoError(t, err)
 		require.False(t, got.Paused)
 
@@ -115,7 +115,7 @@ func TestDashboardAuth(t *testing.T) {
 		require.Equal(t, "/ops/schedules/"+s.ID.String()+"?notice=paused", resp.location(t))
 		resp = d.send(t, http.MethodPost, "/schedules/"+s.ID.String()+"/resume", url.Values{}, map[string]string{"Cookie": cookie["Cookie"], "Sec-Fetch-Site": "cross-site"})
 		require.Equal(t, http.StatusForbidden, resp.status)
-		got, err := d.sc.Get(t.Context(), s.ID)
+		got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.NoError(t, err)
 		require.True(t, got.Paused)
 

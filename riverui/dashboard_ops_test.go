@@ -308,7 +308,7 @@ func TestDashboardNewSchedule(t *testing.T) {
 	to = d.post(t, "/schedules/new", with(form, merged(map[string]string{"name": "later", "paused": "1", "pause_note": "not yet"})))
 	id, err := uuid.Parse(strings.TrimSuffix(strings.TrimPrefix(to, "/schedules/"), "?notice=created"))
 	require.NoError(t, err)
-	paused, err := d.sc.Get(t.Context(), id)
+	paused, err := d.sc.Get(t.Context(), schedule.ByID(id))
 	require.NoError(t, err)
 	require.True(t, paused.Paused)
 	require.Equal(t, "not yet", paused.PauseNote)
@@ -340,7 +340,7 @@ func TestDashboardEditFieldErrors(t *testing.T) {
 		require.Equal(t, errs, texts(resp.body, "field-error"), field)
 		require.Regexp(t, `name="`+field+`"[^>]* aria-invalid="true"`, resp.body, field)
 	}
-	got, err := d.sc.Get(t.Context(), s.ID)
+	got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))
 	require.NoError(t, err)
 	require.Equal(t, "@daily", got.Cron)
 }

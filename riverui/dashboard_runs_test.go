@@ -23,7 +23,7 @@ func TestDashboardRuns(t *testing.T) {
 	s := d.createSchedule(t, &schedule.Params{Name: "s", Cron: "@daily", Input: flowInput{User: "sched"}})
 	completed := d.start(t, flowInput{User: "ada"})
 	failed := d.start(t, flowInput{User: "bob", Mode: "fail"})
-	triggered, err := d.sc.Trigger(t.Context(), s.ID, nil)
+	triggered, err := d.sc.Trigger(t.Context(), schedule.ByID(s.ID), nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -214,7 +214,7 @@ func TestDashboardRunPage(t *testing.T) {
 		t.Parallel()
 
 		s := d.createSchedule(t, &schedule.Params{Name: "tokyo", Cron: "0 9 * * *", TimeZone: "Asia/Tokyo", Input: flowInput{User: "jo"}})
-		runID, err := d.sc.Trigger(t.Context(), s.ID, nil)
+		runID, err := d.sc.Trigger(t.Context(), schedule.ByID(s.ID), nil)
 		require.NoError(t, err)
 		body := d.page(t, "/runs/"+runID.String(), nil)
 		require.Contains(t, body, `<a href="/schedules/`+s.ID.String()+`">tokyo</a>`)

@@ -102,7 +102,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		to := d.post(t, path+"/edit", form)
 		require.Equal(t, path+"?notice=unchanged", to)
 		require.Equal(t, []string{"Nothing to update: the form matched the schedule."}, texts(d.page(t, to, nil), "flash"))
-		got, err := d.sc.Get(t.Context(), s.ID)
+		got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.NoError(t, err)
 		require.Equal(t, s.UpdatedAt, got.UpdatedAt)
 
@@ -127,7 +127,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		require.Equal(t, []string{"Schedule updated. A new cron expression, time zone, start or end applies at once; other changes from the next slot."}, texts(body, "flash"))
 		require.Contains(t, body, "<dt>Time zone</dt><dd>Asia/Tokyo</dd>")
 
-		got, err := d.sc.Get(t.Context(), s.ID)
+		got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.NoError(t, err)
 		require.Equal(t, "update v2", got.Name)
 		require.Equal(t, "line one\nline two", got.Description)
@@ -155,7 +155,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		require.Equal(t, "0s", form.Get("catch_up_window"))
 		require.Equal(t, path+"?notice=unchanged", d.post(t, path+"/edit", with(form, map[string]string{"description": "line one\r\nline two"})))
 		require.Equal(t, path+"?notice=updated", d.post(t, path+"/edit", with(form, map[string]string{"input": ""})))
-		got, err = d.sc.Get(t.Context(), s.ID)
+		got, err = d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.NoError(t, err)
 		require.JSONEq(t, `null`, string(got.Input))
 	})
@@ -177,7 +177,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		form := formFields(t, d.page(t, path+"/edit", nil), "edit-form")
 		require.Equal(t, grant.ID.String(), form.Get("grant_id"))
 		require.Equal(t, path+"?notice=updated", d.post(t, path+"/edit", with(form, map[string]string{"description": "still granted"})))
-		got, err := d.sc.Get(t.Context(), s.ID)
+		got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.NoError(t, err)
 		require.Equal(t, "still granted", got.Description)
 		require.Equal(t, grant.ID, *got.GrantID)
@@ -188,7 +188,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, resp.status, resp.body)
 		require.Contains(t, texts(resp.body, "error")[0], "execution grant not found")
 		require.Equal(t, path+"?notice=updated", d.post(t, path+"/edit", with(form, map[string]string{"grant_id": ""})))
-		got, err = d.sc.Get(t.Context(), s.ID)
+		got, err = d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.NoError(t, err)
 		require.Nil(t, got.GrantID)
 	})
@@ -227,7 +227,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 			}
 			require.Equal(t, "changed too", again.Get("description"), name)
 		}
-		got, err := d.sc.Get(t.Context(), s.ID)
+		got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.NoError(t, err)
 		require.Equal(t, s.UpdatedAt, got.UpdatedAt, "nothing was written")
 		require.Equal(t, "the nightly one", got.Description)
@@ -267,7 +267,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 			require.Equal(t, http.StatusForbidden, resp.status, header)
 			require.Contains(t, texts(resp.body, "error")[0], "cross-site request refused")
 		}
-		got, err := d.sc.Get(t.Context(), s.ID)
+		got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.NoError(t, err)
 		require.Equal(t, "0 3 * * *", got.Cron)
 
@@ -301,7 +301,7 @@ func TestDashboardScheduleBackfill(t *testing.T) {
 	slots := func(t *testing.T, id uuid.UUID) []string {
 		t.Helper()
 
-		runs, err := d.sc.History(t.Context(), id, nil)
+		runs, err := d.sc.History(t.Context(), schedule.ByID(id), nil)
 		require.NoError(t, err)
 		var at []time.Time
 		for _, run := range runs {

@@ -113,10 +113,10 @@ func TestDashboardSchedulePage(t *testing.T) {
 	})
 
 	// Two triggers while the first run waits: the second slot is skipped.
-	first, err := d.sc.Trigger(t.Context(), s.ID, nil)
+	first, err := d.sc.Trigger(t.Context(), schedule.ByID(s.ID), nil)
 	require.NoError(t, err)
 	d.waitStatus(t, first, workflow.StatusWaiting)
-	second, err := d.sc.Trigger(t.Context(), s.ID, nil)
+	second, err := d.sc.Trigger(t.Context(), schedule.ByID(s.ID), nil)
 	require.NoError(t, err)
 
 	resp := d.send(t, http.MethodGet, "/schedules/"+s.ID.String(), nil, nil)
@@ -238,7 +238,7 @@ func TestDashboardScheduleActions(t *testing.T) {
 	body := d.page(t, to, nil)
 	require.Equal(t, []string{"Schedule paused: no slot fires until it is resumed."}, texts(body, "flash"))
 	require.Equal(t, []string{"paused"}, texts(body, "schedule-state"))
-	got, err := d.sc.Get(t.Context(), s.ID)
+	got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))
 	require.NoError(t, err)
 	require.True(t, got.Paused)
 	require.Equal(t, "db upgrade", got.PauseNote)
@@ -278,7 +278,7 @@ func TestDashboardScheduleActions(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, resp.status, resp.body)
 		require.Contains(t, texts(resp.body, "error")[0], "cross-site request refused")
 	}
-	got, err = d.sc.Get(t.Context(), s.ID)
+	got, err = d.sc.Get(t.Context(), schedule.ByID(s.ID))
 	require.NoError(t, err)
 	require.False(t, got.Paused)
 
@@ -294,13 +294,13 @@ func TestDashboardScheduleActions(t *testing.T) {
 	require.Contains(t, body, "<h1>Delete schedule nightly &lt;b&gt;digest&lt;/b&gt;?</h1>")
 	require.Contains(t, body, `<form class="actions" method="post" action="`+path+`/delete">`)
 	require.Contains(t, body, `<button class="danger" data-testid="confirm-delete">`)
-	_, err = d.sc.Get(t.Context(), s.ID)
+	_, err = d.sc.Get(t.Context(), schedule.ByID(s.ID))
 	require.NoError(t, err, "the confirmation page deletes nothing")
 
 	to = d.post(t, path+"/delete", url.Values{})
 	require.Equal(t, "/?notice=deleted", to)
 	require.Equal(t, []string{"Schedule deleted. Its past runs are kept."}, texts(d.page(t, to, nil), "flash"))
-	_, err = d.sc.Get(t.Context(), s.ID)
+	_, err = d.sc.Get(t.Context(), schedule.ByID(s.ID))
 	require.ErrorIs(t, err, schedule.ErrNotFound)
 
 	resp = d.send(t, http.MethodPost, path+"/delete", url.Values{}, nil)

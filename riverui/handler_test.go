@@ -366,7 +366,7 @@ func TestAPIScheduleWrites(t *testing.T) {
 	path := "/api/schedules/" + s.ID.String()
 	status, body = f.do(t, http.MethodPatch, path, `{"cron": "30 8 * * *", "catch_up_window": "10m"}`, nil)
 	require.Equal(t, http.StatusOK, status, body)
-	got, err := f.sc.Get(t.Context(), s.ID)
+	got, err := f.sc.Get(t.Context(), schedule.ByID(s.ID))
 	require.NoError(t, err)
 	require.Equal(t, "30 8 * * *", got.Cron)
 	require.Equal(t, "Asia/Tokyo", got.TimeZone, "fields not named are kept")

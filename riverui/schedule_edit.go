@@ -127,7 +127,7 @@ func postedFields(r *http.Request) scheduleFields {
 // form as posted when the request is a POST, or else the schedule as
 // stored. When it returns an error, it has written nothing.
 func (h *Handler) showEdit(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int, errMsg string) error {
-	s, err := h.sc.Get(r.Context(), id)
+	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, id uuid.UUID)
 }
 
 func (h *Handler) edit(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	s, err := h.sc.Get(r.Context(), id)
+	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (h *Handler) edit(w http.ResponseWriter, r *http.Request, id uuid.UUID) err
 		h.seeOther(w, r, "/schedules/"+id.String(), "unchanged", nil)
 		return nil
 	}
-	if _, err := h.sc.Update(r.Context(), id, p); err != nil {
+	if _, err := h.sc.Update(r.Context(), schedule.ByID(id), p); err != nil {
 		return err
 	}
 	h.seeOther(w, r, "/schedules/"+id.String(), "updated", nil)

@@ -136,7 +136,7 @@ func TestBatchDecidesEachSlot(t *testing.T) {
 	replace := create("replace", "stuck", OverlapReplace, nil)
 	busy := map[uuid.UUID]uuid.UUID{} // schedule → its run in flight
 	for _, s := range []*Schedule{skip, queue, replace} {
-		runID, err := sc.Trigger(ctx, s.ID, nil)
+		runID, err := sc.Trigger(ctx, ByID(s.ID), nil)
 		require.NoError(t, err)
 		busy[s.ID] = runID
 	}
@@ -155,7 +155,7 @@ func TestBatchDecidesEachSlot(t *testing.T) {
 	_, err = db.Pool.Exec(ctx, "UPDATE schedules SET time_zone = 'Mars/Olympus' WHERE id = $1", badZone.ID)
 	require.NoError(t, err)
 	deleted := create("deleted", "tick", OverlapAllow, nil)
-	require.NoError(t, sc.Delete(ctx, deleted.ID))
+	require.NoError(t, sc.Delete(ctx, ByID(deleted.ID)))
 	poison := create("poison", "tick", OverlapAllow, nil)
 	_, err = db.Pool.Exec(ctx, fmt.Sprintf(`
 CREATE FUNCTION refuse_run() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -211,7 +211,7 @@ CREATE TRIGGER refuse_run BEFORE INSERT ON workflow_runs FOR EACH ROW
 	zone := slotOf(badZone)
 	require.Equal(t, "skipped", zone.status)
 	require.True(t, strings.HasPrefix(zone.reason, SkipReasonCannotFire+": "), zone.reason)
-	gotZone, err := sc.Get(ctx, badZone.ID)
+	gotZone, err := sc.Get(ctx, ByID(badZone.ID))
 	require.NoError(t, err)
 	require.True(t, gotZone.Paused, "a schedule that cannot be evaluated is paused")
 	require.Contains(t, gotZone.PauseNote, "Mars/Olympus")
@@ -328,7 +328,7 @@ func TestTriggerRefusesWhatTheEngineRefuses(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	s, err := sc.Create(ctx, &Params{Name: "t", Workflow: "tick", Cron: "0 0 1 1 *"})
 	require.NoError(t, err)
-	_, err = sc.Trigger(ctx, s.ID, &TriggerOpts{Input: strings.Repeat("x", 1100000)})
+	_, err = sc.Trigger(ctx, ByID(s.ID), &TriggerOpts{Input: strings.Repeat("x", 1100000)})
 	require.ErrorContains(t, err, "MaxInputBytes")
 	var runs int
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs").Scan(&runs))
@@ -350,7 +350,7 @@ func TestBackfillRunsEverySlot(t *testing.T) {
 	from := time.Now().Truncate(time.Minute).Add(-time.Hour).UTC()
 	to := from.Add(20 * time.Minute)
 
-	res, err := sc.Backfill(ctx, s.ID, from, to, nil)
+	res, err := sc.Backfill(ctx, ByID(s.ID), from, to, nil)
 	require.NoError(t, err)
 	require.Equal(t, &BackfillResult{Slots: 20, Started: 1, Queued: 19}, res)
 	waitCount(t, db, time.Minute, 20, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1 AND status = 'completed'", s.ID)
@@ -376,13 +376,13 @@ func TestBackfillRunsEverySlot(t *testing.T) {
 	// them again.
 	from2 := to.Add(10 * time.Minute)
 	to2 := from2.Add(5 * time.Minute)
-	res, err = sc.Backfill(ctx, s.ID, from2, to2, &BackfillOpts{Overlap: OverlapSkip})
+	res, err = sc.Backfill(ctx, ByID(s.ID), from2, to2, &BackfillOpts{Overlap: OverlapSkip})
 	require.NoError(t, err)
 	require.Equal(t, &BackfillResult{Slots: 5, Started: 1, Skipped: map[string]int{SkipReasonOverlap: 4}}, res)
-	res, err = sc.Backfill(ctx, s.ID, from2, to2, &BackfillOpts{Overlap: OverlapAllow})
+	res, err = sc.Backfill(ctx, ByID(s.ID), from2, to2, &BackfillOpts{Overlap: OverlapAllow})
 	require.NoError(t, err)
 	require.Equal(t, &BackfillResult{Slots: 5, Existing: 5}, res)
-	res, err = sc.Backfill(ctx, s.ID, from2, to2, &BackfillOpts{RerunSkipped: true})
+	res, err = sc.Backfill(ctx, ByID(s.ID), from2, to2, &BackfillOpts{RerunSkipped: true})
 	require.NoError(t, err)
 	require.Equal(t, 5, res.Slots)
 	require.Equal(t, 1, res.Existing)
@@ -393,7 +393,7 @@ func TestBackfillRunsEverySlot(t *testing.T) {
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM workflow_runs WHERE schedule_id = $1 AND metadata->>'schedule_rerun_of' = 'overlap'`, s.ID).Scan(&rerun))
 	require.Equal(t, 4, rerun)
 
-	got, err := sc.Get(ctx, s.ID)
+	got, err := sc.Get(ctx, ByID(s.ID))
 	require.NoError(t, err)
 	require.EqualValues(t, 25, got.RunCount)
 }

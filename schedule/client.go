@@ -255,7 +255,11 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 		next = &v.first
 	}
 	row := insertParams(id, p, v, next)
-	s, err := scheduleOf(c.q.InsertScheduleTx(ctx, tx, &row))
+	inserted, err := c.q.InsertScheduleTx(ctx, tx, &row)
+	if errors.Is(err, engine.ErrKeyExists) {
+		return c.existingTx(ctx, tx, &row)
+	}
+	s, err := scheduleOf(inserted, err)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: insert schedule: %w", err)
 	}
@@ -264,6 +268,33 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 			return nil, err
 		}
 	}
+	return s, nil
+}
+
+// existingTx is what Create returns when row's owner has its key already:
+// that schedule, marked Existing, when its spec is row's, or a
+// *KeyConflictError naming the fields that differ.
+func (c *Client) existingTx(ctx context.Context, tx pgx.Tx, row *engine.InsertScheduleParams) (*Schedule, error) {
+	stored, err := c.q.ScheduleByKey(ctx, tx, row.Owner, row.Key)
+	if errors.Is(err, engine.ErrNotFound) {
+		// The key's schedule was inserted after this transaction's
+		// snapshot was taken (REPEATABLE READ or SERIALIZABLE).
+		return nil, fmt.Errorf("schedule: %s exists but this transaction cannot see it yet; retry in a new transaction", ByKey(row.Owner, row.Key))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("schedule: read %s: %w", ByKey(row.Owner, row.Key), err)
+	}
+	return matchExisting(stored, row)
+}
+
+// matchExisting is the schedule stored, marked Existing, when it has the
+// spec of row (which has its owner and key), or a *KeyConflictError.
+func matchExisting(stored *engine.Schedule, row *engine.InsertScheduleParams) (*Schedule, error) {
+	if diffs := specDiff(stored, row); len(diffs) > 0 {
+		return nil, &KeyConflictError{Owner: row.Owner, Key: row.Key, ID: stored.ID, DeclaredBy: stored.DeclaredBy, Diffs: diffs}
+	}
+	s, _ := scheduleOf(stored, nil)
+	s.Existing = true
 	return s, nil
 }
 
@@ -276,7 +307,7 @@ func insertParams(id uuid.UUID, p *Params, v *validated, next *time.Time) engine
 		OverlapPolicy: string(v.overlap), CatchUpWindowMS: v.catchUp.Milliseconds(), MaxAttempts: p.MaxAttempts,
 		TimeoutMS: p.Timeout.Milliseconds(), Queue: p.Queue, Priority: p.Priority, Paused: p.Paused,
 		PauseNote: p.PauseNote, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), GrantID: p.GrantID,
-		KeepRuns: p.KeepRuns,
+		KeepRuns: p.KeepRuns, Key: p.Key, CreatedBy: p.CreatedBy,
 	}
 }
 
@@ -305,6 +336,11 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 		return nil, &ValidationError{Field: "Name", Problem: fmt.Sprintf("is %d bytes, the limit is 200", len(p.Name))}
 	case p.Workflow == "":
 		return nil, &ValidationError{Field: "Workflow", Problem: "is empty; name the workflow type each slot starts"}
+	case len(p.CreatedBy) > 200:
+		return nil, &ValidationError{Field: "CreatedBy", Problem: fmt.Sprintf("is %d bytes, the limit is 200", len(p.CreatedBy))}
+	}
+	if err := checkKey("Key", p.Key); err != nil {
+		return nil, err
 	}
 	if err := workflow.ValidateTypeName(p.Workflow); err != nil {
 		return nil, &ValidationError{Field: "Workflow", Problem: err.Error()}
@@ -372,9 +408,20 @@ func firstSlot(spec *Spec, start, end, now time.Time) (time.Time, bool) {
 	return occ.At, true
 }
 
-// Get reads a schedule. Returns ErrNotFound when there is none.
-func (c *Client) Get(ctx context.Context, id uuid.UUID) (*Schedule, error) {
-	return scheduleOf(c.q.ScheduleByID(ctx, c.wf.Pool(), id))
+// Get reads the schedule ref names (ByID or ByKey). Returns ErrNotFound
+// when there is none.
+func (c *Client) Get(ctx context.Context, ref Ref) (*Schedule, error) {
+	if err := ref.check(); err != nil {
+		return nil, err
+	}
+	if ref.Key == "" {
+		return scheduleOf(c.q.ScheduleByID(ctx, c.wf.Pool(), ref.ID))
+	}
+	s, err := scheduleOf(c.q.ScheduleByKey(ctx, c.wf.Pool(), ref.Owner, ref.Key))
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFoundByKey(ref)
+	}
+	return s, err
 }
 
 // ListParams filter and page List. The zero value lists the 100 newest
@@ -414,12 +461,16 @@ func (c *Client) List(ctx context.Context, p *ListParams) ([]*Schedule, error) {
 
 // Pause pauses a schedule: no slot fires until Resume. The pending slot's
 // fire job finds the schedule paused and ends the chain.
-func (c *Client) Pause(ctx context.Context, id uuid.UUID, note string) (*Schedule, error) {
-	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.PauseTx(ctx, tx, id, note) })
+func (c *Client) Pause(ctx context.Context, ref Ref, note string) (*Schedule, error) {
+	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.PauseTx(ctx, tx, ref, note) })
 }
 
 // PauseTx is like Pause, within tx; the caller commits or rolls back.
-func (c *Client) PauseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, note string) (*Schedule, error) {
+func (c *Client) PauseTx(ctx context.Context, tx pgx.Tx, ref Ref, note string) (*Schedule, error) {
+	id, err := c.id(ctx, tx, ref)
+	if err != nil {
+		return nil, err
+	}
 	return scheduleOf(c.q.PauseSchedule(ctx, tx, id, note))
 }
 
@@ -434,12 +485,16 @@ type ResumeOpts struct {
 // after now. opts.Missed chooses what happens to the slots missed while it
 // was paused: skipped (the default), the latest run once, or each run once
 // (at most MaxBackfill); Schedule.MissedSlots says which those are.
-func (c *Client) Resume(ctx context.Context, id uuid.UUID, opts *ResumeOpts) (*Schedule, error) {
-	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.ResumeTx(ctx, tx, id, opts) })
+func (c *Client) Resume(ctx context.Context, ref Ref, opts *ResumeOpts) (*Schedule, error) {
+	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.ResumeTx(ctx, tx, ref, opts) })
 }
 
 // ResumeTx is like Resume, within tx; the caller commits or rolls back.
-func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *ResumeOpts) (*Schedule, error) {
+func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *ResumeOpts) (*Schedule, error) {
+	id, err := c.id(ctx, tx, ref)
+	if err != nil {
+		return nil, err
+	}
 	missed := MissedSkip
 	if opts != nil && opts.Missed != "" {
 		missed = opts.Missed
@@ -491,16 +546,20 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *Re
 
 // Delete deletes a schedule. Its past runs stay, with their schedule id set
 // to NULL; its pending slot does not fire.
-func (c *Client) Delete(ctx context.Context, id uuid.UUID) error {
-	return c.delete(ctx, c.wf.Pool(), id)
+func (c *Client) Delete(ctx context.Context, ref Ref) error {
+	return c.delete(ctx, c.wf.Pool(), ref)
 }
 
 // DeleteTx is like Delete, within tx; the caller commits or rolls back.
-func (c *Client) DeleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	return c.delete(ctx, tx, id)
+func (c *Client) DeleteTx(ctx context.Context, tx pgx.Tx, ref Ref) error {
+	return c.delete(ctx, tx, ref)
 }
 
-func (c *Client) delete(ctx context.Context, db engine.DBTX, id uuid.UUID) error {
+func (c *Client) delete(ctx context.Context, db engine.DBTX, ref Ref) error {
+	id, err := c.id(ctx, db, ref)
+	if err != nil {
+		return err
+	}
 	deleted, err := c.q.DeleteSchedule(ctx, db, id)
 	if err != nil {
 		return fmt.Errorf("schedule: delete %s: %w", id, err)
@@ -513,8 +572,8 @@ func (c *Client) delete(ctx context.Context, db engine.DBTX, id uuid.UUID) error
 
 // Next returns the schedule's next n fire times from now, by the same
 // evaluation the firing uses, within its start and end.
-func (c *Client) Next(ctx context.Context, id uuid.UUID, n int) ([]Occurrence, error) {
-	s, err := c.Get(ctx, id)
+func (c *Client) Next(ctx context.Context, ref Ref, n int) ([]Occurrence, error) {
+	s, err := c.Get(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -111,7 +111,7 @@ func TestResumeMissedPolicies(t *testing.T) {
 			// Three slots pass while it is paused.
 			waitUntil(t, s.PausedAt.Add(3500*time.Millisecond))
 			resumedAt := time.Now()
-			_, err = sc.Resume(ctx, s.ID, &ResumeOpts{Missed: missed})
+			_, err = sc.Resume(ctx, ByID(s.ID), &ResumeOpts{Missed: missed})
 			require.NoError(t, err)
 
 			var n int

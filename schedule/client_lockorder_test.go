@@ -22,7 +22,7 @@ func TestDeleteWhileARunFinishes(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	s, err := sc.Create(ctx, &Params{Name: "d", Workflow: "tick", Cron: "0 0 1 1 *"})
 	require.NoError(t, err)
-	runID, err := sc.Trigger(ctx, s.ID, nil)
+	runID, err := sc.Trigger(ctx, ByID(s.ID), nil)
 	require.NoError(t, err)
 
 	finishing, err := db.Pool.Begin(ctx) // a run's completion, in progress: the run is locked
@@ -32,7 +32,7 @@ func TestDeleteWhileARunFinishes(t *testing.T) {
 	require.NoError(t, err)
 
 	deleted := make(chan error, 1)
-	go func() { deleted <- sc.Delete(ctx, s.ID) }()
+	go func() { deleted <- sc.Delete(ctx, ByID(s.ID)) }()
 	db.WaitForLockWait(t, "%DELETE FROM%schedules%") // Delete waits for a lock
 	_, err = finishing.Exec(ctx, "UPDATE workflow_runs SET status = 'completed', finished_at = now() WHERE id = $1", runID)
 	require.NoError(t, err, "the finishing run's trigger must get the schedule")
@@ -53,7 +53,7 @@ func TestBackfillWhileARunFinishes(t *testing.T) {
 	s, err := sc.Create(ctx, &Params{Name: "b", Workflow: "tick", Cron: "0 6 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
 	require.NoError(t, err)
 	from, to := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC)
-	res, err := sc.Backfill(ctx, s.ID, from, to, nil)
+	res, err := sc.Backfill(ctx, ByID(s.ID), from, to, nil)
 	require.NoError(t, err)
 	require.Equal(t, &BackfillResult{Slots: 3, Started: 1, Queued: 2}, res, "all of them, one after the other")
 	var runID uuid.UUID
@@ -71,7 +71,7 @@ func TestBackfillWhileARunFinishes(t *testing.T) {
 	}
 	again := make(chan result, 1)
 	go func() {
-		res, err := sc.Backfill(ctx, s.ID, from, to, nil)
+		res, err := sc.Backfill(ctx, ByID(s.ID), from, to, nil)
 		again <- result{res, err}
 	}()
 	select {
@@ -98,7 +98,7 @@ func TestReplaceWhileARunFinishes(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	s, err := sc.Create(ctx, &Params{Name: "r", Workflow: "tick", Cron: "0 0 1 1 *", Overlap: OverlapReplace})
 	require.NoError(t, err)
-	first, err := sc.Trigger(ctx, s.ID, nil)
+	first, err := sc.Trigger(ctx, ByID(s.ID), nil)
 	require.NoError(t, err)
 
 	finishing, err := db.Pool.Begin(ctx) // the first run's completion, in progress
@@ -113,7 +113,7 @@ func TestReplaceWhileARunFinishes(t *testing.T) {
 	}
 	second := make(chan result, 1)
 	go func() {
-		id, err := sc.Trigger(ctx, s.ID, nil)
+		id, err := sc.Trigger(ctx, ByID(s.ID), nil)
 		second <- result{id, err}
 	}()
 	db.WaitForLockWait(t, "%") // the second trigger waits for the first run

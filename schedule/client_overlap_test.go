@@ -21,7 +21,7 @@ func TestOverlapSkip(t *testing.T) {
 	s, err := sc.Create(ctx, &Params{Name: "slow", Workflow: "stuck", Cron: "* * * * * *"})
 	require.NoError(t, err)
 	waitRuns(t, db, s.ID, 3, 30*time.Second)
-	_, err = sc.Pause(ctx, s.ID, "")
+	_, err = sc.Pause(ctx, ByID(s.ID), "")
 	require.NoError(t, err)
 
 	var waiting, skipped int
@@ -44,10 +44,10 @@ func TestOverlapQueueAndReplace(t *testing.T) {
 		s, err := sc.Create(ctx, &Params{Name: "q", Workflow: "stuck", Cron: "* * * * * *", Overlap: OverlapQueue})
 		require.NoError(t, err)
 		waitRuns(t, db, s.ID, 4, 30*time.Second)
-		_, err = sc.Pause(ctx, s.ID, "")
+		_, err = sc.Pause(ctx, ByID(s.ID), "")
 		require.NoError(t, err)
 
-		history, err := sc.History(ctx, s.ID, nil)
+		history, err := sc.History(ctx, ByID(s.ID), nil)
 		require.NoError(t, err)
 		var first, queued *workflow.Run
 		skipped := 0
@@ -89,7 +89,7 @@ func TestOverlapQueueAndReplace(t *testing.T) {
 		s, err := sc.Create(ctx, &Params{Name: "r", Workflow: "stuck", Cron: "* * * * * *", Overlap: OverlapReplace})
 		require.NoError(t, err)
 		waitRuns(t, db, s.ID, 3, 30*time.Second)
-		_, err = sc.Pause(ctx, s.ID, "")
+		_, err = sc.Pause(ctx, ByID(s.ID), "")
 		require.NoError(t, err)
 
 		var unfinished, cancelled int

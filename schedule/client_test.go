@@ -116,7 +116,7 @@ func TestCreateValidation(t *testing.T) {
 	require.Equal(t, "Europe/Paris", s.TimeZone)
 	require.Equal(t, OverlapSkip, s.Overlap)
 	require.NotNil(t, s.NextFireAt)
-	next, err := sc.Next(ctx, s.ID, 3)
+	next, err := sc.Next(ctx, ByID(s.ID), 3)
 	require.NoError(t, err)
 	require.Len(t, next, 3)
 	require.True(t, next[0].At.Equal(*s.NextFireAt))
@@ -135,7 +135,7 @@ func TestFiresEverySlotOnce(t *testing.T) {
 
 	const slots = 6
 	waitRuns(t, db, s.ID, slots, 30*time.Second)
-	_, err = clients[1].Pause(ctx, s.ID, "test over")
+	_, err = clients[1].Pause(ctx, ByID(s.ID), "test over")
 	require.NoError(t, err)
 
 	rows, err := db.Pool.Query(ctx, "SELECT fire_at, status FROM workflow_runs WHERE schedule_id = $1 ORDER BY fire_at", s.ID)
@@ -157,7 +157,7 @@ func TestFiresEverySlotOnce(t *testing.T) {
 		require.Equal(t, time.Second, fired[i].Sub(fired[i-1]), "slots %s and %s", fired[i-1], fired[i])
 	}
 
-	got, err := clients[0].Get(ctx, s.ID)
+	got, err := clients[0].Get(ctx, ByID(s.ID))
 	require.NoError(t, err)
 	require.EqualValues(t, len(fired), got.RunCount)
 	require.True(t, got.Paused)
@@ -174,13 +174,13 @@ func TestPauseResumeDelete(t *testing.T) {
 	require.NoError(t, err)
 	waitRuns(t, db, s.ID, 2, 30*time.Second)
 
-	paused, err := sc.Pause(ctx, s.ID, "maintenance")
+	paused, err := sc.Pause(ctx, ByID(s.ID), "maintenance")
 	require.NoError(t, err)
 	require.True(t, paused.Paused)
 	require.Equal(t, "maintenance", paused.PauseNote)
 
 	before := time.Now()
-	resumed, err := sc.Resume(ctx, s.ID, nil)
+	resumed, err := sc.Resume(ctx, ByID(s.ID), nil)
 	require.NoError(t, err)
 	require.False(t, resumed.Paused)
 	require.NotNil(t, resumed.NextFireAt)
@@ -193,9 +193,9 @@ func TestPauseResumeDelete(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, none)
 
-	require.NoError(t, sc.Delete(ctx, s.ID))
-	require.ErrorIs(t, sc.Delete(ctx, s.ID), ErrNotFound)
-	_, err = sc.Get(ctx, s.ID)
+	require.NoError(t, sc.Delete(ctx, ByID(s.ID)))
+	require.ErrorIs(t, sc.Delete(ctx, ByID(s.ID)), ErrNotFound)
+	_, err = sc.Get(ctx, ByID(s.ID))
 	require.ErrorIs(t, err, ErrNotFound)
 	var kept int
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id IS NULL AND fire_at IS NOT NULL").Scan(&kept))
@@ -229,17 +229,17 @@ func TestLedger(t *testing.T) {
 		s, err := sc.Create(ctx, &Params{Name: "f", Workflow: "failing", Cron: "* * * * * *", Overlap: OverlapAllow})
 		require.NoError(t, err)
 		waitRuns(t, db, s.ID, 2, 30*time.Second)
-		_, err = sc.Pause(ctx, s.ID, "")
+		_, err = sc.Pause(ctx, ByID(s.ID), "")
 		require.NoError(t, err)
 		waitDB(t, db, 30*time.Second, func(ctx context.Context) error {
-			got, err := sc.Get(ctx, s.ID)
+			got, err := sc.Get(ctx, ByID(s.ID))
 			require.NoError(t, err)
 			if got.FailureCount < 2 || got.LastRunStatus != "failed" {
 				return fmt.Errorf("failure count %d, last run %s; want 2 or more, failed", got.FailureCount, got.LastRunStatus)
 			}
 			return nil
 		})
-		history, err := sc.History(ctx, s.ID, nil)
+		history, err := sc.History(ctx, ByID(s.ID), nil)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, len(history), 2)
 		require.JSONEq(t, `"UTC"`, mustJSON(t, metaField(t, history[0].Metadata, "schedule_zone")))
@@ -254,22 +254,22 @@ func TestLedger(t *testing.T) {
 		s, err := sc.Create(ctx, &Params{Name: "daily", Workflow: "tick", Cron: "0 6 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
 		require.NoError(t, err)
 
-		runID, err := sc.Trigger(ctx, s.ID, &TriggerOpts{Input: map[string]int{"n": 1}})
+		runID, err := sc.Trigger(ctx, ByID(s.ID), &TriggerOpts{Input: map[string]int{"n": 1}})
 		require.NoError(t, err)
 		require.NotEqual(t, uuid.Nil, runID)
 
 		// A past week: 7 slots. Backfill twice: the second adds nothing.
 		from := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
 		to := time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC)
-		res, err := sc.Backfill(ctx, s.ID, from, to, nil)
+		res, err := sc.Backfill(ctx, ByID(s.ID), from, to, nil)
 		require.NoError(t, err)
 		require.Equal(t, 7, res.Started+res.Queued)
-		res, err = sc.Backfill(ctx, s.ID, from, to, nil)
+		res, err = sc.Backfill(ctx, ByID(s.ID), from, to, nil)
 		require.NoError(t, err)
 		require.Equal(t, &BackfillResult{Slots: 7, Existing: 7}, res, "each slot at most once")
 
 		waitRuns(t, db, s.ID, 8, 30*time.Second)
-		got, err := sc.Get(ctx, s.ID)
+		got, err := sc.Get(ctx, ByID(s.ID))
 		require.NoError(t, err)
 		require.EqualValues(t, 8, got.RunCount)
 	})
@@ -282,9 +282,9 @@ func TestLedger(t *testing.T) {
 		ctx := ctxT(t, 60*time.Second)
 		s, err := sc.Create(ctx, &Params{Name: "night", Workflow: "tick", Cron: "30 2 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
 		require.NoError(t, err)
-		_, err = sc.Backfill(ctx, s.ID, time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC), nil)
+		_, err = sc.Backfill(ctx, ByID(s.ID), time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC), nil)
 		require.NoError(t, err)
-		history, err := sc.History(ctx, s.ID, nil)
+		history, err := sc.History(ctx, ByID(s.ID), nil)
 		require.NoError(t, err)
 		require.Len(t, history, 1)
 		require.Equal(t, "2026-03-08T07:00:00Z", history[0].FireAt.UTC().Format(time.RFC3339), "03:00 EDT, right after the jump")
@@ -303,7 +303,7 @@ func TestUpdateTakesEffectAtNextSlot(t *testing.T) {
 	require.NoError(t, err)
 
 	cron := "0 18 * * *"
-	updated, err := sc.Update(ctx, s.ID, &UpdateParams{Cron: &cron})
+	updated, err := sc.Update(ctx, ByID(s.ID), &UpdateParams{Cron: &cron})
 	require.NoError(t, err)
 	require.Equal(t, cron, updated.Cron)
 	require.Equal(t, 18, updated.NextFireAt.In(mustZone(t, "Europe/Paris")).Hour())
@@ -313,9 +313,9 @@ func TestUpdateTakesEffectAtNextSlot(t *testing.T) {
 	require.Equal(t, 2, jobs, "the old slot's job stays and finds itself stale; the new one is seeded")
 
 	bad := "not cron"
-	_, err = sc.Update(ctx, s.ID, &UpdateParams{Cron: &bad})
+	_, err = sc.Update(ctx, ByID(s.ID), &UpdateParams{Cron: &bad})
 	require.ErrorIs(t, err, ErrInvalid)
-	again, err := sc.Get(ctx, s.ID)
+	again, err := sc.Get(ctx, ByID(s.ID))
 	require.NoError(t, err)
 	require.Equal(t, cron, again.Cron, "a failed update changes nothing")
 }
@@ -367,7 +367,7 @@ func TestUpdatePolicies(t *testing.T) {
 
 	latest, owner := CatchUpLatest, "b"
 	start := time.Now().Add(72 * time.Hour).Truncate(time.Second)
-	updated, err := sc.Update(ctx, s.ID, &UpdateParams{CatchUp: &latest, Owner: &owner, StartAt: &start, GrantID: &g.ID})
+	updated, err := sc.Update(ctx, ByID(s.ID), &UpdateParams{CatchUp: &latest, Owner: &owner, StartAt: &start, GrantID: &g.ID})
 	require.NoError(t, err)
 	require.Equal(t, CatchUpLatest, updated.CatchUp)
 	require.Equal(t, "b", updated.Owner)
@@ -375,12 +375,12 @@ func TestUpdatePolicies(t *testing.T) {
 	require.False(t, updated.NextFireAt.Before(start), "the new start moves the pending slot")
 
 	none := uuid.Nil
-	updated, err = sc.Update(ctx, s.ID, &UpdateParams{GrantID: &none})
+	updated, err = sc.Update(ctx, ByID(s.ID), &UpdateParams{GrantID: &none})
 	require.NoError(t, err)
 	require.Nil(t, updated.GrantID)
 
 	missing := uuid.New()
-	_, err = sc.Update(ctx, s.ID, &UpdateParams{GrantID: &missing})
+	_, err = sc.Update(ctx, ByID(s.ID), &UpdateParams{GrantID: &missing})
 	require.ErrorIs(t, err, ErrInvalid)
 }
 
@@ -394,12 +394,12 @@ func TestBackfillOverrides(t *testing.T) {
 	require.NoError(t, err)
 	from, to := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)
 
-	_, err = sc.Backfill(ctx, s.ID, from, to, &BackfillOpts{Overlap: "sometimes"})
+	_, err = sc.Backfill(ctx, ByID(s.ID), from, to, &BackfillOpts{Overlap: "sometimes"})
 	require.ErrorIs(t, err, ErrInvalid)
 
 	// Under skip only the first slot starts: nobody works these runs, so it
 	// stays unfinished. With allow and an input override, all three run.
-	res, err := sc.Backfill(ctx, s.ID, from, to, &BackfillOpts{Input: map[string]int{"n": 2}, Overlap: OverlapAllow})
+	res, err := sc.Backfill(ctx, ByID(s.ID), from, to, &BackfillOpts{Input: map[string]int{"n": 2}, Overlap: OverlapAllow})
 	require.NoError(t, err)
 	require.Equal(t, &BackfillResult{Slots: 3, Started: 3}, res)
 	var inputs []string
@@ -429,7 +429,7 @@ func TestFiresTypesOtherProcessesWork(t *testing.T) {
 	s, err := other.Create(ctx, &Params{Name: "elsewhere", Workflow: "report_in_another_service", Cron: "* * * * * *", Overlap: OverlapAllow})
 	require.NoError(t, err)
 	waitRuns(t, db, s.ID, 2, 20*time.Second)
-	history, err := sc.History(ctx, s.ID, nil)
+	history, err := sc.History(ctx, ByID(s.ID), nil)
 	require.NoError(t, err)
 	require.Equal(t, workflow.StatusPending, history[0].Status, "started, waiting for a worker of its type")
 }

@@ -82,7 +82,7 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 		time.Date(2026, 11, 2, 6, 30, 0, 0, time.UTC),  // 01:30 EST
 	}, fired(fall.ID, time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)))
 
-	history, err := sc.History(ctx, spring.ID, &workflow.ListParams{Limit: 1000})
+	history, err := sc.History(ctx, ByID(spring.ID), &workflow.ListParams{Limit: 1000})
 	require.NoError(t, err)
 	for _, run := range history {
 		if run.FireAt.UTC().Equal(time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)) {

@@ -22,11 +22,12 @@ const MaxCreateMany = 10_000
 // bounds the size of one statement's arrays.
 const createManyChunk = 5_000
 
-// ItemError reports the item of a CreateMany or CreateManyTx call that was
-// refused, by its index in params and its name. Nothing was written when it
-// is returned. It unwraps to the error Create would have returned for that
-// item (a *ValidationError, *CronError, *ZoneError or *NoOccurrenceError),
-// so it matches ErrInvalid, and errors.As finds the item's error too.
+// ItemError reports the item of a CreateMany, CreateManyTx or Declare call
+// that was refused, by its index in params (or Declaration.Schedules) and
+// its name. Nothing was written when it is returned. It unwraps to the
+// error Create would have returned for that item (a *ValidationError,
+// *CronError, *ZoneError or *NoOccurrenceError, which match ErrInvalid, or
+// a *KeyConflictError), so errors.Is and errors.As find the item's error.
 type ItemError struct {
 	// Index is the item's index in params.
 	Index int
@@ -63,6 +64,13 @@ func (e *ItemError) Unwrap() error { return e.Err }
 // first due at the same 08:00 share one job (paused schedules have none).
 // From the commit on, each schedule fires as if Create had made it.
 //
+// An item with a Key is made as Create makes it: when its owner has the key
+// already, with the same spec, that schedule is returned in its place,
+// marked Existing, and nothing is inserted for it; with another spec the
+// call fails with an *ItemError wrapping a *KeyConflictError. Two items
+// with one key under one owner are refused. Running the same CreateMany
+// again (a service's start-up) thus makes nothing new.
+//
 // params may hold at most MaxCreateMany items; more are refused with an
 // error matching ErrInvalid (not an *ItemError), and nothing is written.
 // Empty params create nothing and return an empty slice.
@@ -84,8 +92,15 @@ func (c *Client) CreateMany(ctx context.Context, params []*Params) ([]*Schedule,
 
 // CreateManyTx is like CreateMany, within tx; the caller commits or rolls
 // back. When it returns an error, it may have written some rows (never when
-// the error is an *ItemError or the limit's): roll tx back.
+// the error is an *ItemError or the limit's, but for the *KeyConflictError
+// of a key inserted by a racing transaction): roll tx back.
 func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) ([]*Schedule, error) {
+	return c.createManyTx(ctx, tx, params, "")
+}
+
+// createManyTx is CreateManyTx with the schedules declared by service
+// declaredBy ("" for none).
+func (c *Client) createManyTx(ctx context.Context, tx pgx.Tx, params []*Params, declaredBy string) ([]*Schedule, error) {
 	if len(params) > MaxCreateMany {
 		return nil, &ValidationError{Field: "params", Problem: fmt.Sprintf(
 			"holds %d schedules, the limit is MaxCreateMany (%d) per call; split them over several calls", len(params), MaxCreateMany)}
@@ -98,9 +113,10 @@ func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) 
 	if err != nil {
 		return nil, err
 	}
-	rows := engine.NewInsertSchedulesParams(len(params))
+	items := make([]engine.InsertScheduleParams, len(params))
+	var keyed []int
+	keys := map[[2]string]int{}
 	now := c.now()
-	var firsts []time.Time
 	for i, p := range params {
 		v, err := c.validateAt(p, now, c.specs.get)
 		if err != nil {
@@ -109,6 +125,14 @@ func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) 
 		if err := inputError(checkInput(p.Workflow, v.input), "Input"); err != nil {
 			return nil, itemError(i, p, err)
 		}
+		if p.Key != "" {
+			if j, ok := keys[[2]string{p.Owner, p.Key}]; ok {
+				return nil, itemError(i, p, &ValidationError{Field: "Key", Problem: fmt.Sprintf(
+					"%q is the key of item %d too, under the same owner %q; keys are unique per owner", p.Key, j, p.Owner)})
+			}
+			keys[[2]string{p.Owner, p.Key}] = i
+			keyed = append(keyed, i)
+		}
 		id, err := uuid.NewV7()
 		if err != nil {
 			return nil, err
@@ -116,22 +140,36 @@ func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) 
 		var next *time.Time
 		if !p.Paused {
 			next = &v.first
-			firsts = append(firsts, v.first)
 		}
-		row := insertParams(id, p, v, next)
-		rows.Add(&row)
+		items[i] = insertParams(id, p, v, next)
+		items[i].DeclaredBy = declaredBy
 	}
 	if err := c.requireUsableGrants(ctx, tx, params, now); err != nil {
 		return nil, err
 	}
 
-	out := make([]*Schedule, len(params))
-	at := make(map[uuid.UUID]int, len(params))
-	for i, id := range rows.ID {
-		at[id] = i
+	// The keys their owners have already are found, not made: before
+	// anything is written, and again for the keys a racing transaction
+	// inserted meanwhile.
+	out, err := c.existingKeysTx(ctx, tx, params, items, keyed)
+	if err != nil {
+		return nil, err
 	}
-	for from := 0; from < len(params); from += createManyChunk {
-		to := min(from+createManyChunk, len(params))
+	rows := engine.NewInsertSchedulesParams(len(params))
+	var firsts []time.Time
+	at := make(map[uuid.UUID]int, len(params))
+	for i := range items {
+		if out[i] != nil {
+			continue
+		}
+		rows.Add(&items[i])
+		at[items[i].ID] = i
+		if items[i].NextFireAt != nil {
+			firsts = append(firsts, *items[i].NextFireAt)
+		}
+	}
+	for from := 0; from < rows.Len(); from += createManyChunk {
+		to := min(from+createManyChunk, rows.Len())
 		inserted, err := schedulesOf(c.q.InsertSchedulesTx(ctx, tx, rows.Slice(from, to)))
 		if err != nil {
 			return nil, fmt.Errorf("schedule: insert %d schedules: %w", to-from, err)
@@ -140,8 +178,60 @@ func (c *Client) CreateManyTx(ctx context.Context, tx pgx.Tx, params []*Params) 
 			out[at[s.ID]] = s
 		}
 	}
+	var raced []int
+	for _, i := range keyed {
+		if out[i] == nil {
+			raced = append(raced, i)
+		}
+	}
+	if len(raced) > 0 {
+		// Their first slots were seeded below all the same: a fire job
+		// finds its instant's due schedules, none if there are none.
+		found, err := c.existingKeysTx(ctx, tx, params, items, raced)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range raced {
+			if found[i] == nil {
+				return nil, fmt.Errorf("schedule: %s exists but this transaction cannot see it yet; retry in a new transaction", ByKey(params[i].Owner, params[i].Key))
+			}
+			out[i] = found[i]
+		}
+	}
 	if err := c.seedTx(ctx, tx, firsts...); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// existingKeysTx reads the schedules that have the keys of items idx
+// (items[i] has params[i]'s key) and returns, by index in params, those
+// with the item's spec, marked Existing; the *ItemError of the first whose
+// spec differs (a *KeyConflictError).
+func (c *Client) existingKeysTx(ctx context.Context, tx pgx.Tx, params []*Params, items []engine.InsertScheduleParams, idx []int) ([]*Schedule, error) {
+	out := make([]*Schedule, len(items))
+	if len(idx) == 0 {
+		return out, nil
+	}
+	owners, keys := make([]string, len(idx)), make([]string, len(idx))
+	byKey := make(map[[2]string]int, len(idx))
+	for n, i := range idx {
+		owners[n], keys[n] = items[i].Owner, items[i].Key
+		byKey[[2]string{items[i].Owner, items[i].Key}] = i
+	}
+	stored, err := c.q.SchedulesByKeys(ctx, tx, owners, keys)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: read the schedules of %d keys: %w", len(idx), err)
+	}
+	first, firstErr := len(items), error(nil)
+	for n := range stored {
+		i := byKey[[2]string{stored[n].Owner, stored[n].Key}]
+		if out[i], err = matchExisting(&stored[n], &items[i]); err != nil && i < first {
+			first, firstErr = i, err
+		}
+	}
+	if firstErr != nil {
+		return nil, itemError(first, params[first], firstErr)
 	}
 	return out, nil
 }

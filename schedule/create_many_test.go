@@ -123,7 +123,7 @@ func TestCreateMany(t *testing.T) {
 		var stored int
 		require.NoError(t, bundle.db.Pool.QueryRow(bundle.ctx, "SELECT count(*) FROM schedules WHERE id = ANY($1)", ids).Scan(&stored))
 		require.Equal(t, n, stored)
-		got, err := bundle.sc.Get(bundle.ctx, created[1234].ID)
+		got, err := bundle.sc.Get(bundle.ctx, ByID(created[1234].ID))
 		require.NoError(t, err)
 		require.Equal(t, created[1234], got)
 

@@ -22,15 +22,15 @@ func TestKeepRuns(t *testing.T) {
 	s, err := sc.Create(ctx, &Params{Name: "monthly", Workflow: "tick", Cron: "0 6 1 * *", KeepRuns: 12})
 	require.NoError(t, err)
 	require.Equal(t, 12, s.KeepRuns)
-	got, err := sc.Get(ctx, s.ID)
+	got, err := sc.Get(ctx, ByID(s.ID))
 	require.NoError(t, err)
 	require.Equal(t, 12, got.KeepRuns)
 
 	two := 2
-	updated, err := sc.Update(ctx, s.ID, &UpdateParams{KeepRuns: &two})
+	updated, err := sc.Update(ctx, ByID(s.ID), &UpdateParams{KeepRuns: &two})
 	require.NoError(t, err)
 	require.Equal(t, 2, updated.KeepRuns)
-	renamed, err := sc.Update(ctx, s.ID, &UpdateParams{Name: new("renamed")})
+	renamed, err := sc.Update(ctx, ByID(s.ID), &UpdateParams{Name: new("renamed")})
 	require.NoError(t, err)
 	require.Equal(t, 2, renamed.KeepRuns, "an update that does not name KeepRuns keeps it")
 

@@ -153,7 +153,7 @@ func TestResumeRunsMissedSlots(t *testing.T) {
 			require.NoError(t, err)
 			_, err = db.Pool.Exec(ctx, "UPDATE schedules SET paused_at = $2 WHERE id = $1", s.ID, pausedAt)
 			require.NoError(t, err)
-			s, err = sc.Get(ctx, s.ID)
+			s, err = sc.Get(ctx, ByID(s.ID))
 			require.NoError(t, err)
 
 			due, err := s.MissedSlots(missed, now)
@@ -163,7 +163,7 @@ func TestResumeRunsMissedSlots(t *testing.T) {
 				want = append(want, occ.At.UTC())
 			}
 
-			resumed, err := sc.Resume(ctx, s.ID, &ResumeOpts{Missed: missed})
+			resumed, err := sc.Resume(ctx, ByID(s.ID), &ResumeOpts{Missed: missed})
 			require.NoError(t, err)
 			require.False(t, resumed.Paused)
 			require.Equal(t, time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC), resumed.NextFireAt.UTC())

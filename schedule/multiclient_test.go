@@ -57,7 +57,7 @@ func testManyClientsFireEachSlotOnce(t *testing.T, n int) {
 	// room for a slow (race-detector) run; a chain that stalls fails here.
 	slots := int(mcFireWindow / time.Second)
 	waitRuns(t, db, s.ID, slots, mcFireWindow+time.Minute)
-	paused, err := clients[n-1].Pause(ctx, s.ID, "test over")
+	paused, err := clients[n-1].Pause(ctx, ByID(s.ID), "test over")
 	require.NoError(t, err)
 	require.True(t, paused.Paused)
 	require.Nil(t, paused.NextFireAt)
@@ -78,7 +78,7 @@ func testManyClientsFireEachSlotOnce(t *testing.T, n int) {
 		require.Equal(t, time.Second, fired[i].Sub(fired[i-1]), "slots %s and %s: a gap or a duplicate", fired[i-1], fired[i])
 	}
 
-	got, err := clients[0].Get(ctx, s.ID)
+	got, err := clients[0].Get(ctx, ByID(s.ID))
 	require.NoError(t, err)
 	require.EqualValues(t, runs, got.RunCount, "run_count")
 	require.NotNil(t, got.LastFireAt)

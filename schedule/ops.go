@@ -18,10 +18,15 @@ import (
 	"github.com/tributary-go/tributary/workflow"
 )
 
-// UpdateParams change a schedule; nil fields stay as they are.
+// UpdateParams change a schedule; nil fields stay as they are. A
+// schedule's Key never changes, and neither does the Owner of a schedule
+// that has a key: the two are its name (create a schedule under the other
+// owner, and delete this one).
 type UpdateParams struct {
-	Name          *string
-	Description   *string
+	Name        *string
+	Description *string
+	// Workflow changes the workflow type the next slots start.
+	Workflow      *string
 	Cron          *string
 	TimeZone      *string
 	Input         any // nil: unchanged; json.RawMessage("null") for null
@@ -47,12 +52,16 @@ type UpdateParams struct {
 // after now (the old slot's job finds itself stale and fires nothing). Other
 // changes apply from the next slot, which reads the schedule when it fires.
 // Validation errors match ErrInvalid and change nothing.
-func (c *Client) Update(ctx context.Context, id uuid.UUID, p *UpdateParams) (*Schedule, error) {
-	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.UpdateTx(ctx, tx, id, p) })
+func (c *Client) Update(ctx context.Context, ref Ref, p *UpdateParams) (*Schedule, error) {
+	return c.inTx(ctx, func(tx pgx.Tx) (*Schedule, error) { return c.UpdateTx(ctx, tx, ref, p) })
 }
 
 // UpdateTx is like Update, within tx; the caller commits or rolls back.
-func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *UpdateParams) (*Schedule, error) {
+func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdateParams) (*Schedule, error) {
+	id, err := c.id(ctx, tx, ref)
+	if err != nil {
+		return nil, err
+	}
 	s, err := scheduleOf(c.q.ScheduleByIDForUpdateTx(ctx, tx, id))
 	if err != nil {
 		return nil, err
@@ -77,6 +86,12 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	set(&params.TimeZone, p.TimeZone)
 	set(&params.Queue, p.Queue)
 	set(&params.Owner, p.Owner)
+	set(&params.Workflow, p.Workflow)
+	if s.Key != "" && params.Owner != s.Owner {
+		return nil, &ValidationError{Field: "Owner", Problem: fmt.Sprintf(
+			"cannot move the schedule from owner %q to %q: its key %q is unique per owner, and owner and key are its name; create a schedule with that key under owner %q, then delete this one",
+			s.Owner, params.Owner, s.Key, params.Owner)}
+	}
 	if p.CatchUp != nil {
 		params.CatchUp = *p.CatchUp
 	}
@@ -90,10 +105,13 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 	if p.GrantID != nil {
 		grantID = nil
 		if *p.GrantID != uuid.Nil {
-			if err := c.requireUsableGrant(ctx, tx, *p.GrantID, s.Workflow); err != nil {
-				return nil, err
-			}
 			grantID = p.GrantID
+		}
+	}
+	if grantID != nil && (p.GrantID != nil || params.Workflow != s.Workflow) {
+		// A new grant, or the schedule's under a new workflow type.
+		if err := c.requireUsableGrant(ctx, tx, *grantID, params.Workflow); err != nil {
+			return nil, err
 		}
 	}
 	if p.Input != nil {
@@ -135,6 +153,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p *Updat
 		MaxAttempts: params.MaxAttempts, TimeoutMS: params.Timeout.Milliseconds(), Queue: params.Queue,
 		Priority: params.Priority, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), Owner: params.Owner,
 		StartAt: nullTime(params.StartAt), EndAt: nullTime(params.EndAt), GrantID: grantID, KeepRuns: params.KeepRuns,
+		Type: params.Workflow,
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
@@ -158,20 +177,24 @@ type TriggerOpts struct {
 // slots is not affected. Under OverlapSkip, a trigger while a run is
 // unfinished records a skipped run (reason "overlap"). It returns the run's
 // id.
-func (c *Client) Trigger(ctx context.Context, id uuid.UUID, opts *TriggerOpts) (uuid.UUID, error) {
+func (c *Client) Trigger(ctx context.Context, ref Ref, opts *TriggerOpts) (uuid.UUID, error) {
 	var runID uuid.UUID
 	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
 		var err error
-		runID, err = c.TriggerTx(ctx, tx, id, opts)
+		runID, err = c.TriggerTx(ctx, tx, ref, opts)
 		return err
 	})
 	return runID, err
 }
 
 // TriggerTx is like Trigger, within tx; the caller commits or rolls back.
-func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts *TriggerOpts) (uuid.UUID, error) {
+func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *TriggerOpts) (uuid.UUID, error) {
 	if opts == nil {
 		opts = &TriggerOpts{}
+	}
+	id, err := c.id(ctx, tx, ref)
+	if err != nil {
+		return uuid.Nil, err
 	}
 	s, err := c.lockToStart(ctx, tx, id, opts.Overlap)
 	if err != nil {
@@ -350,18 +373,18 @@ func (r *BackfillResult) String() string {
 // time. It is one transaction: all of it or none. The result counts what
 // happened to every slot of the range. A start the workflow engine refuses
 // (an Input over its limit) is an error, and nothing is written.
-func (c *Client) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (*BackfillResult, error) {
+func (c *Client) Backfill(ctx context.Context, ref Ref, from, to time.Time, opts *BackfillOpts) (*BackfillResult, error) {
 	var res *BackfillResult
 	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
 		var err error
-		res, err = c.BackfillTx(ctx, tx, id, from, to, opts)
+		res, err = c.BackfillTx(ctx, tx, ref, from, to, opts)
 		return err
 	})
 	return res, err
 }
 
 // BackfillTx is like Backfill, within tx; the caller commits or rolls back.
-func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, to time.Time, opts *BackfillOpts) (*BackfillResult, error) {
+func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, ref Ref, from, to time.Time, opts *BackfillOpts) (*BackfillResult, error) {
 	if !to.After(from) {
 		return nil, &ValidationError{Field: "to", Problem: "is not after from"}
 	}
@@ -374,6 +397,10 @@ func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from, 
 		lockPolicy = ""
 	} else if _, err := overlapOverride("BackfillOpts.Overlap", OverlapSkip, policy); err != nil {
 		return nil, &ValidationError{Field: "BackfillOpts.Overlap", Problem: fmt.Sprintf("%q is not an overlap policy; use buffer (the default: all, one after the other), allow, skip, queue or replace", policy)}
+	}
+	id, err := c.id(ctx, tx, ref)
+	if err != nil {
+		return nil, err
 	}
 	s, err := c.lockToStart(ctx, tx, id, lockPolicy)
 	if err != nil {
@@ -540,7 +567,11 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 // fired (completed, failed, cancelled, running, …) or was skipped, with the
 // skip reason, and the slot's nominal time and DST note in the run's
 // metadata. It pages like workflow.Client.ListRuns.
-func (c *Client) History(ctx context.Context, id uuid.UUID, params *workflow.ListParams) ([]*workflow.Run, error) {
+func (c *Client) History(ctx context.Context, ref Ref, params *workflow.ListParams) ([]*workflow.Run, error) {
+	id, err := c.id(ctx, c.wf.Pool(), ref)
+	if err != nil {
+		return nil, err
+	}
 	p := workflow.ListParams{}
 	if params != nil {
 		p = *params

@@ -121,6 +121,27 @@ type Params struct {
 	// Owner is the tenant or user the schedule belongs to, so that one
 	// service can hold schedules for many users; List filters by it.
 	Owner string
+	// Key, when set, names the schedule within its Owner, so that code
+	// that creates it at every start-up makes it once: keys are unique per
+	// owner (two owners may each have a "digest"), and Create with a key
+	// the owner has already makes nothing and returns that schedule, with
+	// Existing set, or a *KeyConflictError when its spec differs. Get,
+	// Update, Pause, Resume, Delete, Trigger, Backfill, History and Next
+	// find a schedule by ByKey(owner, key) as well as by ByID(id). A key
+	// never changes after Create, and neither does the owner of a keyed
+	// schedule: the two are its name.
+	//
+	// At most 200 bytes, of printable characters other than spaces and
+	// "/" (it goes in URLs), and not shaped like a schedule id (a UUID),
+	// since the CLI, the API and the dashboard take either in one place.
+	// Defaults to "": no key, and every Create makes a new schedule.
+	Key string
+	// CreatedBy says where the schedule was made, for operators reading
+	// it later: the CLI sets "cli", the JSON API "api" and the dashboard
+	// "dashboard". Optional, at most 200 bytes; "" is application code.
+	// Declared schedules say instead which service declared them
+	// (Schedule.DeclaredBy).
+	CreatedBy string
 
 	// Workflow is the workflow type each slot starts. When the client's
 	// workflow client has registered types, it must be one of them.
@@ -219,10 +240,50 @@ type Schedule struct {
 	GrantID       *uuid.UUID      `json:"grant_id,omitempty"`
 	CreatedAt     time.Time       `json:"created_at"`
 	UpdatedAt     time.Time       `json:"updated_at"`
+	// Key is the schedule's name within its Owner (Params.Key); "" for none.
+	Key string `json:"key,omitempty"`
+	// DeclaredBy is the service whose declaration (Declare) made the
+	// schedule and keeps it as that service's code says; "" for one made
+	// by Create, which no declaration changes.
+	DeclaredBy string `json:"declared_by,omitempty"`
+	// UndeclaredAt is when DeclaredBy stopped declaring the schedule and
+	// paused it; nil otherwise.
+	UndeclaredAt *time.Time `json:"undeclared_at,omitempty"`
+	// CreatedBy is Params.CreatedBy: "cli", "api", "dashboard", or "" for
+	// application code.
+	CreatedBy string `json:"created_by,omitempty"`
+
+	// Existing is set on the schedule Create returns when its key matched
+	// a schedule made before, with the same spec: nothing was written.
+	// It is not stored.
+	Existing bool `json:"existing,omitempty"`
 
 	// nextCatchUp marks NextFireAt as the slot the "latest" catch-up policy
 	// jumped to: it runs however late it is found.
 	nextCatchUp bool
+}
+
+// Origin says where the schedule comes from, for operators: "declared by
+// service reports" (with "no longer declared since …" once that service
+// stopped declaring it), "created by hand with the CLI", "created by hand
+// in the dashboard", "created through the JSON API" or "created by
+// application code".
+func (s *Schedule) Origin() string {
+	switch {
+	case s.DeclaredBy != "" && s.UndeclaredAt != nil:
+		return fmt.Sprintf("declared by service %s, no longer declared since %s", s.DeclaredBy, s.UndeclaredAt.UTC().Format(time.RFC3339))
+	case s.DeclaredBy != "":
+		return "declared by service " + s.DeclaredBy
+	case s.CreatedBy == "":
+		return "created by application code"
+	case s.CreatedBy == "cli":
+		return "created by hand with the CLI"
+	case s.CreatedBy == "dashboard":
+		return "created by hand in the dashboard"
+	case s.CreatedBy == "api":
+		return "created through the JSON API"
+	}
+	return "created by " + s.CreatedBy
 }
 
 // Spec parses the schedule's cron expression in its zone.

@@ -48,6 +48,7 @@ func fillSchedule(s *Schedule, r *engine.Schedule) {
 		KeepRuns: r.KeepRuns, Paused: r.Paused, PauseNote: r.PauseNote, PausedAt: r.PausedAt,
 		NextFireAt: r.NextFireAt, LastFireAt: r.LastFireAt, RunCount: r.RunCount, FailureCount: r.FailureCount,
 		LastRunStatus: r.LastRunStatus, GrantID: r.GrantID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Key: r.Key, DeclaredBy: r.DeclaredBy, UndeclaredAt: r.UndeclaredAt, CreatedBy: r.CreatedBy,
 		nextCatchUp: r.NextFireCatchUp,
 	}
 }

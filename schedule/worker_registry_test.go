@@ -101,9 +101,9 @@ func TestInputCheckedAgainstTheWorkers(t *testing.T) {
 
 	s, err := creator.Create(ctx, &Params{Name: "small", Cron: "@daily", Workflow: "tick", Paused: true})
 	require.NoError(t, err)
-	_, err = creator.Update(ctx, s.ID, &UpdateParams{Input: big})
+	_, err = creator.Update(ctx, ByID(s.ID), &UpdateParams{Input: big})
 	requireInputRefused(t, err, "Input", "the limit is 1024")
-	_, err = creator.Backfill(ctx, s.ID, time.Now().Add(-48*time.Hour), time.Now(), &BackfillOpts{Input: big})
+	_, err = creator.Backfill(ctx, ByID(s.ID), time.Now().Add(-48*time.Hour), time.Now(), &BackfillOpts{Input: big})
 	requireInputRefused(t, err, "BackfillOpts.Input", "the limit is 1024")
 	require.Zero(t, countOf(t, db, "SELECT count(*) FROM workflow_runs"), "a refused backfill writes nothing")
 }

@@ -88,7 +88,7 @@ func TestGrantDenials(t *testing.T) {
 			t.Fatal("no grant denial counted")
 		}
 	}
-	_, err = sc.Pause(ctx, s.ID, "")
+	_, err = sc.Pause(ctx, schedule.ByID(s.ID), "")
 	require.NoError(t, err)
 
 	slots := spansNamed(recorder.Ended(), schedule.SpanSlot, "tributary.slot.reason", schedule.SkipReasonGrantRevoked)

@@ -268,7 +268,7 @@ func TestMiddleware(t *testing.T) {
 			ids = append(ids, id)
 		}
 		ev.mu.Unlock()
-		runs, err := sc.History(ctx, s.ID, nil)
+		runs, err := sc.History(ctx, schedule.ByID(s.ID), nil)
 		require.NoError(t, err)
 		for _, r := range runs {
 			if r.Status == workflow.StatusCompleted && slices.Contains(ids, r.ID) {
@@ -283,7 +283,7 @@ func TestMiddleware(t *testing.T) {
 			}
 		}
 	}
-	_, err = sc.Pause(ctx, s.ID, "")
+	_, err = sc.Pause(ctx, schedule.ByID(s.ID), "")
 	require.NoError(t, err)
 
 	var kidID uuid.UUID

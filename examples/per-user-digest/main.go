@@ -136,7 +136,7 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 			return err
 		}
 		byUser[u.ID] = s
-		next, err := schedules.Next(ctx, s.ID, 1)
+		next, err := schedules.Next(ctx, schedule.ByID(s.ID), 1)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 
 	// Kenji goes on holiday: pausing stops his slots, nobody else's.
 	kenji := byUser["kenji"].ID
-	if _, err := schedules.Pause(ctx, kenji, "on holiday"); err != nil {
+	if _, err := schedules.Pause(ctx, schedule.ByID(kenji), "on holiday"); err != nil {
 		return err
 	}
 	owned, err := schedules.List(ctx, &schedule.ListParams{Owner: "kenji"})
@@ -155,14 +155,14 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	for _, s := range owned {
 		fmt.Fprintf(out, "Schedules owned by kenji: %q paused=%t note=%q\n", s.Name, s.Paused, s.PauseNote)
 	}
-	resumed, err := schedules.Resume(ctx, kenji, nil) // slots missed while paused are skipped
+	resumed, err := schedules.Resume(ctx, schedule.ByID(kenji), nil) // slots missed while paused are skipped
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Resumed: paused=%t, next %s\n", resumed.Paused, inZone(resumed, *resumed.NextFireAt))
 
 	// No need to wait for 08:00: trigger Ada's digest now, outside the cron.
-	runID, err := schedules.Trigger(ctx, byUser["ada"].ID, nil)
+	runID, err := schedules.Trigger(ctx, schedule.ByID(byUser["ada"].ID), nil)
 	if err != nil {
 		return err
 	}

@@ -114,7 +114,7 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer schedules.Delete(context.WithoutCancel(ctx), report.ID) //nolint:errcheck // an every-second schedule must not outlive the example
+	defer schedules.Delete(context.WithoutCancel(ctx), schedule.ByID(report.ID)) //nolint:errcheck // an every-second schedule must not outlive the example
 
 	ran, err := waitLedger(ctx, schedules, report.ID, func(r *workflow.Run) bool { return r.Status == workflow.StatusCompleted })
 	if err != nil {
@@ -146,7 +146,7 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "Report ledger: slot %s %s, reason %q\n", skipped.FireAt.UTC().Format(time.TimeOnly), skipped.Status, skipped.SkipReason)
 
-	after, err := schedules.Get(ctx, report.ID)
+	after, err := schedules.Get(ctx, schedule.ByID(report.ID))
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func waitLedger(ctx context.Context, schedules *schedule.Client, id uuid.UUID, m
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
-		runs, err := schedules.History(ctx, id, nil)
+		runs, err := schedules.History(ctx, schedule.ByID(id), nil)
 		if err != nil {
 			return nil, err
 		}

@@ -106,7 +106,7 @@ func TestGrafanaMetricsScraped(t *testing.T) {
 		select {
 		case <-events:
 		case <-ctx.Done():
-			runs, _ := sc.History(context.Background(), s.ID, nil)
+			runs, _ := sc.History(context.Background(), schedule.ByID(s.ID), nil)
 			t.Fatalf("no grant denial or fire delay was recorded within 60s; the denied schedule's runs: %v", runs)
 		}
 	}

@@ -79,7 +79,7 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		s, err := sc.Get(ctx, id)
+		s, err := sc.Get(ctx, schedule.ByID(id))
 		if err != nil {
 			return scheduleError(err, id)
 		}
@@ -129,7 +129,7 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 			if end < len(slots) {
 				batchTo = slots[end]
 			}
-			res, err := sc.Backfill(ctx, id, batchFrom, batchTo, opts)
+			res, err := sc.Backfill(ctx, schedule.ByID(id), batchFrom, batchTo, opts)
 			if err != nil && start > 0 {
 				return withHint(fmt.Errorf("backfill stopped at %s, after %d of %d slots: %w", zonedTime(shownFrom, loc), start, len(slots), err),
 					fmt.Sprintf("the slots before it are backfilled and stay so: to finish, run the command again with --from %s", shownFrom.UTC().Format(time.RFC3339)))

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/schedule"
 )
 
 // newScheduleDeleteCommand is `tributary schedule delete`.
@@ -32,11 +34,11 @@ func setupScheduleDelete(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		s, err := sc.Get(ctx, id)
+		s, err := sc.Get(ctx, schedule.ByID(id))
 		if err != nil {
 			return scheduleError(err, id)
 		}
-		if err := sc.Delete(ctx, id); err != nil {
+		if err := sc.Delete(ctx, schedule.ByID(id)); err != nil {
 			return scheduleError(err, id)
 		}
 		if *asJSON {

@@ -45,7 +45,7 @@ func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		s, err := sc.Get(ctx, id)
+		s, err := sc.Get(ctx, schedule.ByID(id))
 		if err != nil {
 			return scheduleError(err, id)
 		}
@@ -53,7 +53,7 @@ func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return scheduleError(err, id)
 		}
-		occurrences, err := sc.Next(ctx, id, scheduleGetFireTimes)
+		occurrences, err := sc.Next(ctx, schedule.ByID(id), scheduleGetFireTimes)
 		if err != nil {
 			return scheduleError(err, id)
 		}

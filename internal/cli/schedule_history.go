@@ -15,6 +15,8 @@ import (
 
 	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/workflow"
+
+	"github.com/tributary-go/tributary/schedule"
 )
 
 // newScheduleHistoryCommand is `tributary schedule history`.
@@ -63,11 +65,11 @@ func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
 
 		// History lists nothing for an unknown schedule; Get tells it apart,
 		// and gives the zone to show fire times in.
-		s, err := sc.Get(ctx, id)
+		s, err := sc.Get(ctx, schedule.ByID(id))
 		if err != nil {
 			return scheduleError(err, id)
 		}
-		runs, err := sc.History(ctx, id, params)
+		runs, err := sc.History(ctx, schedule.ByID(id), params)
 		if err != nil {
 			return runsError(err, id, "")
 		}

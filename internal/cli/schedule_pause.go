@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/schedule"
 )
 
 // newSchedulePauseCommand is `tributary schedule pause`.
@@ -35,14 +37,14 @@ func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		s, err := sc.Get(ctx, id)
+		s, err := sc.Get(ctx, schedule.ByID(id))
 		if err != nil {
 			return scheduleError(err, id)
 		}
 		// Pausing again would clear the note unless a new one is given.
 		wasPaused := s.Paused
 		if !wasPaused || noteSet {
-			if s, err = sc.Pause(ctx, id, *note); err != nil {
+			if s, err = sc.Pause(ctx, schedule.ByID(id), *note); err != nil {
 				return scheduleError(err, id)
 			}
 		}

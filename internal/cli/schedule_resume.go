@@ -47,7 +47,7 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 
 		// Resume does nothing to a schedule that is not paused; read it
 		// first to say so.
-		s, err := sc.Get(ctx, id)
+		s, err := sc.Get(ctx, schedule.ByID(id))
 		if err != nil {
 			return scheduleError(err, id)
 		}
@@ -57,7 +57,7 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 			if due, err = s.MissedSlots(policy, time.Now()); err != nil {
 				return scheduleError(err, id)
 			}
-			if s, err = sc.Resume(ctx, id, &schedule.ResumeOpts{Missed: policy}); err != nil {
+			if s, err = sc.Resume(ctx, schedule.ByID(id), &schedule.ResumeOpts{Missed: policy}); err != nil {
 				return scheduleError(err, id)
 			}
 		}

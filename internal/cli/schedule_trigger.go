@@ -53,11 +53,11 @@ func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		s, err := sc.Get(ctx, id)
+		s, err := sc.Get(ctx, schedule.ByID(id))
 		if err != nil {
 			return scheduleError(err, id)
 		}
-		runID, err := sc.Trigger(ctx, id, opts)
+		runID, err := sc.Trigger(ctx, schedule.ByID(id), opts)
 		if err != nil {
 			return runsError(err, id, "fix --input")
 		}

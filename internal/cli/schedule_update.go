@@ -103,7 +103,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		before, err := sc.Get(ctx, id)
+		before, err := sc.Get(ctx, schedule.ByID(id))
 		if err != nil {
 			return scheduleError(err, id)
 		}
@@ -117,7 +117,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 			none := time.Duration(-1)
 			p.CatchUpWindow = &none
 		}
-		s, err := sc.Update(ctx, id, p)
+		s, err := sc.Update(ctx, schedule.ByID(id), p)
 		if err != nil {
 			return paramsError(err, id, updateValidationHints)
 		}

@@ -269,7 +269,7 @@ func (d *Demo) ensureSchedule(ctx context.Context, out io.Writer, p *schedule.Pa
 		s = existing[i]
 		if s.Paused && !p.Paused {
 			fmt.Fprintf(out, "   %s was paused; resuming it\n", s.Name)
-			if s, err = d.Schedules.Resume(ctx, s.ID, nil); err != nil {
+			if s, err = d.Schedules.Resume(ctx, schedule.ByID(s.ID), nil); err != nil {
 				return nil, err
 			}
 		}

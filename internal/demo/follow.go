@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -109,7 +110,7 @@ func (d *Demo) scheduleName(ctx context.Context, id uuid.UUID) string {
 	if ok {
 		return name
 	}
-	s, err := d.Schedules.Get(ctx, id)
+	s, err := d.Schedules.Get(ctx, schedule.ByID(id))
 	if err != nil {
 		return "schedule " + id.String()
 	}

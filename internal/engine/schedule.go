@@ -44,13 +44,18 @@ type Schedule struct {
 	// policy jumped to.
 	NextFireCatchUp bool
 	KeepRuns        int
+	Key             string     // "" when the schedule has none
+	DeclaredBy      string     // the declaring service; "" for a schedule made by Create
+	UndeclaredAt    *time.Time // when DeclaredBy stopped declaring it
+	CreatedBy       string
 }
 
 // scheduleColumns are the columns scanSchedule reads.
 const scheduleColumns = `id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
 	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), grant_id,
-	created_at, updated_at, next_fire_catch_up, keep_runs`
+	created_at, updated_at, next_fire_catch_up, keep_runs, coalesce(key, ''), coalesce(declared_by, ''), undeclared_at,
+	created_by`
 
 // scanSchedule reads a row of scheduleColumns into s; ErrNotFound when
 // there is none.
@@ -58,7 +63,8 @@ func scanSchedule(row pgx.Row, s *Schedule) error {
 	err := row.Scan(&s.ID, &s.Name, &s.Description, &s.Owner, &s.Type, &s.Input, &s.Cron, &s.TimeZone,
 		&s.StartAt, &s.EndAt, &s.OverlapPolicy, &s.CatchUpWindowMS, &s.CatchUpPolicy, &s.MaxAttempts, &s.TimeoutMS,
 		&s.Queue, &s.Priority, &s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount,
-		&s.FailureCount, &s.LastRunStatus, &s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.NextFireCatchUp, &s.KeepRuns)
+		&s.FailureCount, &s.LastRunStatus, &s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.NextFireCatchUp, &s.KeepRuns,
+		&s.Key, &s.DeclaredBy, &s.UndeclaredAt, &s.CreatedBy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -102,13 +108,21 @@ var (
 
 	scheduleByIDForUpdateStmt = define(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 FOR UPDATE`)
 
+	// A schedule with a key that its owner has already is not inserted:
+	// ON CONFLICT waits for a racing transaction that inserts the same key
+	// and, when it commits, inserts nothing.
 	insertScheduleStmt = define(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at, grant_id, keep_runs)
+	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-	CASE WHEN $17 THEN now() END, $21, $22)
+	CASE WHEN $17 THEN now() END, $21, $22, nullif($23, ''), nullif($24, ''), $25)
+ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING ` + scheduleColumns)
+
+	scheduleByKeyStmt = define(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE owner = $1 AND key = $2`)
+
+	scheduleIDByKeyStmt = define(`SELECT id FROM {s}schedules WHERE owner = $1 AND key = $2`)
 
 	listSchedulesStmt = define(`
 SELECT ` + scheduleColumns + ` FROM {s}schedules
@@ -130,7 +144,7 @@ UPDATE {s}schedules
 SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_policy = $7,
 	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
 	next_fire_at = $13, catchup_policy = $14, owner = $15, start_at = $16, end_at = $17, grant_id = $18,
-	keep_runs = $19, updated_at = now()
+	keep_runs = $19, workflow_type = $20, updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns)
 
 	// Lock the schedule's runs before the schedule, the order in which a
@@ -178,14 +192,44 @@ type InsertScheduleParams struct {
 	CatchUpPolicy string
 	GrantID       *uuid.UUID
 	KeepRuns      int
+	Key           string // "" for none
+	DeclaredBy    string // "" when not declared
+	CreatedBy     string
 }
 
-// InsertScheduleTx inserts a schedule and returns it as stored. The caller
-// seeds its first slot's fire job in the same tx.
+// ErrKeyExists is returned by InsertScheduleTx when the schedule's owner
+// has a schedule with its key already; nothing was inserted.
+var ErrKeyExists = errors.New("engine: the owner has a schedule with this key")
+
+// InsertScheduleTx inserts a schedule and returns it as stored; ErrKeyExists
+// when its owner has its key already (a racing insert of the same key is
+// waited for). The caller seeds its first slot's fire job in the same tx.
 func (q *Queries) InsertScheduleTx(ctx context.Context, tx pgx.Tx, p *InsertScheduleParams) (*Schedule, error) {
-	return scanOneSchedule(tx.QueryRow(ctx, q.sql(insertScheduleStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
+	s, err := scanOneSchedule(tx.QueryRow(ctx, q.sql(insertScheduleStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
-		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns))
+		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
+		p.Key, p.DeclaredBy, p.CreatedBy))
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrKeyExists
+	}
+	return s, err
+}
+
+// ScheduleByKey reads owner's schedule with key; ErrNotFound when there is
+// none.
+func (q *Queries) ScheduleByKey(ctx context.Context, db DBTX, owner, key string) (*Schedule, error) {
+	return scanOneSchedule(db.QueryRow(ctx, q.sql(scheduleByKeyStmt), owner, key))
+}
+
+// ScheduleIDByKey is the id of owner's schedule with key; ErrNotFound when
+// there is none.
+func (q *Queries) ScheduleIDByKey(ctx context.Context, db DBTX, owner, key string) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := db.QueryRow(ctx, q.sql(scheduleIDByKeyStmt), owner, key).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, ErrNotFound
+	}
+	return id, err
 }
 
 // ListSchedulesParams filter and page ListSchedules.
@@ -238,6 +282,7 @@ type UpdateScheduleParams struct {
 	EndAt           *time.Time
 	GrantID         *uuid.UUID
 	KeepRuns        int
+	Type            string
 }
 
 // UpdateScheduleTx rewrites a schedule's settings and returns it;
@@ -247,7 +292,7 @@ type UpdateScheduleParams struct {
 func (q *Queries) UpdateScheduleTx(ctx context.Context, tx pgx.Tx, p *UpdateScheduleParams) (*Schedule, error) {
 	return scanOneSchedule(tx.QueryRow(ctx, q.sql(updateScheduleStmt), p.ID, p.Name, p.Description, p.Input,
 		p.Cron, p.TimeZone, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts, p.TimeoutMS, p.Queue, p.Priority,
-		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns))
+		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns, p.Type))
 }
 
 // DeleteSchedule deletes a schedule, after locking its runs (whose

@@ -9,21 +9,38 @@ import (
 )
 
 // InsertScheduleTx's set-based twin (CreateManyTx): one array per column;
-// the rows come back in no particular order.
+// the rows come back in no particular order, without the rows whose key
+// their owner has already.
 var insertSchedulesStmt = define(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at, grant_id, keep_runs)
+	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by)
 SELECT id, name, description, owner, workflow_type, input::jsonb, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, CASE WHEN paused THEN now() END, grant_id, keep_runs
+	catchup_policy, CASE WHEN paused THEN now() END, grant_id, keep_runs, nullif(key, ''), nullif(declared_by, ''),
+	created_by
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 	$9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[], $15::text[],
-	$16::smallint[], $17::boolean[], $18::text[], $19::timestamptz[], $20::text[], $21::uuid[], $22::integer[])
+	$16::smallint[], $17::boolean[], $18::text[], $19::timestamptz[], $20::text[], $21::uuid[], $22::integer[],
+	$23::text[], $24::text[], $25::text[])
 	AS v(id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, grant_id, keep_runs)
+	catchup_policy, grant_id, keep_runs, key, declared_by, created_by)
+ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING ` + scheduleColumns)
+
+// schedulesByKeysStmt reads the schedules of (owner, key) pairs, one array
+// of each.
+var schedulesByKeysStmt = define(`
+SELECT ` + scheduleColumns + ` FROM {s}schedules
+WHERE (owner, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`)
+
+// SchedulesByKeys reads the schedules whose (owner, key) is one of
+// (owners[i], keys[i]), in no particular order; an empty, non-nil slice
+// when there are none.
+func (q *Queries) SchedulesByKeys(ctx context.Context, db DBTX, owners, keys []string) ([]Schedule, error) {
+	return scanSchedules(db.Query(ctx, q.sql(schedulesByKeysStmt), owners, keys))
+}
 
 // InsertSchedulesParams are the columns of new schedules, one slice per
 // column (InsertScheduleParams's fields), all of the same length.
@@ -50,6 +67,9 @@ type InsertSchedulesParams struct {
 	CatchUpPolicy   []string
 	GrantID         []*uuid.UUID
 	KeepRuns        []int32
+	Key             []string
+	DeclaredBy      []string
+	CreatedBy       []string
 }
 
 // NewInsertSchedulesParams returns empty params with room for n rows.
@@ -62,7 +82,8 @@ func NewInsertSchedulesParams(n int) *InsertSchedulesParams {
 		MaxAttempts: make([]int, 0, n), TimeoutMS: make([]int64, 0, n), Queue: make([]string, 0, n),
 		Priority: make([]int, 0, n), Paused: make([]bool, 0, n), PauseNote: make([]string, 0, n),
 		NextFireAt: make([]*time.Time, 0, n), CatchUpPolicy: make([]string, 0, n), GrantID: make([]*uuid.UUID, 0, n),
-		KeepRuns: make([]int32, 0, n),
+		KeepRuns: make([]int32, 0, n), Key: make([]string, 0, n), DeclaredBy: make([]string, 0, n),
+		CreatedBy: make([]string, 0, n),
 	}
 }
 
@@ -90,6 +111,9 @@ func (r *InsertSchedulesParams) Add(p *InsertScheduleParams) {
 	r.CatchUpPolicy = append(r.CatchUpPolicy, p.CatchUpPolicy)
 	r.GrantID = append(r.GrantID, p.GrantID)
 	r.KeepRuns = append(r.KeepRuns, int32(p.KeepRuns))
+	r.Key = append(r.Key, p.Key)
+	r.DeclaredBy = append(r.DeclaredBy, p.DeclaredBy)
+	r.CreatedBy = append(r.CreatedBy, p.CreatedBy)
 }
 
 // Len is how many rows r holds.
@@ -105,15 +129,18 @@ func (r *InsertSchedulesParams) Slice(from, to int) *InsertSchedulesParams {
 		TimeoutMS: r.TimeoutMS[from:to], Queue: r.Queue[from:to], Priority: r.Priority[from:to],
 		Paused: r.Paused[from:to], PauseNote: r.PauseNote[from:to], NextFireAt: r.NextFireAt[from:to],
 		CatchUpPolicy: r.CatchUpPolicy[from:to], GrantID: r.GrantID[from:to], KeepRuns: r.KeepRuns[from:to],
+		Key: r.Key[from:to], DeclaredBy: r.DeclaredBy[from:to], CreatedBy: r.CreatedBy[from:to],
 	}
 }
 
 // InsertSchedulesTx inserts every row of p in one statement and returns
-// them as stored, in no particular order. The caller bounds the rows of
-// one call (the arrays' size) and seeds the first slots' fire jobs in the
-// same tx.
+// them as stored, in no particular order. A row whose key its owner has
+// already (committed, or by a racing transaction that commits) is not
+// inserted and not returned. The caller bounds the rows of one call (the
+// arrays' size) and seeds the first slots' fire jobs in the same tx.
 func (q *Queries) InsertSchedulesTx(ctx context.Context, tx pgx.Tx, p *InsertSchedulesParams) ([]Schedule, error) {
 	return scanSchedules(tx.Query(ctx, q.sql(insertSchedulesStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
-		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns))
+		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
+		p.Key, p.DeclaredBy, p.CreatedBy))
 }
