@@ -207,10 +207,14 @@ func (c *Client) Create(ctx context.Context, p *Params) (*Schedule, error) {
 }
 
 // checkInput checks a schedule's input, encoded, against what the workers
-// of typ accept (workflow.Client.CheckInput), as a *ValidationError of
-// field.
-func (c *Client) checkInput(ctx context.Context, typ string, input []byte, field string) error {
-	return inputError(c.wf.CheckInput(ctx, typ, input), field)
+// of typ accept (workflow.Client.CheckInput), reading their limits in tx,
+// as a *ValidationError of field.
+func (c *Client) checkInput(ctx context.Context, tx pgx.Tx, typ string, input []byte, field string) error {
+	check, err := c.engine.InputChecker(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return inputError(check(typ, input), field)
 }
 
 // inputError turns the workflow engine's refusal of an input into a
@@ -234,11 +238,11 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 			return nil, err
 		}
 	}
-	if err := c.checkInput(ctx, p.Workflow, v.input, "Input"); err != nil {
+	if err := c.checkInput(ctx, tx, p.Workflow, v.input, "Input"); err != nil {
 		return nil, err
 	}
 	if p.RequireWorker {
-		served, err := c.wf.TypeServed(ctx, p.Workflow)
+		served, err := c.engine.TypeServed(ctx, tx, p.Workflow)
 		if err != nil {
 			return nil, err
 		}

@@ -109,7 +109,7 @@ func (c *Client) createManyTx(ctx context.Context, tx pgx.Tx, params []*Params, 
 		return []*Schedule{}, nil
 	}
 
-	checkInput, err := c.wf.InputChecker(ctx)
+	checkInput, err := c.engine.InputChecker(ctx, tx)
 	if err != nil {
 		return nil, err
 	}

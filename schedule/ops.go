@@ -139,7 +139,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkInput(ctx, params.Workflow, v.input, "Input"); err != nil {
+	if err := c.checkInput(ctx, tx, params.Workflow, v.input, "Input"); err != nil {
 		return nil, err
 	}
 	retimed := v.spec.Expr() != s.Cron || v.spec.Zone() != s.TimeZone || p.StartAt != nil || p.EndAt != nil
@@ -412,10 +412,10 @@ func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, ref Ref, from, to ti
 			return nil, &ValidationError{Field: "BackfillOpts.Input", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
 		s.Input = input
-		if err := c.checkInput(ctx, s.Workflow, s.Input, "BackfillOpts.Input"); err != nil {
+		if err := c.checkInput(ctx, tx, s.Workflow, s.Input, "BackfillOpts.Input"); err != nil {
 			return nil, err
 		}
-	} else if err := c.checkInput(ctx, s.Workflow, s.Input, "Input"); err != nil {
+	} else if err := c.checkInput(ctx, tx, s.Workflow, s.Input, "Input"); err != nil {
 		return nil, fmt.Errorf("%w (the schedule's input; pass BackfillOpts.Input, or Update the schedule)", err)
 	}
 	spec, err := s.Spec()

@@ -85,3 +85,11 @@ func (c *Client) bind(b *engine.Binding) error {
 	c.bindings = append(c.bindings, b.Name)
 	return nil
 }
+
+func (h *hooks) InputChecker(ctx context.Context, db engine.DBTX) (func(typ string, input []byte) error, error) {
+	return h.client().inputChecker(ctx, db)
+}
+
+func (h *hooks) TypeServed(ctx context.Context, db engine.DBTX, typ string) (bool, error) {
+	return h.client().typeServed(ctx, db, typ, "")
+}

@@ -162,7 +162,12 @@ func (c *Client) CheckInput(ctx context.Context, typ string, input []byte) error
 // InputChecker is CheckInput for many inputs: it reads the live workers'
 // limits once and returns the check.
 func (c *Client) InputChecker(ctx context.Context) (func(typ string, input []byte) error, error) {
-	limits, err := c.db.WorkerInputLimits(ctx, c.pool, workerLiveWithin)
+	return c.inputChecker(ctx, c.pool)
+}
+
+// inputChecker is InputChecker reading the limits on db.
+func (c *Client) inputChecker(ctx context.Context, db engine.DBTX) (func(typ string, input []byte) error, error) {
+	limits, err := c.db.WorkerInputLimits(ctx, db, workerLiveWithin)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: read the input limits of the live workers: %w", err)
 	}

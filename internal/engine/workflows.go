@@ -41,6 +41,16 @@ type Workflows interface {
 	// CancelScheduleRunsTx cancels the unfinished runs of a schedule and
 	// returns how many.
 	CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *ScheduleRuns) (int, error)
+
+	// InputChecker is workflow.Client.InputChecker reading the live
+	// workers' limits on db: a call that holds a transaction checks
+	// inputs on it, not on a second connection of the pool (N such calls
+	// at once on a pool of N would wait for each other forever).
+	InputChecker(ctx context.Context, db DBTX) (func(typ string, input []byte) error, error)
+
+	// TypeServed is workflow.Client.TypeServed reading the worker
+	// registry on db.
+	TypeServed(ctx context.Context, db DBTX, typ string) (bool, error)
 }
 
 // WorkflowsOf returns the Workflows of wf, a *workflow.Client. Package
