@@ -39,7 +39,7 @@ const keyResultPrefix = "KEY RESULT "
 // keyResult is what a helper did: Create's schedule, or Declare's result,
 // or the error.
 type keyResult struct {
-	Schedule *Schedule     `json:"schedule,omitempty"`
+	Schedule *Schedule      `json:"schedule,omitempty"`
 	Declared *DeclareResult `json:"declared,omitempty"`
 	Error    string         `json:"error,omitempty"`
 	Conflict bool           `json:"conflict,omitempty"`
