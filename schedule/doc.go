@@ -19,6 +19,30 @@
 //		Cron: "0 8 * * *", TimeZone: "Europe/Paris",
 //	})
 //
+// # Keys and declared schedules
+//
+// A service that creates its schedules at start-up must not make a copy at
+// every restart, deploy or replica. Give each a Key, unique per Owner:
+// Create with a key the owner has already makes nothing and returns that
+// schedule (Schedule.Existing), or a *KeyConflictError naming the fields
+// that differ when the spec changed. Racing creates of one key, from any
+// number of processes, make one schedule. Every call that acts on one
+// schedule takes a Ref: ByID(id), or ByKey(owner, key).
+//
+//	s, err := schedules.Create(ctx, &schedule.Params{
+//		Owner: "user-42", Key: "digest", Name: "morning digest", Workflow: "digest",
+//		Cron: "0 8 * * *", TimeZone: "Europe/Paris",
+//	}) // the same schedule at every start-up
+//	_, err = schedules.Pause(ctx, schedule.ByKey("user-42", "digest"), "on holiday")
+//
+// Declare goes further for the schedules that belong to the service
+// itself: it makes a Declaration (the service's name, a version, its
+// schedules) true in the database in one transaction, creating what is
+// missing, updating what the code changed and pausing (or deleting) what
+// the service no longer declares. Replicas take turns, an older version
+// never undoes a newer one during a rolling deploy, and schedules made by
+// Create (by hand, or by application code) are never touched.
+//
 // # How slots fire
 //
 // Slots fire set-based. There is one River job (kind tributary:schedule_fire,
