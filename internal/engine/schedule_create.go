@@ -32,8 +32,8 @@ RETURNING ` + scheduleColumns)
 // schedulesByKeysStmt reads the schedules of (owner, key) pairs, one array
 // of each.
 var schedulesByKeysStmt = define(`
-SELECT ` + scheduleColumns + ` FROM {s}schedules
-WHERE (owner, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`)
+SELECT ` + scheduleColumns + ` FROM {s}schedules s
+	JOIN unnest($1::text[], $2::text[]) AS k(k_owner, k_key) ON s.owner = k.k_owner AND s.key = k.k_key`)
 
 // SchedulesByKeys reads the schedules whose (owner, key) is one of
 // (owners[i], keys[i]), in no particular order; an empty, non-nil slice

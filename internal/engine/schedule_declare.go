@@ -19,9 +19,14 @@ UPDATE {s}schedule_declarations SET version = $2, schedules = $3, declared_at = 
 
 	// The schedules a declaration may change, and those it must not take
 	// over, in id order.
+	// Two indexed reads (an OR of the two would scan every schedule).
 	declaredSchedulesStmt = define(`
 SELECT ` + scheduleColumns + ` FROM {s}schedules
-WHERE declared_by = $1 OR (owner, key) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+WHERE id IN (
+	SELECT id FROM {s}schedules WHERE declared_by = $1
+	UNION
+	SELECT s.id FROM {s}schedules s JOIN unnest($2::text[], $3::text[]) AS k(k_owner, k_key)
+		ON s.owner = k.k_owner AND s.key = k.k_key)
 ORDER BY id`)
 
 	undeclareSchedulesStmt = define(`
