@@ -5,17 +5,19 @@
 //	go run ./examples/per-user-digest
 //
 // It gives three users, in New York, Berlin and Tokyo, a schedule "0 8 * * *"
-// in their zone, owned by the user (Params.Owner), and prints when each fires
-// next in the user's zone and in UTC. It pauses one user's digests, lists
-// that user's schedules to show it, and resumes them. Rather than wait for
-// 08:00, it then triggers one user's digest now and prints what was "sent": a
-// row of the digest_outbox table, written in one transaction with the step's
-// memo (StepTx), so a retry never sends a digest twice.
+// in their zone, owned by the user (Params.Owner) under the key
+// "daily-digest" (Params.Key), and prints whether it created each one or
+// found it, and when each fires next in the user's zone and in UTC. It
+// pauses one user's digests, lists that user's schedules to show it, and
+// resumes them. Rather than wait for 08:00, it then triggers one user's
+// digest now and prints what was "sent": a row of the digest_outbox table,
+// written in one transaction with the step's memo (StepTx), so a retry
+// never sends a digest twice.
 //
 // It uses DATABASE_URL, or starts a throw-away Postgres when that is unset.
 // In a database that stays, so do the three schedules, as in a real service:
-// running the example again finds them by owner instead of adding more, and
-// `tributary schedule delete <id>` removes them.
+// running the example again finds each user's by its key and creates none,
+// and `tributary schedule delete daily-digest --owner ada` removes Ada's.
 package main
 
 import (
@@ -129,23 +131,27 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	defer client.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // best effort on the way out
 
 	fmt.Fprintln(out, "Daily digests at 08:00 in each user's zone:")
-	byUser := map[string]*schedule.Schedule{}
 	for _, u := range users {
 		s, err := ensureSchedule(ctx, schedules, u)
 		if err != nil {
 			return err
 		}
-		byUser[u.ID] = s
+		made := "created"
+		if s.Existing {
+			made = "existed" // a run before this one created it
+		}
 		next, err := schedules.Next(ctx, schedule.ByID(s.ID), 1)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "  %-5s %-16s next %s = %s\n", u.ID, u.Zone, inZone(s, next[0].At), next[0].At.UTC().Format(dayTime))
+		fmt.Fprintf(out, "  %-5s %-16s %s, next %s = %s\n", u.ID, u.Zone, made, inZone(s, next[0].At), next[0].At.UTC().Format(dayTime))
 	}
 
-	// Kenji goes on holiday: pausing stops his slots, nobody else's.
-	kenji := byUser["kenji"].ID
-	if _, err := schedules.Pause(ctx, schedule.ByID(kenji), "on holiday"); err != nil {
+	// Kenji goes on holiday: pausing stops his slots, nobody else's. His
+	// schedule's name is his id and the key, so nothing needs to remember
+	// its id.
+	kenji := digestOf("kenji")
+	if _, err := schedules.Pause(ctx, kenji, "on holiday"); err != nil {
 		return err
 	}
 	owned, err := schedules.List(ctx, &schedule.ListParams{Owner: "kenji"})
@@ -153,16 +159,16 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 		return err
 	}
 	for _, s := range owned {
-		fmt.Fprintf(out, "Schedules owned by kenji: %q paused=%t note=%q\n", s.Name, s.Paused, s.PauseNote)
+		fmt.Fprintf(out, "Schedules owned by kenji: %q key=%s paused=%t note=%q\n", s.Name, s.Key, s.Paused, s.PauseNote)
 	}
-	resumed, err := schedules.Resume(ctx, schedule.ByID(kenji), nil) // slots missed while paused are skipped
+	resumed, err := schedules.Resume(ctx, kenji, nil) // slots missed while paused are skipped
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Resumed: paused=%t, next %s\n", resumed.Paused, inZone(resumed, *resumed.NextFireAt))
 
 	// No need to wait for 08:00: trigger Ada's digest now, outside the cron.
-	runID, err := schedules.Trigger(ctx, schedule.ByID(byUser["ada"].ID), nil)
+	runID, err := schedules.Trigger(ctx, digestOf("ada"), nil)
 	if err != nil {
 		return err
 	}
@@ -176,20 +182,29 @@ func run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	return nil
 }
 
-// ensureSchedule returns the user's digest schedule, creating it the first
-// time: the owner finds it again, so running the example twice against the
-// same database does not give a user two digests a day.
+// digestKey names each user's digest schedule among that user's
+// schedules. The owner is the user, so that List, the dashboard's owner
+// filter and `--owner ada` find a user's schedules; the key says which of
+// them this is, the same for every user, so that code finds any user's
+// digest from the user's id alone (digestOf), and another kind of
+// schedule per user would take another key.
+const digestKey = "daily-digest"
+
+// digestOf names u's digest schedule.
+func digestOf(userID string) schedule.Ref { return schedule.ByKey(userID, digestKey) }
+
+// ensureSchedule creates the user's digest schedule, or returns it with
+// Existing set when the user has it already: the key makes creating it at
+// every start-up safe, and running the example twice against the same
+// database does not give a user two digests a day. A stored schedule
+// whose spec differs from this one (say the cron changed in the code) is
+// a *schedule.KeyConflictError, which names the fields; Update changes
+// it.
 func ensureSchedule(ctx context.Context, schedules *schedule.Client, u user) (*schedule.Schedule, error) {
-	existing, err := schedules.List(ctx, &schedule.ListParams{Owner: u.ID, Workflow: "digest"})
-	if err != nil {
-		return nil, err
-	}
-	if len(existing) > 0 {
-		return existing[0], nil
-	}
 	return schedules.Create(ctx, &schedule.Params{
 		Name:     "daily digest for " + u.Name,
 		Owner:    u.ID,
+		Key:      digestKey,
 		Workflow: "digest",
 		Input:    DigestInput{UserID: u.ID, Name: u.Name, TimeZone: u.Zone},
 		Cron:     "0 8 * * *",
