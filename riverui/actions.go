@@ -11,8 +11,8 @@ import (
 	"github.com/tributary-go/tributary/schedule"
 )
 
-// The dashboard's forms post to these actions. Each one parses the id and
-// the form, changes the run or schedule through the same client call as
+// The dashboard's forms post to these actions. Each one reads the id (of a
+// schedule, the id or the key) and the form, changes the run or schedule through the same client call as
 // the JSON API, and answers like a form should: a 303 redirect to the page
 // with a flash notice, or the page again with the error, under the status
 // the JSON API would answer (statusOf).
@@ -20,7 +20,7 @@ import (
 // runForm serves the POST of a form on a run's page: do, then back to the
 // page with notice.
 func (h *Handler) runForm(do op, notice string) http.Handler {
-	return h.byID("run", func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+	return h.byID(func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
 		if err := parseForm(r); err != nil {
 			return err
 		}
@@ -38,50 +38,53 @@ func (h *Handler) runForm(do op, notice string) http.Handler {
 	})
 }
 
-// schedulePage renders a page of schedule id with status and errMsg, and
-// writes nothing when it returns an error: showSchedule or showEdit.
-type schedulePage func(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int, errMsg string) error
+// schedulePage renders a page of the schedule ref names with status and
+// errMsg, and writes nothing when it returns an error: showSchedule or
+// showEdit.
+type schedulePage func(w http.ResponseWriter, r *http.Request, ref schedule.Ref, status int, errMsg string) error
 
 // scheduleForm serves the POST of a form on a schedule's page: do changes
-// the schedule and redirects, or fails and the page is shown again.
-func (h *Handler) scheduleForm(do idHandler, page schedulePage) http.Handler {
-	return h.byID("schedule", func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+// the schedule and redirects, or fails and the page is shown again. A
+// schedule's actions, like its pages, take its id or its key with owner=,
+// and redirect back to the page under the URL they were posted to.
+func (h *Handler) scheduleForm(do refHandler, page schedulePage) http.Handler {
+	return h.byRef(func(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
 		if err := parseForm(r); err != nil {
 			return err
 		}
-		return do(w, r, id)
+		return do(w, r, ref)
 	}, func(w http.ResponseWriter, r *http.Request, err error) {
 		status, msg := h.statusOf(err)
-		id, idErr := parseID(r, "schedule")
-		if idErr != nil || page(w, r, id, status, msg) != nil {
+		ref, refErr := parseRef(r)
+		if refErr != nil || page(w, r, ref, status, msg) != nil {
 			h.errorPage(w, r, status, msg)
 		}
 	})
 }
 
-func (h *Handler) pauseForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	if _, err := h.sc.Pause(r.Context(), schedule.ByID(id), strings.TrimSpace(r.PostFormValue("note"))); err != nil {
+func (h *Handler) pauseForm(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	if _, err := h.sc.Pause(r.Context(), ref, strings.TrimSpace(r.PostFormValue("note"))); err != nil {
 		return err
 	}
-	h.seeOther(w, r, "/schedules/"+id.String(), "paused", nil)
+	h.seeOther(w, r, refPath(ref, ""), "paused", nil)
 	return nil
 }
 
-func (h *Handler) resumeForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+func (h *Handler) resumeForm(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
 	opts := &schedule.ResumeOpts{Missed: schedule.MissedPolicy(r.PostFormValue("missed"))}
-	if _, err := h.sc.Resume(r.Context(), schedule.ByID(id), opts); err != nil {
+	if _, err := h.sc.Resume(r.Context(), ref, opts); err != nil {
 		return err
 	}
-	h.seeOther(w, r, "/schedules/"+id.String(), "resumed", nil)
+	h.seeOther(w, r, refPath(ref, ""), "resumed", nil)
 	return nil
 }
 
-func (h *Handler) triggerForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	runID, err := h.sc.Trigger(r.Context(), schedule.ByID(id), nil)
+func (h *Handler) triggerForm(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	runID, err := h.sc.Trigger(r.Context(), ref, nil)
 	if err != nil {
 		return err
 	}
-	h.seeOther(w, r, "/schedules/"+id.String(), "triggered", url.Values{"run": {runID.String()}})
+	h.seeOther(w, r, refPath(ref, ""), "triggered", url.Values{"run": {runID.String()}})
 	return nil
 }
 
@@ -93,8 +96,8 @@ func (h *Handler) triggerForm(w http.ResponseWriter, r *http.Request, id uuid.UU
 // input sends them, or RFC 3339 times (see formTime). The notice says how
 // many of the range's slots it started or recorded as skipped, and how many
 // had their run already.
-func (h *Handler) backfillForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
+func (h *Handler) backfillForm(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	s, err := h.sc.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}
@@ -115,16 +118,16 @@ func (h *Handler) backfillForm(w http.ResponseWriter, r *http.Request, id uuid.U
 		return err
 	}
 	opts := &schedule.BackfillOpts{Overlap: schedule.OverlapPolicy(r.PostFormValue("overlap")), RerunSkipped: r.PostFormValue("rerun_skipped") != ""}
-	res, err := h.sc.Backfill(r.Context(), schedule.ByID(id), from, to, opts)
+	res, err := h.sc.Backfill(r.Context(), schedule.ByID(s.ID), from, to, opts)
 	if err != nil {
 		return err
 	}
-	h.seeOther(w, r, "/schedules/"+id.String(), "backfilled", backfillParams(res))
+	h.seeOther(w, r, refPath(ref, ""), "backfilled", backfillParams(res))
 	return nil
 }
 
-func (h *Handler) deleteForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	if err := h.sc.Delete(r.Context(), schedule.ByID(id)); err != nil {
+func (h *Handler) deleteForm(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	if err := h.sc.Delete(r.Context(), ref); err != nil {
 		return err
 	}
 	h.seeOther(w, r, "/", "deleted", nil)

@@ -38,8 +38,8 @@ type apiRoute struct {
 
 // apiRoutes are the JSON API's routes.
 func (h *Handler) apiRoutes() []apiRoute {
-	run := func(fn idHandler) http.Handler { return h.byID("run", fn, h.failJSON) }
-	sched := func(fn idHandler) http.Handler { return h.byID("schedule", fn, h.failJSON) }
+	run := func(fn idHandler) http.Handler { return h.byID(fn, h.failJSON) }
+	sched := func(fn refHandler) http.Handler { return h.byRef(fn, h.failJSON) }
 	return []apiRoute{
 		{http.MethodGet, "/api/openapi.json", http.HandlerFunc(h.serveOpenAPI)},
 		{http.MethodGet, "/api/runs", http.HandlerFunc(h.listRuns)},
@@ -172,13 +172,14 @@ func (h *Handler) cancelJSON(r *http.Request, id uuid.UUID) error {
 }
 
 // then does do, then answers with answer (the run or the schedule as it is
-// after do).
-func then(do op, answer idHandler) idHandler {
-	return func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-		if err := do(r, id); err != nil {
+// after do); K is what the route's {id} names, a run's id or a schedule's
+// Ref.
+func then[K any](do func(*http.Request, K) error, answer func(http.ResponseWriter, *http.Request, K) error) func(http.ResponseWriter, *http.Request, K) error {
+	return func(w http.ResponseWriter, r *http.Request, k K) error {
+		if err := do(r, k); err != nil {
 			return err
 		}
-		return answer(w, r, id)
+		return answer(w, r, k)
 	}
 }
 
@@ -254,8 +255,8 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	if err := checkQuery(r, "status", "limit", "after"); err != nil {
+func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	if err := checkQuery(r, "owner", "status", "limit", "after"); err != nil {
 		return err
 	}
 	params, err := runListParams(r, false)
@@ -263,10 +264,11 @@ func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, id uui
 		return err
 	}
 	// History of an unknown schedule is empty; answer 404 instead.
-	if _, err := h.sc.Get(r.Context(), schedule.ByID(id)); err != nil {
+	s, err := h.sc.Get(r.Context(), ref)
+	if err != nil {
 		return err
 	}
-	runs, err := h.sc.History(r.Context(), schedule.ByID(id), params)
+	runs, err := h.sc.History(r.Context(), schedule.ByID(s.ID), params)
 	if err != nil {
 		return err
 	}

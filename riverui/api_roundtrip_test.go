@@ -41,8 +41,11 @@ func without(v map[string]any, names ...string) map[string]any {
 // scheduleReadOnly and runReadOnly are the fields openapi.json marks
 // readOnly; TestAPIReadOnlyFields checks the lists against it.
 var (
-	scheduleReadOnly = []string{"id", "paused_at", "next_fire_at", "last_fire_at", "run_count", "failure_count", "last_run_status", "created_at", "updated_at", "next_fire_times", "worker_live"}
-	runReadOnly      = []string{"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step", "skip_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps"}
+	scheduleReadOnly = []string{
+		"id", "declared_by", "undeclared_at", "created_by", "origin", "paused_at", "next_fire_at", "last_fire_at", "run_count",
+		"failure_count", "last_run_status", "created_at", "updated_at", "next_fire_times", "worker_live", "existing",
+	}
+	runReadOnly = []string{"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step", "skip_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps"}
 )
 
 // TestAPIReadOnlyFields: the lists of read-only fields the round-trip
@@ -203,8 +206,12 @@ func TestAPIScheduleBodyErrors(t *testing.T) {
 		{"NullName", http.MethodPatch, path, `{"name": null}`, "name", "cannot be null"},
 		{"BadTime", http.MethodPatch, path, `{"start_at": "tomorrow"}`, "start_at", "RFC 3339"},
 		{"BadGrant", http.MethodPatch, path, `{"grant_id": "g-1"}`, "grant_id", "is not an id"},
-		{"OtherID", http.MethodPatch, path, `{"id": "` + other.ID.String() + `"}`, "id", "not the id of the schedule in the path"},
-		{"Workflow", http.MethodPatch, path, `{"workflow": "other"}`, "workflow", "cannot change"},
+		{"OtherID", http.MethodPatch, path, `{"id": "` + other.ID.String() + `"}`, "id", "not the id of the schedule the path names"},
+		{"Key", http.MethodPatch, path, `{"key": "other"}`, "key", "a key is given only when a schedule is created"},
+		{"BadKey", http.MethodPost, "/api/schedules", `{"name": "x", "workflow": "digest", "cron": "@daily", "key": "a b"}`, "key", "holds ' '"},
+		{"UUIDKey", http.MethodPost, "/api/schedules", `{"name": "x", "workflow": "digest", "cron": "@daily", "key": "` + other.ID.String() + `"}`, "key", "looks like a schedule id"},
+		{"CreatedBy", http.MethodPost, "/api/schedules", `{"name": "x", "workflow": "digest", "cron": "@daily", "created_by": "cli"}`, "created_by", "read-only"},
+		{"IDWithOwner", http.MethodGet, path + "?owner=team-a", ``, "owner", "an id names the schedule alone"},
 		{"Paused", http.MethodPatch, path, `{"paused": true}`, "paused", "/pause"},
 		{"PauseNote", http.MethodPatch, path, `{"pause_note": "x"}`, "pause_note", "/pause"},
 		{"EndInPast", http.MethodPatch, path, `{"end_at": "2020-01-01T00:00:00Z"}`, "end_at", "invalid end_at: 2020-01-01T00:00:00Z is in the past"},

@@ -2,7 +2,9 @@ package riverui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"reflect"
 	"time"
@@ -17,7 +19,7 @@ import (
 // /api/schedules/{id}: the writable fields of a schedule, as GET answers
 // them. A PATCH changes the fields it names that differ from the schedule.
 type scheduleBody struct {
-	Name, Description, Owner, Workflow, Cron, TimeZone, Queue, PauseNote opt[string]
+	Name, Description, Owner, Key, Workflow, Cron, TimeZone, Queue, PauseNote opt[string]
 
 	Input          opt[json.RawMessage]
 	StartAt, EndAt opt[time.Time]
@@ -35,8 +37,8 @@ type scheduleBody struct {
 
 // scheduleReadOnly are the fields of a schedule that only the server sets.
 var scheduleReadOnly = []string{
-	"id", "paused_at", "next_fire_at", "last_fire_at", "run_count", "failure_count", "last_run_status",
-	"created_at", "updated_at", "next_fire_times", "worker_live",
+	"id", "declared_by", "undeclared_at", "created_by", "origin", "paused_at", "next_fire_at", "last_fire_at",
+	"run_count", "failure_count", "last_run_status", "created_at", "updated_at", "next_fire_times", "worker_live", "existing",
 }
 
 // spec describes the body; patch says it is a PATCH's, which takes the
@@ -44,7 +46,7 @@ var scheduleReadOnly = []string{
 func (b *scheduleBody) spec(patch bool) *bodySpec {
 	members := []member{
 		{name: "name", dst: &b.Name}, {name: "description", dst: &b.Description}, {name: "owner", dst: &b.Owner},
-		{name: "workflow", dst: &b.Workflow}, {name: "input", dst: &b.Input, nullable: true},
+		{name: "key", dst: &b.Key}, {name: "workflow", dst: &b.Workflow}, {name: "input", dst: &b.Input, nullable: true},
 		{name: "cron", dst: &b.Cron}, {name: "time_zone", dst: &b.TimeZone},
 		{name: "start_at", dst: &b.StartAt, nullable: true}, {name: "end_at", dst: &b.EndAt, nullable: true},
 		{name: "overlap", dst: &b.Overlap}, {name: "catch_up_window", dst: &b.CatchUpWindow},
@@ -79,11 +81,16 @@ func window(d duration) time.Duration {
 }
 
 // createSchedule answers POST /api/schedules: 201 with the schedule and its
-// next fire times. require_worker (not stored) refuses with 409 when no
-// live client serves the workflow type, as schedule.Params.RequireWorker
-// does. Fields left out take schedule.Params' defaults (a
-// catch-up window of a minute, overlap skip, the workflow's run policy);
-// "catch_up_window": "0s" is no window.
+// next fire times, and "existing": false. With a key the owner has already
+// (schedule.Params.Key), it writes nothing: when the schedule's spec is
+// the one sent, it answers 200 with that schedule and "existing": true;
+// when it differs, 409 with a KeyConflict naming the fields that differ.
+// require_worker (not stored) refuses with 409 when no live client serves
+// the workflow type, as schedule.Params.RequireWorker does. Fields left
+// out take schedule.Params' defaults (a catch-up window of a minute,
+// overlap skip, the workflow's run policy); "catch_up_window": "0s" is no
+// window. The schedule records that it was created through the API
+// (created_by "api").
 func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 	if h.sc == nil {
 		h.failJSON(w, r, errNoSchedules)
@@ -95,8 +102,8 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := &schedule.Params{
-		Name: b.Name.value(), Description: b.Description.value(), Owner: b.Owner.value(), Workflow: b.Workflow.value(),
-		Input: b.input(), Cron: b.Cron.value(), TimeZone: b.TimeZone.value(), StartAt: b.StartAt.value(), EndAt: b.EndAt.value(),
+		Name: b.Name.value(), Description: b.Description.value(), Owner: b.Owner.value(), Key: b.Key.value(), CreatedBy: "api",
+		Workflow: b.Workflow.value(), Input: b.input(), Cron: b.Cron.value(), TimeZone: b.TimeZone.value(), StartAt: b.StartAt.value(), EndAt: b.EndAt.value(),
 		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
 		Queue: b.Queue.value(), Timeout: time.Duration(b.Timeout.value()), Paused: b.Paused.value(), PauseNote: b.PauseNote.value(),
 		RequireWorker: b.RequireWorker.value(), KeepRuns: b.KeepRuns.value(),
@@ -108,46 +115,59 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		p.GrantID = b.GrantID.ptr()
 	}
 	s, err := h.sc.Create(r.Context(), p)
+	var conflict *schedule.KeyConflictError
+	if errors.As(err, &conflict) {
+		writeJSON(w, http.StatusConflict, h.keyConflictWire(conflict))
+		return
+	}
+	var out *scheduleJSON
+	if err == nil {
+		out, err = h.scheduleAnswer(r.Context(), schedule.ByID(s.ID))
+	}
 	if err != nil {
 		h.failJSON(w, r, err)
 		return
 	}
-	if err := h.writeScheduleStatus(w, r, s.ID, http.StatusCreated); err != nil {
-		h.failJSON(w, r, err)
+	status := http.StatusCreated
+	if s.Existing {
+		status = http.StatusOK
 	}
+	out.Existing = &s.Existing
+	writeJSON(w, status, out)
 }
 
 // updateSchedule answers PATCH /api/schedules/{id}: it changes the fields
 // the body names whose value differs from the schedule's, in one
 // transaction with the schedule locked, and writes nothing when none does.
 // A GET's body sent back as it is therefore changes nothing: its read-only
-// fields are ignored (its id must be the schedule's), its workflow, paused
-// and pause_note must be the schedule's (they change only through a new
-// schedule and the pause and resume routes), and an unchanged start or end
-// does not re-time the pending slot.
-func (h *Handler) updateSchedule(r *http.Request, id uuid.UUID) error {
+// fields are ignored (its id must be the schedule's), its key, paused and
+// pause_note must be the schedule's (a key never changes; pause and resume
+// have their routes), and an unchanged start or end does not re-time the
+// pending slot. The owner of a keyed schedule does not change either
+// (schedule.UpdateParams).
+func (h *Handler) updateSchedule(r *http.Request, ref schedule.Ref) error {
 	var b scheduleBody
 	ignored, err := b.spec(true).read(r)
 	if err != nil {
 		return err
 	}
-	if raw, ok := ignored["id"]; ok {
-		var sent uuid.UUID
-		if json.Unmarshal(raw, &sent) != nil || sent != id {
-			return badField("id", "%s is not the id of the schedule in the path (%s); send a schedule's body to its own URL, or leave id out", clip(raw), id)
-		}
-	}
 	ctx := r.Context()
 	return pgx.BeginFunc(ctx, h.wf.Pool(), func(tx pgx.Tx) error {
-		s, err := h.sc.UpdateTx(ctx, tx, schedule.ByID(id), nil) // locks the schedule
+		s, err := h.sc.UpdateTx(ctx, tx, ref, nil) // locks the schedule
 		if err != nil {
 			return err
+		}
+		if raw, ok := ignored["id"]; ok {
+			var sent uuid.UUID
+			if json.Unmarshal(raw, &sent) != nil || sent != s.ID {
+				return badField("id", "%s is not the id of the schedule the path names (%s); send a schedule's body to its own URL, or leave id out", clip(raw), s.ID)
+			}
 		}
 		p, changed, err := b.changes(s)
 		if err != nil || !changed {
 			return err
 		}
-		_, err = h.sc.UpdateTx(ctx, tx, schedule.ByID(id), p)
+		_, err = h.sc.UpdateTx(ctx, tx, schedule.ByID(s.ID), p)
 		return err
 	})
 }
@@ -156,8 +176,10 @@ func (h *Handler) updateSchedule(r *http.Request, id uuid.UUID) error {
 // whether there is any.
 func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bool, error) {
 	switch {
-	case b.Workflow.set && b.Workflow.value() != s.Workflow:
-		return nil, false, badField("workflow", "a schedule's workflow type cannot change (it is %q); create a new schedule", s.Workflow)
+	case b.Key.set && b.Key.value() != s.Key && s.Key == "":
+		return nil, false, badField("key", "this schedule has no key, and a key is given only when a schedule is created; create a schedule with the key, then delete this one")
+	case b.Key.set && b.Key.value() != s.Key:
+		return nil, false, badField("key", "a schedule's key never changes (it is %q): with its owner, it names the schedule; create a schedule with the new key, then delete this one", s.Key)
 	case b.Paused.set && b.Paused.value() != s.Paused:
 		return nil, false, badField("paused", "pause and resume with POST /api/schedules/{id}/pause and /resume (the schedule is %s)", map[bool]string{true: "paused", false: "not paused"}[s.Paused])
 	case b.PauseNote.set && b.PauseNote.value() != s.PauseNote:
@@ -174,6 +196,7 @@ func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bo
 	str(&p.Name, &b.Name, s.Name)
 	str(&p.Description, &b.Description, s.Description)
 	str(&p.Owner, &b.Owner, s.Owner)
+	str(&p.Workflow, &b.Workflow, s.Workflow)
 	str(&p.Cron, &b.Cron, s.Cron)
 	str(&p.TimeZone, &b.TimeZone, s.TimeZone)
 	str(&p.Queue, &b.Queue, s.Queue)
@@ -252,39 +275,45 @@ func sameJSON(a, b json.RawMessage) bool {
 	return okA && okB && reflect.DeepEqual(va, vb)
 }
 
-func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	return h.writeScheduleStatus(w, r, id, http.StatusOK)
-}
-
-// writeScheduleStatus answers the schedule and its next fire times.
-func (h *Handler) writeScheduleStatus(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int) error {
-	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
+// writeSchedule answers the schedule with its next fire times.
+func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	out, err := h.scheduleAnswer(r.Context(), ref)
 	if err != nil {
 		return err
 	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// scheduleAnswer is the answer about one schedule: the schedule with its
+// next fire times and whether a live client serves its workflow type.
+func (h *Handler) scheduleAnswer(ctx context.Context, ref schedule.Ref) (*scheduleJSON, error) {
+	s, err := h.sc.Get(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
 	next := []occurrence{}
 	if !s.Paused {
-		occs, err := h.sc.Next(r.Context(), schedule.ByID(id), nextFireTimes)
+		occs, err := h.sc.Next(ctx, schedule.ByID(s.ID), nextFireTimes)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, o := range occs {
 			next = append(next, occurrence{At: o.At.UTC(), Nominal: o.Nominal, Shifted: o.Shifted, Note: o.Note})
 		}
 	}
-	live, err := h.wf.TypeServed(r.Context(), s.Workflow)
+	live, err := h.wf.TypeServed(ctx, s.Workflow)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out := scheduleWire(s)
 	out.NextFireTimes = &next
 	out.WorkerLive = &live
-	writeJSON(w, status, out)
-	return nil
+	return out, nil
 }
 
-func (h *Handler) deleteSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	if err := h.sc.Delete(r.Context(), schedule.ByID(id)); err != nil {
+func (h *Handler) deleteSchedule(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	if err := h.sc.Delete(r.Context(), ref); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -339,28 +368,28 @@ func rawOrNull(o *opt[json.RawMessage]) json.RawMessage {
 }
 
 // pauseJSON pauses with the note of an optional {"note": …} body.
-func (h *Handler) pauseJSON(r *http.Request, id uuid.UUID) error {
+func (h *Handler) pauseJSON(r *http.Request, ref schedule.Ref) error {
 	var b pauseBody
 	if _, err := b.spec().read(r); err != nil {
 		return err
 	}
-	_, err := h.sc.Pause(r.Context(), schedule.ByID(id), b.Note.value())
+	_, err := h.sc.Pause(r.Context(), ref, b.Note.value())
 	return err
 }
 
 // resumeJSON resumes with the policy of an optional {"missed": …} body.
-func (h *Handler) resumeJSON(r *http.Request, id uuid.UUID) error {
+func (h *Handler) resumeJSON(r *http.Request, ref schedule.Ref) error {
 	var b resumeBody
 	if _, err := b.spec().read(r); err != nil {
 		return err
 	}
-	_, err := h.sc.Resume(r.Context(), schedule.ByID(id), &schedule.ResumeOpts{Missed: b.Missed.value()})
+	_, err := h.sc.Resume(r.Context(), ref, &schedule.ResumeOpts{Missed: b.Missed.value()})
 	return err
 }
 
 // triggerSchedule starts a run now with the optional {"input": …,
 // "overlap": …} overrides, and answers {"run_id": …}.
-func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
 	var b triggerBody
 	if _, err := b.spec().read(r); err != nil {
 		return err
@@ -369,7 +398,7 @@ func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request, id uui
 	if b.Input.set {
 		opts.Input = rawOrNull(&b.Input)
 	}
-	runID, err := h.sc.Trigger(r.Context(), schedule.ByID(id), opts)
+	runID, err := h.sc.Trigger(r.Context(), ref, opts)
 	if err != nil {
 		return err
 	}
@@ -382,7 +411,7 @@ func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request, id uui
 // slots in [from, to) that have not run, in one transaction; the answer is
 // the schedule.BackfillResult, {"slots", "started", "queued", "existing",
 // "rerun", "skipped": {reason: n}}.
-func (h *Handler) backfillSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
+func (h *Handler) backfillSchedule(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
 	var b backfillBody
 	if _, err := b.spec().read(r); err != nil {
 		return err
@@ -399,7 +428,7 @@ func (h *Handler) backfillSchedule(w http.ResponseWriter, r *http.Request, id uu
 	if b.Input.set {
 		opts.Input = rawOrNull(&b.Input)
 	}
-	res, err := h.sc.Backfill(r.Context(), schedule.ByID(id), b.From.value(), b.To.value(), opts)
+	res, err := h.sc.Backfill(r.Context(), ref, b.From.value(), b.To.value(), opts)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package riverui
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -163,6 +164,7 @@ type scheduleJSON struct {
 	Name          string                 `json:"name"`
 	Description   string                 `json:"description"`
 	Owner         string                 `json:"owner"`
+	Key           string                 `json:"key"`
 	Workflow      string                 `json:"workflow"`
 	Input         json.RawMessage        `json:"input"`
 	Cron          string                 `json:"cron"`
@@ -188,6 +190,11 @@ type scheduleJSON struct {
 	GrantID       *uuid.UUID             `json:"grant_id"`
 	CreatedAt     time.Time              `json:"created_at"`
 	UpdatedAt     time.Time              `json:"updated_at"`
+	DeclaredBy    string                 `json:"declared_by"`
+	UndeclaredAt  *time.Time             `json:"undeclared_at"`
+	CreatedBy     string                 `json:"created_by"`
+	// Origin is Schedule.Origin: where the schedule comes from, for people.
+	Origin string `json:"origin"`
 	// NextFireTimes are in the answers about one schedule, not in
 	// listings: the next nextFireTimes fire times, none while paused.
 	NextFireTimes *[]occurrence `json:"next_fire_times,omitempty"`
@@ -195,6 +202,10 @@ type scheduleJSON struct {
 	// whether a live client serves the schedule's workflow type (the
 	// worker registry); false means its runs wait.
 	WorkerLive *bool `json:"worker_live,omitempty"`
+	// Existing is in the answer of POST /api/schedules only: whether the
+	// key named a schedule with the same spec, which is answered and
+	// nothing written (schedule.Schedule.Existing).
+	Existing *bool `json:"existing,omitempty"`
 }
 
 // occurrence is a fire time: schedule.Occurrence on the wire.
@@ -207,14 +218,53 @@ type occurrence struct {
 
 func scheduleWire(s *schedule.Schedule) *scheduleJSON {
 	return &scheduleJSON{
-		ID: s.ID, Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow,
+		ID: s.ID, Name: s.Name, Description: s.Description, Owner: s.Owner, Key: s.Key, Workflow: s.Workflow,
 		Input: jsonOrNull(s.Input), Cron: s.Cron, TimeZone: s.TimeZone, StartAt: utcPtr(s.StartAt), EndAt: utcPtr(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: duration(s.CatchUpWindow), CatchUp: s.CatchUp,
 		MaxAttempts: s.MaxAttempts, KeepRuns: s.KeepRuns, Priority: s.Priority, Queue: s.Queue, Timeout: duration(s.Timeout),
 		Paused: s.Paused, PauseNote: s.PauseNote, PausedAt: utcPtr(s.PausedAt), NextFireAt: utcPtr(s.NextFireAt),
 		LastFireAt: utcPtr(s.LastFireAt), RunCount: s.RunCount, FailureCount: s.FailureCount,
 		LastRunStatus: s.LastRunStatus, GrantID: s.GrantID, CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),
+		DeclaredBy: s.DeclaredBy, UndeclaredAt: utcPtr(s.UndeclaredAt), CreatedBy: s.CreatedBy, Origin: s.Origin(),
 	}
+}
+
+// keyConflictJSON is the 409 answer of POST /api/schedules whose key names
+// a schedule with another spec: schedule.KeyConflictError on the wire, with
+// an error message as every error has.
+type keyConflictJSON struct {
+	Error string `json:"error"`
+	// ID is the schedule that has the key; Owner and Key are the key.
+	ID    uuid.UUID `json:"id"`
+	Owner string    `json:"owner"`
+	Key   string    `json:"key"`
+	// DeclaredBy is the service that declared that schedule, or "".
+	DeclaredBy string `json:"declared_by"`
+	// Diffs are the fields that differ, named as the API names them, with
+	// the stored and the given value as schedule.FieldDiff formats them.
+	Diffs []schedule.FieldDiff `json:"diffs"`
+}
+
+// keyConflictWire is e on the wire. Its message says how to change the
+// schedule that has the key: a PATCH of its URL, which a declared
+// schedule's service undoes when it next declares it.
+func (h *Handler) keyConflictWire(e *schedule.KeyConflictError) *keyConflictJSON {
+	out := &keyConflictJSON{ID: e.ID, Owner: e.Owner, Key: e.Key, DeclaredBy: e.DeclaredBy, Diffs: make([]schedule.FieldDiff, len(e.Diffs))}
+	diffs := make([]string, len(e.Diffs))
+	for i, d := range e.Diffs {
+		d.Field = snakeCase(d.Field)
+		out.Diffs[i], diffs[i] = d, d.String()
+	}
+	ref := schedule.ByKey(e.Owner, e.Key)
+	patch := "PATCH " + h.prefix + "/api" + refPath(ref, "")
+	what := fmt.Sprintf("key %q of owner %q names schedule %s", e.Key, e.Owner, e.ID)
+	todo := "to change that schedule, " + patch + " with the fields to change; or give this one another key"
+	if e.DeclaredBy != "" {
+		what += ", declared by service " + e.DeclaredBy
+		todo = fmt.Sprintf("its spec is service %s's code, so change it there (a %s lasts only until the service declares it again); or give this one another key", e.DeclaredBy, patch)
+	}
+	out.Error = fmt.Sprintf("%s, whose spec differs (stored → given): %s; nothing was written; %s", what, strings.Join(diffs, "; "), todo)
+	return out
 }
 
 // scheduleList is the answer of GET /api/schedules.

@@ -23,8 +23,8 @@ const nominalLayout = "2006-01-02T15:04:05"
 // answered with an HTML page.
 func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	p := h.prefix
-	run := func(fn idHandler) http.Handler { return h.byID("run", fn, h.failPage) }
-	sched := func(fn idHandler) http.Handler { return h.byID("schedule", fn, h.failPage) }
+	run := func(fn idHandler) http.Handler { return h.byID(fn, h.failPage) }
+	sched := func(fn refHandler) http.Handler { return h.byRef(fn, h.failPage) }
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+p+"/{$}", h.schedulesPage)
@@ -35,11 +35,11 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 		}
 		http.Redirect(w, r, to, http.StatusMovedPermanently)
 	})
-	mux.Handle("GET "+p+"/schedules/{id}", sched(func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-		return h.showSchedule(w, r, id, http.StatusOK, "")
+	mux.Handle("GET "+p+"/schedules/{id}", sched(func(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+		return h.showSchedule(w, r, ref, http.StatusOK, "")
 	}))
-	mux.Handle("GET "+p+"/schedules/{id}/edit", sched(func(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-		return h.showEdit(w, r, id, http.StatusOK, "")
+	mux.Handle("GET "+p+"/schedules/{id}/edit", sched(func(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+		return h.showEdit(w, r, ref, http.StatusOK, "")
 	}))
 	mux.Handle("GET "+p+"/schedules/{id}/delete", sched(h.deletePage))
 	mux.Handle("POST "+p+"/schedules/{id}/edit", h.scheduleForm(h.editForm, h.showEdit))
@@ -248,17 +248,18 @@ type ledgerRow struct {
 // (package runmeta); metadata that does not decode has no slot.
 func slotOf(run *workflow.Run) runmeta.Meta { return runmeta.Decode(run.Metadata) }
 
-// showSchedule renders the page of schedule id with status and errMsg.
-// When it returns an error, it has written nothing.
-func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int, errMsg string) error {
+// showSchedule renders the page of the schedule ref names with status and
+// errMsg. When it returns an error, it has written nothing.
+func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref schedule.Ref, status int, errMsg string) error {
 	if h.sc == nil {
 		return errNoSchedules
 	}
 	ctx := r.Context()
-	s, err := h.sc.Get(ctx, schedule.ByID(id))
+	s, err := h.sc.Get(ctx, ref)
 	if err != nil {
 		return err
 	}
+	id := s.ID
 	v := &scheduleView{chrome: h.chrome(r, s.Name, "schedules"), S: s, State: state(s), Input: prettyJSON(s.Input)}
 	v.Overlaps, v.MaxBackfill = overlapPolicies, schedule.MaxBackfill
 	v.Error = errMsg
@@ -322,7 +323,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, id uuid.U
 	if n := len(runs); n > 0 {
 		last = runs[n-1].ID
 	}
-	v.Pager = h.pagerOf("/schedules/"+id.String(), r.URL.Query(), len(runs) > 0 && len(runs) == params.Limit, last)
+	v.Pager = h.pagerOf("/schedules/"+refSegment(ref), r.URL.Query(), len(runs) > 0 && len(runs) == params.Limit, last)
 	if r.Method == http.MethodPost {
 		v.BackfillFrom, v.BackfillTo = r.PostFormValue("from"), r.PostFormValue("to")
 		v.BackfillOverlap = r.PostFormValue("overlap")
@@ -338,8 +339,8 @@ type deleteView struct {
 	S *schedule.Schedule
 }
 
-func (h *Handler) deletePage(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
+func (h *Handler) deletePage(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	s, err := h.sc.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,12 +19,18 @@ import (
 // with schedule.Client.Create, the call behind POST /api/schedules, so it
 // refuses what the API refuses with the same message. A refused form is
 // shown again as typed, with the error above it and beside the field it
-// is about, and nothing is written; a created schedule's page opens.
+// is about, and nothing is written; a created schedule's page opens. With
+// a key its owner has already, it creates nothing: the schedule with the
+// key opens when its spec is the form's, and the form is refused, linking
+// it, when the spec differs.
 
 // newView is the page that creates a schedule.
 type newView struct {
 	chrome
 	scheduleFormView
+	// Conflict is the path of the schedule whose key the form gave, when
+	// its spec differs from the form's.
+	Conflict string
 }
 
 // newFields are the new form's fields before anything is typed: the
@@ -36,12 +44,13 @@ func (h *Handler) newSchedulePage(w http.ResponseWriter, r *http.Request) {
 		h.failPage(w, r, errNoSchedules)
 		return
 	}
-	h.showNew(w, r, http.StatusOK, "", newFields(), nil)
+	h.showNew(w, r, http.StatusOK, "", newFields(), nil, "")
 }
 
 // showNew renders the new form with fields, and errMsg above it and
-// fieldErrs beside the fields.
-func (h *Handler) showNew(w http.ResponseWriter, r *http.Request, status int, errMsg string, f scheduleFields, fieldErrs map[string]string) {
+// fieldErrs beside the fields; conflict links the schedule that has the
+// form's key.
+func (h *Handler) showNew(w http.ResponseWriter, r *http.Request, status int, errMsg string, f scheduleFields, fieldErrs map[string]string, conflict string) {
 	zone := "UTC"
 	if f.TimeZone != "" {
 		zone = f.TimeZone
@@ -55,12 +64,15 @@ func (h *Handler) showNew(w http.ResponseWriter, r *http.Request, status int, er
 			New: true, Zone: zone, Form: f, Overlaps: overlapPolicies, CatchUps: catchUpPolicies,
 			Types: h.wf.Types(), FieldErrors: fieldErrs,
 		},
+		Conflict: conflict,
 	}
 	v.Error = errMsg
 	h.render(w, r, status, newScheduleTemplate, v)
 }
 
-// createForm creates the schedule of the new form and opens its page.
+// createForm creates the schedule of the new form and opens its page, or
+// the page of the schedule that has the form's key and spec. The schedule
+// records that it was created in the dashboard (CreatedBy "dashboard").
 func (h *Handler) createForm(w http.ResponseWriter, r *http.Request) {
 	if h.sc == nil {
 		h.failPage(w, r, errNoSchedules)
@@ -75,13 +87,38 @@ func (h *Handler) createForm(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var s *schedule.Schedule
 		if s, err = h.sc.Create(r.Context(), p); err == nil {
-			h.seeOther(w, r, "/schedules/"+s.ID.String(), "created", nil)
+			notice := "created"
+			if s.Existing {
+				notice = "existing"
+			}
+			h.seeOther(w, r, refPath(refOf(s), ""), notice, nil)
 			return
 		}
 	}
+	conflictPath := ""
+	var conflict *schedule.KeyConflictError
+	if errors.As(err, &conflict) {
+		conflictPath = h.prefix + refPath(refOf(&schedule.Schedule{ID: conflict.ID, Owner: conflict.Owner, Key: conflict.Key}), "")
+		err = inField("key", &apiError{status: http.StatusConflict, msg: conflictMessage(conflict)})
+	}
 	status, msg := h.statusOf(err)
 	field := fieldOf(err)
-	h.showNew(w, r, status, msg, f, map[string]string{field: msg})
+	h.showNew(w, r, status, msg, f, map[string]string{field: msg}, conflictPath)
+}
+
+// conflictMessage says, for the new form, that its key names a schedule
+// with another spec, and what to do.
+func conflictMessage(e *schedule.KeyConflictError) string {
+	diffs := make([]string, len(e.Diffs))
+	for i, d := range e.Diffs {
+		diffs[i] = d.String()
+	}
+	todo := "Edit that schedule, or give this one another key."
+	if e.DeclaredBy != "" {
+		todo = fmt.Sprintf("Service %s declares that schedule in its code: change it there (an edit lasts only until its next declaration), or give this one another key.", e.DeclaredBy)
+	}
+	return fmt.Sprintf("Owner %q has a schedule with the key %q already, whose spec differs from this form's (stored → given): %s. Nothing was created. %s",
+		e.Owner, e.Key, strings.Join(diffs, "; "), todo)
 }
 
 // createParams reads the new form's fields into the parameters of
@@ -90,7 +127,8 @@ func (h *Handler) createForm(w http.ResponseWriter, r *http.Request) {
 // refuse. Empty fields are the defaults the form's labels name.
 func createParams(f scheduleFields) (*schedule.Params, error) {
 	p := &schedule.Params{
-		Name: f.Name, Description: f.Description, Owner: f.Owner, Workflow: f.Workflow, Cron: f.Cron, TimeZone: f.TimeZone,
+		Name: f.Name, Description: f.Description, Owner: f.Owner, Key: f.Key, CreatedBy: "dashboard",
+		Workflow: f.Workflow, Cron: f.Cron, TimeZone: f.TimeZone,
 		Overlap: schedule.OverlapPolicy(f.Overlap), CatchUp: schedule.CatchUpPolicy(f.CatchUp), Queue: f.Queue,
 		Paused: f.Paused, PauseNote: f.PauseNote,
 	}
@@ -187,7 +225,7 @@ func inField(field string, err error) error { return &fieldError{field: field, e
 // paramFields are the form names of the fields of schedule.Params and
 // UpdateParams, as a schedule.ValidationError names them.
 var paramFields = map[string]string{
-	"Name": "name", "Description": "description", "Owner": "owner", "Workflow": "workflow", "Input": "input",
+	"Name": "name", "Description": "description", "Owner": "owner", "Key": "key", "Workflow": "workflow", "Input": "input",
 	"Cron": "cron", "TimeZone": "time_zone", "StartAt": "start_at", "EndAt": "end_at", "Overlap": "overlap",
 	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "MaxAttempts": "max_attempts", "KeepRuns": "keep_runs", "Priority": "priority",
 	"Queue": "queue", "Timeout": "timeout", "GrantID": "grant_id", "PauseNote": "pause_note",

@@ -208,7 +208,11 @@ func TestDashboardSchedulePage(t *testing.T) {
 		require.Equal(t, []string{"schedule: schedule not found"}, texts(resp.body, "error"))
 		requireNav(t, resp.body, "")
 
+		// A segment that is not an id is a key.
 		resp = d.send(t, http.MethodGet, "/schedules/nope", nil, nil)
+		require.Equal(t, http.StatusNotFound, resp.status)
+		require.Equal(t, []string{`schedule not found: no schedule has key &#34;nope&#34; under owner &#34;&#34;; a key is looked up within the owner that owner= names, and none was given`}, texts(resp.body, "error"))
+		resp = d.send(t, http.MethodGet, "/schedules/no%20pe", nil, nil)
 		require.Equal(t, http.StatusBadRequest, resp.status)
 		require.Len(t, texts(resp.body, "error"), 1)
 
@@ -287,6 +291,8 @@ func TestDashboardScheduleActions(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, resp.status)
 	require.Equal(t, []string{"schedule: schedule not found"}, texts(resp.body, "error"))
 	resp = d.send(t, http.MethodPost, "/schedules/nope/trigger", url.Values{}, nil)
+	require.Equal(t, http.StatusNotFound, resp.status)
+	resp = d.send(t, http.MethodPost, "/schedules/"+s.ID.String()+"/trigger?owner=team-a", url.Values{}, nil)
 	require.Equal(t, http.StatusBadRequest, resp.status)
 
 	// Delete asks first.

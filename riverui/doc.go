@@ -17,13 +17,13 @@
 //	GET  /overview                       in-flight runs by status, the last hour's runs by status and failures
 //	GET  /                               schedules: ?owner=&workflow=&paused=any|yes|no&after=&limit=
 //	GET  /schedules/new                  a form to create a schedule
-//	POST /schedules/new                  form: the edit form's fields, workflow, paused, pause_note
-//	GET  /schedules/{id}                 a schedule: spec, next 10 fire times, run ledger (?after=&limit=)
+//	POST /schedules/new                  form: the edit form's fields, key, paused, pause_note
+//	GET  /schedules/{id}                 a schedule: spec, key and origin, next 10 fire times, run ledger (?after=&limit=)
 //	GET  /schedules/{id}/edit            a form to change its spec, filled in with it
 //	GET  /schedules/{id}/delete          asks to confirm deleting it
-//	POST /schedules/{id}/edit            form: name, description, owner, cron, time_zone, start_at, end_at,
-//	                                     overlap, catch_up, catch_up_window, max_attempts, priority, queue,
-//	                                     timeout, grant_id, input (JSON)
+//	POST /schedules/{id}/edit            form: name, workflow, description, owner, cron, time_zone, start_at,
+//	                                     end_at, overlap, catch_up, catch_up_window, max_attempts, priority,
+//	                                     queue, timeout, grant_id, input (JSON)
 //	POST /schedules/{id}/pause           form: note
 //	POST /schedules/{id}/resume          form: missed=skip|latest|backfill
 //	POST /schedules/{id}/trigger
@@ -37,8 +37,23 @@
 //	GET  /login, POST /login             form: token, next
 //	POST /logout
 //
-// A form's action redirects (303) back to its page with a flash notice, or
-// to the schedules after a delete; when it fails, the page is shown again
+// A schedule's {id} is its id or its key (schedule.Params.Key): a segment
+// that parses as a UUID is an id, anything else a key, looked up within
+// the owner that ?owner= names (absent: owner ""), as in
+// /schedules/digest:user@42?owner=acme and /schedules/digest:user@42/edit?owner=acme.
+// An id with a non-empty owner= is refused (400): an id names the schedule
+// alone. The dashboard links a schedule with a key by its key (its key
+// URL outlives the id of a declared schedule deleted and declared again),
+// but the key "new", whose URL is the new schedule form, and a schedule
+// without one by its id; the runs page, which knows a run's schedule by
+// id only, links it by id. The schedules list shows each key, and a
+// schedule's page its key and where it comes from (schedule.Schedule.Origin);
+// a schedule a service declares in its code (schedule.Client.Declare) says
+// there, and on its edit page, that an edit lasts only until the
+// service's next declaration puts the code's spec back.
+//
+// A form's action redirects (303) back to its page, under the URL it was
+// posted to, with a flash notice, or to the schedules after a delete; when it fails, the page is shown again
 // with the error (the edit, backfill and signal forms as typed), under the
 // status the JSON API would answer, and nothing is written.
 //
@@ -52,7 +67,11 @@
 // The new schedule form creates it as POST /api/schedules does, so it
 // refuses what the API refuses with the same message, shown above the
 // form and beside the field it is about (as the edit form's errors are),
-// and opens the new schedule's page.
+// and opens the new schedule's page. The schedule records that it was
+// created in the dashboard. With a key its owner has already, it creates
+// nothing: it opens that schedule when its spec is the form's, and
+// otherwise shows the form again (409) with the fields that differ and a
+// link to that schedule.
 //
 // The edit form updates the schedule as PATCH /api/schedules/{id} does,
 // naming only the fields that differ from the schedule: an unchanged start
@@ -81,7 +100,7 @@
 //	POST   /api/runs/{id}/retry
 //	POST   /api/runs/{id}/signal         {"name": "...", "payload": ...}
 //	GET    /api/schedules                ?owner=&workflow=&paused=&limit=&after=
-//	POST   /api/schedules                a schedule's writable fields: {"name", "workflow", "cron", "time_zone",
+//	POST   /api/schedules                a schedule's writable fields: {"name", "key", "workflow", "cron", "time_zone",
 //	                                     "input", "overlap", "catch_up_window": "1h", …, "require_worker"}
 //	GET    /api/schedules/{id}           a schedule with its next 10 fire times
 //	PATCH  /api/schedules/{id}           the fields to change; a GET's body as it is changes nothing
@@ -91,6 +110,29 @@
 //	POST   /api/schedules/{id}/backfill  {"from": "2026-11-01T00:00:00Z", "to": …, "input": …, "overlap": …, "rerun_skipped": …}
 //	DELETE /api/schedules/{id}
 //	GET    /api/schedules/{id}/history   ?status=&limit=&after=
+//
+// As on the dashboard, every /api/schedules/{id} route takes a schedule's
+// id or its key there, a key with ?owner= (absent: owner ""); an id with a
+// non-empty owner= is a 400, and an unknown key a 404 that names the key
+// and the owner. A key that holds characters a path reserves is escaped
+// (url.PathEscape): /api/schedules/digest:user@42?owner=acme,
+// /api/schedules/report%3Fdaily.
+//
+// POST /api/schedules with a key its owner has already creates nothing:
+// it answers 200 with that schedule and "existing": true when the spec
+// sent is the one stored, and 409 with a KeyConflict when it differs:
+//
+//	{"error": "key \"digest\" of owner \"acme\" names schedule 01a1…, whose spec differs (stored → given):
+//	           cron \"0 8 * * *\" → \"0 9 * * *\"; nothing was written; to change that schedule,
+//	           PATCH /api/schedules/digest?owner=acme with the fields to change; or give this one another key",
+//	 "id": "01a1…", "owner": "acme", "key": "digest", "declared_by": "",
+//	 "diffs": [{"field": "cron", "stored": "\"0 8 * * *\"", "given": "\"0 9 * * *\""}]}
+//
+// A new schedule is answered 201 with "existing": false; "existing" is in
+// no other answer. A schedule created through the API has created_by
+// "api"; every schedule answered carries its key, declared_by,
+// undeclared_at, created_by and origin, all read-only but key, which only
+// a create sets.
 //
 // openapi.json, embedded and served at /api/openapi.json (with
 // Config.Prefix as its server), describes every route, body and answer;
@@ -120,10 +162,11 @@
 //     unchanged (even revoked) grant is not checked again, and updated_at
 //     stays. A PATCH ignores the read-only fields (id, paused_at,
 //     next_fire_at, last_fire_at, run_count, failure_count,
-//     last_run_status, created_at, updated_at, next_fire_times), but an id
-//     must be the path's; workflow, paused and pause_note must be the
-//     schedule's (a new schedule and the pause and resume routes change
-//     them). null clears start_at, end_at and grant_id, and makes the input
+//     last_run_status, created_at, updated_at, declared_by, undeclared_at,
+//     created_by, origin, next_fire_times, worker_live), but an id must be
+//     the schedule's; key, paused and pause_note must be the schedule's (a
+//     key never changes; the pause and resume routes change the others),
+//     and the owner of a schedule with a key does not change. null clears start_at, end_at and grant_id, and makes the input
 //     JSON null; a field left out is unchanged.
 //   - A POST creates from the same fields without the read-only ones,
 //     which it refuses by name: a GET's body without them creates an equal
@@ -149,8 +192,10 @@
 // 400 for bad input (nothing is written), 401 without credentials, 403 for
 // a cross-site state-changing request, 404 for an unknown run, schedule or
 // route, 405 for a method the path does not take (with Allow), 409 for a
-// run that is finished (a signal) or cannot be retried, or a require_worker
-// create or start of a type no live client serves, 413 for a body over
+// run that is finished (a signal) or cannot be retried, a require_worker
+// create or start of a type no live client serves, or a create whose key
+// names a schedule with another spec (a KeyConflict, which is an error with
+// more fields), 413 for a body over
 // the limit, 500 otherwise. Cancelling a finished run answers 200 with the
 // run as it is, as pausing a paused schedule answers with the schedule.
 //

@@ -53,7 +53,8 @@ func (h *Handler) statusOf(err error) (int, string) {
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, workflow.ErrInvalid), errors.Is(err, schedule.ErrInvalid), errors.Is(err, workflow.ErrUnknownType):
 		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, workflow.ErrRunFinished), errors.Is(err, workflow.ErrRunNotRetryable), errors.As(err, new(*workflow.NoWorkerError)):
+	case errors.Is(err, workflow.ErrRunFinished), errors.Is(err, workflow.ErrRunNotRetryable), errors.As(err, new(*workflow.NoWorkerError)),
+		errors.Is(err, schedule.ErrKeyConflict):
 		return http.StatusConflict, err.Error()
 	default:
 		h.logger.Error("riverui: request failed", "error", err)

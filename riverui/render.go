@@ -42,6 +42,10 @@ var (
 		"utc":      utcMoment,
 		"brief":    brief,
 		"shortID":  shortID,
+		// schedulePath is the path of a schedule's page (and, with a
+		// suffix such as "/edit", of its other pages and actions), as
+		// the dashboard links it: see refOf.
+		"schedulePath": func(s *schedule.Schedule, suffix string) string { return refPath(refOf(s), suffix) },
 	}
 
 	schedulesTemplate      = page("schedules.html")
@@ -122,6 +126,7 @@ var notices = map[string]string{
 	"retried":    "Run retried: it runs again from the step that failed.",
 	"signalled":  "Signal sent.",
 	"created":    "Schedule created. Its first slot fires at the next fire time below.",
+	"existing":   "Nothing created: this schedule has the key and the spec of the form already.",
 	"signed-out": "Signed out.",
 }
 
@@ -232,10 +237,13 @@ func (h *Handler) failPage(w http.ResponseWriter, r *http.Request, err error) {
 	h.errorPage(w, r, status, msg)
 }
 
-// seeOther sends the browser to the page at path (under the prefix) with a
-// notice, after an action.
+// seeOther sends the browser to the page at path (under the prefix; it may
+// have a query, such as a keyed schedule's owner=) with a notice, after an
+// action.
 func (h *Handler) seeOther(w http.ResponseWriter, r *http.Request, path, notice string, extra url.Values) {
-	q := url.Values{"notice": {notice}}
+	path, query, _ := strings.Cut(path, "?")
+	q, _ := url.ParseQuery(query) // refPath's, well formed
+	q.Set("notice", notice)
 	for k, v := range extra {
 		q[k] = v
 	}

@@ -29,17 +29,20 @@ type editView struct {
 // scheduleFormView is what the fields of the new and edit forms show
 // (templates/schedule_fields.html).
 type scheduleFormView struct {
-	// New adds the fields only a new schedule has: its workflow type and
-	// whether it starts paused.
+	// New adds the fields only a new schedule has: its key and whether it
+	// starts paused.
 	New bool
+	// Key is the key of the keyed schedule the edit form changes: shown,
+	// with its owner, as what does not change.
+	Key string
 	// Zone is the zone the start and end are read in: the schedule's, or
 	// for a new one the form's.
 	Zone     string
 	Form     scheduleFields
 	Overlaps []schedule.OverlapPolicy
 	CatchUps []schedule.CatchUpPolicy
-	// Types are the workflow types this server runs, offered for a new
-	// schedule.
+	// Types are the workflow types this server runs, offered for the
+	// workflow type.
 	Types []string
 	// FieldErrors holds the error of the field it names (by its form
 	// name), shown beside it.
@@ -72,8 +75,9 @@ type scheduleFields struct {
 	Timeout       string
 	Input         string
 	GrantID       string
+	Workflow      string
 	// Only on the new form.
-	Workflow  string
+	Key       string
 	Paused    bool
 	PauseNote string
 }
@@ -82,7 +86,7 @@ type scheduleFields struct {
 // end as wall times in loc.
 func fieldsOf(s *schedule.Schedule, loc *time.Location) scheduleFields {
 	f := scheduleFields{
-		Name: s.Name, Description: s.Description, Owner: s.Owner, Cron: s.Cron, TimeZone: s.TimeZone,
+		Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow, Cron: s.Cron, TimeZone: s.TimeZone,
 		StartAt: wallTime(s.StartAt, loc), EndAt: wallTime(s.EndAt, loc),
 		Overlap: string(s.Overlap), CatchUp: string(s.CatchUp), CatchUpWindow: s.CatchUpWindow.String(),
 		Queue: s.Queue, Input: prettyJSON(s.Input),
@@ -119,22 +123,24 @@ func postedFields(r *http.Request) scheduleFields {
 		StartAt: v("start_at"), EndAt: v("end_at"), Overlap: v("overlap"), CatchUp: v("catch_up"),
 		CatchUpWindow: v("catch_up_window"), MaxAttempts: v("max_attempts"), KeepRuns: v("keep_runs"), Priority: v("priority"),
 		Queue: v("queue"), Timeout: v("timeout"), Input: v("input"), GrantID: v("grant_id"),
-		Workflow: v("workflow"), Paused: r.PostFormValue("paused") != "", PauseNote: v("pause_note"),
+		Workflow: v("workflow"), Key: v("key"), Paused: r.PostFormValue("paused") != "", PauseNote: v("pause_note"),
 	}
 }
 
-// showEdit renders the edit page of schedule id with status and errMsg: the
-// form as posted when the request is a POST, or else the schedule as
-// stored. When it returns an error, it has written nothing.
-func (h *Handler) showEdit(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int, errMsg string) error {
-	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
+// showEdit renders the edit page of the schedule ref names with status and
+// errMsg: the form as posted when the request is a POST, or else the
+// schedule as stored. When it returns an error, it has written nothing.
+func (h *Handler) showEdit(w http.ResponseWriter, r *http.Request, ref schedule.Ref, status int, errMsg string) error {
+	s, err := h.sc.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}
 	_, loc := describe(s)
 	v := &editView{
 		chrome: h.chrome(r, "Edit "+s.Name, "schedules"), S: s,
-		scheduleFormView: scheduleFormView{Zone: loc.String(), Form: fieldsOf(s, loc), Overlaps: overlapPolicies, CatchUps: catchUpPolicies},
+		scheduleFormView: scheduleFormView{
+			Key: s.Key, Zone: loc.String(), Form: fieldsOf(s, loc), Overlaps: overlapPolicies, CatchUps: catchUpPolicies, Types: h.wf.Types(),
+		},
 	}
 	v.Error = errMsg
 	if r.Method == http.MethodPost {
@@ -147,28 +153,28 @@ func (h *Handler) showEdit(w http.ResponseWriter, r *http.Request, id uuid.UUID,
 
 // editForm updates the schedule with schedule.Client.Update, as PATCH
 // /api/schedules/{id} does. Like a PATCH naming only some fields, it passes
-// only the fields that differ from the schedule as it is now: an unchanged
-// start or end does not re-time the pending slot, and an unchanged grant is
-// not checked again (a revoked one would refuse every edit). Nothing guards
-// against a concurrent edit: a form loaded before another operator changed
-// a field puts the field's old value back. A field that cannot be read, or
-// that Update refuses, shows the form again with the error; nothing is
-// written then.
-func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	err := h.edit(w, r, id)
+// only the fields that differ from the schedule as it is now (a workflow
+// type left empty is unchanged): an unchanged start or end does not re-time
+// the pending slot, and an unchanged grant is not checked again (a revoked
+// one would refuse every edit). Nothing guards against a concurrent edit: a
+// form loaded before another operator changed a field puts the field's old
+// value back. A field that cannot be read, or that Update refuses, shows
+// the form again with the error; nothing is written then.
+func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	err := h.edit(w, r, ref)
 	if err == nil || fieldOf(err) == "" {
 		return err
 	}
 	// An error about a field is shown beside it too.
 	status, msg := h.statusOf(err)
-	if h.showEdit(w, withFieldError(r, err), id, status, msg) != nil {
+	if h.showEdit(w, withFieldError(r, err), ref, status, msg) != nil {
 		return err
 	}
 	return nil
 }
 
-func (h *Handler) edit(w http.ResponseWriter, r *http.Request, id uuid.UUID) error {
-	s, err := h.sc.Get(r.Context(), schedule.ByID(id))
+func (h *Handler) edit(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
+	s, err := h.sc.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}
@@ -177,13 +183,13 @@ func (h *Handler) edit(w http.ResponseWriter, r *http.Request, id uuid.UUID) err
 		return err
 	}
 	if !changed {
-		h.seeOther(w, r, "/schedules/"+id.String(), "unchanged", nil)
+		h.seeOther(w, r, refPath(ref, ""), "unchanged", nil)
 		return nil
 	}
-	if _, err := h.sc.Update(r.Context(), schedule.ByID(id), p); err != nil {
+	if _, err := h.sc.Update(r.Context(), schedule.ByID(s.ID), p); err != nil {
 		return err
 	}
-	h.seeOther(w, r, "/schedules/"+id.String(), "updated", nil)
+	h.seeOther(w, r, refPath(ref, ""), "updated", nil)
 	return nil
 }
 
@@ -201,6 +207,9 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	str(&p.Name, f.Name, s.Name)
 	str(&p.Description, f.Description, s.Description)
 	str(&p.Owner, f.Owner, s.Owner)
+	if f.Workflow != "" {
+		str(&p.Workflow, f.Workflow, s.Workflow)
+	}
 	str(&p.Cron, f.Cron, s.Cron)
 	str(&p.TimeZone, f.TimeZone, s.TimeZone)
 	str(&p.Queue, f.Queue, s.Queue)
