@@ -20,20 +20,22 @@ const maxBackfillSlots = 100 * schedule.MaxBackfill
 
 // newScheduleBackfillCommand is `tributary schedule backfill`.
 func newScheduleBackfillCommand(env *Env) *cobra.Command {
-	return command(env, &cobra.Command{
-		Use:   "backfill <schedule-id> --from <time> --to <time> [flags]",
+	return refCommand(env, &cobra.Command{
+		Use:   "backfill " + scheduleRefUsage + " --from <time> --to <time> [flags]",
 		Short: "Run the slots of a past time range that have no run yet: each once, oldest first, one after the other by default",
 		Long: `Backfills in batches of up to 1000 slots, oldest first, each batch in one transaction,
 			with a line of progress per batch. The backfill as a whole is not atomic: when it stops
 			half-way (an error, Ctrl-C), the batches it reported are done and stay done, and the error
 			says where it stopped. Running it again is safe and finishes it: a slot that has its run
 			already is never run twice.`,
-		Example: `tributary schedule backfill 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z`,
+		Example: `tributary schedule backfill 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z
+			tributary schedule backfill nightly-report --owner acme --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z`,
 	}, setupScheduleBackfill)
 }
 
 func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
+	refFlags := addRefFlags(fs)
 	from := fs.String("from", "", "the RFC 3339 `time` the range starts at, such as 2026-03-01T00:00:00Z: the slots at or after it run (required)")
 	to := fs.String("to", "", "the RFC 3339 `time` the range ends at, at most now: the slots before it run (required)")
 	overlap := fs.String("overlap", "", "how the backfilled runs overlap: buffer (all of them, one after the other), allow (all at once), "+
@@ -42,7 +44,7 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 	asJSON := fs.Bool("json", false, "print {schedule_id, from, to, slots, started, queued, existing, rerun, skipped} as JSON instead of progress lines")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg("backfill", args)
+		ref, err := refFlags.ref("backfill", args)
 		if err != nil {
 			return err
 		}
@@ -55,7 +57,7 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 		if len(missing) > 0 {
 			slices.Sort(missing)
 			return withHint(usageErrorf("schedule backfill needs %s", joinWords(missing)),
-				fmt.Sprintf("e.g. tributary schedule backfill %s --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z", id))
+				fmt.Sprintf("e.g. tributary schedule backfill %s --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z", refArgs(ref)))
 		}
 		fromAt, err := parseFlagTime("from", *from)
 		if err != nil {
@@ -79,13 +81,15 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		s, err := sc.Get(ctx, schedule.ByID(id))
+		s, err := sc.Get(ctx, ref)
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
+		id := s.ID
+		ref = schedule.ByID(id) // the schedule read is the one backfilled
 		spec, err := s.Spec()
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
 		// The slots in [from, to), found as Backfill finds them.
 		var slots []time.Time
@@ -129,13 +133,13 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 			if end < len(slots) {
 				batchTo = slots[end]
 			}
-			res, err := sc.Backfill(ctx, schedule.ByID(id), batchFrom, batchTo, opts)
+			res, err := sc.Backfill(ctx, ref, batchFrom, batchTo, opts)
 			if err != nil && start > 0 {
 				return withHint(fmt.Errorf("backfill stopped at %s, after %d of %d slots: %w", zonedTime(shownFrom, loc), start, len(slots), err),
 					fmt.Sprintf("the slots before it are backfilled and stay so: to finish, run the command again with --from %s", shownFrom.UTC().Format(time.RFC3339)))
 			}
 			if err != nil {
-				return runsError(err, id, "")
+				return runsError(err, ref, "")
 			}
 			addBackfill(&out.BackfillResult, res)
 			if !*asJSON {

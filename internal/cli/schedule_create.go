@@ -19,9 +19,15 @@ import (
 // newScheduleCreateCommand is `tributary schedule create`.
 func newScheduleCreateCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
-		Use:   "create --name <name> --cron <expression> --workflow <type> [--tz <zone>] [--input <json>] [flags]",
+		Use:   "create --name <name> --cron <expression> --workflow <type> [--tz <zone>] [--input <json>] [--key <key>] [flags]",
 		Short: "Create a schedule: a run of a workflow type at each time a cron expression names in a time zone",
+		Long: `With --key, the schedule is named by its key within its --owner, and creating it again
+			makes nothing: when the owner has the key already with the same spec, create prints that
+			schedule's id as it prints a new one's (and a note on stderr saying so); with another
+			spec, it fails and says which flags differ and how to update the schedule. The other
+			commands take the key (with --owner) wherever they take the id.`,
 		Example: `tributary schedule create --name "nightly report" --cron "30 2 * * *" --tz America/New_York --workflow send_report --input '{"to": "ops"}'
+			tributary schedule create --key nightly-report --owner acme --name "nightly report" --cron "30 2 * * *" --workflow send_report
 			tributary schedule create --name "hourly sync" --cron @hourly --workflow sync --owner team-42 --overlap allow --json
 			tributary schedule create --name "user digest" --cron "0 8 * * *" --workflow digest --catchup-policy latest --grant 01a1ffb2-3fa1-781c-b9a9-3cd3e9d01250`,
 	}, setupScheduleCreate)
@@ -34,7 +40,9 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	workflowType := fs.String("workflow", "", "the workflow `type` each slot starts, as a service registers it (required)")
 	zone := fs.String("tz", "UTC", "IANA time `zone` the expression is in, such as Europe/Paris (default UTC)")
 	input := fs.String("input", "null", "the input of each run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default null)")
-	owner := fs.String("owner", "", "the `owner` (tenant or user) the schedule belongs to, for 'schedule list --owner'")
+	owner := fs.String("owner", "", "the `owner` (tenant or user) the schedule belongs to, for 'schedule list --owner'; its --key is unique within it")
+	key := fs.String("key", "", "a `key` that names the schedule within its --owner, so that creating it again makes nothing (see above); "+
+		"at most 200 bytes of letters, digits and punctuation other than /, and not shaped like a schedule id (default none)")
 	description := fs.String("description", "", "free `text` about the schedule")
 	overlap := fs.String("overlap", string(schedule.OverlapSkip), "the overlap `policy`, what a slot does while the previous run is unfinished: skip (the slot), allow (a run alongside), queue (the run until the previous one finishes) or replace (cancel the previous run) (default skip)")
 	catchUp := fs.Duration("catchup", schedule.DefaultCatchUpWindow, "how late a slot may fire and still run, a `duration` such as 5m (0: not at all); --catchup-policy says what a slot found later does (default 1m)")
@@ -59,6 +67,9 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 		}
 		if err := noArgs(args); err != nil {
 			return err
+		}
+		if fs.Changed("key") && *key == "" {
+			return withHint(usageErrorf("--key is empty"), "pass a key such as nightly-report, or leave --key out for a schedule without one")
 		}
 		var missing []string
 		for flagName, value := range map[string]string{"name": *name, "cron": *expr, "workflow": *workflowType} {
@@ -107,7 +118,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			grantID = &id
 		}
 		params := &schedule.Params{
-			Name: *name, Description: *description, Owner: *owner,
+			Name: *name, Description: *description, Owner: *owner, Key: *key, CreatedBy: "cli",
 			Workflow: *workflowType, Input: inputJSON,
 			Cron: *expr, TimeZone: *zone, StartAt: startAt, EndAt: endAt,
 			Overlap: schedule.OverlapPolicy(*overlap), CatchUpWindow: *catchUp,
@@ -135,7 +146,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 					"create one with schedule.Client.CreateGrant and pass its id (the CLI has no grant commands yet)")
 			}
 			if err != nil {
-				return scheduleError(err, uuid.Nil)
+				return scheduleError(err, schedule.Ref{})
 			}
 			if err := grantRefusal(g, *workflowType, time.Now()); err != nil {
 				return err
@@ -146,11 +157,18 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 		if errors.As(err, &noWorker) {
 			return withHint(err, "start the service that works it first, or leave --require-worker out to create the schedule anyway")
 		}
+		var conflict *schedule.KeyConflictError
+		if errors.As(err, &conflict) {
+			return keyConflictError(conflict, fs)
+		}
 		if err != nil {
 			return createError(err)
 		}
 		if !*requireWorker { // else Create checked it
 			warnNoWorker(ctx, env, wf, s.Workflow)
+		}
+		if s.Existing {
+			fmt.Fprintf(env.Stderr, "note: schedule %s (%s) existed already with the same spec; nothing was created\n", s.ID, schedule.ByKey(s.Owner, s.Key))
 		}
 		if *asJSON {
 			return printJSON(env.Stdout, s)
@@ -160,10 +178,57 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	}
 }
 
+// createFlags are the flags of create that set each field of
+// schedule.Params a *schedule.KeyConflictError names.
+var createFlags = map[string]string{
+	"Name": "name", "Description": "description", "Workflow": "workflow", "Input": "input",
+	"Cron": "cron", "TimeZone": "tz", "StartAt": "start", "EndAt": "end",
+	"Overlap": "overlap", "CatchUpWindow": "catchup", "CatchUp": "catchup-policy",
+	"MaxAttempts": "max-attempts", "Priority": "priority", "Queue": "queue", "Timeout": "timeout",
+	"GrantID": "grant", "KeepRuns": "keep-runs",
+}
+
+// keyConflictError is the error of create with a key whose schedule has
+// another spec than fs's flags give: the flags that differ, and the
+// update that gives that schedule this spec.
+func keyConflictError(conflict *schedule.KeyConflictError, fs *pflag.FlagSet) error {
+	diffs := make([]string, len(conflict.Diffs))
+	var updates, fixed []string // update's flags and values; the flags update can't change
+	for i, d := range conflict.Diffs {
+		name := createFlags[d.Field]
+		if name == "" {
+			diffs[i] = d.String() // a field create has no flag for
+			continue
+		}
+		diffs[i] = fmt.Sprintf("--%s %s → %s", name, d.Stored, d.Given)
+		if slices.Contains(updateFlags, name) {
+			updates = append(updates, "--"+name+" "+shellQuote(fs.Lookup(name).Value.String()))
+		} else {
+			fixed = append(fixed, "--"+name)
+		}
+	}
+	ref := schedule.ByKey(conflict.Owner, conflict.Key)
+	err := fmt.Errorf("%s is schedule %s already, whose spec differs (stored → given): %s", ref, conflict.ID, strings.Join(diffs, ", "))
+
+	hint := "pass another --key for a new schedule"
+	switch {
+	case conflict.DeclaredBy != "":
+		hint += fmt.Sprintf(", or change that one in the code of service %s, which declares it: a 'schedule update' lasts only until the service's next Declare puts the code's spec back", conflict.DeclaredBy)
+	case len(fixed) > 0:
+		hint += fmt.Sprintf(", or delete that one ('tributary schedule delete %s') and create it again: update can't change %s", refArgs(ref), joinWords(fixed))
+	case len(updates) > 0:
+		hint += fmt.Sprintf(", or give that one this spec with: tributary schedule update %s %s", refArgs(ref), strings.Join(updates, " "))
+	}
+	// Not withHint, which drops a hint after a message holding "; ", as a
+	// value may.
+	return &hintError{err: err, hint: hint}
+}
+
 // validationHints say which flag of create to fix for a
 // *schedule.ValidationError whose message does not say what to do.
 var validationHints = map[string]string{
 	"Name":     "pass a shorter --name",
+	"Key":      "fix --key",
 	"Workflow": "fix --workflow",
 	"Overlap":  "fix --overlap",
 	"EndAt":    "pass an --end later than --start",
@@ -176,7 +241,7 @@ var validationHints = map[string]string{
 // createError is scheduleError for Create, whose validation errors are
 // mistakes on the command line.
 func createError(err error) error {
-	return paramsError(err, uuid.Nil, validationHints)
+	return paramsError(err, schedule.Ref{}, validationHints)
 }
 
 // parseGrantID parses an execution grant id given as --grant.

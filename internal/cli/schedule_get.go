@@ -22,20 +22,21 @@ const scheduleGetFireTimes = 5
 
 // newScheduleGetCommand is `tributary schedule get`.
 func newScheduleGetCommand(env *Env) *cobra.Command {
-	return command(env, &cobra.Command{
-		Use:   "get <schedule-id> [flags]",
+	return refCommand(env, &cobra.Command{
+		Use:   "get " + scheduleRefUsage + " [flags]",
 		Short: "Show a schedule: its settings, its last and next fire, and its next 5 fire times",
 		Example: `tributary schedule get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
-			tributary schedule get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --json`,
+			tributary schedule get nightly-report --owner acme --json`,
 	}, setupScheduleGet)
 }
 
 func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
+	refFlags := addRefFlags(fs)
 	asJSON := fs.Bool("json", false, fmt.Sprintf("print the schedule and its next %d fire times as JSON", scheduleGetFireTimes))
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg("get", args)
+		ref, err := refFlags.ref("get", args)
 		if err != nil {
 			return err
 		}
@@ -45,23 +46,24 @@ func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		s, err := sc.Get(ctx, schedule.ByID(id))
+		s, err := sc.Get(ctx, ref)
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
+		ref = schedule.ByID(s.ID) // the schedule read is the one shown
 		workerLive, err := wf.TypeServed(ctx, s.Workflow)
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
-		occurrences, err := sc.Next(ctx, schedule.ByID(id), scheduleGetFireTimes)
+		occurrences, err := sc.Next(ctx, ref, scheduleGetFireTimes)
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
 		var grant *schedule.Grant // nil: none, or not found
 		if s.GrantID != nil && !*asJSON {
 			grant, err = sc.GetGrant(ctx, *s.GrantID)
 			if err != nil && !errors.Is(err, schedule.ErrGrantNotFound) {
-				return scheduleError(err, id)
+				return scheduleError(err, ref)
 			}
 		}
 		if *asJSON {
@@ -147,6 +149,14 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 		field("Description", "%s", s.Description)
 	}
 	field("Owner", "%s", orDash(s.Owner))
+	if s.Key != "" {
+		field("Key", "%s", s.Key)
+	}
+	if note := declaredNote(s); note != "" {
+		field("Origin", "%s: %s", s.Origin(), note)
+	} else {
+		field("Origin", "%s", s.Origin())
+	}
 	if workerLive {
 		field("Workflow", "%s", s.Workflow)
 	} else {
@@ -239,7 +249,7 @@ func printFireTimes(w io.Writer, s *schedule.Schedule, occurrences []schedule.Oc
 		return err
 	}
 	if s.Paused {
-		_, err := fmt.Fprintf(w, "\nthe schedule is paused: these slots fire only once it is resumed ('tributary schedule resume %s')\n", s.ID)
+		_, err := fmt.Fprintf(w, "\nthe schedule is paused: these slots fire only once it is resumed ('tributary schedule resume %s')\n", scheduleArgs(s))
 		return err
 	}
 	return nil

@@ -21,23 +21,24 @@ import (
 
 // newScheduleHistoryCommand is `tributary schedule history`.
 func newScheduleHistoryCommand(env *Env) *cobra.Command {
-	return command(env, &cobra.Command{
-		Use:   "history <schedule-id> [--status <status>] [--limit <n>] [--after <run-id>] [flags]",
+	return refCommand(env, &cobra.Command{
+		Use:   "history " + scheduleRefUsage + " [--status <status>] [--limit <n>] [--after <run-id>] [flags]",
 		Short: "List a schedule's runs, newest first: the slots that ran or were skipped (and why), and the triggered runs",
 		Example: `tributary schedule history 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
-			tributary schedule history 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --status skipped --json`,
+			tributary schedule history nightly-report --owner acme --status skipped --json`,
 	}, setupScheduleHistory)
 }
 
 func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
+	refFlags := addRefFlags(fs)
 	status := fs.String("status", "", "list only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` runs, at most %d (default %d)", maxListLimit, defaultListLimit))
 	after := fs.String("after", "", "list the runs after this `run-id` (the last one of the previous page)")
 	asJSON := fs.Bool("json", false, "print a JSON array of runs (like 'workflow list --json') instead of a table")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg("history", args)
+		ref, err := refFlags.ref("history", args)
 		if err != nil {
 			return err
 		}
@@ -65,13 +66,13 @@ func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
 
 		// History lists nothing for an unknown schedule; Get tells it apart,
 		// and gives the zone to show fire times in.
-		s, err := sc.Get(ctx, schedule.ByID(id))
+		s, err := sc.Get(ctx, ref)
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
-		runs, err := sc.History(ctx, schedule.ByID(id), params)
+		runs, err := sc.History(ctx, schedule.ByID(s.ID), params)
 		if err != nil {
-			return runsError(err, id, "")
+			return runsError(err, schedule.ByID(s.ID), "")
 		}
 		return printListing(env, runs, *asJSON, *limit, "runs",
 			func(r *workflow.Run) uuid.UUID { return r.ID },

@@ -615,23 +615,28 @@ func TestScheduleMoreUsage(t *testing.T) {
 	t.Parallel()
 
 	const id = "01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e"
-	const badID = `tributary: "x" is not a schedule id; schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`
+	const idWithOwner = "tributary: " + id + " is a schedule id, and an id names the schedule alone: --owner goes with a key; leave --owner out, or pass the schedule's key instead of its id"
 	const badJSON = `--input is not valid JSON: {to: ops}; pass a JSON value, quoted for the shell: --input '{"to": "ops"}', --input '"text"' or --input 42; or @file.json, or - for standard input`
 	future := time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)
 
 	runFailureCases(t, []string{"schedule"}, []failureCase{
-		{name: "UpdateBadID", args: []string{"update", "x", "--name", "n"}, code: ExitUsage, stderr: badID},
-		{name: "TriggerBadID", args: []string{"trigger", "x"}, code: ExitUsage, stderr: badID},
-		{name: "BackfillBadID", args: []string{"backfill", "x", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-02T00:00:00Z"}, code: ExitUsage, stderr: badID},
-		{name: "HistoryBadID", args: []string{"history", "x"}, code: ExitUsage, stderr: badID},
+		{name: "UpdateIDWithOwner", args: []string{"update", id, "--owner", "acme", "--name", "n"}, code: ExitUsage, stderr: idWithOwner},
+		{name: "TriggerIDWithOwner", args: []string{"trigger", id, "--owner", "acme"}, code: ExitUsage, stderr: idWithOwner},
+		{name: "BackfillIDWithOwner", args: []string{"backfill", id, "--owner", "acme", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-02T00:00:00Z"}, code: ExitUsage, stderr: idWithOwner},
+		{name: "HistoryIDWithOwner", args: []string{"history", "--owner", "acme", id}, code: ExitUsage, stderr: idWithOwner},
 		{
 			name: "UpdateNoID", args: []string{"update"}, code: ExitUsage,
-			stderr: "tributary: schedule update needs <schedule-id>; run it as 'tributary schedule update <schedule-id>'; find schedule ids with 'tributary schedule list'",
+			stderr: "tributary: schedule update needs <id-or-key>; run it as 'tributary schedule update <id-or-key> [--owner <owner>]'; find ids and keys with 'tributary schedule list'",
 		},
 		{
 			name: "UpdateNothing", args: []string{"update", id, "--json"}, code: ExitUsage,
-			stderr: "tributary: schedule update needs a setting to change; pass one or more of --name, --description, --cron, --tz, --input, --overlap, --catchup, " +
+			stderr: "tributary: schedule update needs a setting to change; pass one or more of --name, --description, --workflow, --cron, --tz, --input, --overlap, --catchup, " +
 				`--max-attempts, --priority, --queue, --timeout and --keep-runs, e.g. tributary schedule update ` + id + ` --cron "0 3 * * *"`,
+		},
+		{
+			name: "UpdateNothingByKey", args: []string{"update", "nightly-report", "--owner", "acme corp"}, code: ExitUsage,
+			stderr: "tributary: schedule update needs a setting to change; pass one or more of --name, --description, --workflow, --cron, --tz, --input, --overlap, --catchup, " +
+				`--max-attempts, --priority, --queue, --timeout and --keep-runs, e.g. tributary schedule update nightly-report --owner "acme corp" --cron "0 3 * * *"`,
 		},
 		{name: "UpdateBadInput", args: []string{"update", id, "--input", "{to: ops}"}, code: ExitUsage, stderr: "tributary: " + badJSON},
 		{
@@ -647,8 +652,9 @@ func TestScheduleMoreUsage(t *testing.T) {
 			stderr: "tributary: --catchup must not be negative, not -1m0s; pass --catchup 0 to skip every slot found late",
 		},
 		{
-			name: "UpdateUnknownFlag", args: []string{"update", id, "--owner", "x"}, code: ExitUsage,
-			stderr: "tributary: flag provided but not defined: -owner; see 'tributary schedule update --help'",
+			// A key never changes.
+			name: "UpdateUnknownFlag", args: []string{"update", id, "--key", "x"}, code: ExitUsage,
+			stderr: "tributary: flag provided but not defined: -key; see 'tributary schedule update --help'",
 		},
 		{name: "TriggerBadInput", args: []string{"trigger", id, "--input", "{to: ops}"}, code: ExitUsage, stderr: "tributary: " + badJSON},
 		{
@@ -719,12 +725,12 @@ func TestScheduleMoreUsage(t *testing.T) {
 		}
 
 		for cmd, flags := range map[string][]string{
-			"update": {"--name name", "--description text", "--cron expression", "--tz zone", "--input JSON", "--overlap policy", "--catchup duration",
+			"update": {"--owner owner", "--name name", "--description text", "--workflow type", "--cron expression", "--tz zone", "--input JSON", "--overlap policy", "--catchup duration",
 				"--max-attempts n", "--priority n", "--queue queue", "--timeout duration", "--json"},
-			"trigger":  {"--input JSON", "--overlap policy", "--json"},
-			"backfill": {"--from time", "--to time", "--json"},
-			"history":  {"--status status", "--limit n", "--after run-id", "--json"},
-			"resume":   {"--missed policy", "--json"},
+			"trigger":  {"--owner owner", "--input JSON", "--overlap policy", "--json"},
+			"backfill": {"--owner owner", "--from time", "--to time", "--json"},
+			"history":  {"--owner owner", "--status status", "--limit n", "--after run-id", "--json"},
+			"resume":   {"--owner owner", "--missed policy", "--json"},
 			"create":   {"--catchup-policy policy", "--grant id"},
 		} {
 			res := runCLI(t, nil, "schedule", cmd, "--help")

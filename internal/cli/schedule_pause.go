@@ -12,20 +12,22 @@ import (
 
 // newSchedulePauseCommand is `tributary schedule pause`.
 func newSchedulePauseCommand(env *Env) *cobra.Command {
-	return command(env, &cobra.Command{
-		Use:     "pause <schedule-id> [--note <text>] [flags]",
-		Short:   "Pause a schedule: no slot fires until it is resumed",
-		Example: `tributary schedule pause 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --note "until the migration is done"`,
+	return refCommand(env, &cobra.Command{
+		Use:   "pause " + scheduleRefUsage + " [--note <text>] [flags]",
+		Short: "Pause a schedule: no slot fires until it is resumed",
+		Example: `tributary schedule pause 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --note "until the migration is done"
+			tributary schedule pause nightly-report --owner acme`,
 	}, setupSchedulePause)
 }
 
 func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
+	refFlags := addRefFlags(fs)
 	note := fs.String("note", "", "`text` saying why the schedule is paused, shown by 'schedule get'")
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the pause, as JSON (like get --json, without fire times)")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg("pause", args)
+		ref, err := refFlags.ref("pause", args)
 		if err != nil {
 			return err
 		}
@@ -37,15 +39,16 @@ func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		s, err := sc.Get(ctx, schedule.ByID(id))
+		s, err := sc.Get(ctx, ref)
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
+		id := s.ID
 		// Pausing again would clear the note unless a new one is given.
 		wasPaused := s.Paused
 		if !wasPaused || noteSet {
 			if s, err = sc.Pause(ctx, schedule.ByID(id), *note); err != nil {
-				return scheduleError(err, id)
+				return scheduleError(err, schedule.ByID(id))
 			}
 		}
 		if *asJSON {
@@ -57,7 +60,7 @@ func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 		case wasPaused:
 			_, err = fmt.Fprintf(env.Stdout, "schedule %s (%q) is already paused\n", id, s.Name)
 		default:
-			_, err = fmt.Fprintf(env.Stdout, "paused schedule %s (%q); no slot fires until 'tributary schedule resume %s'\n", id, s.Name, id)
+			_, err = fmt.Fprintf(env.Stdout, "paused schedule %s (%q); no slot fires until 'tributary schedule resume %s'\n", id, s.Name, scheduleArgs(s))
 		}
 		return err
 	}

@@ -15,22 +15,23 @@ import (
 
 // newScheduleResumeCommand is `tributary schedule resume`.
 func newScheduleResumeCommand(env *Env) *cobra.Command {
-	return command(env, &cobra.Command{
-		Use:   "resume <schedule-id> [--missed skip|latest|backfill] [flags]",
+	return refCommand(env, &cobra.Command{
+		Use:   "resume " + scheduleRefUsage + " [--missed skip|latest|backfill] [flags]",
 		Short: "Resume a paused schedule at its next slot; --missed says what the slots missed while it was paused do (default: skipped)",
 		Example: `tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
-			tributary schedule resume 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --missed latest`,
+			tributary schedule resume nightly-report --owner acme --missed latest`,
 	}, setupScheduleResume)
 }
 
 func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
+	refFlags := addRefFlags(fs)
 	missed := fs.String("missed", string(schedule.MissedSkip), fmt.Sprintf("what the slots missed while the schedule was paused do, a `policy`: skip (none runs), "+
 		"latest (the most recent one runs, once, now) or backfill (each one runs once, now, oldest first; at most %d) (default skip)", schedule.MaxBackfill))
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the resumption, as JSON (like get --json, without fire times)")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg("resume", args)
+		ref, err := refFlags.ref("resume", args)
 		if err != nil {
 			return err
 		}
@@ -47,18 +48,19 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 
 		// Resume does nothing to a schedule that is not paused; read it
 		// first to say so.
-		s, err := sc.Get(ctx, schedule.ByID(id))
+		s, err := sc.Get(ctx, ref)
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
+		id := s.ID
 		wasPaused := s.Paused
 		var due []schedule.Occurrence // the missed slots that run
 		if wasPaused {
 			if due, err = s.MissedSlots(policy, time.Now()); err != nil {
-				return scheduleError(err, id)
+				return scheduleError(err, schedule.ByID(id))
 			}
 			if s, err = sc.Resume(ctx, schedule.ByID(id), &schedule.ResumeOpts{Missed: policy}); err != nil {
-				return scheduleError(err, id)
+				return scheduleError(err, schedule.ByID(id))
 			}
 		}
 		if *asJSON {

@@ -66,12 +66,17 @@ func (f *databaseFlags) scheduleClients(ctx context.Context) (*schedule.Client, 
 }
 
 // scheduleError turns an error of the schedule client into one that says
-// what to do; id is the schedule it is about, if any.
-func scheduleError(err error, id uuid.UUID) error {
+// what to do; ref is the schedule it is about, if any.
+func scheduleError(err error, ref schedule.Ref) error {
+	if usageErr := refError(err, ref); usageErr != nil {
+		return usageErr
+	}
 	var pgErr *pgconn.PgError
 	switch {
+	case errors.Is(err, schedule.ErrNotFound) && ref.Key != "":
+		return keyNotFound(ref)
 	case errors.Is(err, schedule.ErrNotFound):
-		return withHint(fmt.Errorf("no schedule %s", id), "see 'tributary schedule list'")
+		return withHint(fmt.Errorf("no schedule %s", ref.ID), "see 'tributary schedule list'")
 	case errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000"): // undefined_table, invalid_schema_name
 		return withHint(err, "check --schema or TRIBUTARY_SCHEMA, and that 'tributary migrate up' has run")
 	case errors.Is(err, context.Canceled):
@@ -84,7 +89,10 @@ func scheduleError(err error, id uuid.UUID) error {
 // settings (Create, Update): its validation errors are mistakes on the
 // command line, and hints say which flag to fix for the ones whose message
 // does not say what to do.
-func paramsError(err error, id uuid.UUID, hints map[string]string) error {
+func paramsError(err error, ref schedule.Ref, hints map[string]string) error {
+	if usageErr := refError(err, ref); usageErr != nil {
+		return usageErr
+	}
 	var validation *schedule.ValidationError
 	switch {
 	case errors.As(err, &validation):
@@ -97,21 +105,7 @@ func paramsError(err error, id uuid.UUID, hints map[string]string) error {
 		// A *CronError, *ZoneError or *NoOccurrenceError says what to do.
 		return withHint(&usageError{err: err}, "fix --cron or --tz")
 	}
-	return scheduleError(err, id)
-}
-
-// scheduleIDArg parses the positional arguments of a schedule command that
-// takes a schedule id and nothing else; flags may come before or after the
-// id.
-func scheduleIDArg(cmd string, args []string) (uuid.UUID, error) {
-	switch {
-	case len(args) == 0:
-		return uuid.Nil, withHint(usageErrorf("schedule %s needs <schedule-id>", cmd),
-			fmt.Sprintf("run it as 'tributary schedule %s <schedule-id>'; find schedule ids with 'tributary schedule list'", cmd))
-	case len(args) > 1:
-		return uuid.Nil, usageErrorf("unexpected argument %q", args[1])
-	}
-	return parseScheduleID("", args[0])
+	return scheduleError(err, ref)
 }
 
 // parseScheduleID parses a schedule id given on the command line; what
@@ -136,15 +130,15 @@ func parseFlagTime(name, value string) (time.Time, error) {
 // overlapPolicies lists the overlap policies, for messages.
 const overlapPolicies = "skip, allow, queue or replace"
 
-// runsError is scheduleError for a call that starts runs of schedule id
+// runsError is scheduleError for a call that starts runs of schedule ref
 // (Trigger, Backfill): their validation errors, and the workflow client's
 // (an input over its size limit), are mistakes on the command line; hint
 // says what to fix when the message does not.
-func runsError(err error, id uuid.UUID, hint string) error {
-	if errors.Is(err, schedule.ErrInvalid) || errors.Is(err, workflow.ErrInvalid) {
+func runsError(err error, ref schedule.Ref, hint string) error {
+	if refError(err, ref) == nil && (errors.Is(err, schedule.ErrInvalid) || errors.Is(err, workflow.ErrInvalid)) {
 		return withHint(&usageError{err: err}, hint)
 	}
-	return scheduleError(err, id)
+	return scheduleError(err, ref)
 }
 
 // nextFireText says when s fires next: "it fires next at 2026-03-08
@@ -154,7 +148,7 @@ func nextFireText(s *schedule.Schedule, now time.Time) string {
 	case s.NextFireAt != nil:
 		return "it fires next at " + zonedTime(*s.NextFireAt, scheduleLocation(s)) + " (" + relativeDays(*s.NextFireAt, now) + ")"
 	case s.Paused:
-		return fmt.Sprintf("it is paused: no slot fires until 'tributary schedule resume %s'", s.ID)
+		return fmt.Sprintf("it is paused: no slot fires until 'tributary schedule resume %s'", scheduleArgs(s))
 	}
 	return "it has no slot left before its end"
 }

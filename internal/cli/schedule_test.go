@@ -47,7 +47,15 @@ func listScheduleIDs(t *testing.T, vars map[string]string, args ...string) []uui
 func getSchedule(t *testing.T, vars map[string]string, id uuid.UUID) *scheduleGetJSON {
 	t.Helper()
 
-	res := runCLI(t, vars, "schedule", "get", id.String(), "--json")
+	return getScheduleArgs(t, vars, id.String())
+}
+
+// getScheduleArgs runs `schedule get --json` with args, which name the
+// schedule: its id, or its key and --owner.
+func getScheduleArgs(t *testing.T, vars map[string]string, args ...string) *scheduleGetJSON {
+	t.Helper()
+
+	res := runCLI(t, vars, append([]string{"schedule", "get", "--json"}, args...)...)
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	out := &scheduleGetJSON{Schedule: &schedule.Schedule{}}
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), out))
@@ -208,7 +216,7 @@ func TestScheduleCommands(t *testing.T) {
 	t.Run("List", func(t *testing.T) {
 		t.Parallel()
 
-		a1 := createSchedule(t, vars, "--name", "morning digest", "--cron", "0 9 * * *", "--tz", "Europe/Paris", "--workflow", "digest", "--owner", "list-a")
+		a1 := createSchedule(t, vars, "--name", "morning digest", "--cron", "0 9 * * *", "--tz", "Europe/Paris", "--workflow", "digest", "--owner", "list-a", "--key", "digest:morning")
 		a2 := createSchedule(t, vars, "--name", "hourly sync", "--cron", "@hourly", "--workflow", "sync", "--owner", "list-a", "--paused")
 		b1 := createSchedule(t, vars, "--name", "other tenant", "--cron", "@daily", "--workflow", "digest", "--owner", "list-b")
 
@@ -217,9 +225,9 @@ func TestScheduleCommands(t *testing.T) {
 		require.Empty(t, res.stderr)
 		t.Logf("schedule list:\n%s", res.stdout)
 		// Newest first.
-		require.Regexp(t, `^ID +NAME +OWNER +WORKFLOW +CRON +ZONE +NEXT +RUNS +FAILURES +PAUSED\n`+
-			a2.String()+` +hourly sync +list-a +sync +@hourly +UTC +- +0 +0 +yes\n`+
-			a1.String()+` +morning digest +list-a +digest +0 9 \* \* \* +Europe/Paris +\d{4}-\d\d-\d\d 09:00:00 CES?T \([^)]+\) +0 +0 +no\n$`, res.stdout)
+		require.Regexp(t, `^ID +NAME +OWNER +KEY +WORKFLOW +CRON +ZONE +NEXT +RUNS +FAILURES +PAUSED\n`+
+			a2.String()+` +hourly sync +list-a +- +sync +@hourly +UTC +- +0 +0 +yes\n`+
+			a1.String()+` +morning digest +list-a +digest:morning +digest +0 9 \* \* \* +Europe/Paris +\d{4}-\d\d-\d\d 09:00:00 CES?T \([^)]+\) +0 +0 +no\n$`, res.stdout)
 
 		require.Equal(t, []uuid.UUID{a2, a1}, listScheduleIDs(t, vars, "--owner", "list-a"))
 		require.Equal(t, []uuid.UUID{b1}, listScheduleIDs(t, vars, "--owner", "list-b"))
@@ -233,6 +241,9 @@ func TestScheduleCommands(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &schedules))
 		require.Len(t, schedules, 2)
 		require.Equal(t, "morning digest", schedules[1].Name)
+		require.Equal(t, "digest:morning", schedules[1].Key)
+		require.Empty(t, schedules[0].Key)
+		require.NotContains(t, res.stdout, `"existing"`) // only create says so
 		require.Equal(t, "Europe/Paris", schedules[1].TimeZone)
 		require.True(t, schedules[0].Paused)
 
@@ -283,7 +294,7 @@ func TestScheduleCommands(t *testing.T) {
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
 		t.Logf("schedule get:\n%s", res.stdout)
-		require.Regexp(t, `^ID: +`+id.String()+`\nName: +dst report\nOwner: +get\nWorkflow: +send_report \(warning: no live worker serves workflow type "send_report": [^\n]+\)\nInput: +\{"to": "ops"\}\n`+
+		require.Regexp(t, `^ID: +`+id.String()+`\nName: +dst report\nOwner: +get\nOrigin: +created by hand with the CLI\nWorkflow: +send_report \(warning: no live worker serves workflow type "send_report": [^\n]+\)\nInput: +\{"to": "ops"\}\n`+
 			`Cron: +30 2 \* \* \*\nTime zone: +America/New_York\n`+
 			`Start: +`+regexp.QuoteMeta(start.Format(zonedLayout)+" ("+start.UTC().Format(time.RFC3339)+")")+"\n"+
 			`Overlap: +skip \(a slot is skipped while the previous run is unfinished\)\n`+
@@ -412,24 +423,28 @@ func TestScheduleCommandsUsage(t *testing.T) {
 
 	runFailureCases(t, []string{"schedule"}, []failureCase{
 		{
-			name: "BadID", args: []string{"get", "01a1ffb2"}, code: ExitUsage,
-			stderr: `tributary: "01a1ffb2" is not a schedule id; schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`,
+			name: "IDWithOwner", args: []string{"get", id, "--owner", "acme"}, code: ExitUsage,
+			stderr: "tributary: " + id + " is a schedule id, and an id names the schedule alone: --owner goes with a key; leave --owner out, or pass the schedule's key instead of its id",
 		},
 		{
-			name: "BadIDPause", args: []string{"pause", "nightly", "--note", "x"}, code: ExitUsage,
-			stderr: `tributary: "nightly" is not a schedule id; schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`,
+			name: "IDWithEmptyOwner", args: []string{"pause", "--owner", "", id, "--note", "x"}, code: ExitUsage,
+			stderr: "tributary: " + id + " is a schedule id, and an id names the schedule alone: --owner goes with a key; leave --owner out, or pass the schedule's key instead of its id",
 		},
 		{
-			name: "BadIDResume", args: []string{"resume", "x"}, code: ExitUsage,
-			stderr: `tributary: "x" is not a schedule id; schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`,
+			name: "IDWithOwnerResume", args: []string{"resume", id, "--owner", "acme"}, code: ExitUsage,
+			stderr: "tributary: " + id + " is a schedule id, and an id names the schedule alone: --owner goes with a key; leave --owner out, or pass the schedule's key instead of its id",
 		},
 		{
-			name: "BadIDDelete", args: []string{"delete", "x"}, code: ExitUsage,
-			stderr: `tributary: "x" is not a schedule id; schedule ids look like 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`,
+			name: "EmptyRef", args: []string{"delete", ""}, code: ExitUsage,
+			stderr: "tributary: schedule delete: the schedule's id or key is empty; pass the id or the key of a schedule; find them with 'tributary schedule list'",
 		},
 		{
 			name: "NoID", args: []string{"delete"}, code: ExitUsage,
-			stderr: "tributary: schedule delete needs <schedule-id>; run it as 'tributary schedule delete <schedule-id>'; find schedule ids with 'tributary schedule list'",
+			stderr: "tributary: schedule delete needs <id-or-key>; run it as 'tributary schedule delete <id-or-key> [--owner <owner>]'; find ids and keys with 'tributary schedule list'",
+		},
+		{
+			name: "CreateEmptyKey", args: append(create, "--key", ""), code: ExitUsage,
+			stderr: "tributary: --key is empty; pass a key such as nightly-report, or leave --key out for a schedule without one",
 		},
 		{
 			name: "ExtraArgument", args: []string{"get", id, "extra"}, code: ExitUsage,
@@ -490,6 +505,7 @@ func TestScheduleCommandsUsage(t *testing.T) {
 		{name: "NoDatabaseURLCreate", args: create, code: ExitError, stderr: noDatabaseURL},
 		{name: "NoDatabaseURLList", args: []string{"list"}, code: ExitError, stderr: noDatabaseURL},
 		{name: "NoDatabaseURLGet", args: []string{"get", id}, code: ExitError, stderr: noDatabaseURL},
+		{name: "NoDatabaseURLGetKey", args: []string{"get", "nightly", "--owner", "acme"}, code: ExitError, stderr: noDatabaseURL},
 		{name: "NoDatabaseURLResume", args: []string{"resume", id}, code: ExitError, stderr: noDatabaseURL},
 		{name: "BadDatabaseURL", args: []string{"list", "--database-url", "http://localhost/app"}, code: ExitError,
 			stderr: "re:^tributary: invalid database URL: .*; use a URL like postgres://user:password@localhost:5432/app$"},
@@ -508,8 +524,8 @@ func TestScheduleCommandsUsage(t *testing.T) {
 		res = runCLI(t, nil, "schedule", "create", "--help")
 		require.Equal(t, ExitOK, res.code)
 		t.Logf("schedule create --help:\n%s", res.stdout)
-		require.Contains(t, res.stdout, "Usage:\n  tributary schedule create --name <name> --cron <expression> --workflow <type> [--tz <zone>] [--input <json>] [flags]\n")
-		for _, flag := range []string{"--name name", "--cron expression", "--workflow type", "--tz zone", "--input JSON", "--owner owner",
+		require.Contains(t, res.stdout, "Usage:\n  tributary schedule create --name <name> --cron <expression> --workflow <type> [--tz <zone>] [--input <json>] [--key <key>] [flags]\n")
+		for _, flag := range []string{"--name name", "--cron expression", "--workflow type", "--tz zone", "--input JSON", "--owner owner", "--key key",
 			"--overlap policy", "--catchup duration", "--start time", "--end time", "--paused", "--note text", "--json", "--database-url URL"} {
 			require.Contains(t, res.stdout, "\n  "+flag+"\n")
 		}
@@ -517,7 +533,8 @@ func TestScheduleCommandsUsage(t *testing.T) {
 		// --help after the id prints the same help.
 		res = runCLI(t, nil, "schedule", "pause", "--help")
 		require.Equal(t, ExitOK, res.code)
-		require.Contains(t, res.stdout, "Usage:\n  tributary schedule pause <schedule-id> [--note <text>] [flags]\n")
+		require.Contains(t, res.stdout, "Usage:\n  tributary schedule pause <id-or-key> [--owner <owner>] [--note <text>] [flags]\n")
+		require.Contains(t, res.stdout, "\n  --owner owner\n")
 		requireSameHelp(t, res, "schedule", "pause", id, "--help")
 		requireSameHelp(t, runCLI(t, nil, "schedule", "get", "--help"), "schedule", "get", "not-an-id", "-h")
 	})
@@ -531,7 +548,7 @@ func TestScheduleTables(t *testing.T) {
 	start := time.Date(2026, 3, 6, 5, 0, 0, 0, time.UTC)
 	nightly := &schedule.Schedule{
 		ID: uuid.MustParse("01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e"), Name: "nightly report", Description: "the ops report\nfor the team",
-		Owner: "team-42", Workflow: "send_report", Input: json.RawMessage(`{"to": "ops"}`), Cron: "30 2 * * *", TimeZone: "America/New_York",
+		Owner: "team-42", Key: "nightly-report", DeclaredBy: "reports", Workflow: "send_report", Input: json.RawMessage(`{"to": "ops"}`), Cron: "30 2 * * *", TimeZone: "America/New_York",
 		StartAt: &start, Overlap: schedule.OverlapSkip, CatchUpWindow: 5 * time.Minute, MaxAttempts: 3, Queue: "reports",
 		NextFireAt: at(19*time.Hour + 30*time.Minute), LastFireAt: at(-4*time.Hour - 30*time.Minute), RunCount: 12, FailureCount: 1,
 		LastRunStatus: "completed", CreatedAt: now.Add(-40 * 24 * time.Hour),
@@ -546,9 +563,9 @@ func TestScheduleTables(t *testing.T) {
 	require.NoError(t, printSchedulesTable(&out, []*schedule.Schedule{nightly, paused}, now))
 	t.Logf("schedule list:\n%s", out.String())
 	require.Equal(t, ""+
-		"ID                                    NAME                                      OWNER    WORKFLOW     CRON        ZONE              NEXT                              RUNS  FAILURES  PAUSED\n"+
-		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e  nightly report                            team-42  send_report  30 2 * * *  America/New_York  2026-03-07 02:30:00 EST (in 19h)  12    1         no\n"+
-		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d01240  a name much longer than the forty runes…  -        sync         @every 90m  UTC               -                                 0     0         yes\n",
+		"ID                                    NAME                                      OWNER    KEY             WORKFLOW     CRON        ZONE              NEXT                              RUNS  FAILURES  PAUSED\n"+
+		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e  nightly report                            team-42  nightly-report  send_report  30 2 * * *  America/New_York  2026-03-07 02:30:00 EST (in 19h)  12    1         no\n"+
+		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d01240  a name much longer than the forty runes…  -        -               sync         @every 90m  UTC               -                                 0     0         yes\n",
 		out.String())
 
 	spec, err := schedule.ParseSpec(nightly.Cron, nightly.TimeZone)
@@ -561,6 +578,8 @@ func TestScheduleTables(t *testing.T) {
 		"Name:             nightly report\n"+
 		"Description:      the ops report for the team\n"+
 		"Owner:            team-42\n"+
+		"Key:              nightly-report\n"+
+		"Origin:           declared by service reports: a 'schedule update' lasts only until the service's next Declare puts the code's spec back\n"+
 		"Workflow:         send_report\n"+
 		"Input:            {\"to\": \"ops\"}\n"+
 		"Cron:             30 2 * * *\n"+
@@ -587,6 +606,7 @@ func TestScheduleTables(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, printSchedule(&out, paused, nil, nil, true, now))
+	require.Contains(t, out.String(), "\nOwner:            -\nOrigin:           created by application code\nWorkflow:         sync\n") // no key
 	require.Contains(t, out.String(), "\nOverlap:          allow (a slot starts its run even while the previous one is unfinished)\n")
 	require.Contains(t, out.String(), "\nPaused:           yes: db upgrade\nNext fire:        - (paused)\nLast fire:        never\n")
 	require.True(t, strings.HasSuffix(out.String(), "\n\nno fire times left before its end\n"), out.String())

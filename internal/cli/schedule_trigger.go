@@ -14,22 +14,23 @@ import (
 
 // newScheduleTriggerCommand is `tributary schedule trigger`.
 func newScheduleTriggerCommand(env *Env) *cobra.Command {
-	return command(env, &cobra.Command{
-		Use:   "trigger <schedule-id> [--input <json>] [--overlap <policy>] [flags]",
+	return refCommand(env, &cobra.Command{
+		Use:   "trigger " + scheduleRefUsage + " [--input <json>] [--overlap <policy>] [flags]",
 		Short: "Start a run of a schedule now, outside its cron; its slots are not affected",
 		Example: `tributary schedule trigger 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
-			tributary schedule trigger 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --input '{"to": "me"}' --overlap allow --json`,
+			tributary schedule trigger nightly-report --owner acme --input '{"to": "me"}' --overlap allow --json`,
 	}, setupScheduleTrigger)
 }
 
 func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
+	refFlags := addRefFlags(fs)
 	input := fs.String("input", "", "the input of this run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default the schedule's)")
 	overlap := fs.String("overlap", "", "the overlap `policy` of this run, what it does while a run of the schedule is unfinished: "+overlapPolicies+" (default the schedule's)")
 	asJSON := fs.Bool("json", false, "print the run as JSON (like 'workflow get --json') instead of its id")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg("trigger", args)
+		ref, err := refFlags.ref("trigger", args)
 		if err != nil {
 			return err
 		}
@@ -53,13 +54,13 @@ func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		s, err := sc.Get(ctx, schedule.ByID(id))
+		s, err := sc.Get(ctx, ref)
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
-		runID, err := sc.Trigger(ctx, schedule.ByID(id), opts)
+		runID, err := sc.Trigger(ctx, schedule.ByID(s.ID), opts)
 		if err != nil {
-			return runsError(err, id, "fix --input")
+			return runsError(err, schedule.ByID(s.ID), "fix --input")
 		}
 		run, err := wf.GetRun(ctx, runID)
 		if err != nil {
@@ -75,7 +76,7 @@ func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
 		}
 		if run.Status == workflow.StatusSkipped {
 			fmt.Fprintf(env.Stderr, "note: run %s was recorded as skipped (%s): a run of schedule %s is unfinished and its overlap policy is %s; pass --overlap allow to run alongside it\n",
-				runID, run.SkipReason, id, cmp.Or(opts.Overlap, s.Overlap))
+				runID, run.SkipReason, s.ID, cmp.Or(opts.Overlap, s.Overlap))
 		}
 		return nil
 	}

@@ -14,18 +14,22 @@ import (
 
 // newScheduleUpdateCommand is `tributary schedule update`.
 func newScheduleUpdateCommand(env *Env) *cobra.Command {
-	return command(env, &cobra.Command{
-		Use:   "update <schedule-id> [--name <name>] [--cron <expression>] [--tz <zone>] [--input <json>] [--overlap <policy>] [flags]",
+	return refCommand(env, &cobra.Command{
+		Use:   "update " + scheduleRefUsage + " [--name <name>] [--cron <expression>] [--tz <zone>] [--input <json>] [--overlap <policy>] [flags]",
 		Short: "Change a schedule's settings: a new --cron or --tz takes effect at once, the others from the next slot",
+		Long: `A schedule that a service declares in its code (schedule get shows where a schedule comes
+			from) keeps an update only until the service's next Declare puts the code's spec back.`,
 		Example: `tributary schedule update 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --cron "0 3 * * *" --tz Europe/Paris
-			tributary schedule update 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --overlap allow --max-attempts 5 --json`,
+			tributary schedule update nightly-report --owner acme --overlap allow --max-attempts 5 --json`,
 	}, setupScheduleUpdate)
 }
 
 func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
+	refFlags := addRefFlags(fs)
 	name := fs.String("name", "", "the schedule's new `name`")
 	description := fs.String("description", "", "the schedule's new description, free `text` (\"\" clears it)")
+	workflowType := fs.String("workflow", "", "the new workflow `type` the next slots start, as a service registers it")
 	expr := fs.String("cron", "", "the new cron `expression`; the pending slot is replaced by the first slot of the new timing")
 	zone := fs.String("tz", "", "the new IANA time `zone` of the expression, such as Europe/Paris (\"\" for UTC); the pending slot is replaced like --cron's")
 	input := fs.String("input", "", "the new input of each run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input")
@@ -39,7 +43,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the update, as JSON (like get --json, without fire times)")
 
 	return func(ctx context.Context, args []string) error {
-		id, err := scheduleIDArg("update", args)
+		ref, err := refFlags.ref("update", args)
 		if err != nil {
 			return err
 		}
@@ -48,10 +52,12 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 		p := &schedule.UpdateParams{}
 		changed, inputSet := false, false
 		fs.Visit(func(f *pflag.Flag) {
-			changed = changed || !slices.Contains([]string{"database-url", "schema", "json", "log-level", "log-format"}, f.Name)
+			changed = changed || slices.Contains(updateFlags, f.Name)
 			switch f.Name {
 			case "name":
 				p.Name = name
+			case "workflow":
+				p.Workflow = workflowType
 			case "description":
 				p.Description = description
 			case "cron":
@@ -86,7 +92,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 		switch {
 		case !changed:
 			return withHint(usageErrorf("schedule update needs a setting to change"),
-				fmt.Sprintf(`pass one or more of --name, --description, --cron, --tz, --input, --overlap, --catchup, --max-attempts, --priority, --queue, --timeout and --keep-runs, e.g. tributary schedule update %s --cron "0 3 * * *"`, id))
+				fmt.Sprintf(`pass one or more of %s, e.g. tributary schedule update %s --cron "0 3 * * *"`, joinWords(flagNames(updateFlags)), refArgs(ref)))
 		case *catchUp < 0:
 			return withHint(usageErrorf("--catchup must not be negative, not %s", *catchUp), "pass --catchup 0 to skip every slot found late")
 		case *maxAttempts < 0:
@@ -103,10 +109,11 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 		}
 		defer closeClient()
 
-		before, err := sc.Get(ctx, schedule.ByID(id))
+		before, err := sc.Get(ctx, ref)
 		if err != nil {
-			return scheduleError(err, id)
+			return scheduleError(err, ref)
 		}
+		ref = schedule.ByID(before.ID) // the schedule read is the one updated
 		switch {
 		case p.CatchUpWindow != nil && *p.CatchUpWindow == 0:
 			none := time.Duration(-1) // a window of 0 means the default to Update, and a negative one none
@@ -117,24 +124,43 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 			none := time.Duration(-1)
 			p.CatchUpWindow = &none
 		}
-		s, err := sc.Update(ctx, schedule.ByID(id), p)
+		s, err := sc.Update(ctx, ref, p)
 		if err != nil {
-			return paramsError(err, id, updateValidationHints)
+			return paramsError(err, ref, updateValidationHints)
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, s)
+			err = printJSON(env.Stdout, s)
+		} else {
+			_, err = fmt.Fprintf(env.Stdout, "updated schedule %s (%q); %s\n", s.ID, s.Name, nextFireText(s, time.Now()))
 		}
-		_, err = fmt.Fprintf(env.Stdout, "updated schedule %s (%q); %s\n", id, s.Name, nextFireText(s, time.Now()))
+		if note := declaredNote(s); note != "" && err == nil {
+			fmt.Fprintf(env.Stderr, "note: schedule %s is %s: %s\n", s.ID, s.Origin(), note)
+		}
 		return err
 	}
+}
+
+// updateFlags are the flags of update that change a setting, in the
+// order its messages list them.
+var updateFlags = []string{"name", "description", "workflow", "cron", "tz", "input", "overlap", "catchup",
+	"max-attempts", "priority", "queue", "timeout", "keep-runs"}
+
+// flagNames are names with "--" before each.
+func flagNames(names []string) []string {
+	out := make([]string, len(names))
+	for i, name := range names {
+		out[i] = "--" + name
+	}
+	return out
 }
 
 // updateValidationHints say which flag of update to fix for a
 // *schedule.ValidationError whose message does not say what to do.
 var updateValidationHints = map[string]string{
-	"Name":    "pass a shorter --name",
-	"Overlap": "fix --overlap",
-	"Input":   "pass a smaller --input",
-	"Queue":   "fix --queue",
-	"Cron":    "fix --cron or --tz",
+	"Name":     "pass a shorter --name",
+	"Workflow": "fix --workflow",
+	"Overlap":  "fix --overlap",
+	"Input":    "pass a smaller --input",
+	"Queue":    "fix --queue",
+	"Cron":     "fix --cron or --tz",
 }
