@@ -46,14 +46,19 @@ var browserApproval = workflow.Define("browser_approval", func(ctx workflow.Cont
 }, nil)
 
 // browserBundle is a server with the Handler for TestBrowser, on a client
-// that works browserDigest, with one schedule and one completed run.
+// that works browserDigest, with one schedule, one schedule declared with
+// a key (keyed, at keyedPath) and one completed run.
 type browserBundle struct {
 	base     string // the server's URL and the Handler's prefix
 	run      *workflow.Run
 	schedule *schedule.Schedule
+	keyed    *schedule.Schedule
 	sc       *schedule.Client
 	wf       *workflow.Client
 }
+
+// keyedPath is the dashboard path of browserBundle.keyed, under its key.
+const keyedPath = "/schedules/digest:user@42?owner=acme"
 
 func setupBrowser(t *testing.T, config *riverui.Config) *browserBundle {
 	t.Helper()
@@ -84,6 +89,10 @@ func setupBrowser(t *testing.T, config *riverui.Config) *browserBundle {
 
 	s, err := sc.Create(ctx, &schedule.Params{Name: "nightly digest", Workflow: browserDigest.Name(), Cron: "0 3 * * *", TimeZone: "Europe/Paris"})
 	require.NoError(t, err)
+	declared, err := sc.Declare(ctx, &schedule.Declaration{Service: "reports", Schedules: []*schedule.Params{
+		{Name: "digest for user 42", Owner: "acme", Key: "digest:user@42", Workflow: browserDigest.Name(), Input: "user-42", Cron: "0 8 * * *", TimeZone: "Europe/Paris"},
+	}})
+	require.NoError(t, err)
 
 	handle, err := browserDigest.Start(ctx, wf, "ada", nil)
 	require.NoError(t, err)
@@ -95,7 +104,7 @@ func setupBrowser(t *testing.T, config *riverui.Config) *browserBundle {
 	run, err := handle.Get(ctx)
 	require.NoError(t, err)
 
-	return &browserBundle{base: server.URL + config.Prefix, run: run, schedule: s, sc: sc, wf: wf}
+	return &browserBundle{base: server.URL + config.Prefix, run: run, schedule: s, keyed: declared.Decisions[0].Schedule, sc: sc, wf: wf}
 }
 
 // TestBrowser drives the dashboard and River UI in a headless Chromium, as
@@ -161,6 +170,26 @@ func TestBrowser(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "30 4 * * 1-5", s.Cron, "the schedule's cron is not changed in the database")
 			require.Equal(t, "Europe/Paris", s.TimeZone)
+
+			// A schedule with a key opens under its key URL, says where it
+			// comes from, and its actions come back to that URL.
+			keyedRow := fmt.Sprintf(`tr[data-testid=schedule-row][data-name=%q]`, b.keyed.Name)
+			browser.Do(t, ctx,
+				chromedp.Click(chromedp.CSS(`a[data-testid=nav-schedules]`)),
+				chromedp.WaitVisible(chromedp.CSS(keyedRow+` [data-testid=schedule-key]`)),
+				chromedp.Click(chromedp.CSS(keyedRow+` a[data-testid=schedule-link]`)),
+				chromedp.WaitVisible(chromedp.CSS(`dd [data-testid=schedule-key]`)),
+			)
+			require.Equal(t, b.base+keyedPath, browser.Run(t, ctx, chromedp.Location()))
+			require.Equal(t, "digest:user@42", visibleText(t, ctx, `dd [data-testid=schedule-key]`))
+			require.Equal(t, "declared by service reports", visibleText(t, ctx, `[data-testid=schedule-origin]`))
+			require.Contains(t, visibleText(t, ctx, `[data-testid=declared]`), "an edit here lasts only until the service's next declaration")
+			browser.Do(t, ctx,
+				chromedp.Click(chromedp.CSS(`button[data-testid=trigger]`)),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash-run]`)),
+			)
+			require.True(t, strings.HasPrefix(browser.Run(t, ctx, chromedp.Location()), b.base+"/schedules/digest:user@42?notice=triggered&owner=acme&run="))
+			require.Equal(t, "digest for user 42", visibleText(t, ctx, `[data-testid=schedule-name]`))
 
 			// The runs page leads to the run and its steps.
 			runLink := fmt.Sprintf(`a[data-testid=run-link][href$=%q]`, "/runs/"+b.run.ID.String())
@@ -324,7 +353,7 @@ func TestBrowserOperator(t *testing.T) {
 	// At a phone's width no page is wider than the screen: tables scroll
 	// in their own box.
 	browser.Do(t, ctx, chromedp.EmulateViewport(390, 844))
-	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String()} {
+	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath} {
 		browser.Do(t, ctx,
 			chromedp.Navigate(b.base+path),
 			chromedp.WaitVisible(chromedp.CSS(`main`)),
