@@ -40,22 +40,25 @@
 // A schedule's {id} is its id or its key (schedule.Params.Key): a segment
 // that parses as a UUID is an id, anything else a key, looked up within
 // the owner that ?owner= names (absent: owner ""), as in
-// /schedules/digest:user@42?owner=acme and /schedules/digest:user@42/edit?owner=acme.
-// An id with a non-empty owner= is refused (400): an id names the schedule
-// alone. The dashboard links a schedule with a key by its key (its key
-// URL outlives the id of a declared schedule deleted and declared again),
-// but the key "new", whose URL is the new schedule form, and a schedule
-// without one by its id; the runs page, which knows a run's schedule by
-// id only, links it by id. The schedules list shows each key, and a
-// schedule's page its key and where it comes from (schedule.Schedule.Origin);
-// a schedule a service declares in its code (schedule.Client.Declare) says
-// there, and on its edit page, that an edit lasts only until the
-// service's next declaration puts the code's spec back.
+// /schedules/digest:user@42?owner=acme and
+// /schedules/digest:user@42/edit?owner=acme. An id with a non-empty owner=
+// is refused (400): an id names the schedule alone.
+//
+// The dashboard links a schedule that has a key by its key URL, which
+// outlives the id of a declared schedule deleted and declared again, and
+// one without a key by its id; so does the key "new", whose URL is the new
+// schedule form, and so do the runs pages, which know a run's schedule by
+// its id only. The schedules list shows each key; a schedule's page shows
+// its key and where it comes from (schedule.Schedule.Origin), and for a
+// schedule a service declares in its code (schedule.Client.Declare) says,
+// as its edit page does, that an edit lasts only until the service's next
+// declaration puts the code's spec back.
 //
 // A form's action redirects (303) back to its page, under the URL it was
-// posted to, with a flash notice, or to the schedules after a delete; when it fails, the page is shown again
-// with the error (the edit, backfill and signal forms as typed), under the
-// status the JSON API would answer, and nothing is written.
+// posted to, with a flash notice, or to the schedules after a delete; when
+// it fails, the page is shown again with the error (the edit, backfill and
+// signal forms as typed), under the status the JSON API would answer, and
+// nothing is written.
 //
 // The runs page's q= is a run id, an idempotency key (of any type unless
 // type= names one; "key:" before one that holds "="), or key=value terms
