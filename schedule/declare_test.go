@@ -293,3 +293,36 @@ func TestDeclareRacing(t *testing.T) {
 	require.Equal(t, 3, created)
 	require.Equal(t, 3, countOf(t, db, "SELECT count(*) FROM schedules"))
 }
+
+// TestDeclareUnderARevokedGrant: a declaration that changes a schedule
+// whose grant was revoked since updates it, grant and all (its slots are
+// skipped at fire time, saying why); giving it a revoked grant anew is
+// refused.
+func TestDeclareUnderARevokedGrant(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	sc := insertOnly(t, db)
+	ctx := ctxT(t, 30*time.Second)
+	grant, err := sc.CreateGrant(ctx, &GrantParams{Subject: "reporting-bot", Scopes: []string{ScopeExecute("tick")}})
+	require.NoError(t, err)
+	decl := func(cron string) *Declaration {
+		d := reportsDecl(1, cron)
+		d.Schedules[0].GrantID = &grant.ID
+		return d
+	}
+	_, err = sc.Declare(ctx, decl("0 2 * * *"))
+	require.NoError(t, err)
+	_, err = sc.RevokeGrant(ctx, grant.ID, "rotated")
+	require.NoError(t, err)
+
+	res, err := sc.Declare(ctx, decl("0 3 * * *"))
+	require.NoError(t, err)
+	require.Equal(t, []string{`updated nightly-report: Cron "0 2 * * *" → "0 3 * * *"`}, actions(res))
+
+	other, err := sc.Create(ctx, &Params{Name: "other", Workflow: "tick", Cron: "@daily"})
+	require.NoError(t, err)
+	_, err = sc.Update(ctx, ByID(other.ID), &UpdateParams{GrantID: &grant.ID})
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Contains(t, err.Error(), "revoked")
+}

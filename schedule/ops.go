@@ -108,8 +108,11 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 			grantID = p.GrantID
 		}
 	}
-	if grantID != nil && (p.GrantID != nil || params.Workflow != s.Workflow) {
-		// A new grant, or the schedule's under a new workflow type.
+	newGrant := grantID != nil && (s.GrantID == nil || *grantID != *s.GrantID)
+	if grantID != nil && (newGrant || params.Workflow != s.Workflow) {
+		// A new grant, or the schedule's under a new workflow type (the
+		// grant it has already applies at fire time: one revoked since
+		// skips the slots, and an Update of another field goes through).
 		if err := c.requireUsableGrant(ctx, tx, *grantID, params.Workflow); err != nil {
 			return nil, err
 		}
