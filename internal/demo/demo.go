@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -222,13 +221,9 @@ func (d *Demo) Script(ctx context.Context, out io.Writer) (*Scripted, error) {
 	d.markSeen(charge.ID, workflow.StatusFailed)
 	fmt.Fprintf(out, "   run %s failed in step %s: %s\n", charge.ID, runErr.Step, runErr.Message)
 
-	fmt.Fprintln(out, "\n5. Three schedules: a heartbeat every 10 seconds, a daily report in Tokyo, a paused weekly digest")
-	for _, p := range schedules() {
-		s, err := d.ensureSchedule(ctx, out, p)
-		if err != nil {
-			return nil, err
-		}
-		scripted.Schedules = append(scripted.Schedules, s)
+	fmt.Fprintln(out, "\n5. Three schedules, declared in code: a heartbeat every 10 seconds, a daily report in Tokyo, a paused weekly digest")
+	if scripted.Schedules, err = d.declareSchedules(ctx, out); err != nil {
+		return nil, err
 	}
 	scripted.Heartbeat = scripted.Schedules[0]
 	d.mu.Lock()
@@ -238,48 +233,54 @@ func (d *Demo) Script(ctx context.Context, out io.Writer) (*Scripted, error) {
 	return scripted, nil
 }
 
-// schedules are the demo's schedules, the heartbeat first.
+// schedules are the demo's schedules, the heartbeat first, each with a key
+// (its name): the demo declares them at every start.
 func schedules() []*schedule.Params {
 	return []*schedule.Params{
 		{
-			Name: "demo-heartbeat", Owner: "platform-team", Description: "checks the database every 10 seconds",
+			Key: "demo-heartbeat", Name: "demo-heartbeat", Owner: "platform-team", Description: "checks the database every 10 seconds",
 			Workflow: Heartbeat.Name(), Input: Probe{Service: "accounts-db"}, Cron: "*/10 * * * * *",
 		},
 		{
-			Name: "demo-daily-report", Owner: "finance-tokyo", Description: "the day's report, at 09:00 in Tokyo",
+			Key: "demo-daily-report", Name: "demo-daily-report", Owner: "finance-tokyo", Description: "the day's report, at 09:00 in Tokyo",
 			Workflow: Report.Name(), Input: Period{Period: "daily"}, Cron: "0 9 * * *", TimeZone: "Asia/Tokyo",
 		},
 		{
-			Name: "demo-weekly-digest", Owner: "finance-new-york", Description: "the week's digest, Mondays at 08:30 in New York",
+			Key: "demo-weekly-digest", Name: "demo-weekly-digest", Owner: "finance-new-york", Description: "the week's digest, Mondays at 08:30 in New York",
 			Workflow: Report.Name(), Input: Period{Period: "weekly"}, Cron: "30 8 * * 1", TimeZone: "America/New_York",
 			Paused: true, PauseNote: "paused by the demo: resume it from the dashboard or the CLI",
 		},
 	}
 }
 
-// ensureSchedule returns the schedule of p's owner and name, creating it
-// when there is none. A heartbeat paused since an earlier demo is resumed.
-func (d *Demo) ensureSchedule(ctx context.Context, out io.Writer, p *schedule.Params) (*schedule.Schedule, error) {
-	existing, err := d.Schedules.List(ctx, &schedule.ListParams{Owner: p.Owner, Limit: 1000})
+// declareSchedules declares the demo's schedules as service "demo" (a
+// demo run again on the same database changes nothing) and returns them,
+// the heartbeat first. A heartbeat paused since an earlier demo is
+// resumed: a declaration leaves an operator's pause alone.
+func (d *Demo) declareSchedules(ctx context.Context, out io.Writer) ([]*schedule.Schedule, error) {
+	res, err := d.Schedules.Declare(ctx, &schedule.Declaration{Service: "demo", Schedules: schedules()})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("declaring the demo's schedules: %w", err)
 	}
-	var s *schedule.Schedule
-	if i := slices.IndexFunc(existing, func(s *schedule.Schedule) bool { return s.Name == p.Name }); i >= 0 {
-		s = existing[i]
-		if s.Paused && !p.Paused {
+	fmt.Fprintf(out, "   declared as service demo: %s\n", res)
+	if res.Superseded {
+		return nil, fmt.Errorf("declaring the demo's schedules: %s", res)
+	}
+	var declared []*schedule.Schedule
+	for i, decision := range res.Decisions[:len(schedules())] {
+		s := decision.Schedule
+		if i == 0 && s.Paused {
 			fmt.Fprintf(out, "   %s was paused; resuming it\n", s.Name)
 			if s, err = d.Schedules.Resume(ctx, schedule.ByID(s.ID), nil); err != nil {
 				return nil, err
 			}
 		}
-	} else if s, err = d.Schedules.Create(ctx, p); err != nil {
-		return nil, fmt.Errorf("creating schedule %s: %w", p.Name, err)
+		d.mu.Lock()
+		d.names[s.ID] = s.Name
+		d.mu.Unlock()
+		declared = append(declared, s)
 	}
-	d.mu.Lock()
-	d.names[s.ID] = s.Name
-	d.mu.Unlock()
-	return s, nil
+	return declared, nil
 }
 
 // reuseRun returns the newest run of typ when it is in status (left by an
