@@ -23,6 +23,10 @@ func TestDashboardScheduleKeys(t *testing.T) {
 	plain := d.createSchedule(t, &schedule.Params{Name: "plain", Owner: "acme", Cron: "@daily"})
 	d.createSchedule(t, &schedule.Params{Name: "odd", Key: "report?daily#1%", Cron: "@daily"})
 	newKey := d.createSchedule(t, &schedule.Params{Name: "named new", Key: "new", Cron: "@daily"})
+	_, err := d.sc.Declare(t.Context(), &schedule.Declaration{Service: "billing", Schedules: []*schedule.Params{
+		{Key: "invoices", Owner: "globex", Name: "invoices", Workflow: flow.Name(), Cron: "0 6 * * *"},
+	}})
+	require.NoError(t, err)
 	const path = "/schedules/digest:user@42"
 	const query = "?owner=acme"
 
@@ -30,9 +34,9 @@ func TestDashboardScheduleKeys(t *testing.T) {
 		t.Parallel()
 
 		body := d.page(t, "/", nil)
-		require.ElementsMatch(t, []string{"digest:user@42", "report?daily#1%", "new"}, texts(body, "schedule-key"))
+		require.ElementsMatch(t, []string{"digest:user@42", "report?daily#1%", "new", "invoices"}, texts(body, "schedule-key"))
 		require.ElementsMatch(t, []string{
-			path + query, "/schedules/" + plain.ID.String(), "/schedules/report%3Fdaily%231%25",
+			path + query, "/schedules/" + plain.ID.String(), "/schedules/report%3Fdaily%231%25", "/schedules/invoices?owner=globex",
 			"/schedules/" + newKey.ID.String(), // /schedules/new is the new schedule form
 		}, attrs(body, "schedule-link", "href"))
 		require.Contains(t, body, "<th>Key</th>")
@@ -162,17 +166,12 @@ func TestDashboardScheduleKeys(t *testing.T) {
 	t.Run("Declared", func(t *testing.T) {
 		t.Parallel()
 
-		_, err := d.sc.Declare(t.Context(), &schedule.Declaration{Service: "billing", Schedules: []*schedule.Params{
-			{Key: "invoices", Owner: "acme", Name: "invoices", Workflow: flow.Name(), Cron: "0 6 * * *"},
-		}})
-		require.NoError(t, err)
-
-		body := d.page(t, "/schedules/invoices?owner=acme", nil)
+		body := d.page(t, "/schedules/invoices?owner=globex", nil)
 		require.Equal(t, []string{"declared by service billing"}, texts(body, "schedule-origin"))
 		require.Equal(t, []string{"Declared in the code of service billing: an edit here lasts only until the service's next declaration (when it next starts) puts the code's spec back, and a deleted schedule is declared again. Change the code to change it for good. Pausing, resuming, triggering and backfilling are yours: a declaration does not undo them."}, texts(body, "declared"))
-		require.Contains(t, texts(d.page(t, "/schedules/invoices/edit?owner=acme", nil), "declared")[0], "these changes last only until its next declaration")
-		require.Contains(t, texts(d.page(t, "/schedules/invoices/delete?owner=acme", nil), "declared")[0], "its next declaration creates it again")
-		require.Contains(t, d.page(t, "/?owner=acme", nil), `<span class="badge" title="declared by service billing">declared</span>`)
+		require.Contains(t, texts(d.page(t, "/schedules/invoices/edit?owner=globex", nil), "declared")[0], "these changes last only until its next declaration")
+		require.Contains(t, texts(d.page(t, "/schedules/invoices/delete?owner=globex", nil), "declared")[0], "its next declaration creates it again")
+		require.Contains(t, d.page(t, "/?owner=globex", nil), `<span class="badge" title="declared by service billing">declared</span>`)
 	})
 }
 
