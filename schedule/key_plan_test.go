@@ -1,15 +1,10 @@
 package schedule
 
 import (
-	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
@@ -35,12 +30,7 @@ func TestKeyPlans(t *testing.T) {
 	_, err = db.Pool.Exec(ctx, "ANALYZE schedules")
 	require.NoError(t, err)
 
-	rec := &keySQLRecorder{}
-	config := db.Pool.Config()
-	config.ConnConfig.Tracer = rec
-	pool, err := pgxpool.NewWithConfig(ctx, config)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
+	pool, rec := db.RecordingPool(t)
 	wf, err := workflow.NewClient(pool, &workflow.Config{Schema: db.Schema})
 	require.NoError(t, err)
 	sc, err := New(wf, nil)
@@ -61,71 +51,16 @@ func TestKeyPlans(t *testing.T) {
 	require.NoError(t, err)
 
 	explained := 0
-	for _, sent := range rec.sent() {
-		if !strings.Contains(sent.sql, "key") || !strings.HasPrefix(strings.TrimSpace(sent.sql), "SELECT") {
+	for _, sent := range rec.Take() {
+		if !strings.Contains(sent.SQL, "key") || !strings.HasPrefix(strings.TrimSpace(sent.SQL), "SELECT") {
 			continue
 		}
 		explained++
 		for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
-			plan := explainSent(ctx, t, pool, sent, mode)
-			require.NotContains(t, plan, "Seq Scan on schedules", "plan (%s) of\n%s\n%s", mode, sent.sql, plan)
-			require.Regexp(t, `schedules_owner_key|schedules_declared_by`, plan, "plan (%s) of\n%s\n%s", mode, sent.sql, plan)
+			plan := testdb.ExplainPrepared(ctx, t, pool, sent, mode)
+			require.NotContains(t, plan, "Seq Scan on schedules", "plan (%s) of\n%s\n%s", mode, sent.SQL, plan)
+			require.Regexp(t, `schedules_owner_key|schedules_declared_by`, plan, "plan (%s) of\n%s\n%s", mode, sent.SQL, plan)
 		}
 	}
 	require.Equal(t, 5, explained, "by key (Get), the id by key (Pause), the keys of CreateMany, the declaration's schedules and the keys of its creates")
-}
-
-type keySQL struct {
-	sql  string
-	args []any
-}
-
-// keySQLRecorder records the statements a pool sends.
-type keySQLRecorder struct {
-	mu  sync.Mutex
-	all []keySQL
-}
-
-func (r *keySQLRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.all = append(r.all, keySQL{sql: data.SQL, args: data.Args})
-	return ctx
-}
-
-func (r *keySQLRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (r *keySQLRecorder) sent() []keySQL {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]keySQL(nil), r.all...)
-}
-
-// explainSent EXPLAINs a recorded statement with its arguments, as a
-// prepared statement under plan_cache_mode mode.
-func explainSent(ctx context.Context, t *testing.T, pool *pgxpool.Pool, sent keySQL, mode string) string {
-	t.Helper()
-	var plan []string
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "PREPARE key_plan AS "+sent.sql); err != nil {
-			return err
-		}
-		defer func() { _, _ = tx.Exec(ctx, "DEALLOCATE key_plan") }()
-		placeholders := make([]string, len(sent.args))
-		for i := range placeholders {
-			placeholders[i] = fmt.Sprintf("$%d", i+1)
-		}
-		args := append([]any{pgx.QueryExecModeSimpleProtocol}, sent.args...)
-		rows, err := tx.Query(ctx, "EXPLAIN EXECUTE key_plan("+strings.Join(placeholders, ", ")+")", args...)
-		if err != nil {
-			return err
-		}
-		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		return err
-	})
-	require.NoError(t, err)
-	return strings.Join(plan, "\n")
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
@@ -181,14 +179,14 @@ FROM (SELECT i, now() - make_interval(secs => (120000 - i) / 2.0) AS ts FROM gen
 		{"TimeWindow", &ListParams{CreatedAfter: time.Now().Add(-10 * time.Hour), CreatedBefore: time.Now().Add(-9 * time.Hour)}, "workflow_runs_pkey", 100},
 		{"TimeWindowOfType", &ListParams{Type: "type_3", CreatedBefore: time.Now().Add(-12 * time.Hour)}, "workflow_runs_", 100},
 	} {
-		rec.take()
+		rec.Take()
 		runs, err := c.ListRuns(ctx, tc.params)
 		require.NoError(t, err, tc.name)
 		require.Len(t, runs, tc.found, tc.name)
 
-		sent := rec.take()
+		sent := rec.Take()
 		require.Len(t, sent, 1, tc.name)
-		plan := explain(ctx, t, c, sent[0].sql, sent[0].args...)
+		plan := explain(ctx, t, c, sent[0].SQL, sent[0].Args...)
 		require.Regexp(t, tc.index, plan, "plan of %s", tc.name)
 		require.NotContains(t, plan, "Seq Scan on workflow_runs", "plan of %s:\n%s", tc.name, plan)
 		if tc.name != "TimeWindow" && tc.name != "TimeWindowOfType" {
@@ -202,17 +200,17 @@ FROM (SELECT i, now() - make_interval(secs => (120000 - i) / 2.0) AS ts FROM gen
 
 	// The statements of ListFailures and CountRuns (in the order it runs
 	// them), as sent.
-	rec.take()
+	rec.Take()
 	_, err = c.ListFailures(ctx, hourAgo, 20)
 	require.NoError(t, err)
-	failures := rec.take()
+	failures := rec.Take()
 	require.Len(t, failures, 1)
 	counts, err := c.CountRuns(ctx, hourAgo)
 	require.NoError(t, err)
-	overview := rec.take()
+	overview := rec.Take()
 	require.Len(t, overview, 4)
 	for name, q := range map[string]struct {
-		sent  recordedSQL
+		sent  testdb.SentSQL
 		index string
 	}{
 		"ListFailures":    {failures[0], "workflow_runs_failed"},
@@ -221,7 +219,7 @@ FROM (SELECT i, now() - make_interval(secs => (120000 - i) / 2.0) AS ts FROM gen
 		"countRecent":     {overview[2], "workflow_runs_pkey"},
 		"countFailed":     {overview[3], "workflow_runs_failed"},
 	} {
-		plan := explain(ctx, t, c, q.sent.sql, q.sent.args...)
+		plan := explain(ctx, t, c, q.sent.SQL, q.sent.Args...)
 		require.Contains(t, plan, q.index, "plan of %s:\n%s", name, plan)
 		require.NotContains(t, plan, "Seq Scan on workflow_runs", "plan of %s:\n%s", name, plan)
 	}
@@ -247,53 +245,11 @@ func explain(ctx context.Context, t *testing.T, c *Client, sql string, args ...a
 	return strings.Join(lines, "\n")
 }
 
-// recordedSQL is a statement a connection sent, with its arguments.
-type recordedSQL struct {
-	sql  string
-	args []any
-}
-
-// sqlRecorder records the statements sent on the connections of a pool
-// (a pgx.QueryTracer), so that a test can EXPLAIN what a call sent.
-type sqlRecorder struct {
-	mu   sync.Mutex
-	sent []recordedSQL
-}
-
-func (r *sqlRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.sent = append(r.sent, recordedSQL{sql: data.SQL, args: data.Args})
-	return ctx
-}
-
-func (r *sqlRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// take returns the statements sent since the last take, in order, without
-// the transactions' BEGIN, COMMIT and ROLLBACK.
-func (r *sqlRecorder) take() []recordedSQL {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var sent []recordedSQL
-	for _, s := range r.sent {
-		if word, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s.sql)), " "); word != "begin" && word != "commit" && word != "rollback" {
-			sent = append(sent, s)
-		}
-	}
-	r.sent = nil
-	return sent
-}
-
 // newRecordingClient is a client of db on a pool of its own whose
 // statements the recorder returned records.
-func newRecordingClient(t *testing.T, db *testdb.DB) (*Client, *sqlRecorder) {
+func newRecordingClient(t *testing.T, db *testdb.DB) (*Client, *testdb.SQLRecorder) {
 	t.Helper()
-	rec := &sqlRecorder{}
-	config := db.Pool.Config()
-	config.ConnConfig.Tracer = rec
-	pool, err := pgxpool.NewWithConfig(ctxT(t), config)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
+	pool, rec := db.RecordingPool(t)
 	c, err := NewClient(pool, &Config{Schema: db.Schema})
 	require.NoError(t, err)
 	return c, rec

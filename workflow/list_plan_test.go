@@ -45,11 +45,11 @@ FROM generate_series(1, 80000) i`)
 	_, err = db.Pool.Exec(ctx, "ANALYZE workflow_runs")
 	require.NoError(t, err)
 
-	rec.take()
+	rec.Take()
 	runs, err := c.ListRuns(ctx, &ListParams{ScheduleID: &scheduleID})
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
-	sent := rec.take()
+	sent := rec.Take()
 	require.Len(t, sent, 1)
 
 	for _, mode := range []string{"auto", "force_generic_plan", "force_custom_plan"} {
@@ -57,7 +57,7 @@ FROM generate_series(1, 80000) i`)
 			{ScheduleID: &scheduleID},
 			{ScheduleID: &scheduleID, Status: StatusCompleted, After: &runs[0].ID},
 		} {
-			plan := explainListRuns(ctx, t, c, sent[0].sql, mode, params)
+			plan := explainListRuns(ctx, t, c, sent[0].SQL, mode, params)
 			require.Contains(t, plan, "workflow_runs_schedule_history", "plan (%s) of %+v:\n%s", mode, params, plan)
 			require.NotContains(t, plan, "Seq Scan on workflow_runs", "plan (%s):\n%s", mode, plan)
 			require.NotContains(t, plan, "workflow_runs_pkey", "plan (%s):\n%s", mode, plan)
