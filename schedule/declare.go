@@ -59,7 +59,8 @@ const (
 	// UndeclaredPause pauses it, with a note saying why; its runs and
 	// history stay, and declaring its key again resumes it (skipping the
 	// slots missed meanwhile). Nothing is lost to a declaration that
-	// forgot a schedule by mistake.
+	// forgot a schedule by mistake. A schedule an operator had paused
+	// keeps that pause and its note, and stays paused when declared again.
 	UndeclaredPause UndeclaredPolicy = "pause"
 	// UndeclaredDelete deletes it, as Delete does: its past runs stay,
 	// with no schedule.
@@ -74,7 +75,7 @@ const (
 	DeclareCreated   DeclareAction = "created"
 	DeclareUpdated   DeclareAction = "updated"
 	DeclareUnchanged DeclareAction = "unchanged"
-	// DeclareResumed: declared again after Declare had paused it as
+	// DeclareResumed: declared again after a declaration had paused it as
 	// undeclared (with its spec updated when Changes is not empty).
 	DeclareResumed DeclareAction = "resumed"
 	// DeclarePaused and DeclareDeleted: no longer declared.
@@ -185,9 +186,11 @@ func (c *Client) Declare(ctx context.Context, decl *Declaration) (*DeclareResult
 	return res, nil
 }
 
-// DeclareTx is like Declare, within tx; the caller commits or rolls back.
-// It logs nothing: log the result (its String) once tx commits. tx holds
-// the service's declaration lock until it ends.
+// DeclareTx is like Declare, within tx; the caller commits or rolls back,
+// and must roll back when it returns an error (an item refused only once
+// others were written, a database error). It logs nothing: log the result
+// (its String) once tx commits. tx holds the service's declaration lock
+// until it ends.
 func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*DeclareResult, error) {
 	if err := checkDeclaration(decl); err != nil {
 		return nil, err
@@ -280,16 +283,18 @@ func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*
 			}
 		}
 		if ch.row.UndeclaredAt != nil {
-			d.Action = DeclareResumed
 			redeclared = append(redeclared, ch.row.ID)
-			if s, err = c.ResumeTx(ctx, tx, ByID(ch.row.ID), nil); err != nil {
-				return nil, itemError(ch.i, decl.Schedules[ch.i], err)
+			if pausedByDeclaration(ch.row) {
+				d.Action = DeclareResumed
+				if s, err = c.ResumeTx(ctx, tx, ByID(ch.row.ID), nil); err != nil {
+					return nil, itemError(ch.i, decl.Schedules[ch.i], err)
+				}
 			}
-			s.UndeclaredAt = nil
 		}
 		if s == nil {
 			s, _ = scheduleOf(ch.row, nil)
 		}
+		s.UndeclaredAt = nil
 		d.Schedule = s
 		decisions[ch.i] = d
 	}
@@ -339,6 +344,13 @@ func (c *Client) undeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration, 
 		return nil, fmt.Errorf("schedule: pause %d undeclared schedules: %w", len(pause), err)
 	}
 	return out, nil
+}
+
+// pausedByDeclaration reports whether row was paused by its service's
+// declaration when it stopped declaring it, and not by an operator, before
+// (UndeclareSchedulesTx keeps an earlier pause) or since.
+func pausedByDeclaration(row *engine.Schedule) bool {
+	return row.Paused && row.PausedAt != nil && row.UndeclaredAt != nil && row.PausedAt.Equal(*row.UndeclaredAt)
 }
 
 // declaredUpdate is the UpdateParams that give a schedule every field of

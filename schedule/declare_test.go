@@ -111,6 +111,23 @@ func TestDeclare(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `updated nightly-report: Cron "0 5 * * *" → "0 3 * * *"`, res.Decisions[0].String())
 
+	// An operator's pause outlives the schedule's undeclaring, note and
+	// all, and its declaring again.
+	res, err = sc.Declare(ctx, reportsDecl(4, "0 3 * * *"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"unchanged nightly-report", "paused weekly"}, actions(res))
+	weekly, err = sc.Get(ctx, ByKey("", "weekly"))
+	require.NoError(t, err)
+	require.Equal(t, "customer asked", weekly.PauseNote)
+	require.NotNil(t, weekly.UndeclaredAt)
+	res, err = sc.Declare(ctx, reportsDecl(4, "0 3 * * *", "weekly"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"unchanged nightly-report", "unchanged weekly"}, actions(res))
+	weekly, err = sc.Get(ctx, ByKey("", "weekly"))
+	require.NoError(t, err)
+	require.True(t, weekly.Paused)
+	require.Nil(t, weekly.UndeclaredAt)
+
 	// Deleting what is no longer declared, when the service says so.
 	decl := reportsDecl(5, "0 3 * * *")
 	decl.Undeclared = UndeclaredDelete

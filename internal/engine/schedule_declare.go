@@ -29,8 +29,10 @@ WHERE id IN (
 		ON s.owner = k.k_owner AND s.key = k.k_key)
 ORDER BY id`)
 
+	// A schedule paused already keeps its pause (note and time): its
+	// paused_at equals undeclared_at only when the declaration paused it.
 	undeclareSchedulesStmt = define(`
-UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL,
+UPDATE {s}schedules SET paused = true, pause_note = CASE WHEN paused THEN pause_note ELSE $2 END, next_fire_at = NULL,
 	paused_at = CASE WHEN paused THEN paused_at ELSE now() END, undeclared_at = now(), updated_at = now()
 WHERE id = ANY($1)`)
 
@@ -66,7 +68,8 @@ func (q *Queries) DeclaredSchedules(ctx context.Context, db DBTX, service string
 }
 
 // UndeclareSchedulesTx pauses the schedules ids with note (a schedule
-// paused already keeps its paused_at) and marks them no longer declared.
+// paused already keeps its note and paused_at) and marks them no longer
+// declared (undeclared_at, equal to paused_at when this paused them).
 // The caller holds their locks.
 func (q *Queries) UndeclareSchedulesTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, note string) error {
 	_, err := tx.Exec(ctx, q.sql(undeclareSchedulesStmt), ids, note)
