@@ -116,8 +116,26 @@ func (w *fireWorker) Timeout(*river.Job[fireArgs]) time.Duration { return fireTi
 // fireTimeout bounds one firing pass.
 const fireTimeout = 10 * time.Minute
 
+// fireEarlyWait is the longest a fire job worked before its instant waits
+// for it in place; longer, it is snoozed until then.
+const fireEarlyWait = 5 * time.Second
+
 func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 	c := w.c
+	// No slot fires before its time by the database's clock: a job woken
+	// a little early (a timer whose clock offset was off by a few
+	// milliseconds) waits; one far too early goes back to River.
+	if wait := c.engine.Until(job.Args.FireAt); wait > fireEarlyWait {
+		return river.JobSnooze(wait)
+	} else if wait > 0 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		}
+	}
 	found := c.now()
 	stats, err := c.firePass(ctx, &pass{bound: job.Args.FireAt, foundAt: found})
 	c.metrics.record(ctx, stats)

@@ -44,13 +44,25 @@ type Config struct {
 	// decides and records by: a Sleep's wake time and a WaitSignal
 	// timeout's deadline, the times of steps, errors and cancellations,
 	// retention cutoffs, and a schedule's first slot, whether a slot fired
-	// late, resume and trigger times. Tests set it to replay a stretch of
-	// the calendar (DST days, say) through real firing. Timers, batching
-	// and River's own scheduling keep real time: a sleep past the clock's
-	// now waits for River's clock to get there.
+	// late, when a slot's firing pass may start, resume and trigger times.
+	// Tests set it to replay a stretch of the calendar (DST days, say)
+	// through real firing. With a Clock set, timers, batching and River's
+	// own scheduling keep real time: a sleep past the clock's now waits for
+	// River's clock to get there.
 	//
-	// Defaults to time.Now.
+	// Defaults to the database's clock: this machine's clock corrected by
+	// its offset from Postgres's clock_timestamp(), measured when the
+	// client starts and at every heartbeat of a working client (to within
+	// half a round trip). River schedules jobs by the database's clock, so
+	// every client, whatever its machine's drift, decides the same instant:
+	// no slot fires early and no sleep wakes early because a server's clock
+	// runs fast, and the exact timers that wake jobs are set by the same
+	// clock. An offset over a second is logged as a warning.
 	Clock func() time.Time
+
+	// localClock replaces time.Now under the database's clock, for tests
+	// that skew a client's machine clock (export_test.go).
+	localClock func() time.Time
 
 	// Maintenance configures the River periodic jobs that keep a working
 	// client's runs healthy: their repair and their retention (see package
@@ -193,8 +205,13 @@ type Config struct {
 // workflows registered in its Config on a River client. It is safe for
 // concurrent use.
 type Client struct {
-	logger          *slog.Logger
-	clock           func() time.Time
+	logger *slog.Logger
+	clock  func() time.Time // Config.Clock, or dbClock.now
+	// realNow is the database's time by this process's reading, for timers
+	// that must go off when River's clock gets somewhere: dbClock.now, or
+	// time.Now under an injected Config.Clock.
+	realNow         func() time.Time
+	dbClock         *dbClock // nil under an injected Config.Clock
 	mw              *middlewares
 	maxInputBytes   int
 	asyncCompletion bool
@@ -310,13 +327,20 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	// with the attempts that remain.)
 	riverConfig.FetchOnlyKnownKinds = true
 
-	clock := config.Clock
+	clock, realNow := config.Clock, time.Now
+	var dbc *dbClock
 	if clock == nil {
-		clock = time.Now
+		dbc = &dbClock{local: config.localClock, logger: logger}
+		if dbc.local == nil {
+			dbc.local = time.Now
+		}
+		clock, realNow = dbc.now, dbc.now
 	}
 	db := engine.NewQueries(config.Schema)
 	c := &Client{
 		clock:              clock,
+		realNow:            realNow,
+		dbClock:            dbc,
 		logger:             logger,
 		mw:                 mw,
 		maxInputBytes:      maxInput,
@@ -419,6 +443,13 @@ func (c *Client) Start(ctx context.Context) error {
 			return err
 		}
 		c.batchPool.Store(bp)
+	}
+	if c.dbClock != nil {
+		err := c.readDatabaseClock(ctx, true, func() (time.Time, error) { return c.db.DatabaseClock(ctx, c.pool) })
+		if err != nil {
+			c.logger.WarnContext(ctx, "tributary: Could not read the database's clock; using this machine's until the next heartbeat",
+				slog.String("err", err.Error()))
+		}
 	}
 	c.batch.start()
 	c.waker.start()

@@ -93,3 +93,11 @@ func (h *hooks) InputChecker(ctx context.Context, db engine.DBTX) (func(typ stri
 func (h *hooks) TypeServed(ctx context.Context, db engine.DBTX, typ string) (bool, error) {
 	return h.client().typeServed(ctx, db, typ, "")
 }
+
+func (h *hooks) Until(at time.Time) time.Duration {
+	c := h.client()
+	if c.dbClock == nil {
+		return 0
+	}
+	return at.Sub(c.dbClock.now())
+}

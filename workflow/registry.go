@@ -328,7 +328,11 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 	c := r.c
 	if conn != nil {
 		ctxBeat, cancel := context.WithTimeout(ctx, 5*WorkerHeartbeatInterval)
-		beat, err := c.db.Heartbeat(ctxBeat, conn, c.river.ID())
+		var beat bool
+		err := c.readDatabaseClock(ctxBeat, false, func() (at time.Time, err error) {
+			beat, at, err = c.db.Heartbeat(ctxBeat, conn, c.river.ID())
+			return at, err
+		})
 		cancel()
 		if err == nil && beat {
 			return conn, nil

@@ -53,7 +53,7 @@ type waker struct {
 // a started working client times it itself; any other client announces it
 // to the working clients, on commit. Far wake-ups are left to River.
 func (wk *waker) scheduleTx(ctx context.Context, tx pgx.Tx, jobID int64, queue string, wakeAt time.Time) error {
-	if time.Until(wakeAt) > wakerHorizon {
+	if wakeAt.Sub(wk.c.realNow()) > wakerHorizon {
 		return nil
 	}
 	wk.mu.Lock()
@@ -115,7 +115,7 @@ func newWaker(c *Client) *waker {
 // schedule wakes job jobID of queue at wakeAt if that is within
 // wakerHorizon.
 func (wk *waker) schedule(jobID int64, queue string, wakeAt time.Time) {
-	d := time.Until(wakeAt)
+	d := wakeAt.Sub(wk.c.realNow())
 	if d > wakerHorizon {
 		return
 	}

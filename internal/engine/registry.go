@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -27,7 +28,9 @@ FROM unnest($1::text[]) AS t`)
 	workerInputLimitsStmt = define(`SELECT t, min(w.max_input_bytes) FROM {s}tributary_workers w, unnest(w.workflow_types) AS t
 	WHERE w.heartbeat_at > now() - make_interval(secs => $1) GROUP BY t`)
 
-	heartbeatStmt = define(`UPDATE {s}tributary_workers SET heartbeat_at = now() WHERE client_id = $1`)
+	heartbeatStmt = define(`UPDATE {s}tributary_workers SET heartbeat_at = now() WHERE client_id = $1 RETURNING clock_timestamp()`)
+
+	databaseClockStmt = define(`SELECT clock_timestamp()`)
 
 	registerWorkerStmt = define(`INSERT INTO {s}tributary_workers (client_id, hostname, pid, workflow_types, queues, lock_key, max_input_bytes)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -137,14 +140,24 @@ func (q *Queries) WorkerInputLimits(ctx context.Context, db DBTX, liveWithin tim
 	return limits, nil
 }
 
-// Heartbeat refreshes the heartbeat of client clientID. It returns false
-// when the client's row is gone (another client took it for dead).
-func (q *Queries) Heartbeat(ctx context.Context, db DBTX, clientID string) (bool, error) {
-	tag, err := db.Exec(ctx, q.sql(heartbeatStmt), clientID)
-	if err != nil {
-		return false, err
+// Heartbeat refreshes the heartbeat of client clientID and returns the
+// database's clock when it did. It returns false when the client's row is
+// gone (another client took it for dead).
+func (q *Queries) Heartbeat(ctx context.Context, db DBTX, clientID string) (bool, time.Time, error) {
+	var at time.Time
+	err := db.QueryRow(ctx, q.sql(heartbeatStmt), clientID).Scan(&at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, time.Time{}, nil
 	}
-	return tag.RowsAffected() == 1, nil
+	return err == nil, at, err
+}
+
+// DatabaseClock reads the database's clock (clock_timestamp(): the time
+// of the read, not of the transaction's start).
+func (q *Queries) DatabaseClock(ctx context.Context, db DBTX) (time.Time, error) {
+	var at time.Time
+	err := db.QueryRow(ctx, q.sql(databaseClockStmt)).Scan(&at)
+	return at, err
 }
 
 // RegisterWorkerParams are a working client's row in the worker registry.

@@ -51,6 +51,11 @@ type Workflows interface {
 	// TypeServed is workflow.Client.TypeServed reading the worker
 	// registry on db.
 	TypeServed(ctx context.Context, db DBTX, typ string) (bool, error)
+
+	// Until is how long until the database's clock reaches at, as this
+	// process reads it (0 or less: it has); 0 under an injected
+	// workflow.Config.Clock, where the test's clock decides.
+	Until(at time.Time) time.Duration
 }
 
 // WorkflowsOf returns the Workflows of wf, a *workflow.Client. Package
