@@ -57,8 +57,11 @@ const WorkerHeartbeatInterval = time.Second
 
 const (
 	// workerDeadAfter is how old a heartbeat must be before its client can
-	// count as dead (its lock must be gone too).
-	workerDeadAfter = 1500 * time.Millisecond
+	// count as dead (its lock must be gone too). A live client whose
+	// registry session was cut finds out at its next beat, at most
+	// WorkerHeartbeatInterval later, and registers again in the same beat:
+	// the margin over that is for the new connection.
+	workerDeadAfter = 2500 * time.Millisecond
 
 	// workerHungAfter is how old a heartbeat must be for its client to count
 	// as dead even though its session lives on.
@@ -343,7 +346,12 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 		}
 		_ = conn.Close(context.Background())
 		if err != nil {
-			return nil, fmt.Errorf("refresh the heartbeat: %w", err)
+			// The session died (a proxy, a pooler, a terminated backend):
+			// its liveness lock went with it, so register again at once,
+			// within this beat, before other clients take this one for
+			// dead (workerDeadAfter).
+			c.logger.Warn("tributary: Worker registry heartbeat failed; reconnecting at once",
+				slog.String("err", err.Error()))
 		}
 	}
 

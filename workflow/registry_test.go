@@ -2,7 +2,9 @@ package workflow
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -145,5 +147,69 @@ func TestWorkerRegistry(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, run.Attempt, "the step ran in one attempt, never rescued")
 		require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM river_job WHERE metadata ? 'river:rescue_count'"))
+	})
+
+	t.Run("CutSessionOfALiveClientIsNotDeath", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		release := make(chan struct{})
+		started := make(chan struct{}, 1)
+		var calls atomic.Int32
+		long := Define("cut_step", func(ctx Context, in greetIn) (greetOut, error) {
+			out, err := Step(ctx, "long", func(ctx context.Context) (string, error) {
+				calls.Add(1)
+				started <- struct{}{}
+				select {
+				case <-release:
+					return "done", nil
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			})
+			return greetOut{Greeting: out}, err
+		}, nil)
+		worker := startClient(t, db, long)
+		// The watcher beats three quarters of an interval after the
+		// worker: a pass then comes when the worker's last beat is 1.75
+		// intervals old, the moment a client that registers again only at
+		// the beat after the failing one is still gone (and was taken for
+		// dead, before the fix). The one sleep here sets that phase.
+		waitBeats(t, worker, 1)
+		time.Sleep(3 * WorkerHeartbeatInterval / 4)
+		watcher := startClient(t, db, Define("cut_watcher", func(ctx Context, in greetIn) (greetOut, error) { return greetOut{}, nil }, nil))
+		ctx := ctxT(t)
+
+		h, err := long.Start(ctx, worker, greetIn{Name: "x"}, nil)
+		require.NoError(t, err)
+		select {
+		case <-started:
+		case <-ctx.Done():
+			t.Fatal("the long step did not start")
+		}
+		// The worker's registry session is cut again and again (a proxy, a
+		// pooler, pg_terminate_backend): its liveness lock goes each time.
+		// It registers again before any watcher pass takes it for dead.
+		for kill := range 5 {
+			waitBeats(t, worker, 1) // cut right after a beat
+			var killed int
+			require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l
+				JOIN tributary_workers w ON ((l.classid::int8 << 32) | l.objid::int8) = w.lock_key
+				WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND w.client_id = $1`, worker.River().ID()).Scan(&killed))
+			require.Equal(t, 1, killed, "kill %d: the worker's registry session", kill)
+			// Past workerDeadAfter of the watcher's passes.
+			waitBeats(t, watcher, 4)
+		}
+		close(release)
+		out, err := h.Result(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "done", out.Greeting)
+
+		run, err := worker.GetRun(ctx, h.ID)
+		require.NoError(t, err)
+		require.Equal(t, 1, run.Attempt, "the step ran in one attempt, never rescued")
+		require.EqualValues(t, 1, calls.Load(), "the step's function ran once")
+		require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM river_job WHERE metadata ? 'river:rescue_count'"))
+		require.Equal(t, 2, countRows(t, db.Pool, "SELECT count(*) FROM tributary_workers"), "both clients registered")
 	})
 }
