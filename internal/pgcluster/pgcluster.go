@@ -328,3 +328,73 @@ func waitReady(ctx context.Context, url string) error {
 		backoff = min(2*backoff, 250*time.Millisecond)
 	}
 }
+
+// StartStandby starts a streaming standby of c, the primary: a base backup
+// of c (pg_basebackup, streaming its WAL, with the standby's recovery
+// settings written) in a directory of its own, started on a free port of
+// 127.0.0.1, where it replays c's WAL as c writes it. It connects to c as
+// application_name name, the name c's synchronous_standby_names can give to
+// make its commits wait for the standby. Promote makes it a primary; Stop
+// stops it and removes its directory.
+func (c *Cluster) StartStandby(ctx context.Context, name string) (*Cluster, error) {
+	rootDir, err := os.MkdirTemp("", dirPattern)
+	if err != nil {
+		return nil, fmt.Errorf("pgcluster: creating temporary directory: %w", err)
+	}
+	standby := &Cluster{binDir: c.binDir, cred: c.cred, dataDir: filepath.Join(rootDir, "data"), rootDir: rootDir}
+	if err := writeOwner(rootDir); err != nil {
+		_ = os.RemoveAll(rootDir)
+		return nil, err
+	}
+	socketDir := filepath.Join(rootDir, "socket")
+	if err := os.Mkdir(socketDir, 0o700); err != nil {
+		_ = os.RemoveAll(rootDir)
+		return nil, fmt.Errorf("pgcluster: %w", err)
+	}
+	if err := c.cred.chown(rootDir, socketDir); err != nil {
+		_ = os.RemoveAll(rootDir)
+		return nil, err
+	}
+	source := strings.Replace(c.URL, "?", "?application_name="+name+"&", 1)
+	if _, err := standby.run(ctx, "pg_basebackup", "--pgdata", standby.dataDir, "--dbname", source,
+		"--wal-method=stream", "--write-recovery-conf", "--checkpoint=fast", "--no-sync"); err != nil {
+		_ = standby.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		_ = standby.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	args := []string{"-p", strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + socketDir}
+	if err := standby.startServer(ctx, args); err != nil {
+		err = fmt.Errorf("%w\n%s", err, standby.logTail())
+		_ = standby.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	standby.serverArgs = args
+	standby.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	if err := waitReady(ctx, standby.URL); err != nil {
+		_ = standby.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return standby, nil
+}
+
+// Port is the TCP port the cluster listens on, for a connection string
+// that names several hosts.
+func (c *Cluster) Port() string {
+	for i, arg := range c.serverArgs {
+		if arg == "-p" && i+1 < len(c.serverArgs) {
+			return c.serverArgs[i+1]
+		}
+	}
+	return ""
+}
+
+// Promote makes a standby (StartStandby) a primary that accepts writes
+// (pg_ctl promote), and waits until it does.
+func (c *Cluster) Promote(ctx context.Context) error {
+	_, err := c.run(ctx, "pg_ctl", "promote", "-D", c.dataDir, "-w", "-t", "60")
+	return err
+}
