@@ -212,6 +212,7 @@ type Client struct {
 	// time.Now under an injected Config.Clock.
 	realNow         func() time.Time
 	dbClock         *dbClock // nil under an injected Config.Clock
+	held            heldJobs // the Tributary jobs being worked; see orphans.go
 	mw              *middlewares
 	maxInputBytes   int
 	asyncCompletion bool
@@ -385,6 +386,8 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		}
 	}
 
+	// The jobs a working client holds, for the orphan rescue (orphans.go).
+	riverConfig.Middleware = append(slices.Clip(riverConfig.Middleware), &holdMiddleware{held: &c.held})
 	c.riverWorkers = riverConfig.Workers
 	c.leaderElection = !riverConfig.LeaderElectionDisabled
 	c.riverQueues = slices.Collect(maps.Keys(riverConfig.Queues))

@@ -134,6 +134,17 @@ func (p *pendingCompletions) holdAll(reqs []completeReq) bool {
 	return true
 }
 
+// jobIDs are the jobs of the pending completions.
+func (p *pendingCompletions) jobIDs() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]int64, 0, len(p.m))
+	for id := range p.m {
+		out = append(out, id)
+	}
+	return out
+}
+
 // of returns the pending completions of jobIDs, jobs River is about to mark
 // completed.
 func (p *pendingCompletions) of(jobIDs []int64) []completeReq {

@@ -225,6 +225,10 @@ type registry struct {
 
 	// beat is signalled after each heartbeat pass; tests wait on it.
 	beat chan struct{}
+
+	// server is the server the heartbeats reach (orphans.go); the
+	// heartbeat loop's alone.
+	server serverWatch
 }
 
 func newRegistry(c *Client, queues []string) *registry {
@@ -311,6 +315,11 @@ func (r *registry) run(conn *pgx.Conn, stopCh <-chan struct{}, done chan<- struc
 				r.c.logger.Warn("tributary: Looking for dead clients failed; retrying at the next heartbeat", slog.String("err", err.Error()))
 			}
 			r.c.waker.armWaiting(ctx, armLookahead)
+			if r.server.orphansDue(r.c.realNow()) {
+				if err := r.rescueOrphans(ctx, r.server.changedAt); err != nil && ctx.Err() == nil {
+					r.c.logger.Warn("tributary: Looking for jobs the database lost the outcome of failed; retrying at the next heartbeat", slog.String("err", err.Error()))
+				}
+			}
 		}
 		select {
 		case r.beat <- struct{}{}:
@@ -324,6 +333,15 @@ func (r *registry) run(conn *pgx.Conn, stopCh <-chan struct{}, done chan<- struc
 	}
 }
 
+// sawServer records the server a heartbeat reached, and warns when it is
+// another one than the last heartbeat's.
+func (r *registry) sawServer(ctx context.Context, beat *engine.Beat) {
+	if r.server.beat(beat.ServerStart, beat.At) {
+		r.c.logger.WarnContext(ctx, "tributary: The database server changed (a restart, or a standby promoted); looking for jobs whose outcome it lost for the next 30 s",
+			slog.Time("server_started_at", beat.ServerStart))
+	}
+}
+
 // heartbeat refreshes the client's row on conn, its own session, or
 // connects, takes its lock and registers anew when conn is nil or broken.
 // It returns the connection to use next time (nil after a failure).
@@ -331,16 +349,20 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 	c := r.c
 	if conn != nil {
 		ctxBeat, cancel := context.WithTimeout(ctx, 5*WorkerHeartbeatInterval)
-		var beat bool
-		err := c.readDatabaseClock(ctxBeat, false, func() (at time.Time, err error) {
-			beat, at, err = c.db.Heartbeat(ctxBeat, conn, c.river.ID())
-			return at, err
+		var beat *engine.Beat
+		err := c.readDatabaseClock(ctxBeat, false, func() (time.Time, error) {
+			var err error
+			if beat, err = c.db.Heartbeat(ctxBeat, conn, c.river.ID()); beat == nil {
+				return time.Time{}, err
+			}
+			return beat.At, err
 		})
 		cancel()
-		if err == nil && beat {
+		if err == nil && beat != nil {
+			r.sawServer(ctx, beat)
 			return conn, nil
 		}
-		if err == nil {
+		if err == nil && beat == nil {
 			c.logger.Warn("tributary: This client's worker registry row is gone: another client took it for dead and rescued its running jobs; registering again",
 				slog.String("client_id", c.river.ID()))
 		}

@@ -28,7 +28,8 @@ FROM unnest($1::text[]) AS t`)
 	workerInputLimitsStmt = define(`SELECT t, min(w.max_input_bytes) FROM {s}tributary_workers w, unnest(w.workflow_types) AS t
 	WHERE w.heartbeat_at > now() - make_interval(secs => $1) GROUP BY t`)
 
-	heartbeatStmt = define(`UPDATE {s}tributary_workers SET heartbeat_at = now() WHERE client_id = $1 RETURNING clock_timestamp()`)
+	heartbeatStmt = define(`UPDATE {s}tributary_workers SET heartbeat_at = now() WHERE client_id = $1
+RETURNING clock_timestamp(), pg_postmaster_start_time()`)
 
 	databaseClockStmt = define(`SELECT clock_timestamp()`)
 
@@ -140,16 +141,29 @@ func (q *Queries) WorkerInputLimits(ctx context.Context, db DBTX, liveWithin tim
 	return limits, nil
 }
 
-// Heartbeat refreshes the heartbeat of client clientID and returns the
-// database's clock when it did. It returns false when the client's row is
-// gone (another client took it for dead).
-func (q *Queries) Heartbeat(ctx context.Context, db DBTX, clientID string) (bool, time.Time, error) {
-	var at time.Time
-	err := db.QueryRow(ctx, q.sql(heartbeatStmt), clientID).Scan(&at)
+// Beat is what a heartbeat read of the server.
+type Beat struct {
+	// At is the database's clock when it beat.
+	At time.Time
+	// ServerStart is when the server started (pg_postmaster_start_time):
+	// another value than the last beat's says the server restarted, or is
+	// another server (a standby promoted), and may have lost what it had
+	// acknowledged.
+	ServerStart time.Time
+}
+
+// Heartbeat refreshes the heartbeat of client clientID. It returns nil
+// when the client's row is gone (another client took it for dead).
+func (q *Queries) Heartbeat(ctx context.Context, db DBTX, clientID string) (*Beat, error) {
+	var b Beat
+	err := db.QueryRow(ctx, q.sql(heartbeatStmt), clientID).Scan(&b.At, &b.ServerStart)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, time.Time{}, nil
+		return nil, nil
 	}
-	return err == nil, at, err
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // DatabaseClock reads the database's clock (clock_timestamp(): the time

@@ -21,6 +21,16 @@ FROM {s}river_job
 WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = ANY($1) AND kind LIKE ANY($2)
 FOR UPDATE`)
 
+	// The running jobs of a live client that it does not hold ($3): the
+	// database lost their completions (a failover to a standby that had
+	// not received them, a restore).
+	orphanJobsStmt = define(`
+SELECT id, attempt, max_attempts, queue, attempted_by[cardinality(attempted_by)]
+FROM {s}river_job
+WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = $1 AND kind LIKE ANY($2) AND NOT (id = ANY($3))
+	AND attempted_at < $4
+FOR UPDATE`)
+
 	leaderOfStmt = define(`SELECT leader_id, elected_at FROM {s}river_leader WHERE leader_id = ANY($1)`)
 )
 
@@ -47,6 +57,31 @@ func (j *Jobs) RescueTx(ctx context.Context, tx pgx.Tx, deadClientIDs []string, 
 	if err != nil {
 		return nil, fmt.Errorf("find the running jobs of dead clients: %w", err)
 	}
+	return j.rescueTx(ctx, tx, rows, func(client string) string {
+		return fmt.Sprintf("tributary: client %s died while working this job (its heartbeat stopped and its session is gone); rescued by client %s", client, rescuer)
+	})
+}
+
+// RescueOrphansTx rescues, as RescueTx does, the running jobs of kinds
+// matching one of kindPatterns whose current attempt client fetched before
+// fetchedBefore and does not hold (keep lists those it works, or whose
+// completion it is still writing): the database lost what the client did
+// with them, as after a failover to a standby that had not received their
+// completions. Nothing else would rescue them before River's stuck-job
+// rescuer (an hour), since their client is alive.
+func (j *Jobs) RescueOrphansTx(ctx context.Context, tx pgx.Tx, client string, kindPatterns []string, keep []int64, fetchedBefore time.Time) (*RescuedJobs, error) {
+	rows, err := tx.Query(ctx, j.q.sql(orphanJobsStmt), client, kindPatterns, keep, fetchedBefore)
+	if err != nil {
+		return nil, fmt.Errorf("find this client's orphaned jobs: %w", err)
+	}
+	return j.rescueTx(ctx, tx, rows, func(string) string {
+		return fmt.Sprintf("tributary: the database lost this attempt's outcome (a failover or a restore); client %s, which worked it, made it available again", client)
+	})
+}
+
+// rescueTx rescues the jobs of rows (id, attempt, max_attempts, queue,
+// client), with errorText(client) as the attempt's error.
+func (j *Jobs) rescueTx(ctx context.Context, tx pgx.Tx, rows pgx.Rows, errorText func(client string) string) (*RescuedJobs, error) {
 	var (
 		now         = time.Now().UTC()
 		params      = &riverdriver.JobRescueManyParams{Schema: j.schema, StuckHorizon: now.Add(time.Minute)}
@@ -57,18 +92,13 @@ func (j *Jobs) RescueTx(ctx context.Context, tx pgx.Tx, deadClientIDs []string, 
 		queue       string
 		client      string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &attempt, &maxAttempts, &queue, &client}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&id, &attempt, &maxAttempts, &queue, &client}, func() error {
 		res.ByClient[client]++
 		state, finalizedAt := rivertype.JobStateAvailable, (*time.Time)(nil)
 		if attempt >= maxAttempts {
 			state, finalizedAt = rivertype.JobStateDiscarded, &now
 		}
-		errData, err := json.Marshal(rivertype.AttemptError{
-			At:      now,
-			Attempt: attempt,
-			Error: fmt.Sprintf("tributary: client %s died while working this job (its heartbeat stopped and its session is gone); rescued by client %s",
-				client, rescuer),
-		})
+		errData, err := json.Marshal(rivertype.AttemptError{At: now, Attempt: attempt, Error: errorText(client)})
 		if err != nil {
 			return err
 		}
@@ -83,13 +113,13 @@ func (j *Jobs) RescueTx(ctx context.Context, tx pgx.Tx, deadClientIDs []string, 
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("find the running jobs of dead clients: %w", err)
+		return nil, fmt.Errorf("read the running jobs to rescue: %w", err)
 	}
 	if len(params.ID) == 0 {
 		return res, nil
 	}
 	if _, err := j.driver.UnwrapExecutor(tx).JobRescueMany(ctx, params); err != nil {
-		return nil, fmt.Errorf("rescue the jobs of dead clients: %w", err)
+		return nil, fmt.Errorf("rescue %d jobs: %w", len(params.ID), err)
 	}
 	for _, queue := range res.Queues {
 		if err := j.NotifyQueueTx(ctx, tx, queue); err != nil {
