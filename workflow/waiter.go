@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -42,14 +43,27 @@ func (c *Client) waitResult(ctx context.Context, id uuid.UUID) (json.RawMessage,
 		return nil, err
 	}
 	defer unsubscribe()
+	retry := resultRetryFirst
 	for {
 		outcome, err := c.db.RunOutcomeByID(ctx, c.pool, id)
 		if errors.Is(err, engine.ErrNotFound) {
 			return nil, ErrNotFound
 		}
+		if engine.Transient(err) && ctx.Err() == nil {
+			// Its connection was cut (a proxy, a failover): read again on
+			// another, for as long as the caller waits.
+			select {
+			case <-time.After(retry):
+				retry = min(2*retry, resultRetryMax)
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("workflow: waiting for run %s: %w (last read: %w)", id, ctx.Err(), err)
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("workflow: read run %s: %w", id, err)
 		}
+		retry = resultRetryFirst
 		status := outcome.Status
 		switch Status(status) {
 		case StatusCompleted:
@@ -71,6 +85,13 @@ func (c *Client) waitResult(ctx context.Context, id uuid.UUID) (json.RawMessage,
 		}
 	}
 }
+
+// A Result whose read of its run lost its connection reads again after
+// resultRetryFirst, then twice as long each time up to resultRetryMax.
+const (
+	resultRetryFirst = 50 * time.Millisecond
+	resultRetryMax   = time.Second
+)
 
 // subscribe registers interest in id and returns once LISTEN is active, so
 // a notification sent after the caller's next read cannot be missed.
