@@ -1,0 +1,306 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/jobs"
+	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// The soak's defaults: half an hour at a steady mixed load, a sample a
+// minute.
+const (
+	DefaultSoakDuration  = 30 * time.Minute
+	DefaultSoakSample    = time.Minute
+	DefaultSoakRate      = 20
+	DefaultSoakSchedules = 1000
+	DefaultSoakOwners    = 100
+	DefaultSoakRetention = 3 * time.Minute
+)
+
+// SoakFlow is the soak's workflow: a step, a one-second sleep, a wait for
+// the signal "go" (sent right after the start: a signal sent before its
+// wait is kept), and a last step.
+var SoakFlow = workflow.Define("bench_soak", func(ctx workflow.Context, n int) (int, error) {
+	a, err := workflow.Step(ctx, "one", func(context.Context) (int, error) { return n, nil })
+	if err != nil {
+		return 0, err
+	}
+	if err := workflow.Sleep(ctx, "nap", time.Second); err != nil {
+		return 0, err
+	}
+	b, err := workflow.WaitSignal[int](ctx, "go", &workflow.WaitOpts{Timeout: time.Minute})
+	if err != nil {
+		return 0, err
+	}
+	return workflow.Step(ctx, "two", func(context.Context) (int, error) { return a + b, nil })
+}, nil)
+
+// SoakTick is what the soak's schedules start.
+var SoakTick = workflow.Define("bench_soak_tick", func(_ workflow.Context, _ struct{}) (int, error) { return 1, nil }, nil)
+
+// SoakConfig configures RunSoak.
+type SoakConfig struct {
+	// Duration is how long the load runs. Defaults to DefaultSoakDuration.
+	Duration time.Duration
+	// Sample is how often a sample is taken. Defaults to DefaultSoakSample.
+	Sample time.Duration
+	// Rate is how many SoakFlow runs start per second. Defaults to
+	// DefaultSoakRate.
+	Rate int
+	// Schedules is how many every-minute schedules fire, across Owners
+	// owners. Default to DefaultSoakSchedules and DefaultSoakOwners.
+	Schedules int
+	Owners    int
+	// Retention is how long finished runs, and River's finished jobs,
+	// are kept; the retention runs every quarter of it, so that it deletes
+	// while the load runs. Defaults to DefaultSoakRetention.
+	Retention time.Duration
+	// Workers is the MaxWorkers of the default queue. Defaults to
+	// DefaultWorkers.
+	Workers int
+	// Logger receives River's and the engine's logs. Defaults to none.
+	Logger *slog.Logger
+}
+
+// SoakSample is the state of the soak at one moment, and what happened
+// since the sample before.
+type SoakSample struct {
+	// At is how long the load had run.
+	At time.Duration `json:"at"`
+	// RunsPerSecond is how many SoakFlow runs completed per second since
+	// the last sample; Slots how many slots fired.
+	RunsPerSecond float64 `json:"runs_per_second"`
+	Slots         int     `json:"slots"`
+	// LagP50 and LagP99 are how late those slots' runs started.
+	LagP50 time.Duration `json:"lag_p50"`
+	LagP99 time.Duration `json:"lag_p99"`
+	// HeapBytes is the client process's live heap after a GC; Goroutines
+	// its goroutines.
+	HeapBytes  uint64 `json:"heap_bytes"`
+	Goroutines int    `json:"goroutines"`
+	// Runs, Steps and Jobs are the rows of workflow_runs, step_runs and
+	// river_job; DeadTuples their dead tuples (pg_stat_user_tables).
+	Runs       int `json:"runs"`
+	Steps      int `json:"steps"`
+	Jobs       int `json:"jobs"`
+	DeadTuples int `json:"dead_tuples"`
+}
+
+// SoakResult is what RunSoak measured.
+type SoakResult struct {
+	Config  *SoakConfig   `json:"-"`
+	Samples []*SoakSample `json:"samples"`
+	// Started and Failed count the SoakFlow runs started, and the starts,
+	// signals and runs that failed.
+	Started int `json:"started"`
+	Failed  int `json:"failed"`
+	// Growth is, for the heap, the goroutines, and the rows of
+	// workflow_runs and river_job, the last sample over the first taken
+	// after a sixth of the run (the warm-up: the 5th minute of 30).
+	Growth map[string]float64 `json:"growth"`
+}
+
+// RunSoak runs a steady mixed load on one working client, on a schema of
+// its own, for config.Duration and samples it every config.Sample: the
+// client's memory and goroutines, throughput, slot lag, and the tables'
+// rows and dead tuples, with the retention and River's job cleaner
+// deleting meanwhile.
+func RunSoak(ctx context.Context, admin *pgxpool.Pool, config *SoakConfig, progress io.Writer) (_ *SoakResult, err error) {
+	c := SoakConfig{}
+	if config != nil {
+		c = *config
+	}
+	if err := countDefaults("SoakConfig", []countField{
+		{"Rate", &c.Rate, DefaultSoakRate},
+		{"Schedules", &c.Schedules, DefaultSoakSchedules},
+		{"Owners", &c.Owners, DefaultSoakOwners},
+		{"Workers", &c.Workers, DefaultWorkers},
+	}); err != nil {
+		return nil, err
+	}
+	for _, d := range []struct {
+		name  string
+		value *time.Duration
+		def   time.Duration
+	}{{"Duration", &c.Duration, DefaultSoakDuration}, {"Sample", &c.Sample, DefaultSoakSample}, {"Retention", &c.Retention, DefaultSoakRetention}} {
+		if *d.value < 0 {
+			return nil, fmt.Errorf("bench: SoakConfig.%s is %s; it must be positive, or 0 for the default %s", d.name, *d.value, d.def)
+		}
+		if *d.value == 0 {
+			*d.value = d.def
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	s, err := newScratch(ctx, admin, &Config{Items: 1, Logger: c.Logger, Rounds: 1, Workers: c.Workers})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, s.drop(ctx, admin)) }()
+
+	wf, err := workflow.NewClient(s.pool, &workflow.Config{
+		Logger: c.Logger, Schema: s.schema, Workflows: []workflow.Registrable{SoakFlow, SoakTick},
+		CompletedRunRetention: c.Retention, FailedRunRetention: c.Retention,
+		Maintenance: &jobs.Config{RetentionInterval: max(c.Retention/4, jobs.MinInterval)},
+		River: &river.Config{
+			Logger: c.Logger, Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: c.Workers}},
+			CompletedJobRetentionPeriod: c.Retention, CancelledJobRetentionPeriod: c.Retention, DiscardedJobRetentionPeriod: c.Retention,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	sc, err := schedule.New(wf, nil)
+	if err != nil {
+		return nil, err
+	}
+	params := make([]*schedule.Params, c.Schedules)
+	for i := range params {
+		params[i] = &schedule.Params{Name: "soak", Owner: fmt.Sprintf("owner-%d", i%c.Owners), Key: fmt.Sprintf("soak-%d", i),
+			Workflow: SoakTick.Name(), Cron: "* * * * *"}
+	}
+	if _, err := sc.CreateMany(ctx, params); err != nil {
+		return nil, err
+	}
+	if err := wf.Start(ctx); err != nil {
+		return nil, err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		err = errors.Join(err, wf.Stop(stopCtx))
+	}()
+
+	res := &SoakResult{Config: &c, Growth: map[string]float64{}}
+	var started, failed atomic.Int64
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	var load sync.WaitGroup
+	load.Go(func() {
+		tick := time.NewTicker(time.Second / time.Duration(c.Rate))
+		defer tick.Stop()
+		for n := 0; ; n++ {
+			select {
+			case <-loadCtx.Done():
+				return
+			case <-tick.C:
+			}
+			h, err := SoakFlow.Start(loadCtx, wf, n, nil)
+			if err == nil {
+				err = wf.Signal(loadCtx, h.ID, "go", 1)
+			}
+			if err != nil {
+				if loadCtx.Err() == nil {
+					failed.Add(1)
+				}
+				continue
+			}
+			started.Add(1)
+		}
+	})
+
+	begin := time.Now()
+	last := begin
+	for time.Since(begin) < c.Duration {
+		select {
+		case <-ctx.Done():
+			stopLoad()
+			load.Wait()
+			return nil, ctx.Err()
+		case <-time.After(min(c.Sample, c.Duration-time.Since(begin))):
+		}
+		now := time.Now()
+		sample, err := soakSample(ctx, s, last, now)
+		if err != nil {
+			stopLoad()
+			load.Wait()
+			return nil, err
+		}
+		sample.At = now.Sub(begin).Round(time.Second)
+		sample.RunsPerSecond /= now.Sub(last).Seconds()
+		res.Samples = append(res.Samples, sample)
+		last = now
+		fmt.Fprintf(progress, "%s: %.0f runs/s, %d slots (lag p99 %s), heap %s, %d goroutines, %d runs, %d jobs, %d dead tuples\n",
+			sample.At, sample.RunsPerSecond, sample.Slots, sample.LagP99.Round(time.Millisecond), FormatBytes(sample.HeapBytes),
+			sample.Goroutines, sample.Runs, sample.Jobs, sample.DeadTuples)
+	}
+	stopLoad()
+	load.Wait()
+	if failedRuns, err := s.count(ctx, "SELECT count(*) FROM workflow_runs WHERE status IN ('failed', 'cancelled')"); err == nil {
+		failed.Add(int64(failedRuns))
+	} else {
+		return nil, err
+	}
+	res.Started, res.Failed = int(started.Load()), int(failed.Load())
+	res.growth(c.Duration / 6)
+	return res, nil
+}
+
+// soakSample reads what the soak did between from and to, and its state.
+func soakSample(ctx context.Context, s *scratch, from, to time.Time) (*SoakSample, error) {
+	sample := &SoakSample{}
+	var p50, p99 *float64
+	var completed int
+	err := s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM workflow_runs WHERE workflow_type = $1 AND status = 'completed' AND finished_at > $3 AND finished_at <= $4),
+		(SELECT count(*) FROM workflow_runs WHERE schedule_id IS NOT NULL AND fire_at > $3 AND fire_at <= $4),
+		(SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM started_at - fire_at)) FROM workflow_runs
+			WHERE workflow_type = $2 AND fire_at > $3 AND fire_at <= $4 AND started_at IS NOT NULL),
+		(SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM started_at - fire_at)) FROM workflow_runs
+			WHERE workflow_type = $2 AND fire_at > $3 AND fire_at <= $4 AND started_at IS NOT NULL),
+		(SELECT count(*) FROM workflow_runs), (SELECT count(*) FROM step_runs), (SELECT count(*) FROM river_job),
+		(SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables
+			WHERE schemaname = current_schema() AND relname IN ('workflow_runs', 'step_runs', 'river_job', 'schedules'))`,
+		SoakFlow.Name(), SoakTick.Name(), from, to).Scan(&completed, &sample.Slots, &p50, &p99, &sample.Runs, &sample.Steps, &sample.Jobs, &sample.DeadTuples)
+	if err != nil {
+		return nil, fmt.Errorf("bench: soak sample: %w", err)
+	}
+	sample.RunsPerSecond = float64(completed)
+	if p50 != nil {
+		sample.LagP50 = time.Duration(*p50 * float64(time.Second))
+	}
+	if p99 != nil {
+		sample.LagP99 = time.Duration(*p99 * float64(time.Second))
+	}
+	runtime.GC()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	sample.HeapBytes, sample.Goroutines = mem.HeapAlloc, runtime.NumGoroutine()
+	return sample, nil
+}
+
+// growth fills Growth from the first sample at or after warmup to the
+// last.
+func (r *SoakResult) growth(warmup time.Duration) {
+	if len(r.Samples) < 2 {
+		return
+	}
+	first := r.Samples[0]
+	for _, s := range r.Samples {
+		if s.At >= warmup {
+			first = s
+			break
+		}
+	}
+	last := r.Samples[len(r.Samples)-1]
+	r.Growth["heap"] = divide(float64(last.HeapBytes), float64(first.HeapBytes))
+	r.Growth["goroutines"] = divide(float64(last.Goroutines), float64(first.Goroutines))
+	r.Growth["workflow_runs"] = divide(float64(last.Runs), float64(first.Runs))
+	r.Growth["river_job"] = divide(float64(last.Jobs), float64(first.Jobs))
+}
+
+// FormatBytes is n bytes in MiB, for people: "41.2 MiB".
+func FormatBytes(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

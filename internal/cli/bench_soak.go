@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/internal/bench"
+)
+
+// newBenchSoakCommand is `tributary bench soak`, a subcommand of
+// `tributary bench`.
+func newBenchSoakCommand(env *Env) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   "soak",
+		Short: "Run a steady mixed load for a long time and sample memory, goroutines, throughput, lag and table sizes",
+		Long: `Runs one working client, with a default queue of --workers workers, for --duration at a steady
+		mixed load: --rate workflow runs a second, each a step, a one-second sleep, a wait for a signal
+		(sent right after the start) and a step; and --schedules every-minute schedules across --owners
+		owners. Finished runs and River's finished jobs are kept for --retention, and the retention runs
+		every quarter of it, so that both delete while the load runs. Every --sample it prints the runs
+		completed per second, the slots fired and how late their runs started (p50, p99), the client's
+		live heap and goroutines, and the rows of workflow_runs, step_runs and river_job and their dead
+		tuples. At the end it prints the growth from the first sample after a sixth of the run (the
+		warm-up) to the last: the heap, the goroutines and the tables' rows should stay flat. It runs on a
+		schema of its own (tributary_bench_<random>), created, migrated and dropped afterwards. Without a
+		database URL it starts a throw-away Postgres cluster from the local binaries and removes it on
+		exit. Progress goes to stderr, the results to stdout.`,
+		Example: `tributary bench soak
+		tributary bench soak --duration 5m --sample 30s --rate 50`,
+	}, setupBenchSoak)
+}
+
+func setupBenchSoak(fs *pflag.FlagSet, env *Env) Action {
+	url := benchDatabaseFlag(fs, env)
+	duration := fs.Duration("duration", bench.DefaultSoakDuration, "how long the load runs (default 30m)")
+	sample := fs.Duration("sample", bench.DefaultSoakSample, "how often to sample (default 1m)")
+	rate := fs.Int("rate", bench.DefaultSoakRate, "workflow runs started per second (default 20)")
+	schedules := fs.Int("schedules", bench.DefaultSoakSchedules, "every-minute schedules (default 1000)")
+	owners := fs.Int("owners", bench.DefaultSoakOwners, "owners the schedules belong to (default 100)")
+	retention := fs.Duration("retention", bench.DefaultSoakRetention, "how long finished runs and jobs are kept (default 3m)")
+	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the default queue (default 20)")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+
+	return func(ctx context.Context, args []string) error {
+		if err := noArgs(args); err != nil {
+			return err
+		}
+		if err := atLeastOne(
+			countFlag{"rate", *rate, bench.DefaultSoakRate},
+			countFlag{"schedules", *schedules, bench.DefaultSoakSchedules},
+			countFlag{"owners", *owners, bench.DefaultSoakOwners},
+			countFlag{"workers", *workers, bench.DefaultWorkers},
+		); err != nil {
+			return err
+		}
+		for name, d := range map[string]time.Duration{"duration": *duration, "sample": *sample, "retention": *retention} {
+			if d <= 0 {
+				return usageErrorf("--%s is %s; give a positive duration such as 5m", name, d)
+			}
+		}
+		config := &bench.SoakConfig{Duration: *duration, Sample: *sample, Rate: *rate, Schedules: *schedules, Owners: *owners,
+			Retention: *retention, Workers: *workers, Logger: env.Logger}
+		return runBenchOn(ctx, env, url.Get(), "bench soak", *asJSON, func(pool *pgxpool.Pool) (*bench.SoakResult, error) {
+			return bench.RunSoak(ctx, pool, config, env.Stderr)
+		}, printBenchSoakTable)
+	}
+}
+
+// printBenchSoakTable prints a row per sample and the growth.
+func printBenchSoakTable(w io.Writer, res *bench.SoakResult) error {
+	c := res.Config
+	fmt.Fprintf(w, "%s of %d runs/s and %d every-minute schedules (%d owners), retention %s, %d workers: %d runs started, %d failed\n\n",
+		c.Duration, c.Rate, c.Schedules, c.Owners, c.Retention, c.Workers, res.Started, res.Failed)
+	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(table, "AT\tRUNS/S\tSLOTS\tLAG P50\tLAG P99\tHEAP\tGOROUTINES\tRUNS\tSTEPS\tJOBS\tDEAD TUPLES")
+	for _, s := range res.Samples {
+		fmt.Fprintf(table, "%s\t%.1f\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.At, s.RunsPerSecond, s.Slots,
+			s.LagP50.Round(time.Millisecond), s.LagP99.Round(time.Millisecond), bench.FormatBytes(s.HeapBytes), s.Goroutines,
+			s.Runs, s.Steps, s.Jobs, s.DeadTuples)
+	}
+	if len(res.Growth) > 0 {
+		fmt.Fprintf(table, "\ngrowth from the warm-up to the end\theap %.2f×, goroutines %.2f×, workflow_runs %.2f×, river_job %.2f×\n",
+			res.Growth["heap"], res.Growth["goroutines"], res.Growth["workflow_runs"], res.Growth["river_job"])
+	}
+	return table.Flush()
+}
