@@ -165,7 +165,11 @@ func TestAsyncCompletionRestoredAfterLoss(t *testing.T) {
 	require.Equal(t, out, again, "completed again with the output Result returned, not replayed")
 	require.Equal(t, 1, run.Attempt)
 	require.Equal(t, "completed", jobState(t, db, run.JobID))
-	require.Equal(t, int64(1), restored.Load())
+	// River's completer logs what it restored once its transaction has
+	// committed, a moment after the run reads completed.
+	waitCond(t, "River's completer to log the completion it restored", nil, func(context.Context) (bool, error) {
+		return restored.Load() == 1, nil
+	})
 	require.Zero(t, c.pending.len())
 }
 
