@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,11 +55,7 @@ func (h *heldJobs) remove(id int64) {
 func (h *heldJobs) list() []int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]int64, 0, len(h.ids))
-	for id := range h.ids {
-		out = append(out, id)
-	}
-	return out
+	return slices.AppendSeq(make([]int64, 0, len(h.ids)), maps.Keys(h.ids))
 }
 
 // holdMiddleware records in held the Tributary jobs being worked.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -138,11 +140,7 @@ func (p *pendingCompletions) holdAll(reqs []completeReq) bool {
 func (p *pendingCompletions) jobIDs() []int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]int64, 0, len(p.m))
-	for id := range p.m {
-		out = append(out, id)
-	}
-	return out
+	return slices.AppendSeq(make([]int64, 0, len(p.m)), maps.Keys(p.m))
 }
 
 // of returns the pending completions of jobIDs, jobs River is about to mark

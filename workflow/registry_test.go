@@ -110,25 +110,13 @@ func TestWorkerRegistry(t *testing.T) {
 		t.Parallel()
 
 		db := testdb.New(t)
-		release := make(chan struct{})
-		started := make(chan struct{}, 1)
-		long := Define("long_step", func(ctx Context, in greetIn) (greetOut, error) {
-			out, err := Step(ctx, "long", func(ctx context.Context) (string, error) {
-				started <- struct{}{}
-				select {
-				case <-release:
-					return "done", nil
-				case <-ctx.Done():
-					return "", ctx.Err()
-				}
-			})
-			return greetOut{Greeting: out}, err
-		}, nil)
-		worker := startClient(t, db, long)
+		long := newLongStep("long_step")
+		release, started := long.release, long.started
+		worker := startClient(t, db, long.def)
 		watcher := startClient(t, db, Define("watcher_type", func(ctx Context, in greetIn) (greetOut, error) { return greetOut{}, nil }, nil))
 		ctx := ctxT(t)
 
-		h, err := long.Start(ctx, worker, greetIn{Name: "x"}, nil)
+		h, err := long.def.Start(ctx, worker, greetIn{Name: "x"}, nil)
 		require.NoError(t, err)
 		select {
 		case <-started:
@@ -153,23 +141,9 @@ func TestWorkerRegistry(t *testing.T) {
 		t.Parallel()
 
 		db := testdb.New(t)
-		release := make(chan struct{})
-		started := make(chan struct{}, 1)
-		var calls atomic.Int32
-		long := Define("cut_step", func(ctx Context, in greetIn) (greetOut, error) {
-			out, err := Step(ctx, "long", func(ctx context.Context) (string, error) {
-				calls.Add(1)
-				started <- struct{}{}
-				select {
-				case <-release:
-					return "done", nil
-				case <-ctx.Done():
-					return "", ctx.Err()
-				}
-			})
-			return greetOut{Greeting: out}, err
-		}, nil)
-		worker := startClient(t, db, long)
+		long := newLongStep("cut_step")
+		release, started := long.release, long.started
+		worker := startClient(t, db, long.def)
 		// The watcher beats three quarters of an interval after the
 		// worker: a pass then comes when the worker's last beat is 1.75
 		// intervals old, the moment a client that registers again only at
@@ -180,7 +154,7 @@ func TestWorkerRegistry(t *testing.T) {
 		watcher := startClient(t, db, Define("cut_watcher", func(ctx Context, in greetIn) (greetOut, error) { return greetOut{}, nil }, nil))
 		ctx := ctxT(t)
 
-		h, err := long.Start(ctx, worker, greetIn{Name: "x"}, nil)
+		h, err := long.def.Start(ctx, worker, greetIn{Name: "x"}, nil)
 		require.NoError(t, err)
 		select {
 		case <-started:
@@ -208,8 +182,35 @@ func TestWorkerRegistry(t *testing.T) {
 		run, err := worker.GetRun(ctx, h.ID)
 		require.NoError(t, err)
 		require.Equal(t, 1, run.Attempt, "the step ran in one attempt, never rescued")
-		require.EqualValues(t, 1, calls.Load(), "the step's function ran once")
+		require.EqualValues(t, 1, long.calls.Load(), "the step's function ran once")
 		require.Zero(t, countRows(t, db.Pool, "SELECT count(*) FROM river_job WHERE metadata ? 'river:rescue_count'"))
 		require.Equal(t, 2, countRows(t, db.Pool, "SELECT count(*) FROM tributary_workers"), "both clients registered")
 	})
+}
+
+// longStep is a workflow whose one step runs until release is closed,
+// saying on started each time its function begins.
+type longStep struct {
+	def     *Definition[greetIn, greetOut]
+	release chan struct{}
+	started chan struct{}
+	calls   atomic.Int32 // how many times the step's function ran
+}
+
+func newLongStep(name string) *longStep {
+	l := &longStep{release: make(chan struct{}), started: make(chan struct{}, 1)}
+	l.def = Define(name, func(ctx Context, in greetIn) (greetOut, error) {
+		out, err := Step(ctx, "long", func(ctx context.Context) (string, error) {
+			l.calls.Add(1)
+			l.started <- struct{}{}
+			select {
+			case <-l.release:
+				return "done", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		})
+		return greetOut{Greeting: out}, err
+	}, nil)
+	return l
 }
