@@ -283,12 +283,18 @@ func (c *Client) existingTx(ctx context.Context, tx pgx.Tx, row *engine.InsertSc
 	if errors.Is(err, engine.ErrNotFound) {
 		// The key's schedule was inserted after this transaction's
 		// snapshot was taken (REPEATABLE READ or SERIALIZABLE).
-		return nil, fmt.Errorf("schedule: %s exists but this transaction cannot see it yet; retry in a new transaction", ByKey(row.Owner, row.Key))
+		return nil, keyNotVisible(row.Owner, row.Key)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("schedule: read %s: %w", ByKey(row.Owner, row.Key), err)
 	}
 	return matchExisting(stored, row)
+}
+
+// keyNotVisible is the error of a key that exists (an insert of it found
+// it) but that the caller's transaction cannot read.
+func keyNotVisible(owner, key string) error {
+	return fmt.Errorf("schedule: %s exists but this transaction cannot see it yet; retry in a new transaction", ByKey(owner, key))
 }
 
 // matchExisting is the schedule stored, marked Existing, when it has the

@@ -193,7 +193,7 @@ func (c *Client) createManyTx(ctx context.Context, tx pgx.Tx, params []*Params, 
 		}
 		for _, i := range raced {
 			if found[i] == nil {
-				return nil, fmt.Errorf("schedule: %s exists but this transaction cannot see it yet; retry in a new transaction", ByKey(params[i].Owner, params[i].Key))
+				return nil, keyNotVisible(params[i].Owner, params[i].Key)
 			}
 			out[i] = found[i]
 		}

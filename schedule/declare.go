@@ -243,7 +243,8 @@ func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*
 			continue
 		}
 		if row.DeclaredBy != decl.Service {
-			return nil, itemError(i, p, takenKey(decl.Service, row))
+			taken, _ := scheduleOf(row, nil)
+			return nil, itemError(i, p, takenKey(decl.Service, taken))
 		}
 		declared[row.ID] = true
 		v, err := c.validateAt(p, now, c.specs.get)
@@ -267,7 +268,7 @@ func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*
 		for n, s := range made {
 			if s.Existing {
 				// Made by Create, by a racing transaction, since the read.
-				return nil, itemError(createAt[n], creates[n], takenKey(decl.Service, &engine.Schedule{ID: s.ID, Owner: s.Owner, Key: s.Key, DeclaredBy: s.DeclaredBy, CreatedBy: s.CreatedBy}))
+				return nil, itemError(createAt[n], creates[n], takenKey(decl.Service, s))
 			}
 			decisions[createAt[n]] = Decision{Action: DeclareCreated, Schedule: s}
 		}
@@ -374,12 +375,11 @@ func declaredUpdate(p *Params, v *validated) *UpdateParams {
 }
 
 // takenKey is the *ValidationError of a declared key whose owner has it on
-// schedule row, which service did not declare.
-func takenKey(service string, row *engine.Schedule) error {
-	s, _ := scheduleOf(row, nil)
+// schedule s, which service did not declare.
+func takenKey(service string, s *Schedule) error {
 	return &ValidationError{Field: "Key", Problem: fmt.Sprintf(
 		"%s is schedule %s, %s; a declaration never takes over a schedule service %s did not declare: delete that one (tributary schedule delete %s), or declare another key",
-		ByKey(row.Owner, row.Key), row.ID, s.Origin(), service, keyArgs(row.Owner, row.Key))}
+		ByKey(s.Owner, s.Key), s.ID, s.Origin(), service, keyArgs(s.Owner, s.Key))}
 }
 
 // keyArgs are the CLI's arguments naming owner's key.

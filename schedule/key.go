@@ -145,13 +145,8 @@ func (e *KeyConflictError) Error() string {
 	for i, d := range e.Diffs {
 		diffs[i] = d.String()
 	}
-	ref := ByKey(e.Owner, e.Key)
-	cli := "tributary schedule update " + e.Key
-	if e.Owner != "" {
-		cli += " --owner " + e.Owner
-	}
-	return fmt.Sprintf("schedule: %s is schedule %s, whose spec differs (stored → given): %s; to change that schedule, call Update with ByKey(%q, %q) (%s …), or give this one another key",
-		ref, e.ID, strings.Join(diffs, "; "), e.Owner, e.Key, cli)
+	return fmt.Sprintf("schedule: %s is schedule %s, whose spec differs (stored → given): %s; to change that schedule, call Update with ByKey(%q, %q) (tributary schedule update %s …), or give this one another key",
+		ByKey(e.Owner, e.Key), e.ID, strings.Join(diffs, "; "), e.Owner, e.Key, keyArgs(e.Owner, e.Key))
 }
 
 // Is makes errors.Is(err, ErrKeyConflict) true.
