@@ -299,8 +299,10 @@ func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*
 		d.Schedule = s
 		decisions[ch.i] = d
 	}
-	if err := c.q.RedeclareSchedulesTx(ctx, tx, redeclared); err != nil {
-		return nil, fmt.Errorf("schedule: mark %d schedules declared again: %w", len(redeclared), err)
+	if len(redeclared) > 0 {
+		if err := c.q.RedeclareSchedulesTx(ctx, tx, redeclared); err != nil {
+			return nil, fmt.Errorf("schedule: mark %d schedules declared again: %w", len(redeclared), err)
+		}
 	}
 	res.Decisions = decisions
 
@@ -341,8 +343,10 @@ func (c *Client) undeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration, 
 			out = append(out, Decision{Action: DeclarePaused, Schedule: s})
 		}
 	}
-	if err := c.q.UndeclareSchedulesTx(ctx, tx, pause, note); err != nil {
-		return nil, fmt.Errorf("schedule: pause %d undeclared schedules: %w", len(pause), err)
+	if len(pause) > 0 {
+		if err := c.q.UndeclareSchedulesTx(ctx, tx, pause, note); err != nil {
+			return nil, fmt.Errorf("schedule: pause %d undeclared schedules: %w", len(pause), err)
+		}
 	}
 	return out, nil
 }
