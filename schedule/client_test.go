@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
@@ -62,6 +64,51 @@ func startClient(t *testing.T, db *testdb.DB, config *Config) *Client {
 		require.NoError(t, wf.Stop(ctx))
 	})
 	return sc
+}
+
+// poolClient is a working client on a pool of the test's own, with its
+// schedule client.
+type poolClient struct {
+	wf        *workflow.Client
+	schedules *Client
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// stop stops the client, once.
+func (c *poolClient) stop() error {
+	c.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c.stopErr = c.wf.Stop(ctx)
+	})
+	return c.stopErr
+}
+
+// startPoolClient starts a working client on pool, in schema ("" for the
+// pool's search path), with a default queue of workers workers, that runs
+// tick and flows; it stops when the test ends, if not before (a stop after
+// a failover may fail: the test's own stop asserts where it matters).
+func startPoolClient(t *testing.T, pool *pgxpool.Pool, schema string, workers int, flows ...workflow.Registrable) *poolClient {
+	t.Helper()
+	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+	wf, err := workflow.NewClient(pool, &workflow.Config{
+		Logger: discard,
+		River: &river.Config{
+			Logger:   discard,
+			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+			TestOnly: true,
+		},
+		Schema:    schema,
+		Workflows: append([]workflow.Registrable{tick}, flows...),
+	})
+	require.NoError(t, err)
+	sc, err := New(wf, nil)
+	require.NoError(t, err)
+	require.NoError(t, wf.Start(context.Background()))
+	c := &poolClient{wf: wf, schedules: sc}
+	t.Cleanup(func() { _ = c.stop() })
+	return c
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {

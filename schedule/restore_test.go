@@ -3,8 +3,6 @@ package schedule
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/pgcluster"
@@ -58,7 +55,7 @@ func TestBackupRestores(t *testing.T) {
 	db := testdb.New(t)
 	ctx := ctxT(t, 3*time.Minute)
 
-	before := startRestoreClient(t, db.Pool, db.Schema)
+	before := startPoolClient(t, db.Pool, db.Schema, 10, restoreFlow)
 	track(t, db, before.wf)
 	s, err := before.schedules.Create(ctx, &Params{Name: "ticker", Key: "ticker", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow})
 	require.NoError(t, err)
@@ -84,7 +81,7 @@ func TestBackupRestores(t *testing.T) {
 
 	// The restore, into a new database, and a client on it.
 	restored := restoreInto(ctx, t, bin, dump, db.Schema)
-	after := startRestoreClient(t, restored, db.Schema)
+	after := startPoolClient(t, restored, db.Schema, 10, restoreFlow)
 	var dumped int
 	require.NoError(t, restored.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE workflow_type = $1", restoreFlow.Name()).Scan(&dumped))
 	require.Equal(t, runs, dumped, "the dump holds every run")
@@ -126,46 +123,6 @@ func TestBackupRestores(t *testing.T) {
 		FROM workflow_runs WHERE schedule_id = $1`, s.ID).Scan(&slots, &distinct, &skipped))
 	require.Equal(t, slots, distinct, "a slot has two runs")
 	t.Logf("restored database: %d slots recorded (%d skipped as missed between the dump and the restore)", slots, skipped)
-}
-
-type restoreClient struct {
-	wf        *workflow.Client
-	schedules *Client
-	stopped   bool
-}
-
-func (c *restoreClient) stop() error {
-	if c.stopped {
-		return nil
-	}
-	c.stopped = true
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return c.wf.Stop(ctx)
-}
-
-// startRestoreClient starts a working client on pool, in schema, that runs
-// restoreFlow and tick; it stops when the test ends, if not before.
-func startRestoreClient(t *testing.T, pool *pgxpool.Pool, schema string) *restoreClient {
-	t.Helper()
-	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
-	wf, err := workflow.NewClient(pool, &workflow.Config{
-		Logger: discard,
-		River: &river.Config{
-			Logger:   discard,
-			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
-			TestOnly: true,
-		},
-		Schema:    schema,
-		Workflows: []workflow.Registrable{tick, restoreFlow},
-	})
-	require.NoError(t, err)
-	sc, err := New(wf, nil)
-	require.NoError(t, err)
-	require.NoError(t, wf.Start(context.Background()))
-	c := &restoreClient{wf: wf, schedules: sc}
-	t.Cleanup(func() { require.NoError(t, c.stop()) })
-	return c
 }
 
 // restoreInto restores dump into a new database on the test server,

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/pgcluster"
@@ -308,30 +305,11 @@ func requireSlotsOnce(t *testing.T, pool *pgxpool.Pool, id uuid.UUID) int {
 // on a pool of its own connected with url; it stops when the test ends.
 func startFailoverClient(t *testing.T, url string) (*workflow.Client, *Client) {
 	t.Helper()
-	ctx := ctxT(t, time.Minute)
-	pool, err := pgxpool.New(ctx, url)
+	pool, err := pgxpool.New(ctxT(t, time.Minute), url)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
-	wf, err := workflow.NewClient(pool, &workflow.Config{
-		Logger: discard,
-		River: &river.Config{
-			Logger:   discard,
-			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
-			TestOnly: true,
-		},
-		Workflows: []workflow.Registrable{tick, failoverFlow},
-	})
-	require.NoError(t, err)
-	sc, err := New(wf, nil)
-	require.NoError(t, err)
-	require.NoError(t, wf.Start(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = wf.Stop(ctx)
-	})
-	return wf, sc
+	c := startPoolClient(t, pool, "", 20, failoverFlow)
+	return c.wf, c.schedules
 }
 
 // startPrimaryAndStandby starts a primary cluster, migrated, and its
