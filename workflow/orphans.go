@@ -73,9 +73,12 @@ func (m *holdMiddleware) Work(ctx context.Context, job *rivertype.JobRow, doInne
 	return doInner(ctx)
 }
 
-// isTributaryKind reports whether kind matches one of tributaryKinds.
+// isTributaryKind reports whether kind matches one of tributaryKinds (LIKE
+// patterns of the form "prefix%").
 func isTributaryKind(kind string) bool {
-	return strings.HasPrefix(kind, "workflow:") || strings.HasPrefix(kind, "tributary:")
+	return slices.ContainsFunc(tributaryKinds, func(pattern string) bool {
+		return strings.HasPrefix(kind, strings.TrimSuffix(pattern, "%"))
+	})
 }
 
 // serverWatch follows the server a client's heartbeats reach.
