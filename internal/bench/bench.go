@@ -324,3 +324,6 @@ func FormatCount(n float64) string {
 	}
 	return out.String()
 }
+
+// FormatBytes is n bytes in MiB, for people: "41.2 MiB".
+func FormatBytes(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -301,6 +301,3 @@ func (r *SoakResult) growth(warmup time.Duration) {
 	r.Growth["workflow_runs"] = divide(float64(last.Runs), float64(first.Runs))
 	r.Growth["river_job"] = divide(float64(last.Jobs), float64(first.Jobs))
 }
-
-// FormatBytes is n bytes in MiB, for people: "41.2 MiB".
-func FormatBytes(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
