@@ -15,7 +15,16 @@ import (
 // listener LISTENs on one channel for as long as its context lives, on a
 // connection of its own: not one of the pool's, which it would hold for
 // the client's lifetime (a small pool, next to River's own listener, then
-// runs out). It reconnects after errors, backing off up to five seconds.
+// runs out).
+//
+// It does not depend on River's notifier. It reconnects after an error
+// at once (listenerRetryMin), backing off up to listenerRetryMax only while
+// connecting keeps failing: a connection that worked starts the next
+// failure afresh, so the hundredth cut costs what the first did. A
+// connection that goes quiet for listenerPingInterval is pinged, so that
+// one that died without a word (a network path dropped with no reset, a
+// proxy's idle timeout) is noticed within listenerPingInterval +
+// listenerPingTimeout.
 type listener struct {
 	logger *slog.Logger
 	pool   *pgxpool.Pool // its connection settings are used
@@ -31,44 +40,77 @@ type listener struct {
 	notify func(payload string)
 }
 
+const (
+	// listenerRetryMin and listenerRetryMax bound the wait before a
+	// listener connects again.
+	listenerRetryMin = 100 * time.Millisecond
+	listenerRetryMax = 5 * time.Second
+
+	// listenerPingInterval is how long a listener waits for a
+	// notification before it pings its connection; listenerPingTimeout
+	// is how long the ping may take.
+	listenerPingInterval = 5 * time.Second
+	listenerPingTimeout  = 2 * time.Second
+)
+
 // run listens until ctx is done.
 func (l *listener) run(ctx context.Context) {
-	backoff := 100 * time.Millisecond
+	retry := listenerRetryMin
 	for ctx.Err() == nil {
-		err := l.listenOnce(ctx)
+		listened, err := l.listenOnce(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		l.logger.WarnContext(ctx, "tributary: Listener of "+l.what+" lost its connection; reconnecting", slog.String("err", fmt.Sprint(err)))
+		if listened {
+			retry = listenerRetryMin
+		}
+		l.logger.WarnContext(ctx, "tributary: Listener of "+l.what+" lost its connection; reconnecting",
+			slog.String("err", fmt.Sprint(err)), slog.Duration("retry_in", retry))
 		select {
-		case <-time.After(backoff):
+		case <-time.After(retry):
 		case <-ctx.Done():
 			return
 		}
-		backoff = min(backoff*2, 5*time.Second)
+		retry = min(retry*2, listenerRetryMax)
 	}
 }
 
-func (l *listener) listenOnce(ctx context.Context) error {
+// listenOnce connects, listens and delivers notifications until the
+// connection fails. listened reports whether LISTEN was active.
+func (l *listener) listenOnce(ctx context.Context) (listened bool, _ error) {
 	conn, err := pgx.ConnectConfig(ctx, l.pool.Config().ConnConfig.Copy())
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection is discarded
 	channel, err := l.channel(ctx, conn)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := engine.Listen(ctx, conn, channel); err != nil {
-		return err
+		return false, err
 	}
 	l.listening()
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
+		waitCtx, cancel := context.WithTimeout(ctx, listenerPingInterval)
+		n, err := conn.WaitForNotification(waitCtx)
+		quiet := waitCtx.Err() != nil && ctx.Err() == nil
+		cancel()
+		switch {
+		case err == nil:
+			l.notify(n.Payload)
+		case quiet:
+			// A timed-out wait leaves the connection usable (pgconn
+			// closes it on any error but a timeout): is it alive?
+			pingCtx, cancel := context.WithTimeout(ctx, listenerPingTimeout)
+			err := conn.Ping(pingCtx)
+			cancel()
+			if err != nil {
+				return true, fmt.Errorf("no answer to a ping after %s without notifications: %w", listenerPingInterval, err)
+			}
+		default:
+			return true, err
 		}
-		l.notify(n.Payload)
 	}
 }
 

@@ -46,6 +46,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 
 	"github.com/tributary-go/tributary/internal/engine"
 )
@@ -62,6 +64,15 @@ const (
 	// WorkerHeartbeatInterval later, and registers again in the same beat:
 	// the margin over that is for the new connection.
 	workerDeadAfter = 2500 * time.Millisecond
+
+	// workerBeatTimeout is how long a heartbeat may take before it is
+	// cancelled (see registrySession), and registryCutAfter how much longer
+	// its session has to answer the cancel before it is cut. A session
+	// that the server dropped without the client hearing of it is thus
+	// replaced within WorkerHeartbeatInterval + workerBeatTimeout +
+	// registryCutAfter (3.5 s) of its last beat.
+	workerBeatTimeout = workerDeadAfter - WorkerHeartbeatInterval
+	registryCutAfter  = time.Second
 
 	// workerHungAfter is how old a heartbeat must be for its client to count
 	// as dead even though its session lives on.
@@ -348,7 +359,7 @@ func (r *registry) sawServer(ctx context.Context, beat *engine.Beat) {
 func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, error) {
 	c := r.c
 	if conn != nil {
-		ctxBeat, cancel := context.WithTimeout(ctx, 5*WorkerHeartbeatInterval)
+		ctxBeat, cancel := context.WithTimeout(ctx, workerBeatTimeout)
 		var beat *engine.Beat
 		err := c.readDatabaseClock(ctxBeat, false, func() (time.Time, error) {
 			var err error
@@ -361,6 +372,12 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 		if err == nil && beat != nil {
 			r.sawServer(ctx, beat)
 			return conn, nil
+		}
+		if err != nil && !conn.IsClosed() {
+			// The server answered the cancel (registrySession): the
+			// database is slow, not gone, and the session keeps its
+			// lock, which tells other clients that this one lives.
+			return conn, fmt.Errorf("heartbeat cancelled after %s; the session lives on: %w", workerBeatTimeout, err)
 		}
 		if err == nil && beat == nil {
 			c.logger.Warn("tributary: This client's worker registry row is gone: another client took it for dead and rescued its running jobs; registering again",
@@ -379,7 +396,7 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 
 	ctxConn, cancel := context.WithTimeout(ctx, 10*WorkerHeartbeatInterval)
 	defer cancel()
-	conn, err := pgx.ConnectConfig(ctxConn, c.pool.Config().ConnConfig.Copy())
+	conn, err := pgx.ConnectConfig(ctxConn, registrySession(c.pool.Config().ConnConfig))
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
@@ -399,6 +416,22 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 		return nil, fmt.Errorf("register: %w", err)
 	}
 	return conn, nil
+}
+
+// registrySession is the configuration of the registry's session: the
+// pool's, except that a statement that overruns its context is cancelled
+// on the server (a cancel request) instead of having its connection cut,
+// which pgx does by default. A heartbeat slowed by a busy database then
+// costs nothing: the session, and the liveness lock it holds, live on, so
+// that no other client takes this one for dead. Only a session that does
+// not answer within registryCutAfter more (a server gone silent) is cut,
+// and registered again on a new one.
+func registrySession(pool *pgx.ConnConfig) *pgx.ConnConfig {
+	config := pool.Copy()
+	config.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: registryCutAfter}
+	}
+	return config
 }
 
 // takeLivenessLock takes a session advisory lock with a random positive key
