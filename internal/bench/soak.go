@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,10 +108,30 @@ type SoakResult struct {
 	// signals and runs that failed.
 	Started int `json:"started"`
 	Failed  int `json:"failed"`
-	// Growth is, for the heap, the goroutines, and the rows of
-	// workflow_runs and river_job, the last sample over the first taken
-	// after a sixth of the run (the warm-up: the 5th minute of 30).
-	Growth map[string]float64 `json:"growth"`
+	// Checks are the soak's verdicts (see SoakResult.check): memory,
+	// goroutines, tables, throughput and slot lag flat from the end of the
+	// warm-up to the end, and dead tuples bounded.
+	Checks []*SoakCheck `json:"checks"`
+}
+
+// SoakCheck is one verdict of a soak: a figure against its limit.
+type SoakCheck struct {
+	// Name says what is checked; Figure what was measured; Limit what it
+	// must stay within.
+	Name   string `json:"name"`
+	Figure string `json:"figure"`
+	Limit  string `json:"limit"`
+	OK     bool   `json:"ok"`
+}
+
+// OK reports whether every check passed.
+func (r *SoakResult) OK() bool {
+	for _, c := range r.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
 }
 
 // RunSoak runs a steady mixed load on one working client, on a schema of
@@ -185,7 +206,7 @@ func RunSoak(ctx context.Context, admin *pgxpool.Pool, config *SoakConfig, progr
 		err = errors.Join(err, wf.Stop(stopCtx))
 	}()
 
-	res := &SoakResult{Config: &c, Growth: map[string]float64{}}
+	res := &SoakResult{Config: &c}
 	var started, failed atomic.Int64
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var load sync.WaitGroup
@@ -245,7 +266,7 @@ func RunSoak(ctx context.Context, admin *pgxpool.Pool, config *SoakConfig, progr
 		return nil, err
 	}
 	res.Started, res.Failed = int(started.Load()), int(failed.Load())
-	res.growth(c.Duration / 6)
+	res.check(c.Duration / 6)
 	return res, nil
 }
 
@@ -282,22 +303,97 @@ func soakSample(ctx context.Context, s *scratch, from, to time.Time) (*SoakSampl
 	return sample, nil
 }
 
-// growth fills Growth from the first sample at or after warmup to the
-// last.
-func (r *SoakResult) growth(warmup time.Duration) {
-	if len(r.Samples) < 2 {
-		return
-	}
-	first := r.Samples[0]
+// soakFlat is how much a figure may move from the end of the warm-up to
+// the end of the soak: 10 %.
+const soakFlat = 0.10
+
+// soakLagSlack is how much the slot lag may grow beyond soakFlat: a
+// minute's median lag moves by tens of milliseconds with what else the
+// machine does, which is noise, not a trend.
+const soakLagSlack = 100 * time.Millisecond
+
+// check fills Checks. The warm-up is the samples before warmup (a sixth of
+// the run: the 5th minute of 30), when the retention window is still
+// filling. Each flat figure compares the median of the last three
+// samples with the median of the first three after the warm-up, so that
+// one noisy minute does not decide; it must not grow by more than
+// soakFlat, and the throughput must not move by more than soakFlat either
+// way. The slot lag (p50) may also grow by soakLagSlack. Dead tuples are
+// bounded when the most the second half of the run saw is no more than
+// soakFlat over the most its first half saw after the warm-up, or below a
+// fifth of the live rows (autovacuum's default scale factor): autovacuum
+// keeps up.
+func (r *SoakResult) check(warmup time.Duration) {
+	var steady []*SoakSample
 	for _, s := range r.Samples {
 		if s.At >= warmup {
-			first = s
-			break
+			steady = append(steady, s)
 		}
 	}
-	last := r.Samples[len(r.Samples)-1]
-	r.Growth["heap"] = divide(float64(last.HeapBytes), float64(first.HeapBytes))
-	r.Growth["goroutines"] = divide(float64(last.Goroutines), float64(first.Goroutines))
-	r.Growth["workflow_runs"] = divide(float64(last.Runs), float64(first.Runs))
-	r.Growth["river_job"] = divide(float64(last.Jobs), float64(first.Jobs))
+	if len(steady) < 2 {
+		return
+	}
+	window := min(3, len(steady)/2)
+	head, tail := steady[:window], steady[len(steady)-window:]
+	median := func(samples []*SoakSample, value func(*SoakSample) float64) float64 {
+		values := make([]float64, len(samples))
+		for i, s := range samples {
+			values[i] = value(s)
+		}
+		slices.Sort(values)
+		return values[len(values)/2]
+	}
+	flat := func(name string, format func(float64) string, value func(*SoakSample) float64) {
+		from, to := median(head, value), median(tail, value)
+		ratio := divide(to, from)
+		r.Checks = append(r.Checks, &SoakCheck{Name: name, Figure: fmt.Sprintf("%s → %s (%.2f×)", format(from), format(to), ratio),
+			Limit: fmt.Sprintf("≤ %.2f×", 1+soakFlat), OK: ratio <= 1+soakFlat})
+	}
+	count := FormatCount
+	flat("heap", func(v float64) string { return FormatBytes(uint64(v)) }, func(s *SoakSample) float64 { return float64(s.HeapBytes) })
+	flat("goroutines", count, func(s *SoakSample) float64 { return float64(s.Goroutines) })
+	flat("workflow_runs rows", count, func(s *SoakSample) float64 { return float64(s.Runs) })
+	flat("step_runs rows", count, func(s *SoakSample) float64 { return float64(s.Steps) })
+	flat("river_job rows", count, func(s *SoakSample) float64 { return float64(s.Jobs) })
+
+	runsPerSecond := func(s *SoakSample) float64 { return s.RunsPerSecond }
+	from, to := median(head, runsPerSecond), median(tail, runsPerSecond)
+	ratio := divide(to, from)
+	r.Checks = append(r.Checks, &SoakCheck{Name: "throughput", Figure: fmt.Sprintf("%.1f → %.1f runs/s (%.2f×)", from, to, ratio),
+		Limit: fmt.Sprintf("%.2f× to %.2f×", 1-soakFlat, 1+soakFlat), OK: ratio >= 1-soakFlat && ratio <= 1+soakFlat})
+
+	// The lag of the samples in which slots fired (with a sample shorter
+	// than a minute, some saw none).
+	var fired []*SoakSample
+	for _, s := range steady {
+		if s.Slots > 0 {
+			fired = append(fired, s)
+		}
+	}
+	if len(fired) >= 2 {
+		window := min(3, len(fired)/2)
+		lag := func(s *SoakSample) float64 { return float64(s.LagP50) }
+		lagFrom, lagTo := time.Duration(median(fired[:window], lag)), time.Duration(median(fired[len(fired)-window:], lag))
+		lagLimit := time.Duration(float64(lagFrom)*(1+soakFlat)) + soakLagSlack
+		r.Checks = append(r.Checks, &SoakCheck{Name: "slot lag p50",
+			Figure: fmt.Sprintf("%s → %s", lagFrom.Round(time.Millisecond), lagTo.Round(time.Millisecond)),
+			Limit:  fmt.Sprintf("≤ %s (%.2f× + %s)", lagLimit.Round(time.Millisecond), 1+soakFlat, soakLagSlack), OK: lagTo <= lagLimit})
+	}
+
+	half := len(steady) / 2
+	mostDead := func(samples []*SoakSample) (dead, live int) {
+		for _, s := range samples {
+			if s.DeadTuples >= dead {
+				dead, live = s.DeadTuples, s.Runs+s.Steps+s.Jobs
+			}
+		}
+		return dead, live
+	}
+	firstDead, _ := mostDead(steady[:half])
+	lastDead, live := mostDead(steady[half:])
+	deadLimit := max(int(float64(firstDead)*(1+soakFlat)), live/5)
+	r.Checks = append(r.Checks, &SoakCheck{Name: "dead tuples",
+		Figure: fmt.Sprintf("at most %s in the first half, %s in the second", FormatCount(float64(firstDead)), FormatCount(float64(lastDead))),
+		Limit:  fmt.Sprintf("≤ %s (%.2f× the first half's, or a fifth of the live rows)", FormatCount(float64(deadLimit)), 1+soakFlat),
+		OK:     lastDead <= deadLimit})
 }

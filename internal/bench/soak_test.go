@@ -44,5 +44,68 @@ func TestSoakShort(t *testing.T) {
 	// a minute and a half of the load (10 runs/s and 200 slots a minute).
 	last := res.Samples[len(res.Samples)-1]
 	require.Less(t, last.Runs, 90*10+2*200, "workflow_runs is bounded by the retention")
-	t.Logf("growth from the warm-up to the end: %v", res.Growth)
+	// The checks are logged, not asserted: in a two-minute run beside the
+	// package's other tests, the process's heap and goroutines are theirs
+	// too (TestSoakChecks tests the verdicts).
+	for _, c := range res.Checks {
+		t.Logf("%s: %s, limit %s, ok %t", c.Name, c.Figure, c.Limit, c.OK)
+	}
+}
+
+// TestSoakChecks judges made-up curves: flat ones pass every check; a
+// heap that keeps growing, a throughput that sags, a lag that climbs and
+// dead tuples that pile up each fail their own check, and only theirs.
+func TestSoakChecks(t *testing.T) {
+	t.Parallel()
+
+	curve := func(change func(minute int, s *SoakSample)) *SoakResult {
+		res := &SoakResult{}
+		for minute := 1; minute <= 30; minute++ {
+			s := &SoakSample{At: time.Duration(minute) * time.Minute, RunsPerSecond: 20, LagP50: 200 * time.Millisecond,
+				HeapBytes: 8 << 20, Goroutines: 60, Runs: 7000, Steps: 15000, Jobs: 11000, DeadTuples: 3000 + 2000*(minute%3)}
+			if change != nil {
+				change(minute, s)
+			}
+			res.Samples = append(res.Samples, s)
+		}
+		res.check(5 * time.Minute)
+		return res
+	}
+	failed := func(res *SoakResult) []string {
+		var names []string
+		for _, c := range res.Checks {
+			if !c.OK {
+				names = append(names, c.Name)
+			}
+		}
+		return names
+	}
+
+	flat := curve(nil)
+	require.Len(t, flat.Checks, 8)
+	require.Empty(t, failed(flat))
+	require.True(t, flat.OK())
+
+	for _, tt := range []struct {
+		check  string
+		change func(minute int, s *SoakSample)
+	}{
+		{"heap", func(m int, s *SoakSample) { s.HeapBytes += uint64(m) << 18 }},
+		{"goroutines", func(m int, s *SoakSample) { s.Goroutines += m }},
+		{"workflow_runs rows", func(m int, s *SoakSample) { s.Runs += 100 * m }},
+		{"throughput", func(m int, s *SoakSample) { s.RunsPerSecond -= float64(m) / 5 }},
+		{"slot lag p50", func(m int, s *SoakSample) { s.LagP50 += time.Duration(m) * 10 * time.Millisecond }},
+		{"dead tuples", func(m int, s *SoakSample) { s.DeadTuples += 3000 * m }},
+	} {
+		res := curve(tt.change)
+		require.Equal(t, []string{tt.check}, failed(res), tt.check)
+		require.False(t, res.OK())
+	}
+
+	// Noise within the limits: a lag that wobbles by 80 ms and a heap by 5 %.
+	noisy := curve(func(m int, s *SoakSample) {
+		s.LagP50 += time.Duration(m%2) * 80 * time.Millisecond
+		s.HeapBytes += uint64(m%2) * (8 << 20) / 20
+	})
+	require.Empty(t, failed(noisy))
 }

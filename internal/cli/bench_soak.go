@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -27,8 +28,11 @@ func newBenchSoakCommand(env *Env) *cobra.Command {
 		every quarter of it, so that both delete while the load runs. Every --sample it prints the runs
 		completed per second, the slots fired and how late their runs started (p50, p99), the client's
 		live heap and goroutines, and the rows of workflow_runs, step_runs and river_job and their dead
-		tuples. At the end it prints the growth from the first sample after a sixth of the run (the
-		warm-up) to the last: the heap, the goroutines and the tables' rows should stay flat. It runs on a
+		tuples. At the end it judges the curves from the end of the warm-up (a sixth of the run, while the
+		retention window fills) to the end: the heap, the goroutines and the tables' rows must not grow by
+		more than 10 %, the throughput not move by more than 10 %, the slots' median lag not grow by more
+		than 10 % and 100 ms, and the dead tuples stay bounded (autovacuum keeps up); it exits with status
+		1 when one of these fails. It runs on a
 		schema of its own (tributary_bench_<random>), created, migrated and dropped afterwards. Without a
 		database URL it starts a throw-away Postgres cluster from the local binaries and removes it on
 		exit. Progress goes to stderr, the results to stdout.`,
@@ -67,9 +71,22 @@ func setupBenchSoak(fs *pflag.FlagSet, env *Env) Action {
 		}
 		config := &bench.SoakConfig{Duration: *duration, Sample: *sample, Rate: *rate, Schedules: *schedules, Owners: *owners,
 			Retention: *retention, Workers: *workers, Logger: env.Logger}
-		return runBenchOn(ctx, env, url.Get(), "bench soak", *asJSON, func(pool *pgxpool.Pool) (*bench.SoakResult, error) {
-			return bench.RunSoak(ctx, pool, config, env.Stderr)
+		var res *bench.SoakResult
+		err := runBenchOn(ctx, env, url.Get(), "bench soak", *asJSON, func(pool *pgxpool.Pool) (_ *bench.SoakResult, err error) {
+			res, err = bench.RunSoak(ctx, pool, config, env.Stderr)
+			return res, err
 		}, printBenchSoakTable)
+		if err == nil && !res.OK() {
+			var failed []string
+			for _, c := range res.Checks {
+				if !c.OK {
+					failed = append(failed, c.Name)
+				}
+			}
+			return withHint(fmt.Errorf("bench soak: the curves are not flat: %s (figures above)", strings.Join(failed, ", ")),
+				"a growth that lasts to the end is a leak or a table that outgrows its retention; a single noisy minute at either end can decide a short run, so run --duration 30m before you call it one")
+		}
+		return err
 	}
 }
 
@@ -85,9 +102,21 @@ func printBenchSoakTable(w io.Writer, res *bench.SoakResult) error {
 			s.LagP50.Round(time.Millisecond), s.LagP99.Round(time.Millisecond), bench.FormatBytes(s.HeapBytes), s.Goroutines,
 			s.Runs, s.Steps, s.Jobs, s.DeadTuples)
 	}
-	if len(res.Growth) > 0 {
-		fmt.Fprintf(table, "\ngrowth from the warm-up to the end\theap %.2f×, goroutines %.2f×, workflow_runs %.2f×, river_job %.2f×\n",
-			res.Growth["heap"], res.Growth["goroutines"], res.Growth["workflow_runs"], res.Growth["river_job"])
+	if err := table.Flush(); err != nil {
+		return err
 	}
-	return table.Flush()
+	if len(res.Checks) == 0 {
+		_, err := fmt.Fprintln(w, "\nToo few samples after the warm-up (a sixth of the run) to judge the curves: run longer, or sample more often.")
+		return err
+	}
+	fmt.Fprintln(w, "\nFrom the end of the warm-up (a sixth of the run) to the end:")
+	checks := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range res.Checks {
+		verdict := "ok"
+		if !c.OK {
+			verdict = "FAILED"
+		}
+		fmt.Fprintf(checks, "  %s\t%s\t%s\t%s\n", c.Name, c.Figure, c.Limit, verdict)
+	}
+	return checks.Flush()
 }
