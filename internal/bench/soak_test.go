@@ -61,7 +61,7 @@ func TestSoakChecks(t *testing.T) {
 	curve := func(change func(minute int, s *SoakSample)) *SoakResult {
 		res := &SoakResult{}
 		for minute := 1; minute <= 30; minute++ {
-			s := &SoakSample{At: time.Duration(minute) * time.Minute, RunsPerSecond: 20, LagP50: 200 * time.Millisecond,
+			s := &SoakSample{At: time.Duration(minute) * time.Minute, RunsPerSecond: 20, Slots: 1000, LagP50: 200 * time.Millisecond,
 				HeapBytes: 8 << 20, Goroutines: 60, Runs: 7000, Steps: 15000, Jobs: 11000, DeadTuples: 3000 + 2000*(minute%3)}
 			if change != nil {
 				change(minute, s)
