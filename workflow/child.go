@@ -67,7 +67,8 @@ func RunChild[In, Out any](ctx Context, name string, def *Definition[In, Out], i
 			c := w.c
 			if childID == nil {
 				parent := w.info.ID
-				started, err := c.startTx(context.WithoutCancel(startCtx), tx, &startParams{typeName: def.name, defaults: def.opts, input: encoded, opts: opts, parentID: &parent, parentStep: name})
+				started, err := c.startTx(context.WithoutCancel(startCtx), tx, &startParams{typeName: def.name, defaults: def.opts, input: encoded, opts: opts, parentID: &parent, parentStep: name,
+					parentTenant: w.info.Tenant})
 				if err != nil {
 					return false, fmt.Errorf("start child run: %w", err)
 				}

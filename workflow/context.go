@@ -54,6 +54,8 @@ type RunInfo struct {
 	// GrantSubject is the subject of the execution grant a schedule started
 	// the run under, if any.
 	GrantSubject string
+	// Tenant is the run's tenant (StartOpts.Tenant), if it has one.
+	Tenant string
 }
 
 // wfContext is the state of one attempt of one run.

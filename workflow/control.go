@@ -65,6 +65,9 @@ type ListParams struct {
 	// per workflow type, so one run with Type set and at most one per type
 	// without it.
 	IdempotencyKey string
+	// Tenant keeps the runs of this tenant (StartOpts.Tenant), through an
+	// index of the runs that have one.
+	Tenant string
 	// Metadata keeps runs whose metadata holds every key of this object
 	// with an equal value (JSON containment, metadata @> Metadata): a
 	// string matches a string, 42 a number.
@@ -85,12 +88,12 @@ type ListParams struct {
 
 // ListRuns lists runs newest first, without their steps. Its cost follows
 // the runs it reads, not the table's, when an index serves a filter:
-// a schedule's runs (ScheduleID), an idempotency key, metadata (a GIN
+// a schedule's runs (ScheduleID), an idempotency key, a tenant, metadata (a GIN
 // index; the planner may instead walk the newest runs when the value is
 // common, which finds a page quickly) and a creation time range (the
 // primary key). The type and status filters read the newest runs until a
-// page is full. A listing with IdempotencyKey, Metadata, CreatedAfter or
-// CreatedBefore is planned for its values each time, never with a
+// page is full. A listing with IdempotencyKey, Tenant, Metadata, CreatedAfter
+// or CreatedBefore is planned for its values each time, never with a
 // generic plan.
 func (c *Client) ListRuns(ctx context.Context, params *ListParams) ([]*Run, error) {
 	if params == nil {
@@ -117,7 +120,7 @@ func (c *Client) ListRuns(ctx context.Context, params *ListParams) ([]*Run, erro
 func listRunsParams(p *ListParams, limit int) (*engine.ListRunsParams, error) {
 	lp := &engine.ListRunsParams{
 		Type: p.Type, Status: string(p.Status), ScheduleID: p.ScheduleID, After: p.After, Limit: limit,
-		IdempotencyKey: p.IdempotencyKey,
+		IdempotencyKey: p.IdempotencyKey, Tenant: p.Tenant,
 	}
 	if len(p.Metadata) > 0 {
 		doc, err := json.Marshal(p.Metadata)
@@ -229,7 +232,8 @@ func (c *Client) RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 // pending on it. A new job, not JobRetry of the old one: River may still
 // hold the old attempt's outcome to apply "if running" (see handOffTx).
 func (c *Client) requeueTx(ctx context.Context, tx pgx.Tx, run *Run, attemptBase, maxAttempts int) error {
-	args := runArgs{kind: kindOf(run.Type), RunID: run.ID, Workflow: run.Type, ScheduleID: run.ScheduleID, FireAt: run.FireAt, AttemptBase: attemptBase}
+	args := runArgs{kind: kindOf(run.Type), RunID: run.ID, Workflow: run.Type, ScheduleID: run.ScheduleID, FireAt: run.FireAt,
+		AttemptBase: attemptBase, Tenant: run.Tenant}
 	if old, err := c.river.JobGetTx(ctx, tx, run.JobID); err == nil {
 		var oldArgs runArgs
 		if json.Unmarshal(old.EncodedArgs, &oldArgs) == nil {

@@ -63,18 +63,19 @@ func TestListRunsFilters(t *testing.T) {
 	t0 := time.Now().Add(-4 * time.Hour).Truncate(time.Millisecond)
 	ids := map[string]uuid.UUID{}
 	for _, r := range []struct {
-		name, typ, key, status, metadata string
-		at                               time.Time
+		name, typ, key, status, metadata, tenant string
+		at                                       time.Time
 	}{
-		{"a1", "alpha", "k1", "completed", `{"tenant": "acme", "n": 42}`, t0},
-		{"b1", "beta", "k1", "completed", `{"tenant": "acme"}`, t0.Add(time.Hour)},
-		{"a2", "alpha", "", "pending", `{}`, t0.Add(2 * time.Hour)},
-		{"a3", "alpha", "k2", "failed", `{"tenant": "other", "n": "42"}`, t0.Add(3 * time.Hour)},
+		{"a1", "alpha", "k1", "completed", `{"tenant": "acme", "n": 42}`, "acme", t0},
+		{"b1", "beta", "k1", "completed", `{"tenant": "acme"}`, "acme", t0.Add(time.Hour)},
+		{"a2", "alpha", "", "pending", `{}`, "", t0.Add(2 * time.Hour)},
+		{"a3", "alpha", "k2", "failed", `{"tenant": "other", "n": "42"}`, "other", t0.Add(3 * time.Hour)},
 	} {
 		ids[r.name] = idAt(r.at)
-		_, err := db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, idempotency_key, max_attempts, queue, status, metadata, created_at, finished_at)
-			VALUES ($1, $2, nullif($3, ''), 1, 'default', $4::text, $5, $6, CASE WHEN $4::text <> 'pending' THEN now() END)`,
-			ids[r.name], r.typ, r.key, r.status, r.metadata, r.at)
+		_, err := db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, idempotency_key, max_attempts, queue, status, metadata, tenant,
+			created_at, finished_at)
+			VALUES ($1, $2, nullif($3, ''), 1, 'default', $4::text, $5, nullif($6, ''), $7, CASE WHEN $4::text <> 'pending' THEN now() END)`,
+			ids[r.name], r.typ, r.key, r.status, r.metadata, r.tenant, r.at)
 		require.NoError(t, err)
 	}
 
@@ -100,6 +101,11 @@ func TestListRunsFilters(t *testing.T) {
 	require.Equal(t, []string{"a1"}, list(&ListParams{Metadata: map[string]any{"tenant": "acme", "n": 42}}))
 	require.Equal(t, []string{"a3"}, list(&ListParams{Metadata: map[string]any{"n": "42"}}))
 	require.Empty(t, list(&ListParams{Metadata: map[string]any{"tenant": "nobody"}}))
+
+	require.Equal(t, []string{"b1", "a1"}, list(&ListParams{Tenant: "acme"}))
+	require.Equal(t, []string{"a1"}, list(&ListParams{Tenant: "acme", Type: "alpha"}))
+	require.Equal(t, []string{"a3"}, list(&ListParams{Tenant: "other", Status: StatusFailed}))
+	require.Empty(t, list(&ListParams{Tenant: "other", Status: StatusCompleted}))
 
 	require.Equal(t, []string{"a3", "a2", "b1"}, list(&ListParams{CreatedAfter: t0.Add(time.Hour)}))
 	require.Equal(t, []string{"b1", "a1"}, list(&ListParams{CreatedBefore: t0.Add(2 * time.Hour)}))
@@ -151,15 +157,16 @@ func TestListRunsFilterPlans(t *testing.T) {
 	ctx := ctxT(t)
 
 	// Two runs a second over the last 16 hours and a half, of 8 types; a
-	// third with an idempotency key, half with metadata (2,000 tenants), one
-	// in 50 failed.
+	// third with an idempotency key, half with metadata (2,000 tenants), the
+	// other half with a tenant (500 of them), one in 50 failed.
 	_, err := db.Pool.Exec(ctx, `
-INSERT INTO workflow_runs (id, workflow_type, idempotency_key, max_attempts, queue, status, metadata, created_at, finished_at)
+INSERT INTO workflow_runs (id, workflow_type, idempotency_key, max_attempts, queue, status, metadata, tenant, created_at, finished_at)
 SELECT (lpad(to_hex(floor(extract(epoch FROM ts) * 1000)::bigint), 12, '0') || '7' || substr(md5(i::text), 1, 3)
 		|| '8' || substr(md5(i::text), 4, 15))::uuid,
 	'type_' || (i % 8), CASE WHEN i % 3 = 0 THEN 'key-' || i END, 1, 'default',
 	CASE WHEN i % 50 = 0 THEN 'failed' WHEN i % 1000 = 1 THEN 'pending' ELSE 'completed' END,
 	CASE WHEN i % 2 = 0 THEN jsonb_build_object('tenant', 't' || (i % 2000), 'schedule_zone', 'UTC') ELSE '{}' END,
+	CASE WHEN i % 2 = 1 THEN 'tenant-' || (i % 1000) END,
 	ts, ts + interval '1 second'
 FROM (SELECT i, now() - make_interval(secs => (120000 - i) / 2.0) AS ts FROM generate_series(1, 120000) i) s`)
 	require.NoError(t, err)
@@ -176,6 +183,8 @@ FROM (SELECT i, now() - make_interval(secs => (120000 - i) / 2.0) AS ts FROM gen
 		{"KeyOfAnyType", &ListParams{IdempotencyKey: "key-3000"}, "workflow_runs_idempotency_key", 1},
 		{"RareMetadata", &ListParams{Metadata: map[string]any{"tenant": "t42"}}, "workflow_runs_metadata", 60},
 		{"RareMetadataFailed", &ListParams{Metadata: map[string]any{"tenant": "t100"}, Status: StatusFailed}, "workflow_runs_metadata|workflow_runs_failed", 60},
+		{"Tenant", &ListParams{Tenant: "tenant-7"}, "workflow_runs_tenant", 100},
+		{"TenantOfType", &ListParams{Tenant: "tenant-7", Type: "type_7"}, "workflow_runs_tenant", 100}, // tenant-7 runs only type_7
 		{"TimeWindow", &ListParams{CreatedAfter: time.Now().Add(-10 * time.Hour), CreatedBefore: time.Now().Add(-9 * time.Hour)}, "workflow_runs_pkey", 100},
 		{"TimeWindowOfType", &ListParams{Type: "type_3", CreatedBefore: time.Now().Add(-12 * time.Hour)}, "workflow_runs_", 100},
 	} {

@@ -39,6 +39,7 @@ type Run struct {
 	Type              string          `json:"workflow_type"`
 	Status            Status          `json:"status"`
 	IdempotencyKey    string          `json:"idempotency_key,omitempty"`
+	Tenant            string          `json:"tenant,omitempty"`
 	Input             json.RawMessage `json:"input"`
 	Output            json.RawMessage `json:"output,omitempty"`
 	Error             *RunError       `json:"error,omitempty"`

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -64,8 +67,52 @@ type StartOpts struct {
 	// Defaults to false: a worker may be deployed after the run is started.
 	RequireWorker bool
 
+	// Tenant is the tenant, customer or partner the run does its work for:
+	// a short name (CheckTenant: 1 to 100 bytes of printable UTF-8, no
+	// space at either end), stored on the run, shown by GetRun, the CLI,
+	// the API and the dashboard, and filtered on by ListRuns. A child run
+	// carries its parent's tenant unless its own StartOpts name one; a
+	// schedule's runs carry the schedule's (schedule.Params.Tenant, which
+	// defaults to the schedule's Owner).
+	//
+	// Defaults to "", none.
+	Tenant string
+
 	// Timeout overrides DefineOpts.Timeout for this run's attempts.
 	Timeout time.Duration
+}
+
+// MaxTenantBytes is the longest tenant name, in bytes.
+const MaxTenantBytes = 100
+
+// CheckTenant reports whether tenant is a valid tenant name: 1 to
+// MaxTenantBytes bytes of UTF-8 whose characters are all printable
+// (letters, digits, punctuation, symbols and the plain space), with no
+// space at either end, so that every listing shows it as it is. The error
+// is a *ValidationError naming field.
+func CheckTenant(field, tenant string) error {
+	problem := ""
+	switch {
+	case tenant == "":
+		problem = "is empty; name the tenant, or leave it unset for none"
+	case len(tenant) > MaxTenantBytes:
+		problem = fmt.Sprintf("is %d bytes, the limit is %d; use a shorter name, such as the tenant's id", len(tenant), MaxTenantBytes)
+	case !utf8.ValidString(tenant):
+		problem = "is not valid UTF-8"
+	case strings.TrimSpace(tenant) != tenant:
+		problem = fmt.Sprintf("%q has a space at an end; trim it", tenant)
+	default:
+		for _, r := range tenant {
+			if !unicode.IsPrint(r) {
+				problem = fmt.Sprintf("%q holds %U, which cannot be shown; use printable characters", tenant, r)
+				break
+			}
+		}
+	}
+	if problem == "" {
+		return nil
+	}
+	return &ValidationError{Field: field, Problem: problem}
 }
 
 // Handle refers to a run that was started, typed by the workflow's output.
@@ -215,6 +262,7 @@ type runArgs struct {
 	ParentRunID *uuid.UUID      `json:"parent_run_id,omitempty"`
 	RunID       uuid.UUID       `json:"run_id"`
 	ScheduleID  *uuid.UUID      `json:"schedule_id,omitempty" river:"unique"`
+	Tenant      string          `json:"tenant,omitempty"`
 	TimeoutMS   int64           `json:"timeout_ms,omitempty"`
 	Workflow    string          `json:"workflow"`
 }
@@ -243,8 +291,9 @@ type startParams struct {
 	input    []byte
 	opts     *StartOpts
 
-	parentID   *uuid.UUID
-	parentStep string
+	parentID     *uuid.UUID
+	parentStep   string
+	parentTenant string // the parent's tenant, the child's unless its StartOpts name one
 
 	// A schedule slot's run: unique on (scheduleID, fireAt), its job unique
 	// on the same pair (SLOT_IS_UNIQUE). skip records it as skipped.
@@ -316,6 +365,14 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	if len(p.input) > c.maxInputBytes {
 		return nil, &ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (Config.MaxInputBytes); store large data elsewhere and pass a reference", len(p.input), c.maxInputBytes)}
 	}
+	tenant := opts.Tenant
+	if tenant != "" {
+		if err := CheckTenant("StartOpts.Tenant", tenant); err != nil {
+			return nil, err
+		}
+	} else {
+		tenant = p.parentTenant
+	}
 	if len(opts.IdempotencyKey) > 255 {
 		return nil, &ValidationError{Field: "StartOpts.IdempotencyKey", Problem: fmt.Sprintf("is %d bytes, the limit is 255", len(opts.IdempotencyKey))}
 	}
@@ -356,7 +413,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	if err != nil {
 		return nil, fmt.Errorf("workflow: new run id: %w", err)
 	}
-	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt}
+	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: tenant}
 	args.inlineStart(p.input, metadata, p.parentID)
 	switch {
 	case timeout < 0:
@@ -378,6 +435,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			ID: id, Type: p.typeName, IdempotencyKey: opts.IdempotencyKey, Input: p.input, MaxAttempts: maxAttempts,
 			Queue: queue, Priority: priority, JobID: jobID, ScheduleID: p.scheduleID, FireAt: p.fireAt,
 			ParentID: p.parentID, ParentStep: p.parentStep, Metadata: metadata, Tags: tags, Status: string(status), SkipReason: p.skip,
+			Tenant: tenant,
 		})
 		if errors.Is(err, engine.ErrNotFound) {
 			return nil, ErrNotFound

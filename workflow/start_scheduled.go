@@ -234,7 +234,7 @@ func (c *Client) scheduledParams(s *engine.ScheduledStart) (*scheduledPolicy, er
 
 func (p *scheduledPolicy) args(runID uuid.UUID, s *engine.ScheduledStart) runArgs {
 	scheduleID, fireAt := s.ScheduleID, s.FireAt
-	args := runArgs{kind: p.kind, RunID: runID, Workflow: s.Type, ScheduleID: &scheduleID, FireAt: &fireAt, TimeoutMS: p.timeoutMS}
+	args := runArgs{kind: p.kind, RunID: runID, Workflow: s.Type, ScheduleID: &scheduleID, FireAt: &fireAt, TimeoutMS: p.timeoutMS, Tenant: s.Tenant}
 	args.inlineStart(scheduledInput(s), p.metadata, nil)
 	return args
 }
@@ -258,6 +258,6 @@ func scheduledInput(s *engine.ScheduledStart) []byte {
 func scheduledRun(id uuid.UUID, jobID int64, p *scheduledPolicy, s *engine.ScheduledStart, skip string) engine.ScheduledRun {
 	return engine.ScheduledRun{
 		ID: id, Type: s.Type, Input: scheduledInput(s), MaxAttempts: p.maxAttempts, Queue: p.queue, Priority: p.priority,
-		JobID: jobID, ScheduleID: s.ScheduleID, FireAt: s.FireAt, Metadata: p.metadata, Skip: skip,
+		JobID: jobID, ScheduleID: s.ScheduleID, FireAt: s.FireAt, Metadata: p.metadata, Skip: skip, Tenant: s.Tenant,
 	}
 }

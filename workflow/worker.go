@@ -79,7 +79,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 		c:       c,
 		info: RunInfo{
 			ID: runID, Type: st.typ, Attempt: attempt, MaxAttempts: job.Args.AttemptBase + job.MaxAttempts, JobID: job.ID,
-			ScheduleID: st.scheduleID, FireAt: st.fireAt, ParentID: st.parentID, Metadata: st.metadata,
+			ScheduleID: st.scheduleID, FireAt: st.fireAt, ParentID: st.parentID, Metadata: st.metadata, Tenant: job.Args.Tenant,
 		},
 		args:   job.Args,
 		job:    job.JobRow,

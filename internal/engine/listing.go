@@ -67,6 +67,7 @@ type ListRunsParams struct {
 	Limit      int        // the page size
 
 	IdempotencyKey  string     // the run started with this key (of any type when Type is "")
+	Tenant          string     // the runs of this tenant
 	Metadata        []byte     // a JSON object the run's metadata must contain (@>); nil for none
 	CreatedFromID   *uuid.UUID // runs whose id is at least this (the first id of a millisecond)
 	CreatedBeforeID *uuid.UUID // runs whose id is less than this
@@ -74,11 +75,11 @@ type ListRunsParams struct {
 
 // ListRuns lists runs newest first (by id), read with their River jobs
 // joined (see runReadColumns), at most p.Limit. A listing with
-// IdempotencyKey, Metadata, CreatedFromID or CreatedBeforeID is planned
+// IdempotencyKey, Tenant, Metadata, CreatedFromID or CreatedBeforeID is planned
 // for its values each time (QueryExecModeExec), never with a generic plan.
 func (q *Queries) ListRuns(ctx context.Context, db DBTX, p *ListRunsParams) ([]*Run, error) {
 	args := []any{p.Type, p.Status, p.ScheduleID, p.After, p.Limit}
-	if p.IdempotencyKey != "" || p.Metadata != nil || p.CreatedFromID != nil || p.CreatedBeforeID != nil {
+	if p.IdempotencyKey != "" || p.Tenant != "" || p.Metadata != nil || p.CreatedFromID != nil || p.CreatedBeforeID != nil {
 		sql, args := q.listRunsFiltered(p, args)
 		return scanRuns(db.Query(ctx, sql, args...))
 	}
@@ -120,6 +121,9 @@ func (q *Queries) listRunsFiltered(p *ListRunsParams, args []any) (string, []any
 		if p.Type == "" {
 			sql.WriteString("\n\tAND r.workflow_type IN (" + runTypes + ")")
 		}
+	}
+	if p.Tenant != "" {
+		sql.WriteString("\n\tAND r.tenant = " + arg(p.Tenant))
 	}
 	if p.Metadata != nil {
 		// Runs without metadata are not in workflow_runs_metadata.

@@ -18,6 +18,7 @@ type Run struct {
 	ID                uuid.UUID
 	Type              string
 	IdempotencyKey    string
+	Tenant            string // "" for none
 	Status            string
 	Input             []byte
 	Output            []byte // nil when the run has none
@@ -58,7 +59,7 @@ type Step struct {
 
 // runColumns are the columns scanRun reads, for a statement that returns
 // the rows it wrote.
-const runColumns = `id, workflow_type, coalesce(idempotency_key, ''), status, input, output, error, attempt,
+const runColumns = `id, workflow_type, coalesce(idempotency_key, ''), coalesce(tenant, ''), status, input, output, error, attempt,
 	max_attempts, queue, priority, coalesce(job_id, 0), schedule_id, fire_at, parent_run_id,
 	coalesce(parent_step, ''), metadata, tags, coalesce(skip_reason, ''), cancel_requested_at,
 	created_at, updated_at, started_at, finished_at`
@@ -67,7 +68,7 @@ const runColumns = `id, workflow_type, coalesce(idempotency_key, ''), status, in
 // as j: a run whose job River is working right now reads as running, with
 // the job's attempt. (The row itself is only written when an attempt ends:
 // starting an attempt is a read, which keeps a run's hot path short.)
-const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''),
+const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''), coalesce(r.tenant, ''),
 	CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END,
 	r.input, r.output, r.error,
 	CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running'
@@ -86,7 +87,7 @@ const stepColumns = `name, kind, status, result_type, output, error, attempts, w
 // there is none.
 func scanRun(row pgx.Row) (*Run, error) {
 	var r Run
-	err := row.Scan(&r.ID, &r.Type, &r.IdempotencyKey, &r.Status, &r.Input, &r.Output, &r.Error, &r.Attempt,
+	err := row.Scan(&r.ID, &r.Type, &r.IdempotencyKey, &r.Tenant, &r.Status, &r.Input, &r.Output, &r.Error, &r.Attempt,
 		&r.MaxAttempts, &r.Queue, &r.Priority, &r.JobID, &r.ScheduleID, &r.FireAt, &r.ParentID,
 		&r.ParentStep, &r.Metadata, &r.Tags, &r.SkipReason, &r.CancelRequestedAt,
 		&r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.FinishedAt)

@@ -12,9 +12,9 @@ import (
 var (
 	insertRunStmt = define(`
 INSERT INTO {s}workflow_runs (id, workflow_type, idempotency_key, input, max_attempts, queue, priority,
-	job_id, schedule_id, fire_at, parent_run_id, parent_step, metadata, tags, status, skip_reason, finished_at)
+	job_id, schedule_id, fire_at, parent_run_id, parent_step, metadata, tags, status, skip_reason, finished_at, tenant)
 VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nullif($12, ''), $13, $14, $15::text,
-	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END)
+	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END, nullif($17, ''))
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns)
 
@@ -43,6 +43,7 @@ type InsertRunParams struct {
 	Tags           []string
 	Status         string // pending, or skipped (finished at once)
 	SkipReason     string // "" for none
+	Tenant         string // "" for none
 }
 
 // InsertRun inserts a run and returns its row. It returns ErrNotFound, and
@@ -51,7 +52,8 @@ type InsertRunParams struct {
 // run).
 func (q *Queries) InsertRun(ctx context.Context, db DBTX, p *InsertRunParams) (*Run, error) {
 	return scanRun(db.QueryRow(ctx, q.sql(insertRunStmt), p.ID, p.Type, p.IdempotencyKey, p.Input, p.MaxAttempts,
-		p.Queue, p.Priority, p.JobID, p.ScheduleID, p.FireAt, p.ParentID, p.ParentStep, p.Metadata, p.Tags, p.Status, p.SkipReason))
+		p.Queue, p.Priority, p.JobID, p.ScheduleID, p.FireAt, p.ParentID, p.ParentStep, p.Metadata, p.Tags, p.Status, p.SkipReason,
+		p.Tenant))
 }
 
 // RunByKey reads the run of workflow type typ with idempotency key key,

@@ -19,11 +19,12 @@ JOIN {s}workflow_runs r ON r.schedule_id = s.id AND r.fire_at = s.fire_at`)
 	// one's job id is set (its job was inserted first).
 	insertScheduledRunsStmt = define(`
 INSERT INTO {s}workflow_runs (id, workflow_type, input, max_attempts, queue, priority, job_id, schedule_id, fire_at,
-	metadata, status, skip_reason, finished_at)
+	metadata, status, skip_reason, finished_at, tenant)
 SELECT t.id, t.typ, t.input::jsonb, t.ma, t.q, t.p, nullif(t.job, 0), t.sid, t.fa, t.meta::jsonb,
-	CASE WHEN t.skip = '' THEN 'pending' ELSE 'skipped' END, nullif(t.skip, ''), CASE WHEN t.skip <> '' THEN now() END
+	CASE WHEN t.skip = '' THEN 'pending' ELSE 'skipped' END, nullif(t.skip, ''), CASE WHEN t.skip <> '' THEN now() END,
+	nullif(t.tenant, '')
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::bigint[], $8::uuid[],
-	$9::timestamptz[], $10::text[], $11::text[]) AS t(id, typ, input, ma, q, p, job, sid, fa, meta, skip)
+	$9::timestamptz[], $10::text[], $11::text[], $12::text[]) AS t(id, typ, input, ma, q, p, job, sid, fa, meta, skip, tenant)
 ON CONFLICT DO NOTHING`)
 )
 
@@ -70,6 +71,7 @@ type ScheduledRun struct {
 	FireAt      time.Time
 	Metadata    []byte // a JSON object
 	Skip        string // why the slot is skipped; "" for a started run
+	Tenant      string // "" for none
 }
 
 // InsertScheduledRuns inserts runs in one statement and returns how many
@@ -89,6 +91,7 @@ func (q *Queries) InsertScheduledRuns(ctx context.Context, db DBTX, runs []Sched
 		fireAts     = make([]time.Time, 0, n)
 		metadata    = make([]string, 0, n)
 		skips       = make([]string, 0, n)
+		tenants     = make([]string, 0, n)
 	)
 	for i := range runs {
 		r := &runs[i]
@@ -103,9 +106,10 @@ func (q *Queries) InsertScheduledRuns(ctx context.Context, db DBTX, runs []Sched
 		fireAts = append(fireAts, r.FireAt)
 		metadata = append(metadata, string(r.Metadata))
 		skips = append(skips, r.Skip)
+		tenants = append(tenants, r.Tenant)
 	}
 	tag, err := db.Exec(ctx, q.sql(insertScheduledRunsStmt), ids, types, inputs, maxAttempts,
-		queues, priorities, jobIDs, scheduleIDs, fireAts, metadata, skips)
+		queues, priorities, jobIDs, scheduleIDs, fireAts, metadata, skips, tenants)
 	if err != nil {
 		return 0, err
 	}

@@ -107,6 +107,8 @@ type ScheduledStart struct {
 	// slot that fired, TriggerBackfill or TriggerAPI.
 	Trigger string
 	Type    string
+	// Tenant is the run's tenant; "" for none.
+	Tenant string
 }
 
 // Triggers of ScheduledStart, the values of workflow.Trigger.
