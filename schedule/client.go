@@ -317,7 +317,7 @@ func insertParams(id uuid.UUID, p *Params, v *validated, next *time.Time) engine
 		OverlapPolicy: string(v.overlap), CatchUpWindowMS: v.catchUp.Milliseconds(), MaxAttempts: p.MaxAttempts,
 		TimeoutMS: p.Timeout.Milliseconds(), Queue: p.Queue, Priority: p.Priority, Paused: p.Paused,
 		PauseNote: p.PauseNote, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), GrantID: p.GrantID,
-		KeepRuns: p.KeepRuns, Key: p.Key, CreatedBy: p.CreatedBy,
+		KeepRuns: p.KeepRuns, Key: p.Key, CreatedBy: p.CreatedBy, RunTenant: p.Tenant,
 	}
 }
 
@@ -351,6 +351,11 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 	}
 	if err := checkKey("Key", p.Key); err != nil {
 		return nil, err
+	}
+	if p.Tenant != "" {
+		if err := checkTenant("Tenant", p.Tenant); err != nil {
+			return nil, err
+		}
 	}
 	if err := workflow.ValidateTypeName(p.Workflow); err != nil {
 		return nil, &ValidationError{Field: "Workflow", Problem: err.Error()}

@@ -374,7 +374,7 @@ func declaredUpdate(p *Params, v *validated) *UpdateParams {
 		Name: &p.Name, Description: &p.Description, Workflow: &p.Workflow, Input: json.RawMessage(v.input),
 		Cron: &p.Cron, TimeZone: &p.TimeZone, StartAt: &p.StartAt, EndAt: &p.EndAt, Overlap: &v.overlap,
 		CatchUpWindow: &window, CatchUp: &v.catchUpPolicy, MaxAttempts: &p.MaxAttempts, Priority: &p.Priority,
-		Queue: &p.Queue, Timeout: &p.Timeout, GrantID: &grant, KeepRuns: &p.KeepRuns,
+		Queue: &p.Queue, Timeout: &p.Timeout, GrantID: &grant, KeepRuns: &p.KeepRuns, Tenant: &p.Tenant,
 	}
 }
 

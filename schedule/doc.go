@@ -19,6 +19,11 @@
 //		Cron: "0 8 * * *", TimeZone: "Europe/Paris",
 //	})
 //
+// Each run a schedule starts carries a tenant (workflow.Run.Tenant), by
+// default the schedule's Owner, so that per-user schedules start per-user
+// runs with no setting; Params.Tenant names another, and
+// Schedule.RunTenant says which applies.
+//
 // # Keys and declared schedules
 //
 // A service that creates its schedules at start-up must not make a copy at

@@ -385,7 +385,8 @@ func (c *Client) skipPoisonTx(ctx context.Context, id uuid.UUID, now time.Time, 
 		}
 		fireAt := *s.NextFireAt
 		reason := SkipReasonCannotFire + ": " + cause.Error()
-		if _, err := c.engine.StartScheduledTx(ctx, tx, &engine.ScheduledStart{FireAt: fireAt, ScheduleID: id, Skip: reason, Type: s.Workflow, Input: s.Input}); err != nil {
+		skipped := &engine.ScheduledStart{FireAt: fireAt, ScheduleID: id, Skip: reason, Type: s.Workflow, Input: s.Input, Tenant: s.RunTenant()}
+		if _, err := c.engine.StartScheduledTx(ctx, tx, skipped); err != nil {
 			return err
 		}
 		spec, specErr := c.spec(s)
@@ -485,6 +486,7 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		starts[i] = &engine.ScheduledStart{
 			FireAt: sl.fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: sl.meta, Priority: s.Priority,
 			Queue: s.Queue, ScheduleID: s.ID, Skip: sl.skip, StartAt: sl.startAt, Timeout: s.Timeout, Type: s.Workflow,
+			Tenant: s.RunTenant(),
 		}
 	}
 	started, err := c.engine.StartScheduledManyTx(ctx, tx, starts)

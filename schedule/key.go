@@ -182,6 +182,7 @@ func specDiff(stored *engine.Schedule, given *engine.InsertScheduleParams) []Fie
 	add("Timeout", ms(stored.TimeoutMS), ms(given.TimeoutMS))
 	add("GrantID", grantString(stored.GrantID), grantString(given.GrantID))
 	add("KeepRuns", stored.KeepRuns, given.KeepRuns)
+	add("Tenant", stored.RunTenant, given.RunTenant)
 	return out
 }
 

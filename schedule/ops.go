@@ -45,6 +45,10 @@ type UpdateParams struct {
 	GrantID *uuid.UUID
 	// KeepRuns replaces how many of the latest runs retention keeps.
 	KeepRuns *int
+	// Tenant replaces the tenant of the runs the schedule starts from now
+	// on (Params.Tenant); "" makes it the owner's again. Runs started
+	// before keep theirs.
+	Tenant *string
 }
 
 // Update changes a schedule. A new cron expression, time zone, start or end
@@ -73,7 +77,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 		Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow, Input: s.Input,
 		Cron: s.Cron, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: storedWindow(s.CatchUpWindow), CatchUp: s.CatchUp, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
-		Queue: s.Queue, Timeout: s.Timeout, KeepRuns: s.KeepRuns,
+		Queue: s.Queue, Timeout: s.Timeout, KeepRuns: s.KeepRuns, Tenant: s.Tenant,
 	}
 	set := func(dst *string, src *string) {
 		if src != nil {
@@ -87,6 +91,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	set(&params.Queue, p.Queue)
 	set(&params.Owner, p.Owner)
 	set(&params.Workflow, p.Workflow)
+	set(&params.Tenant, p.Tenant)
 	if s.Key != "" && params.Owner != s.Owner {
 		return nil, &ValidationError{Field: "Owner", Problem: fmt.Sprintf(
 			"cannot move the schedule from owner %q to %q: its key %q is unique per owner, and owner and key are its name; create a schedule with that key under owner %q, then delete this one",
@@ -156,7 +161,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 		MaxAttempts: params.MaxAttempts, TimeoutMS: params.Timeout.Milliseconds(), Queue: params.Queue,
 		Priority: params.Priority, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), Owner: params.Owner,
 		StartAt: nullTime(params.StartAt), EndAt: nullTime(params.EndAt), GrantID: grantID, KeepRuns: params.KeepRuns,
-		Type: params.Workflow,
+		Type: params.Workflow, RunTenant: params.Tenant,
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
@@ -224,6 +229,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *Trigge
 	started, err := c.engine.StartScheduledTx(ctx, tx, &engine.ScheduledStart{
 		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
 		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: engine.TriggerAPI, Type: s.Workflow,
+		Tenant: s.RunTenant(),
 	})
 	if err != nil {
 		return uuid.Nil, err
@@ -490,6 +496,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 	}
 
 	var starts []*engine.ScheduledStart
+	tenant := s.RunTenant()
 	for _, occ := range slots {
 		if slices.ContainsFunc(done, occ.At.Equal) {
 			res.Existing++
@@ -530,6 +537,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 		starts = append(starts, &engine.ScheduledStart{
 			FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
 			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: engine.TriggerBackfill, Type: s.Workflow,
+			Tenant: tenant,
 		})
 	}
 	started, err := c.engine.StartScheduledManyTx(ctx, tx, starts)

@@ -119,8 +119,21 @@ type Params struct {
 	// Description is free text. Optional.
 	Description string
 	// Owner is the tenant or user the schedule belongs to, so that one
-	// service can hold schedules for many users; List filters by it.
+	// service can hold schedules for many users; List filters by it. It is
+	// the tenant of the schedule's runs too, unless Tenant names another.
 	Owner string
+	// Tenant is the tenant of the runs the schedule starts
+	// (workflow.StartOpts.Tenant; workflow.Run.Tenant): every slot's run,
+	// triggered run and backfilled run carries it, and ListRuns filters
+	// on it. A valid tenant name (workflow.CheckTenant: 1 to 100 bytes of
+	// printable UTF-8, no space at either end) or "".
+	//
+	// Defaults to "": the schedule's Owner, so that per-user schedules
+	// start per-user runs with no setting. A schedule whose Owner is ""
+	// starts runs without a tenant, and so does one whose Owner is not a
+	// valid tenant name (longer than 100 bytes, say): set Tenant for it.
+	// Schedule.RunTenant says which tenant applies.
+	Tenant string
 	// Key, when set, names the schedule within its Owner, so that code
 	// that creates it at every start-up makes it once: keys are unique per
 	// owner (two owners may each have a "digest"), and Create with a key
@@ -252,6 +265,9 @@ type Schedule struct {
 	// CreatedBy is Params.CreatedBy: "cli", "api", "dashboard", or "" for
 	// application code.
 	CreatedBy string `json:"created_by,omitempty"`
+	// Tenant is Params.Tenant as set: "" when the schedule's runs take
+	// its owner as their tenant. RunTenant is the tenant that applies.
+	Tenant string `json:"tenant,omitempty"`
 
 	// Existing is set on the schedule Create returns when its key matched
 	// a schedule made before, with the same spec: nothing was written.

@@ -49,6 +49,6 @@ func fillSchedule(s *Schedule, r *engine.Schedule) {
 		NextFireAt: r.NextFireAt, LastFireAt: r.LastFireAt, RunCount: r.RunCount, FailureCount: r.FailureCount,
 		LastRunStatus: r.LastRunStatus, GrantID: r.GrantID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		Key: r.Key, DeclaredBy: r.DeclaredBy, UndeclaredAt: r.UndeclaredAt, CreatedBy: r.CreatedBy,
-		nextCatchUp: r.NextFireCatchUp,
+		Tenant: r.RunTenant, nextCatchUp: r.NextFireCatchUp,
 	}
 }

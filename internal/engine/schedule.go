@@ -48,6 +48,9 @@ type Schedule struct {
 	DeclaredBy      string     // the declaring service; "" for a schedule made by Create
 	UndeclaredAt    *time.Time // when DeclaredBy stopped declaring it
 	CreatedBy       string
+	// RunTenant is the tenant of the schedule's runs when it is not the
+	// owner; "" for the owner's (run_tenant NULL).
+	RunTenant string
 }
 
 // scheduleColumns are the columns scanSchedule reads.
@@ -55,7 +58,7 @@ const scheduleColumns = `id, name, description, owner, workflow_type, input, cro
 	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
 	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), grant_id,
 	created_at, updated_at, next_fire_catch_up, keep_runs, coalesce(key, ''), coalesce(declared_by, ''), undeclared_at,
-	created_by`
+	created_by, coalesce(run_tenant, '')`
 
 // scanSchedule reads a row of scheduleColumns into s; ErrNotFound when
 // there is none.
@@ -64,7 +67,7 @@ func scanSchedule(row pgx.Row, s *Schedule) error {
 		&s.StartAt, &s.EndAt, &s.OverlapPolicy, &s.CatchUpWindowMS, &s.CatchUpPolicy, &s.MaxAttempts, &s.TimeoutMS,
 		&s.Queue, &s.Priority, &s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount,
 		&s.FailureCount, &s.LastRunStatus, &s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.NextFireCatchUp, &s.KeepRuns,
-		&s.Key, &s.DeclaredBy, &s.UndeclaredAt, &s.CreatedBy)
+		&s.Key, &s.DeclaredBy, &s.UndeclaredAt, &s.CreatedBy, &s.RunTenant)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -114,9 +117,9 @@ var (
 	insertScheduleStmt = define(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by)
+	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-	CASE WHEN $17 THEN now() END, $21, $22, nullif($23, ''), nullif($24, ''), $25)
+	CASE WHEN $17 THEN now() END, $21, $22, nullif($23, ''), nullif($24, ''), $25, nullif($26, ''))
 ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING ` + scheduleColumns)
 
@@ -144,7 +147,7 @@ UPDATE {s}schedules
 SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_policy = $7,
 	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
 	next_fire_at = $13, catchup_policy = $14, owner = $15, start_at = $16, end_at = $17, grant_id = $18,
-	keep_runs = $19, workflow_type = $20, updated_at = now()
+	keep_runs = $19, workflow_type = $20, run_tenant = nullif($21, ''), updated_at = now()
 WHERE id = $1 RETURNING ` + scheduleColumns)
 
 	// Lock the schedule's runs before the schedule, the order in which a
@@ -195,6 +198,7 @@ type InsertScheduleParams struct {
 	Key           string // "" for none
 	DeclaredBy    string // "" when not declared
 	CreatedBy     string
+	RunTenant     string // "" for the owner's
 }
 
 // ErrKeyExists is returned by InsertScheduleTx when the schedule's owner
@@ -208,7 +212,7 @@ func (q *Queries) InsertScheduleTx(ctx context.Context, tx pgx.Tx, p *InsertSche
 	s, err := scanOneSchedule(tx.QueryRow(ctx, q.sql(insertScheduleStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
 		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
-		p.Key, p.DeclaredBy, p.CreatedBy))
+		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant))
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrKeyExists
 	}
@@ -283,6 +287,7 @@ type UpdateScheduleParams struct {
 	GrantID         *uuid.UUID
 	KeepRuns        int
 	Type            string
+	RunTenant       string // "" for the owner's
 }
 
 // UpdateScheduleTx rewrites a schedule's settings and returns it;
@@ -292,7 +297,7 @@ type UpdateScheduleParams struct {
 func (q *Queries) UpdateScheduleTx(ctx context.Context, tx pgx.Tx, p *UpdateScheduleParams) (*Schedule, error) {
 	return scanOneSchedule(tx.QueryRow(ctx, q.sql(updateScheduleStmt), p.ID, p.Name, p.Description, p.Input,
 		p.Cron, p.TimeZone, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts, p.TimeoutMS, p.Queue, p.Priority,
-		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns, p.Type))
+		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns, p.Type, p.RunTenant))
 }
 
 // DeleteSchedule deletes a schedule, after locking its runs (whose

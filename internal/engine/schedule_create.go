@@ -14,18 +14,18 @@ import (
 var insertSchedulesStmt = define(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by)
+	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant)
 SELECT id, name, description, owner, workflow_type, input::jsonb, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
 	catchup_policy, CASE WHEN paused THEN now() END, grant_id, keep_runs, nullif(key, ''), nullif(declared_by, ''),
-	created_by
+	created_by, nullif(run_tenant, '')
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 	$9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[], $15::text[],
 	$16::smallint[], $17::boolean[], $18::text[], $19::timestamptz[], $20::text[], $21::uuid[], $22::integer[],
-	$23::text[], $24::text[], $25::text[])
+	$23::text[], $24::text[], $25::text[], $26::text[])
 	AS v(id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, grant_id, keep_runs, key, declared_by, created_by)
+	catchup_policy, grant_id, keep_runs, key, declared_by, created_by, run_tenant)
 ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING ` + scheduleColumns)
 
@@ -70,6 +70,7 @@ type InsertSchedulesParams struct {
 	Key             []string
 	DeclaredBy      []string
 	CreatedBy       []string
+	RunTenant       []string
 }
 
 // NewInsertSchedulesParams returns empty params with room for n rows.
@@ -83,7 +84,7 @@ func NewInsertSchedulesParams(n int) *InsertSchedulesParams {
 		Priority: make([]int, 0, n), Paused: make([]bool, 0, n), PauseNote: make([]string, 0, n),
 		NextFireAt: make([]*time.Time, 0, n), CatchUpPolicy: make([]string, 0, n), GrantID: make([]*uuid.UUID, 0, n),
 		KeepRuns: make([]int32, 0, n), Key: make([]string, 0, n), DeclaredBy: make([]string, 0, n),
-		CreatedBy: make([]string, 0, n),
+		CreatedBy: make([]string, 0, n), RunTenant: make([]string, 0, n),
 	}
 }
 
@@ -114,6 +115,7 @@ func (r *InsertSchedulesParams) Add(p *InsertScheduleParams) {
 	r.Key = append(r.Key, p.Key)
 	r.DeclaredBy = append(r.DeclaredBy, p.DeclaredBy)
 	r.CreatedBy = append(r.CreatedBy, p.CreatedBy)
+	r.RunTenant = append(r.RunTenant, p.RunTenant)
 }
 
 // Len is how many rows r holds.
@@ -130,6 +132,7 @@ func (r *InsertSchedulesParams) Slice(from, to int) *InsertSchedulesParams {
 		Paused: r.Paused[from:to], PauseNote: r.PauseNote[from:to], NextFireAt: r.NextFireAt[from:to],
 		CatchUpPolicy: r.CatchUpPolicy[from:to], GrantID: r.GrantID[from:to], KeepRuns: r.KeepRuns[from:to],
 		Key: r.Key[from:to], DeclaredBy: r.DeclaredBy[from:to], CreatedBy: r.CreatedBy[from:to],
+		RunTenant: r.RunTenant[from:to],
 	}
 }
 
@@ -142,5 +145,5 @@ func (q *Queries) InsertSchedulesTx(ctx context.Context, tx pgx.Tx, p *InsertSch
 	return scanSchedules(tx.Query(ctx, q.sql(insertSchedulesStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
 		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
-		p.Key, p.DeclaredBy, p.CreatedBy))
+		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant))
 }
