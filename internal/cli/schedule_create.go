@@ -25,7 +25,10 @@ func newScheduleCreateCommand(env *Env) *cobra.Command {
 			makes nothing: when the owner has the key already with the same spec, create prints that
 			schedule's id as it prints a new one's (and a note on stderr saying so); with another
 			spec, it fails and says which flags differ and how to update the schedule. The other
-			commands take the key (with --owner) wherever they take the id.`,
+			commands take the key (with --owner) wherever they take the id.
+
+			Each run the schedule starts carries a tenant: --tenant, or else the --owner, so that
+			per-user schedules start per-user runs with no flag ('workflow list --tenant' finds them).`,
 		Example: `tributary schedule create --name "nightly report" --cron "30 2 * * *" --tz America/New_York --workflow send_report --input '{"to": "ops"}'
 			tributary schedule create --key nightly-report --owner acme --name "nightly report" --cron "30 2 * * *" --workflow send_report
 			tributary schedule create --name "hourly sync" --cron @hourly --workflow sync --owner team-42 --overlap allow --json
@@ -43,6 +46,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	owner := fs.String("owner", "", "the `owner` (tenant or user) the schedule belongs to, for 'schedule list --owner'; its --key is unique within it")
 	key := fs.String("key", "", "a `key` that names the schedule within its --owner, so that creating it again makes nothing (see above); "+
 		"at most 200 bytes of letters, digits and punctuation other than /, and not shaped like a schedule id (default none)")
+	tenant := fs.String("tenant", "", "the `tenant` of the runs the schedule starts, 1 to 100 printable characters (default the --owner; none without one)")
 	description := fs.String("description", "", "free `text` about the schedule")
 	overlap := fs.String("overlap", string(schedule.OverlapSkip), "the overlap `policy`, what a slot does while the previous run is unfinished: skip (the slot), allow (a run alongside), queue (the run until the previous one finishes) or replace (cancel the previous run) (default skip)")
 	catchUp := fs.Duration("catchup", schedule.DefaultCatchUpWindow, "how late a slot may fire and still run, a `duration` such as 5m (0: not at all); --catchup-policy says what a slot found later does (default 1m)")
@@ -86,6 +90,9 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return err
 		}
+		if err := checkTenantFlag(*tenant); err != nil {
+			return err
+		}
 		startAt, err := parseFlagTime("start", *start)
 		if err != nil {
 			return err
@@ -124,7 +131,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			Overlap: schedule.OverlapPolicy(*overlap), CatchUpWindow: *catchUp,
 			MaxAttempts: *maxAttempts, Priority: *priority, Queue: *queue, Timeout: *timeout,
 			Paused: *paused, PauseNote: *note, CatchUp: schedule.CatchUpPolicy(*catchUpPolicy), GrantID: grantID,
-			RequireWorker: *requireWorker, KeepRuns: *keepRuns,
+			RequireWorker: *requireWorker, KeepRuns: *keepRuns, Tenant: *tenant,
 		}
 		if params.CatchUpWindow == 0 {
 			params.CatchUpWindow = -1 // Params takes 0 for the default, and a negative window for none
@@ -185,7 +192,7 @@ var createFlags = map[string]string{
 	"Cron": "cron", "TimeZone": "tz", "StartAt": "start", "EndAt": "end",
 	"Overlap": "overlap", "CatchUpWindow": "catchup", "CatchUp": "catchup-policy",
 	"MaxAttempts": "max-attempts", "Priority": "priority", "Queue": "queue", "Timeout": "timeout",
-	"GrantID": "grant", "KeepRuns": "keep-runs",
+	"GrantID": "grant", "KeepRuns": "keep-runs", "Tenant": "tenant",
 }
 
 // keyConflictError is the error of create with a key whose schedule has
@@ -236,6 +243,7 @@ var validationHints = map[string]string{
 	"Cron":     "fix --cron, --start or --end",
 	"CatchUp":  "fix --catchup-policy",
 	"GrantID":  "fix --grant",
+	"Tenant":   "fix --tenant",
 }
 
 // createError is scheduleError for Create, whose validation errors are

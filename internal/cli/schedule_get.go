@@ -67,7 +67,7 @@ func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
 			}
 		}
 		if *asJSON {
-			out := scheduleGetJSON{Schedule: s, NextFireTimes: make([]occurrenceJSON, len(occurrences)), WorkerLive: workerLive}
+			out := scheduleGetJSON{Schedule: s, NextFireTimes: make([]occurrenceJSON, len(occurrences)), WorkerLive: workerLive, RunTenant: s.RunTenant()}
 			for i, occurrence := range occurrences {
 				out.NextFireTimes[i] = occurrenceJSON{At: occurrence.At, Nominal: occurrence.Nominal, Shifted: occurrence.Shifted, Note: occurrence.Note}
 			}
@@ -85,6 +85,9 @@ type scheduleGetJSON struct {
 	// WorkerLive says whether a live worker serves the schedule's workflow
 	// type (the worker registry); false means its runs wait.
 	WorkerLive bool `json:"worker_live"`
+	// RunTenant is the tenant of the schedule's runs (Schedule.RunTenant):
+	// its tenant, else its owner's; "" for none.
+	RunTenant string `json:"run_tenant"`
 }
 
 // grantText describes a schedule's execution grant g for `schedule get`;
@@ -152,6 +155,7 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 	if s.Key != "" {
 		field("Key", "%s", s.Key)
 	}
+	field("Run tenant", "%s", runTenantDetail(s))
 	if note := declaredNote(s); note != "" {
 		field("Origin", "%s: %s", s.Origin(), note)
 	} else {

@@ -143,7 +143,7 @@ func TestScheduleKeys(t *testing.T) {
 		res := runCLI(t, vars, "schedule", "get", "report", "--owner", "acme")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		t.Logf("schedule get report --owner acme:\n%s", res.stdout)
-		require.Regexp(t, `^ID: +`+id.String()+`\nName: +acme report\nOwner: +acme\nKey: +report\nOrigin: +created by hand with the CLI\nWorkflow: +report `, res.stdout)
+		require.Regexp(t, `^ID: +`+id.String()+`\nName: +acme report\nOwner: +acme\nKey: +report\nRun tenant: +acme \(the owner\)\nOrigin: +created by hand with the CLI\nWorkflow: +report `, res.stdout)
 		require.Equal(t, id, getScheduleArgs(t, vars, "--owner", "acme", "report").ID) // flags before the key work too
 		require.Equal(t, noOwner, getScheduleArgs(t, vars, "report").ID)
 		require.Equal(t, noOwner, getScheduleArgs(t, vars, "report", "--owner", "").ID)
@@ -251,7 +251,7 @@ func TestScheduleKeys(t *testing.T) {
 
 		res := runCLI(t, vars, "schedule", "get", "weekly", "--owner", "declared")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Regexp(t, `\nKey: +weekly\nOrigin: +declared by service reports: `+regexp.QuoteMeta(note)+`\n`, res.stdout)
+		require.Regexp(t, `\nKey: +weekly\nRun tenant: +[^\n]+\nOrigin: +declared by service reports: `+regexp.QuoteMeta(note)+`\n`, res.stdout)
 
 		res = runCLI(t, vars, "schedule", "update", "weekly", "--owner", "declared", "--cron", "0 8 * * 1")
 		require.Equal(t, ExitOK, res.code, res.stderr)

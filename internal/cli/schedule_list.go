@@ -80,7 +80,7 @@ func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
 func printSchedulesTable(w io.Writer, schedules []*schedule.Schedule, now time.Time) error {
 	locations := make(map[string]*time.Location)
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(table, "ID\tNAME\tOWNER\tKEY\tWORKFLOW\tCRON\tZONE\tNEXT\tRUNS\tFAILURES\tPAUSED")
+	fmt.Fprintln(table, "ID\tNAME\tOWNER\tKEY\tTENANT\tWORKFLOW\tCRON\tZONE\tNEXT\tRUNS\tFAILURES\tPAUSED")
 	for _, s := range schedules {
 		next := "-"
 		if s.NextFireAt != nil {
@@ -91,8 +91,8 @@ func printSchedulesTable(w io.Writer, schedules []*schedule.Schedule, now time.T
 			}
 			next = zonedTime(*s.NextFireAt, loc) + " (" + relativeDays(*s.NextFireAt, now) + ")"
 		}
-		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, shorten(oneLine(s.Name), nameColumnWidth),
-			orDash(oneLine(s.Owner)), orDash(s.Key), oneLine(s.Workflow), oneLine(s.Cron), s.TimeZone, next, s.RunCount, s.FailureCount, yesNo(s.Paused))
+		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, shorten(oneLine(s.Name), nameColumnWidth),
+			orDash(oneLine(s.Owner)), orDash(s.Key), runTenantText(s), oneLine(s.Workflow), oneLine(s.Cron), s.TimeZone, next, s.RunCount, s.FailureCount, yesNo(s.Paused))
 	}
 	return table.Flush()
 }

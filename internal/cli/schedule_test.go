@@ -225,9 +225,9 @@ func TestScheduleCommands(t *testing.T) {
 		require.Empty(t, res.stderr)
 		t.Logf("schedule list:\n%s", res.stdout)
 		// Newest first.
-		require.Regexp(t, `^ID +NAME +OWNER +KEY +WORKFLOW +CRON +ZONE +NEXT +RUNS +FAILURES +PAUSED\n`+
-			a2.String()+` +hourly sync +list-a +- +sync +@hourly +UTC +- +0 +0 +yes\n`+
-			a1.String()+` +morning digest +list-a +digest:morning +digest +0 9 \* \* \* +Europe/Paris +\d{4}-\d\d-\d\d 09:00:00 CES?T \([^)]+\) +0 +0 +no\n$`, res.stdout)
+		require.Regexp(t, `^ID +NAME +OWNER +KEY +TENANT +WORKFLOW +CRON +ZONE +NEXT +RUNS +FAILURES +PAUSED\n`+
+			a2.String()+` +hourly sync +list-a +- +list-a \(the owner\) +sync +@hourly +UTC +- +0 +0 +yes\n`+
+			a1.String()+` +morning digest +list-a +digest:morning +list-a \(the owner\) +digest +0 9 \* \* \* +Europe/Paris +\d{4}-\d\d-\d\d 09:00:00 CES?T \([^)]+\) +0 +0 +no\n$`, res.stdout)
 
 		require.Equal(t, []uuid.UUID{a2, a1}, listScheduleIDs(t, vars, "--owner", "list-a"))
 		require.Equal(t, []uuid.UUID{b1}, listScheduleIDs(t, vars, "--owner", "list-b"))
@@ -294,7 +294,7 @@ func TestScheduleCommands(t *testing.T) {
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
 		t.Logf("schedule get:\n%s", res.stdout)
-		require.Regexp(t, `^ID: +`+id.String()+`\nName: +dst report\nOwner: +get\nOrigin: +created by hand with the CLI\nWorkflow: +send_report \(warning: no live worker serves workflow type "send_report": [^\n]+\)\nInput: +\{"to": "ops"\}\n`+
+		require.Regexp(t, `^ID: +`+id.String()+`\nName: +dst report\nOwner: +get\nRun tenant: +get \(the owner\)\nOrigin: +created by hand with the CLI\nWorkflow: +send_report \(warning: no live worker serves workflow type "send_report": [^\n]+\)\nInput: +\{"to": "ops"\}\n`+
 			`Cron: +30 2 \* \* \*\nTime zone: +America/New_York\n`+
 			`Start: +`+regexp.QuoteMeta(start.Format(zonedLayout)+" ("+start.UTC().Format(time.RFC3339)+")")+"\n"+
 			`Overlap: +skip \(a slot is skipped while the previous run is unfinished\)\n`+
@@ -563,9 +563,9 @@ func TestScheduleTables(t *testing.T) {
 	require.NoError(t, printSchedulesTable(&out, []*schedule.Schedule{nightly, paused}, now))
 	t.Logf("schedule list:\n%s", out.String())
 	require.Equal(t, ""+
-		"ID                                    NAME                                      OWNER    KEY             WORKFLOW     CRON        ZONE              NEXT                              RUNS  FAILURES  PAUSED\n"+
-		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e  nightly report                            team-42  nightly-report  send_report  30 2 * * *  America/New_York  2026-03-07 02:30:00 EST (in 19h)  12    1         no\n"+
-		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d01240  a name much longer than the forty runes…  -        -               sync         @every 90m  UTC               -                                 0     0         yes\n",
+		"ID                                    NAME                                      OWNER    KEY             TENANT               WORKFLOW     CRON        ZONE              NEXT                              RUNS  FAILURES  PAUSED\n"+
+		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e  nightly report                            team-42  nightly-report  team-42 (the owner)  send_report  30 2 * * *  America/New_York  2026-03-07 02:30:00 EST (in 19h)  12    1         no\n"+
+		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d01240  a name much longer than the forty runes…  -        -               -                    sync         @every 90m  UTC               -                                 0     0         yes\n",
 		out.String())
 
 	spec, err := schedule.ParseSpec(nightly.Cron, nightly.TimeZone)
@@ -579,6 +579,7 @@ func TestScheduleTables(t *testing.T) {
 		"Description:      the ops report for the team\n"+
 		"Owner:            team-42\n"+
 		"Key:              nightly-report\n"+
+		"Run tenant:       team-42 (the owner)\n"+
 		"Origin:           declared by service reports: a 'schedule update' lasts only until the service's next Declare puts the code's spec back\n"+
 		"Workflow:         send_report\n"+
 		"Input:            {\"to\": \"ops\"}\n"+
@@ -606,7 +607,8 @@ func TestScheduleTables(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, printSchedule(&out, paused, nil, nil, true, now))
-	require.Contains(t, out.String(), "\nOwner:            -\nOrigin:           created by application code\nWorkflow:         sync\n") // no key
+	require.Contains(t, out.String(), "\nOwner:            -\nRun tenant:       none (the schedule has neither an owner nor a tenant)\n"+
+		"Origin:           created by application code\nWorkflow:         sync\n") // no key
 	require.Contains(t, out.String(), "\nOverlap:          allow (a slot starts its run even while the previous one is unfinished)\n")
 	require.Contains(t, out.String(), "\nPaused:           yes: db upgrade\nNext fire:        - (paused)\nLast fire:        never\n")
 	require.True(t, strings.HasSuffix(out.String(), "\n\nno fire times left before its end\n"), out.String())

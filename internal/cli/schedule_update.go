@@ -20,7 +20,8 @@ func newScheduleUpdateCommand(env *Env) *cobra.Command {
 		Long: `A schedule that a service declares in its code (schedule get shows where a schedule comes
 			from) keeps an update only until the service's next Declare puts the code's spec back.`,
 		Example: `tributary schedule update 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e --cron "0 3 * * *" --tz Europe/Paris
-			tributary schedule update nightly-report --owner acme --overlap allow --max-attempts 5 --json`,
+			tributary schedule update nightly-report --owner acme --overlap allow --max-attempts 5 --json
+			tributary schedule update nightly-report --owner acme --tenant acme-eu`,
 	}, setupScheduleUpdate)
 }
 
@@ -39,6 +40,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	priority := fs.Int("priority", 0, "the new River priority of each run, `n` from 1 (highest) to 4, or 0 for the workflow type's default")
 	queue := fs.String("queue", "", "the new River `queue` of each run, or \"\" for the workflow type's default")
 	keepRuns := fs.Int("keep-runs", 0, "the new number `n` of latest runs kept whatever their age, or 0 to let the run retention apply to all")
+	tenant := fs.String("tenant", "", "the new `tenant` of the runs the schedule starts from now on, or \"\" for the owner's")
 	timeout := fs.Duration("timeout", 0, "the new time limit of each run's attempts, a `duration` such as 10m, or 0 for the workflow type's default")
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the update, as JSON (like get --json, without fire times)")
 
@@ -80,6 +82,8 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 				p.Timeout = timeout
 			case "keep-runs":
 				p.KeepRuns = keepRuns
+			case "tenant":
+				p.Tenant = tenant
 			}
 		})
 		if inputSet {
@@ -88,6 +92,9 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 				return err
 			}
 			p.Input = input
+		}
+		if err := checkTenantFlag(*tenant); err != nil {
+			return err
 		}
 		switch {
 		case !changed:
@@ -143,7 +150,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 // updateFlags are the flags of update that change a setting, in the
 // order its messages list them.
 var updateFlags = []string{"name", "description", "workflow", "cron", "tz", "input", "overlap", "catchup",
-	"max-attempts", "priority", "queue", "timeout", "keep-runs"}
+	"max-attempts", "priority", "queue", "timeout", "keep-runs", "tenant"}
 
 // flagNames are names with "--" before each.
 func flagNames(names []string) []string {
@@ -163,4 +170,5 @@ var updateValidationHints = map[string]string{
 	"Input":    "pass a smaller --input",
 	"Queue":    "fix --queue",
 	"Cron":     "fix --cron or --tz",
+	"Tenant":   "fix --tenant",
 }

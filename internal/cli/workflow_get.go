@@ -58,6 +58,9 @@ func printRun(w io.Writer, run *workflow.Run, now time.Time) error {
 	}
 	field("ID", "%s", run.ID)
 	field("Type", "%s", run.Type)
+	if run.Tenant != "" {
+		field("Tenant", "%s", run.Tenant)
+	}
 	field("Status", "%s", run.Status)
 	if run.SkipReason != "" {
 		field("Skip reason", "%s", run.SkipReason)

@@ -17,10 +17,11 @@ import (
 // newWorkflowListCommand is `tributary workflow list`.
 func newWorkflowListCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
-		Use:   "list [--type <type>] [--status <status>] [--schedule <id>] [--limit <n>] [--after <run-id>] [flags]",
+		Use:   "list [--type <type>] [--status <status>] [--tenant <tenant>] [--schedule <id>] [--limit <n>] [--after <run-id>] [flags]",
 		Short: "List runs, newest first",
 		Example: `tributary workflow list --status waiting
-					tributary workflow list --type process_order --limit 200 --json`,
+					tributary workflow list --type process_order --limit 200 --json
+					tributary workflow list --tenant acme --status failed`,
 	}, setupWorkflowList)
 }
 
@@ -28,6 +29,7 @@ func setupWorkflowList(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	typeName := fs.String("type", "", "list only runs of this workflow `type`")
 	status := fs.String("status", "", "list only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
+	tenant := fs.String("tenant", "", "list only runs of this `tenant` (workflow start --tenant, or a schedule's tenant)")
 	scheduleID := fs.String("schedule", "", "list only runs started by the schedule with this `id`")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` runs, at most %d (default %d)", maxListLimit, defaultListLimit))
 	after := fs.String("after", "", "list the runs after this `run-id` (the last one of the previous page)")
@@ -37,7 +39,10 @@ func setupWorkflowList(fs *pflag.FlagSet, env *Env) Action {
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		params := &workflow.ListParams{Type: *typeName, Limit: *limit}
+		if err := checkTenantFlag(*tenant); err != nil {
+			return err
+		}
+		params := &workflow.ListParams{Type: *typeName, Tenant: *tenant, Limit: *limit}
 		if *status != "" {
 			params.Status = workflow.Status(*status)
 			if !isRunStatus(params.Status) {
@@ -81,9 +86,9 @@ func setupWorkflowList(fs *pflag.FlagSet, env *Env) Action {
 
 func printRunsTable(w io.Writer, runs []*workflow.Run, now time.Time) error {
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(table, "ID\tTYPE\tSTATUS\tATTEMPT\tCREATED\tFINISHED\tERROR")
+	fmt.Fprintln(table, "ID\tTYPE\tTENANT\tSTATUS\tATTEMPT\tCREATED\tFINISHED\tERROR")
 	for _, run := range runs {
-		fmt.Fprintf(table, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", run.ID, oneLine(run.Type), run.Status, run.Attempt, run.MaxAttempts,
+		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", run.ID, oneLine(run.Type), orDash(oneLine(run.Tenant)), run.Status, run.Attempt, run.MaxAttempts,
 			relativeTime(run.CreatedAt, now), relativeTimeOrDash(run.FinishedAt, now), shorten(runErrorText(run.Error), errorColumnWidth))
 	}
 	return table.Flush()

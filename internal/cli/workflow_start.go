@@ -20,9 +20,11 @@ func newWorkflowStartCommand(env *Env) *cobra.Command {
 		Long: `Inserts the run and its River job in one transaction and prints the run's id. This process has
 					no workflow code: the run waits until a working client that registers the type fetches it.
 					With --idempotency-key, starting the same type with the same key again prints the first
-					run instead of starting another.`,
+					run instead of starting another. --tenant names the tenant (customer, partner) the run
+					works for: 'workflow list --tenant' finds its runs.`,
 		Example: `tributary workflow start send_report --input '{"to": "ops"}'
-					tributary workflow start import_users --input @users.json --idempotency-key import-2026-11-25`,
+					tributary workflow start import_users --input @users.json --idempotency-key import-2026-11-25
+					tributary workflow start send_report --input '{"to": "ops"}' --tenant acme`,
 	}, setupWorkflowStart)
 }
 
@@ -32,6 +34,7 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 	key := fs.String("idempotency-key", "", "start at most one run of the type with this `key`; again, it prints the first run")
 	queue := fs.String("queue", "", "the River `queue` of the run's jobs (default the type's, else default)")
 	priority := fs.Int("priority", 0, "the River priority of the run's jobs, `n` from 1 (highest) to 4 (default the type's, else 1)")
+	tenant := fs.String("tenant", "", "the `tenant` (customer, partner) the run works for, 1 to 100 printable characters; its child runs carry it too (default none)")
 	requireWorker := fs.Bool("require-worker", false, "refuse to start the run when no live worker serves the type (without it: start it and warn)")
 	asJSON := fs.Bool("json", false, "print the run as JSON (like get --json) instead of its id")
 
@@ -45,6 +48,9 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return err
 		}
+		if err := checkTenantFlag(*tenant); err != nil {
+			return err
+		}
 		client, closePool, err := dbFlags.workflowClient(ctx)
 		if err != nil {
 			return err
@@ -52,7 +58,7 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 		defer closePool()
 
 		run, err := client.StartByName(ctx, typ, inputJSON, &workflow.StartOpts{
-			IdempotencyKey: *key, Queue: *queue, Priority: *priority, RequireWorker: *requireWorker,
+			IdempotencyKey: *key, Queue: *queue, Priority: *priority, RequireWorker: *requireWorker, Tenant: *tenant,
 		})
 		var noWorker *workflow.NoWorkerError
 		if errors.As(err, &noWorker) {

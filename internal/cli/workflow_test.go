@@ -176,13 +176,13 @@ func TestWorkflowCommands(t *testing.T) {
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
 		t.Logf("workflow list:\n%s", res.stdout)
-		require.Regexp(t, `^ID +TYPE +STATUS +ATTEMPT +CREATED +FINISHED +ERROR\n`, res.stdout)
+		require.Regexp(t, `^ID +TYPE +TENANT +STATUS +ATTEMPT +CREATED +FINISHED +ERROR\n`, res.stdout)
 		ago := `(just now|\d+s ago)`
 		rows := []string{
-			approveB.ID.String() + ` +cli_approval +waiting +1/10 +` + ago + ` +- +-`,
-			approveA.ID.String() + ` +cli_approval +waiting +1/10 +` + ago + ` +- +-`,
-			failed.ID.String() + ` +cli_fail +failed +1/10 +` + ago + ` +` + ago + ` +non_retryable: card declined by the issuing bank after thre…`,
-			quick.ID.String() + ` +cli_quick +completed +1/10 +` + ago + ` +` + ago + ` +-`,
+			approveB.ID.String() + ` +cli_approval +- +waiting +1/10 +` + ago + ` +- +-`,
+			approveA.ID.String() + ` +cli_approval +- +waiting +1/10 +` + ago + ` +- +-`,
+			failed.ID.String() + ` +cli_fail +- +failed +1/10 +` + ago + ` +` + ago + ` +non_retryable: card declined by the issuing bank after thre…`,
+			quick.ID.String() + ` +cli_quick +- +completed +1/10 +` + ago + ` +` + ago + ` +-`,
 		}
 		require.Regexp(t, `\n`+rows[0]+`\n`+rows[1]+`\n`+rows[2]+`\n`+rows[3]+`\n$`, res.stdout)
 
@@ -318,7 +318,7 @@ func TestWorkflowCommands(t *testing.T) {
 
 		res = runCLI(t, vars, "workflow", "list", "--status", "cancelled")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Regexp(t, `\n`+approveB.ID.String()+` +cli_approval +cancelled +1/10 +(just now|\d+s ago) +(just now|\d+s ago) +cancelled: run cancelled while waiting\n$`, res.stdout)
+		require.Regexp(t, `\n`+approveB.ID.String()+` +cli_approval +- +cancelled +1/10 +(just now|\d+s ago) +(just now|\d+s ago) +cancelled: run cancelled while waiting\n$`, res.stdout)
 
 		res = runCLI(t, vars, "workflow", "retry", approveB.ID.String())
 		require.Equal(t, ExitOK, res.code, res.stderr)
@@ -556,12 +556,12 @@ func TestWorkflowTables(t *testing.T) {
 
 	out.Reset()
 	runs := []*workflow.Run{{
-		ID: child, Type: "process_order", Status: workflow.StatusFailed, Attempt: 3, MaxAttempts: 3,
+		ID: child, Type: "process_order", Tenant: "acme", Status: workflow.StatusFailed, Attempt: 3, MaxAttempts: 3,
 		CreatedAt: now.Add(-26 * time.Hour), FinishedAt: at(-5 * time.Second),
 		Error: &workflow.RunError{Kind: "error", Message: "charge:\tgateway timeout\nafter 30s"},
 	}}
 	require.NoError(t, printRunsTable(&out, runs, now))
 	require.Equal(t, ""+
-		"ID                                    TYPE           STATUS  ATTEMPT  CREATED  FINISHED  ERROR\n"+
-		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e  process_order  failed  3/3      26h ago  5s ago    error: charge: gateway timeout after 30s\n", out.String())
+		"ID                                    TYPE           TENANT  STATUS  ATTEMPT  CREATED  FINISHED  ERROR\n"+
+		"01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e  process_order  acme    failed  3/3      26h ago  5s ago    error: charge: gateway timeout after 30s\n", out.String())
 }
