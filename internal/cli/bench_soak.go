@@ -50,6 +50,7 @@ func setupBenchSoak(fs *pflag.FlagSet, env *Env) Action {
 	owners := fs.Int("owners", bench.DefaultSoakOwners, "owners the schedules belong to (default 100)")
 	retention := fs.Duration("retention", bench.DefaultSoakRetention, "how long finished runs and jobs are kept (default 3m)")
 	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the default queue (default 20)")
+	profileDir := fs.String("heap-profiles", "", "a `directory` to write a heap profile to at each sample (compare two with go tool pprof -base)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 
 	return func(ctx context.Context, args []string) error {
@@ -70,7 +71,7 @@ func setupBenchSoak(fs *pflag.FlagSet, env *Env) Action {
 			}
 		}
 		config := &bench.SoakConfig{Duration: *duration, Sample: *sample, Rate: *rate, Schedules: *schedules, Owners: *owners,
-			Retention: *retention, Workers: *workers, Logger: env.Logger}
+			Retention: *retention, Workers: *workers, Logger: env.Logger, ProfileDir: *profileDir}
 		var res *bench.SoakResult
 		err := runBenchOn(ctx, env, url.Get(), "bench soak", *asJSON, func(pool *pgxpool.Pool) (_ *bench.SoakResult, err error) {
 			res, err = bench.RunSoak(ctx, pool, config, env.Stderr)
