@@ -78,7 +78,7 @@ func (h *Handler) mountAPI(outer *http.ServeMux) {
 }
 
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
-	err := checkQuery(r, "type", "status", "schedule_id", "schedule", "limit", "after")
+	err := checkQuery(r, "type", "status", "tenant", "schedule_id", "schedule", "limit", "after")
 	var params *workflow.ListParams
 	if err == nil {
 		params, err = runListParams(r, true)
@@ -104,6 +104,7 @@ var runReadOnly = []string{
 // runStartBody is the body of POST /api/runs: a run's writable fields.
 type runStartBody struct {
 	Type, IdempotencyKey, Queue opt[string]
+	Tenant                      opt[string]
 	Input                       opt[json.RawMessage]
 	MaxAttempts, Priority       opt[int]
 	Tags                        opt[[]string]
@@ -114,7 +115,7 @@ type runStartBody struct {
 func (b *runStartBody) spec() *bodySpec {
 	return &bodySpec{what: "a run", required: true, readOnly: runReadOnly, members: []member{
 		{name: "type", dst: &b.Type}, {name: "input", dst: &b.Input, nullable: true},
-		{name: "idempotency_key", dst: &b.IdempotencyKey}, {name: "max_attempts", dst: &b.MaxAttempts},
+		{name: "idempotency_key", dst: &b.IdempotencyKey}, {name: "tenant", dst: &b.Tenant}, {name: "max_attempts", dst: &b.MaxAttempts},
 		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue},
 		{name: "tags", dst: &b.Tags}, {name: "metadata", dst: &b.Metadata},
 		{name: "require_worker", dst: &b.RequireWorker},
@@ -122,7 +123,7 @@ func (b *runStartBody) spec() *bodySpec {
 }
 
 // startRun answers POST /api/runs, a run's writable fields (type, input,
-// idempotency_key, max_attempts, priority, queue, tags, metadata) and
+// idempotency_key, tenant, max_attempts, priority, queue, tags, metadata) and
 // require_worker (not stored: refuse with 409 when no live client serves
 // the type, as workflow.StartOpts.RequireWorker does): 201 and
 // the run started, or, when the idempotency key had started one already,
@@ -147,6 +148,7 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
 	run, err := h.wf.StartByName(r.Context(), b.Type.value(), input, &workflow.StartOpts{
 		IdempotencyKey: b.IdempotencyKey.value(), MaxAttempts: b.MaxAttempts.value(), Metadata: b.Metadata.value(),
 		Priority: b.Priority.value(), Queue: b.Queue.value(), Tags: b.Tags.value(), RequireWorker: b.RequireWorker.value(),
+		Tenant: b.Tenant.value(),
 	})
 	var invalid *workflow.ValidationError
 	if errors.As(err, &invalid) && invalid.Field == "name" {
@@ -296,8 +298,9 @@ func checkQuery(r *http.Request, allowed ...string) error {
 }
 
 // runListParams reads status=, limit= and after= of a run listing, and
-// type= and schedule_id= when filters is set. schedule= is the former name
-// of schedule_id=, still read (deprecated).
+// type=, tenant= and schedule_id= when filters is set. schedule= is the
+// former name of schedule_id=, still read (deprecated). A tenant= that is
+// not a tenant name (workflow.CheckTenant) is refused: no run has it.
 func runListParams(r *http.Request, filters bool) (*workflow.ListParams, error) {
 	q := r.URL.Query()
 	params := &workflow.ListParams{}
@@ -316,6 +319,11 @@ func runListParams(r *http.Request, filters bool) (*workflow.ListParams, error) 
 	}
 	if filters {
 		params.Type = strings.TrimSpace(q.Get("type"))
+		if params.Tenant = strings.TrimSpace(q.Get("tenant")); params.Tenant != "" {
+			if err := workflow.CheckTenant("tenant", params.Tenant); err != nil {
+				return nil, err
+			}
+		}
 		name, value := "schedule_id", q.Get("schedule_id")
 		if value == "" && q.Has("schedule") {
 			name, value = "schedule", q.Get("schedule")

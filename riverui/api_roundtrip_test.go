@@ -42,8 +42,8 @@ func without(v map[string]any, names ...string) map[string]any {
 // readOnly; TestAPIReadOnlyFields checks the lists against it.
 var (
 	scheduleReadOnly = []string{
-		"id", "declared_by", "undeclared_at", "created_by", "origin", "paused_at", "next_fire_at", "last_fire_at", "run_count",
-		"failure_count", "last_run_status", "created_at", "updated_at", "next_fire_times", "worker_live", "existing",
+		"id", "run_tenant", "declared_by", "undeclared_at", "created_by", "origin", "paused_at", "next_fire_at", "last_fire_at",
+		"run_count", "failure_count", "last_run_status", "created_at", "updated_at", "next_fire_times", "worker_live", "existing",
 	}
 	runReadOnly = []string{"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step", "skip_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps"}
 )
@@ -77,7 +77,7 @@ func TestAPIScheduleRoundTrip(t *testing.T) {
 	f := newFixture(t, nil)
 	grant, err := f.sc.CreateGrant(t.Context(), &schedule.GrantParams{Subject: "ada", Scopes: []string{"*"}})
 	require.NoError(t, err)
-	status, body := f.do(t, http.MethodPost, "/api/schedules", `{"name": "reports", "description": "weekday reports", "owner": "finance",
+	status, body := f.do(t, http.MethodPost, "/api/schedules", `{"name": "reports", "description": "weekday reports", "owner": "finance", "tenant": "finance-eu",
 		"workflow": "digest", "input": {"team": "finance", "n": 1.5, "tags": ["a"]}, "cron": "30 8 * * 1-5", "time_zone": "America/New_York",
 		"start_at": "2026-01-01T00:00:00+01:00", "end_at": "2099-01-01T00:00:00Z", "overlap": "queue", "catch_up_window": "0s",
 		"catch_up": "latest", "max_attempts": 3, "priority": 2, "queue": "reports", "timeout": "90m", "grant_id": "`+grant.ID.String()+`"}`, nil)
@@ -86,6 +86,8 @@ func TestAPIScheduleRoundTrip(t *testing.T) {
 	require.Equal(t, "0s", created["catch_up_window"], "no window, not the default minute")
 	require.Equal(t, "1h30m0s", created["timeout"])
 	require.Equal(t, "2025-12-31T23:00:00Z", created["start_at"])
+	require.Equal(t, "finance-eu", created["tenant"])
+	require.Equal(t, "finance-eu", created["run_tenant"])
 	path := "/api/schedules/" + created["id"].(string)
 
 	roundTrip := func(t *testing.T) string {
@@ -154,7 +156,7 @@ func TestAPIRunRoundTrip(t *testing.T) {
 
 	f := newFixture(t, nil)
 	status, body := f.do(t, http.MethodPost, "/api/runs", `{"type": "send_report", "input": {"to": "ops", "pages": [1, 2]},
-		"idempotency_key": "report-2026-11", "max_attempts": 4, "priority": 2, "queue": "reports", "tags": ["api", "monthly"],
+		"idempotency_key": "report-2026-11", "tenant": "acme", "max_attempts": 4, "priority": 2, "queue": "reports", "tags": ["api", "monthly"],
 		"metadata": {"requested_by": "ops"}}`, nil)
 	require.Equal(t, http.StatusCreated, status, body)
 	path := "/api/runs/" + object(t, body)["id"].(string)
@@ -163,6 +165,7 @@ func TestAPIRunRoundTrip(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, before)
 	run := object(t, before)
 	require.Equal(t, "send_report", run["type"])
+	require.Equal(t, "acme", run["tenant"])
 	require.Equal(t, []any{}, run["steps"])
 
 	status, again := f.do(t, http.MethodPost, "/api/runs", encode(t, without(run, runReadOnly...)), nil)

@@ -19,7 +19,7 @@ import (
 // /api/schedules/{id}: the writable fields of a schedule, as GET answers
 // them. A PATCH changes the fields it names that differ from the schedule.
 type scheduleBody struct {
-	Name, Description, Owner, Key, Workflow, Cron, TimeZone, Queue, PauseNote opt[string]
+	Name, Description, Owner, Key, Tenant, Workflow, Cron, TimeZone, Queue, PauseNote opt[string]
 
 	Input          opt[json.RawMessage]
 	StartAt, EndAt opt[time.Time]
@@ -37,7 +37,7 @@ type scheduleBody struct {
 
 // scheduleReadOnly are the fields of a schedule that only the server sets.
 var scheduleReadOnly = []string{
-	"id", "declared_by", "undeclared_at", "created_by", "origin", "paused_at", "next_fire_at", "last_fire_at",
+	"id", "run_tenant", "declared_by", "undeclared_at", "created_by", "origin", "paused_at", "next_fire_at", "last_fire_at",
 	"run_count", "failure_count", "last_run_status", "created_at", "updated_at", "next_fire_times", "worker_live", "existing",
 }
 
@@ -46,7 +46,7 @@ var scheduleReadOnly = []string{
 func (b *scheduleBody) spec(patch bool) *bodySpec {
 	members := []member{
 		{name: "name", dst: &b.Name}, {name: "description", dst: &b.Description}, {name: "owner", dst: &b.Owner},
-		{name: "key", dst: &b.Key}, {name: "workflow", dst: &b.Workflow}, {name: "input", dst: &b.Input, nullable: true},
+		{name: "key", dst: &b.Key}, {name: "tenant", dst: &b.Tenant}, {name: "workflow", dst: &b.Workflow}, {name: "input", dst: &b.Input, nullable: true},
 		{name: "cron", dst: &b.Cron}, {name: "time_zone", dst: &b.TimeZone},
 		{name: "start_at", dst: &b.StartAt, nullable: true}, {name: "end_at", dst: &b.EndAt, nullable: true},
 		{name: "overlap", dst: &b.Overlap}, {name: "catch_up_window", dst: &b.CatchUpWindow},
@@ -106,7 +106,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		Workflow: b.Workflow.value(), Input: b.input(), Cron: b.Cron.value(), TimeZone: b.TimeZone.value(), StartAt: b.StartAt.value(), EndAt: b.EndAt.value(),
 		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
 		Queue: b.Queue.value(), Timeout: time.Duration(b.Timeout.value()), Paused: b.Paused.value(), PauseNote: b.PauseNote.value(),
-		RequireWorker: b.RequireWorker.value(), KeepRuns: b.KeepRuns.value(),
+		RequireWorker: b.RequireWorker.value(), KeepRuns: b.KeepRuns.value(), Tenant: b.Tenant.value(),
 	}
 	if b.CatchUpWindow.set {
 		p.CatchUpWindow = window(b.CatchUpWindow.value())
@@ -196,6 +196,7 @@ func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bo
 	str(&p.Name, &b.Name, s.Name)
 	str(&p.Description, &b.Description, s.Description)
 	str(&p.Owner, &b.Owner, s.Owner)
+	str(&p.Tenant, &b.Tenant, s.Tenant)
 	str(&p.Workflow, &b.Workflow, s.Workflow)
 	str(&p.Cron, &b.Cron, s.Cron)
 	str(&p.TimeZone, &b.TimeZone, s.TimeZone)

@@ -49,6 +49,7 @@ type runJSON struct {
 	Type              string          `json:"type"`
 	Status            workflow.Status `json:"status"`
 	IdempotencyKey    string          `json:"idempotency_key"`
+	Tenant            string          `json:"tenant"`
 	Input             json.RawMessage `json:"input"`
 	Output            json.RawMessage `json:"output"`
 	Error             *runErrorJSON   `json:"error"`
@@ -91,7 +92,7 @@ type stepJSON struct {
 // runWire is run on the wire, with its steps when withSteps.
 func runWire(run *workflow.Run, withSteps bool) *runJSON {
 	out := &runJSON{
-		ID: run.ID, Type: run.Type, Status: run.Status, IdempotencyKey: run.IdempotencyKey,
+		ID: run.ID, Type: run.Type, Status: run.Status, IdempotencyKey: run.IdempotencyKey, Tenant: run.Tenant,
 		Input: jsonOrNull(run.Input), Output: jsonOrNull(run.Output), Error: runErrorWire(run.Error),
 		Attempt: run.Attempt, MaxAttempts: run.MaxAttempts, Queue: run.Queue, Priority: run.Priority,
 		ScheduleID: run.ScheduleID, FireAt: utcPtr(run.FireAt), ParentID: run.ParentID, ParentStep: run.ParentStep,
@@ -165,6 +166,7 @@ type scheduleJSON struct {
 	Description   string                 `json:"description"`
 	Owner         string                 `json:"owner"`
 	Key           string                 `json:"key"`
+	Tenant        string                 `json:"tenant"`
 	Workflow      string                 `json:"workflow"`
 	Input         json.RawMessage        `json:"input"`
 	Cron          string                 `json:"cron"`
@@ -195,6 +197,9 @@ type scheduleJSON struct {
 	CreatedBy     string                 `json:"created_by"`
 	// Origin is Schedule.Origin: where the schedule comes from, for people.
 	Origin string `json:"origin"`
+	// RunTenant is Schedule.RunTenant: the tenant the schedule's runs
+	// carry, its tenant or else its owner ("" for none).
+	RunTenant string `json:"run_tenant"`
 	// NextFireTimes are in the answers about one schedule, not in
 	// listings: the next nextFireTimes fire times, none while paused.
 	NextFireTimes *[]occurrence `json:"next_fire_times,omitempty"`
@@ -218,8 +223,9 @@ type occurrence struct {
 
 func scheduleWire(s *schedule.Schedule) *scheduleJSON {
 	return &scheduleJSON{
-		ID: s.ID, Name: s.Name, Description: s.Description, Owner: s.Owner, Key: s.Key, Workflow: s.Workflow,
-		Input: jsonOrNull(s.Input), Cron: s.Cron, TimeZone: s.TimeZone, StartAt: utcPtr(s.StartAt), EndAt: utcPtr(s.EndAt),
+		ID: s.ID, Name: s.Name, Description: s.Description, Owner: s.Owner, Key: s.Key, Tenant: s.Tenant, RunTenant: s.RunTenant(),
+		Workflow: s.Workflow,
+		Input:    jsonOrNull(s.Input), Cron: s.Cron, TimeZone: s.TimeZone, StartAt: utcPtr(s.StartAt), EndAt: utcPtr(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: duration(s.CatchUpWindow), CatchUp: s.CatchUp,
 		MaxAttempts: s.MaxAttempts, KeepRuns: s.KeepRuns, Priority: s.Priority, Queue: s.Queue, Timeout: duration(s.Timeout),
 		Paused: s.Paused, PauseNote: s.PauseNote, PausedAt: utcPtr(s.PausedAt), NextFireAt: utcPtr(s.NextFireAt),
