@@ -183,6 +183,7 @@ func TestBrowser(t *testing.T) {
 			require.Equal(t, b.base+keyedPath, browser.Run(t, ctx, chromedp.Location()))
 			require.Equal(t, "digest:user@42", visibleText(t, ctx, `dd [data-testid=schedule-key]`))
 			require.Equal(t, "declared by service reports", visibleText(t, ctx, `[data-testid=schedule-origin]`))
+			require.Equal(t, "acme (the owner)", visibleText(t, ctx, `[data-testid=schedule-tenant]`))
 			require.Contains(t, visibleText(t, ctx, `[data-testid=declared]`), "an edit here lasts only until the service's next declaration")
 			browser.Do(t, ctx,
 				chromedp.Click(chromedp.CSS(`button[data-testid=trigger]`)),
@@ -261,7 +262,7 @@ func TestBrowserOperator(t *testing.T) {
 	config := &riverui.Config{Prefix: "/ops", Token: "browser-s3cret"}
 	b := setupBrowser(t, config)
 	ctx := browser.New(t)
-	waiting, err := browserApproval.Start(t.Context(), b.wf, "laptop", &workflow.StartOpts{IdempotencyKey: "expense-7", Metadata: map[string]any{"team": "ops"}})
+	waiting, err := browserApproval.Start(t.Context(), b.wf, "laptop", &workflow.StartOpts{IdempotencyKey: "expense-7", Metadata: map[string]any{"team": "ops"}, Tenant: "acme"})
 	require.NoError(t, err)
 
 	browser.Do(t, ctx,
@@ -296,6 +297,23 @@ func TestBrowserOperator(t *testing.T) {
 		require.Equal(t, 1, browser.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("tr[data-testid=run-row]").length`)), search)
 	}
 
+	// The tenant field keeps the tenant's runs: the waiting run, not the
+	// completed one (which has none).
+	browser.Do(t, ctx,
+		chromedp.Click(chromedp.CSS(`a[data-testid=nav-runs]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[data-testid=tenant-filter]`)),
+	)
+	require.True(t, browser.Run(t, ctx, hold))
+	browser.Do(t, ctx,
+		chromedp.SendKeys(chromedp.CSS(`input[data-testid=tenant-filter]`), "acme"),
+		chromedp.Click(chromedp.CSS(`button[data-testid=apply-filters]`)),
+		chromedp.WaitVisible(chromedp.CSS(`a[data-testid=clear-filters]`)),
+	)
+	require.True(t, browser.Run(t, ctx, hold))
+	require.Contains(t, browser.Run(t, ctx, chromedp.Location()), "&tenant=acme&")
+	require.Equal(t, 1, browser.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("tr[data-testid=run-row]").length`)))
+	require.Equal(t, "acme", visibleText(t, ctx, `td[data-testid=run-tenant]`))
+
 	// The run's page: its timeline, and the signal form filled with the
 	// name the run waits for. It refreshes itself, but not while the
 	// operator types.
@@ -304,6 +322,7 @@ func TestBrowserOperator(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`figure[data-testid=timeline]`)),
 	)
 	require.Equal(t, "approve", browser.Run(t, ctx, chromedp.Evaluate[string](`document.querySelector("form[data-testid=signal] input[name=name]").value`)))
+	require.Equal(t, "acme", visibleText(t, ctx, `[data-testid=run-tenant]`))
 	require.True(t, browser.Run(t, ctx, chromedp.Evaluate[bool](`window.notReloaded = true`)))
 	browser.Do(t, ctx,
 		waitTrue(`window.notReloaded !== true && document.readyState === "complete"`), // a new page
@@ -335,6 +354,7 @@ func TestBrowserOperator(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name=workflow]`), browserApproval.Name()),
 		chromedp.SendKeys(chromedp.CSS(`input[name=cron]`), "0 9 * * MON-FRI-X"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=time_zone]`), "Europe/Paris"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme-eu"),
 		chromedp.SendKeys(chromedp.CSS(`textarea[name=input]`), `"laptop"`),
 		chromedp.Click(chromedp.CSS(`button[data-testid=create]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=field-error]`)),
@@ -347,13 +367,14 @@ func TestBrowserOperator(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash]`)),
 	)
 	require.Equal(t, "weekly approvals", visibleText(t, ctx, `[data-testid=schedule-name]`))
+	require.Equal(t, "acme-eu", visibleText(t, ctx, `[data-testid=schedule-tenant]`), "the tenant typed, kept through the refused form")
 	require.Contains(t, browser.Run(t, ctx, chromedp.Location()), b.base+"/schedules/")
 	noErrorsBut(t, ctx, "400 (Bad Request) ["+b.base+"/schedules/new]") // the refused form
 
 	// At a phone's width no page is wider than the screen: tables scroll
 	// in their own box.
 	browser.Do(t, ctx, chromedp.EmulateViewport(390, 844))
-	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath} {
+	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs?tenant=acme", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath} {
 		browser.Do(t, ctx,
 			chromedp.Navigate(b.base+path),
 			chromedp.WaitVisible(chromedp.CSS(`main`)),

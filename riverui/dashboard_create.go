@@ -127,7 +127,7 @@ func conflictMessage(e *schedule.KeyConflictError) string {
 // refuse. Empty fields are the defaults the form's labels name.
 func createParams(f scheduleFields) (*schedule.Params, error) {
 	p := &schedule.Params{
-		Name: f.Name, Description: f.Description, Owner: f.Owner, Key: f.Key, CreatedBy: "dashboard",
+		Name: f.Name, Description: f.Description, Owner: f.Owner, Key: f.Key, Tenant: f.Tenant, CreatedBy: "dashboard",
 		Workflow: f.Workflow, Cron: f.Cron, TimeZone: f.TimeZone,
 		Overlap: schedule.OverlapPolicy(f.Overlap), CatchUp: schedule.CatchUpPolicy(f.CatchUp), Queue: f.Queue,
 		Paused: f.Paused, PauseNote: f.PauseNote,
@@ -225,7 +225,7 @@ func inField(field string, err error) error { return &fieldError{field: field, e
 // paramFields are the form names of the fields of schedule.Params and
 // UpdateParams, as a schedule.ValidationError names them.
 var paramFields = map[string]string{
-	"Name": "name", "Description": "description", "Owner": "owner", "Key": "key", "Workflow": "workflow", "Input": "input",
+	"Name": "name", "Description": "description", "Owner": "owner", "Key": "key", "Tenant": "tenant", "Workflow": "workflow", "Input": "input",
 	"Cron": "cron", "TimeZone": "time_zone", "StartAt": "start_at", "EndAt": "end_at", "Overlap": "overlap",
 	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "MaxAttempts": "max_attempts", "KeepRuns": "keep_runs", "Priority": "priority",
 	"Queue": "queue", "Timeout": "timeout", "GrantID": "grant_id", "PauseNote": "pause_note",

@@ -233,7 +233,7 @@ func TestDashboardNewSchedule(t *testing.T) {
 	good := map[string]string{
 		"name": "nightly " + hostile, "workflow": flow.Name(), "cron": "30 2 * * *", "time_zone": "Europe/Paris",
 		"start_at": "2030-01-01T00:00", "input": `{"user": "ada"}`, "owner": "team-a", "max_attempts": "3", "catch_up_window": "0s",
-		"keep_runs": "12",
+		"keep_runs": "12", "tenant": "acme-eu",
 	}
 	merged := func(change map[string]string) map[string]string {
 		out := map[string]string{}
@@ -265,6 +265,7 @@ func TestDashboardNewSchedule(t *testing.T) {
 		"catch_up_window": {map[string]string{"catch_up_window": "soon"}, "catch-up window &#34;soon&#34; is not a duration", http.StatusBadRequest},
 		"start_at":        {map[string]string{"start_at": "tomorrow"}, "start &#34;tomorrow&#34; is not a time", http.StatusBadRequest},
 		"grant_id":        {map[string]string{"grant_id": uuid.NewString()}, "schedule: invalid GrantID", http.StatusBadRequest},
+		"tenant":          {map[string]string{"tenant": "acme\teu"}, `schedule: invalid Tenant: &#34;acme\teu&#34; holds U&#43;0009, which cannot be shown`, http.StatusBadRequest},
 	} {
 		resp := post(merged(c.change))
 		require.Equal(t, c.status, resp.status, field)
@@ -296,6 +297,7 @@ func TestDashboardNewSchedule(t *testing.T) {
 	require.Equal(t, "team-a", s.Owner)
 	require.Equal(t, 3, s.MaxAttempts)
 	require.Equal(t, 12, s.KeepRuns)
+	require.Equal(t, "acme-eu", s.Tenant)
 	require.Zero(t, s.CatchUpWindow)
 	require.JSONEq(t, `{"user": "ada"}`, string(s.Input))
 	require.Equal(t, time.Date(2030, 1, 1, 0, 0, 0, 0, mustZone(t, "Europe/Paris")), s.StartAt.In(mustZone(t, "Europe/Paris")))

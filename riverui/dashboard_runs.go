@@ -21,6 +21,7 @@ type runsView struct {
 	Filtered bool
 	Type     string
 	Status   string
+	Tenant   string
 	Schedule string
 	// Q is the search as typed, From and To the creation time range.
 	Q    string
@@ -51,13 +52,13 @@ func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := &runsView{
 		chrome: h.chrome(r, "Runs", "runs"),
-		Type:   q.Get("type"), Status: q.Get("status"), Schedule: q.Get("schedule"),
+		Type:   q.Get("type"), Status: q.Get("status"), Tenant: q.Get("tenant"), Schedule: q.Get("schedule"),
 		Q: strings.TrimSpace(q.Get("q")), From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")),
 		Types: h.wf.Types(), Statuses: runStatuses,
 	}
 	v.LastHour = v.Now.UTC().Add(-time.Hour).Format(runSearchLayout)
 	v.LastDay = v.Now.UTC().Add(-24 * time.Hour).Format(runSearchLayout)
-	v.Filtered = v.Type != "" || v.Status != "" || v.Schedule != "" || v.Q != "" || v.From != "" || v.To != ""
+	v.Filtered = v.Type != "" || v.Status != "" || v.Tenant != "" || v.Schedule != "" || v.Q != "" || v.From != "" || v.To != ""
 	status, err := http.StatusOK, func() error {
 		params, err := runListParams(r, true)
 		if err != nil {

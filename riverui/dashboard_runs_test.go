@@ -43,7 +43,7 @@ func TestDashboardRuns(t *testing.T) {
 	// The failed run's error shows under its row.
 	require.Equal(t, 1, strings.Count(resp.body, `<tr data-testid="run-row" class="has-error">`))
 	require.Len(t, texts(resp.body, "run-error"), 0) // it holds markup
-	require.Regexp(t, `<td colspan="8" data-testid="run-error"><span class="status status-failed">[a-z_]+</span> in step <code>explode</code>, attempt 1: [^<]*boom &lt;script&gt;`, resp.body)
+	require.Regexp(t, `<td colspan="9" data-testid="run-error"><span class="status status-failed">[a-z_]+</span> in step <code>explode</code>, attempt 1: [^<]*boom &lt;script&gt;`, resp.body)
 	require.Contains(t, links, "/runs/"+completed.ID.String())
 	require.Contains(t, resp.body, fmt.Sprintf(`<a href="/riverui/jobs/%d">`, completed.JobID))
 

@@ -90,7 +90,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		require.Contains(t, resp.body, "Start (in Europe/Paris; empty for none)")
 		form := formFields(t, resp.body, "edit-form")
 		require.Equal(t, url.Values{
-			"name": {"prefilled"}, "workflow": {flow.Name()}, "description": {"the nightly one"}, "owner": {"team-a"},
+			"name": {"prefilled"}, "workflow": {flow.Name()}, "description": {"the nightly one"}, "owner": {"team-a"}, "tenant": {""},
 			"cron": {"0 3 * * *"}, "time_zone": {"Europe/Paris"},
 			"start_at": {"2098-01-01T09:00"}, "end_at": {"2099-01-01T01:00"}, // in Paris
 			"overlap": {"queue"}, "catch_up": {"latest"}, "catch_up_window": {"10m0s"},

@@ -21,7 +21,7 @@
 //	GET  /schedules/{id}                 a schedule: spec, key and origin, next 10 fire times, run ledger (?after=&limit=)
 //	GET  /schedules/{id}/edit            a form to change its spec, filled in with it
 //	GET  /schedules/{id}/delete          asks to confirm deleting it
-//	POST /schedules/{id}/edit            form: name, workflow, description, owner, cron, time_zone, start_at,
+//	POST /schedules/{id}/edit            form: name, workflow, description, owner, tenant, cron, time_zone, start_at,
 //	                                     end_at, overlap, catch_up, catch_up_window, max_attempts, priority,
 //	                                     queue, timeout, grant_id, input (JSON)
 //	POST /schedules/{id}/pause           form: note
@@ -29,7 +29,7 @@
 //	POST /schedules/{id}/trigger
 //	POST /schedules/{id}/backfill        form: from, to, overlap
 //	POST /schedules/{id}/delete
-//	GET  /runs                           runs: ?q=&from=&to=&type=&status=&schedule=&after=&limit=
+//	GET  /runs                           runs: ?q=&from=&to=&type=&status=&tenant=&schedule=&after=&limit=
 //	GET  /runs/{id}                      a run: input, output or error, its steps on a time axis
 //	POST /runs/{id}/cancel
 //	POST /runs/{id}/retry
@@ -64,8 +64,10 @@
 // type= names one; "key:" before one that holds "="), or key=value terms
 // that the runs' metadata must all hold (a value that reads as JSON is
 // that value, 42 or "42", else text); from= and to= bound the runs'
-// creation time, in UTC. Each is served by an index (see
-// workflow.ListParams).
+// creation time, in UTC; tenant= keeps one tenant's runs. Each is served
+// by an index (see workflow.ListParams). The runs pages show each run's
+// tenant, and a schedule's page the tenant its runs carry (its tenant, or
+// its owner's, which it says).
 //
 // The new schedule form creates it as POST /api/schedules does, so it
 // refuses what the API refuses with the same message, shown above the
@@ -95,15 +97,15 @@
 //
 //	GET    /riverui/                     River UI
 //	GET    /api/openapi.json             the OpenAPI 3.1 document of the API (openapi.json)
-//	GET    /api/runs                     ?type=&status=&schedule_id=&limit=&after=
-//	POST   /api/runs                     a run's writable fields: {"type": "...", "input": ..., "idempotency_key",
+//	GET    /api/runs                     ?type=&status=&tenant=&schedule_id=&limit=&after=
+//	POST   /api/runs                     a run's writable fields: {"type": "...", "input": ..., "idempotency_key", "tenant",
 //	                                     "max_attempts", "priority", "queue", "tags", "metadata", "require_worker"}
 //	GET    /api/runs/{id}                a run with its steps
 //	POST   /api/runs/{id}/cancel
 //	POST   /api/runs/{id}/retry
 //	POST   /api/runs/{id}/signal         {"name": "...", "payload": ...}
 //	GET    /api/schedules                ?owner=&workflow=&paused=&limit=&after=
-//	POST   /api/schedules                a schedule's writable fields: {"name", "key", "workflow", "cron", "time_zone",
+//	POST   /api/schedules                a schedule's writable fields: {"name", "key", "tenant", "workflow", "cron", "time_zone",
 //	                                     "input", "overlap", "catch_up_window": "1h", …, "require_worker"}
 //	GET    /api/schedules/{id}           a schedule with its next 10 fire times
 //	PATCH  /api/schedules/{id}           the fields to change; a GET's body as it is changes nothing

@@ -61,6 +61,7 @@ type scheduleFields struct {
 	Name          string
 	Description   string
 	Owner         string
+	Tenant        string
 	Cron          string
 	TimeZone      string
 	StartAt       string
@@ -86,7 +87,7 @@ type scheduleFields struct {
 // end as wall times in loc.
 func fieldsOf(s *schedule.Schedule, loc *time.Location) scheduleFields {
 	f := scheduleFields{
-		Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow, Cron: s.Cron, TimeZone: s.TimeZone,
+		Name: s.Name, Description: s.Description, Owner: s.Owner, Tenant: s.Tenant, Workflow: s.Workflow, Cron: s.Cron, TimeZone: s.TimeZone,
 		StartAt: wallTime(s.StartAt, loc), EndAt: wallTime(s.EndAt, loc),
 		Overlap: string(s.Overlap), CatchUp: string(s.CatchUp), CatchUpWindow: s.CatchUpWindow.String(),
 		Queue: s.Queue, Input: prettyJSON(s.Input),
@@ -119,7 +120,7 @@ func postedFields(r *http.Request) scheduleFields {
 		return strings.ReplaceAll(strings.TrimSpace(r.PostFormValue(name)), "\r\n", "\n")
 	}
 	return scheduleFields{
-		Name: v("name"), Description: v("description"), Owner: v("owner"), Cron: v("cron"), TimeZone: v("time_zone"),
+		Name: v("name"), Description: v("description"), Owner: v("owner"), Tenant: v("tenant"), Cron: v("cron"), TimeZone: v("time_zone"),
 		StartAt: v("start_at"), EndAt: v("end_at"), Overlap: v("overlap"), CatchUp: v("catch_up"),
 		CatchUpWindow: v("catch_up_window"), MaxAttempts: v("max_attempts"), KeepRuns: v("keep_runs"), Priority: v("priority"),
 		Queue: v("queue"), Timeout: v("timeout"), Input: v("input"), GrantID: v("grant_id"),
@@ -207,6 +208,7 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	str(&p.Name, f.Name, s.Name)
 	str(&p.Description, f.Description, s.Description)
 	str(&p.Owner, f.Owner, s.Owner)
+	str(&p.Tenant, f.Tenant, s.Tenant)
 	if f.Workflow != "" {
 		str(&p.Workflow, f.Workflow, s.Workflow)
 	}
