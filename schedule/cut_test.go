@@ -1,16 +1,15 @@
 package schedule
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
-	"github.com/tributary-go/tributary/workflow"
 )
 
 // cutKills and cutEvery: how many connections TestConnectionsCut kills, and
@@ -20,15 +19,22 @@ const (
 	cutEvery = 400 * time.Millisecond
 )
 
-// TestConnectionsCut kills the connections of two working clients at
-// random under load, as proxies, poolers and network blips do:
-// pg_terminate_backend on one of their backends every 400 ms, 50 times
-// (pool connections, inside a batch transaction or not, the LISTEN
-// connections, the registries' advisory-lock sessions, River's). Nothing
-// is lost or doubled: every acknowledged run completes once with its
-// steps' output, no slot has two runs; no live client is taken for dead;
-// and no client is wedged: after the last kill, a run started on each
-// completes.
+// TestConnectionsCut kills the connections of two working clients, each a
+// process of its own (TestWorkerHelperProcess), under load, as proxies,
+// poolers and network blips do: pg_terminate_backend on one of their
+// backends, found by the processes' application_name, every 400 ms, 50
+// times. Every other kill takes any of their backends at random (pool
+// connections, inside a batch transaction or not, the LISTEN connections,
+// the registries' sessions, River's); the others take in turn each
+// process's registry session (the one that holds its liveness lock),
+// River's notifier and Tributary's listener (backendWatch), so that each
+// is cut about four times. The application, an insert-only client in the
+// test's process that starts the runs and awaits them, is left alone.
+// Nothing is lost or doubled: every acknowledged run completes once with
+// its steps' output, no slot has two runs; no live client is taken for
+// dead (its registry row stays, and no process logs that a client died
+// or that its row is gone); and nothing is wedged: after the last kill,
+// every component of each process works again (recoveryChecks).
 func TestConnectionsCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills 50 connections over 20 s under load; skipped under -short")
@@ -37,60 +43,51 @@ func TestConnectionsCut(t *testing.T) {
 
 	db := testdb.New(t)
 	ctx := ctxT(t, 3*time.Minute)
-	app := "tributary_cut_" + db.Schema
-	u, err := url.Parse(db.URL)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Set("application_name", app)
-	u.RawQuery = q.Encode()
-	var clients []*workflow.Client
-	var schedules *Client
-	for range 2 {
-		wf, sc := startFailoverClient(t, u.String())
-		clients, schedules = append(clients, wf), sc
-	}
-	s, err := schedules.Create(ctx, &Params{Name: "every second", Key: "ticker", Workflow: "tick", Cron: "* * * * * *", Overlap: OverlapAllow})
-	require.NoError(t, err)
-	load := startFailoverLoad(ctx, clients)
+	workers := startWorkerProcesses(t, db.URL, db.Schema, "tributary-worker-1-"+db.Schema, "tributary-worker-2-"+db.Schema)
+	watch := newBackendWatch(db.Pool, workers)
+	// A listener shows its LISTEN for 5 s only (backendWatch): note them
+	// now, so that the kills find them.
+	pollFor(t, "each worker process's notifier and listener to LISTEN", func(ctx context.Context) bool {
+		for _, w := range workers {
+			if !watch.has(ctx, w, riverNotifier) || !watch.has(ctx, w, wakeListener) {
+				return false
+			}
+		}
+		return true
+	})
+	ids := []string{workers[0].clientID, workers[1].clientID}
+	app, s := startFailoverApp(ctx, t, db.URL, db.Schema)
+	load := startFailoverLoad(ctx, app)
 
+	targets := []string{registrySession, riverNotifier, wakeListener}
 	killed := map[string]int{}
-	for range cutKills {
+	for i := range cutKills {
 		select {
 		case <-ctx.Done():
 			t.Fatal(ctx.Err())
 		case <-time.After(cutEvery):
 		}
-		rows, err := db.Pool.Query(ctx, `SELECT pid, coalesce(nullif(regexp_replace(left(query, 48), '\s+', ' ', 'g'), ''), state)
-			FROM pg_stat_activity WHERE application_name = $1`, app)
+		var rows int
+		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM tributary_workers WHERE client_id = ANY($1)", ids).Scan(&rows))
+		require.Equal(t, len(ids), rows, "a live worker process's registry row is gone")
+		backends, err := watch.backends(ctx)
 		require.NoError(t, err)
-		type backend struct {
-			pid  int
-			what string
-		}
-		var backends []backend
-		for rows.Next() {
-			var b backend
-			require.NoError(t, rows.Scan(&b.pid, &b.what))
-			backends = append(backends, b)
-		}
-		require.NoError(t, rows.Err())
 		require.NotEmpty(t, backends)
 		b := backends[rand.IntN(len(backends))]
+		if i%2 == 1 {
+			turn := i / 2
+			if target, ok := pick(backends, workers[turn%len(workers)], targets[turn/len(workers)%len(targets)]); ok {
+				b = target
+			}
+		}
 		_, err = db.Pool.Exec(ctx, "SELECT pg_terminate_backend($1)", b.pid)
 		require.NoError(t, err)
-		killed[b.what]++
+		killed[b.worker.name+" "+b.kind]++
 	}
 	lastKill := time.Now()
 
-	// No client is wedged: a run on each completes.
-	for i, c := range clients {
-		h, err := failoverFlow.Start(ctx, c, 1000+i, nil)
-		require.NoError(t, err, "client %d", i)
-		out, err := h.Result(ctx)
-		require.NoError(t, err, "client %d", i)
-		require.Equal(t, (1000+i+1)*2, out)
-	}
-	recovered := time.Since(lastKill)
+	checks := watch.recoveryChecks(lastKill)
+	recovered := waitRecovered(t, "every component of each worker process to work again after the kills", lastKill, checks)
 	load.finish()
 
 	load.mu.Lock()
@@ -108,9 +105,11 @@ func TestConnectionsCut(t *testing.T) {
 		require.JSONEq(t, fmt.Sprint((n+1)*2), string(out), "run %d", n)
 	}
 	slots := requireSlotsOnce(t, db.Pool, s.ID)
+	requireNoneTakenForDead(t, workers)
 	var takenForDead int
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE errors::text LIKE '%died while working this job%'`).Scan(&takenForDead))
 	require.Zero(t, takenForDead, "a live client was taken for dead")
-	t.Logf("%d connections killed (by what they ran: %v); %d runs acknowledged, %d starts refused; %d slots; a run on each client completed %s after the last kill",
-		cutKills, killed, len(load.started), load.refused, slots, recovered.Round(10*time.Millisecond))
+	t.Logf("%d connections killed (by process and kind: %v); %d runs acknowledged, %d starts refused; %d slots",
+		cutKills, killed, len(load.started), load.refused, slots)
+	t.Logf("recovered after the last kill: %s", formatRecovery(checks, recovered))
 }
