@@ -35,6 +35,21 @@ type DefineOpts struct {
 	// Defaults to river.QueueDefault.
 	Queue string
 
+	// TenantLimit is the most runs of this type of one tenant
+	// (StartOpts.Tenant) that work at once, across every client of the
+	// database; an operator may set another for one tenant
+	// (Client.SetTenantLimit: a big tenant gets 50 where the rest get 5).
+	// A run works while an attempt of it runs: one that sleeps, waits for
+	// a signal or for a child holds no slot. A run over the limit is held
+	// back without holding a worker or being retried (its job waits in
+	// River's pending state, and GetRun shows it held) and starts when a
+	// slot is given back, in the order its tenant's runs were started. A
+	// run without a tenant is not limited. See tenant_limit.go for how the
+	// limit holds under racing clients and crashes.
+	//
+	// Defaults to 0: no limit.
+	TenantLimit int
+
 	// Timeout bounds one attempt: River cancels the attempt's context after it.
 	// Completed steps are kept; the next attempt continues after them.
 	//
@@ -97,6 +112,9 @@ func (d *Definition[In, Out]) validate() error {
 	}
 	if d.fn == nil {
 		return &ValidationError{Field: "fn", Problem: fmt.Sprintf("workflow %q has a nil function; pass the function that implements it to Define", d.name)}
+	}
+	if d.opts.TenantLimit < 0 {
+		return &ValidationError{Field: "DefineOpts.TenantLimit", Problem: fmt.Sprintf("is %d; use 1 or more, or 0 for no limit", d.opts.TenantLimit)}
 	}
 	return validatePolicy("DefineOpts", d.opts.MaxAttempts, d.opts.Priority, d.opts.Queue)
 }

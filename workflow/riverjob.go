@@ -33,20 +33,29 @@ import (
 // The next job continues the run's attempt count: a park is not a failed
 // attempt, so it gets the attempts this job had left.
 func (c *Client) handOffTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, args runArgs, wakeAt time.Time) (int64, error) {
-	if err := c.jobs.CompleteTx(ctx, tx, job.ID, []byte(`{"tributary_parked": true}`)); err != nil {
+	return c.nextJobTx(ctx, tx, job, args, []byte(`{"tributary_parked": true}`), &river.InsertOpts{ScheduledAt: wakeAt})
+}
+
+// holdTx holds a run back, like handOffTx, on a next job in River's
+// pending state, which River never fetches: a slot given back makes it
+// available (wakeHeldTx). Its metadata says why it waits, for River UI.
+func (c *Client) holdTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, args runArgs, why []byte) (int64, error) {
+	return c.nextJobTx(ctx, tx, job, args, []byte(`{"tributary_held": true}`), &river.InsertOpts{Pending: true, Metadata: why})
+}
+
+// nextJobTx completes the attempt's job with metadata and inserts the run's
+// next job, with opts' ScheduledAt, Pending and Metadata.
+func (c *Client) nextJobTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, args runArgs, metadata []byte, opts *river.InsertOpts) (int64, error) {
+	if err := c.jobs.CompleteTx(ctx, tx, job.ID, metadata); err != nil {
 		return 0, err
 	}
 	next := args
 	next.kind = kindOf(args.Workflow)
 	next.Input, next.Metadata, next.ParentRunID = nil, nil, nil // the next attempt reads the run and its memos
 	next.AttemptBase = args.AttemptBase + job.Attempt - 1
-	res, err := c.river.InsertTx(ctx, tx, next, &river.InsertOpts{
-		MaxAttempts: max(job.MaxAttempts-job.Attempt+1, 1),
-		Priority:    job.Priority,
-		Queue:       job.Queue,
-		ScheduledAt: wakeAt,
-		Tags:        job.Tags,
-	})
+	opts.MaxAttempts = max(job.MaxAttempts-job.Attempt+1, 1)
+	opts.Priority, opts.Queue, opts.Tags = job.Priority, job.Queue, job.Tags
+	res, err := c.river.InsertTx(ctx, tx, next, opts)
 	if err != nil {
 		return 0, fmt.Errorf("insert the run's next River job: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // Status is a run's status.
@@ -35,11 +37,15 @@ func (s Status) Finished() bool {
 
 // Run is a workflow run as stored in workflow_runs.
 type Run struct {
-	ID                uuid.UUID       `json:"id"`
-	Type              string          `json:"workflow_type"`
-	Status            Status          `json:"status"`
-	IdempotencyKey    string          `json:"idempotency_key,omitempty"`
-	Tenant            string          `json:"tenant,omitempty"`
+	ID             uuid.UUID `json:"id"`
+	Type           string    `json:"workflow_type"`
+	Status         Status    `json:"status"`
+	IdempotencyKey string    `json:"idempotency_key,omitempty"`
+	Tenant         string    `json:"tenant,omitempty"`
+	// Held says why a pending run is held back instead of working:
+	// HeldTenantLimit while its tenant has every slot of its type taken
+	// (DefineOpts.TenantLimit). "" for a run that is not held back.
+	Held              string          `json:"held,omitempty"`
 	Input             json.RawMessage `json:"input"`
 	Output            json.RawMessage `json:"output,omitempty"`
 	Error             *RunError       `json:"error,omitempty"`
@@ -119,3 +125,6 @@ func (s *StepRun) Duration() time.Duration {
 	}
 	return s.FinishedAt.Sub(s.StartedAt)
 }
+
+// HeldTenantLimit is Run.Held of a run held back by its tenant's limit.
+const HeldTenantLimit = engine.HeldTenantLimit

@@ -73,6 +73,16 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	if st == nil {
 		return w.inactiveRun(ctx, job)
 	}
+	if limit := w.reg.opts.TenantLimit; limit > 0 && job.Args.Tenant != "" {
+		admitted, err := c.admitTenant(ctx, w.reg.name, job, limit)
+		if err != nil {
+			return fmt.Errorf("workflow: take a slot of tenant %q for attempt %d of run %s: %w", job.Args.Tenant, attempt, runID, err)
+		}
+		if !admitted {
+			return nil // held back: the job is completed, the run waits on a pending one
+		}
+		defer c.giveBackTenantSlot(context.WithoutCancel(ctx), w.reg.name, job.Args.Tenant, runID, limit)
+	}
 
 	wctx := &wfContext{
 		Context: ctx,

@@ -1,0 +1,4 @@
+DROP INDEX /* TEMPLATE: schema */workflow_runs_held;
+ALTER TABLE /* TEMPLATE: schema */workflow_runs DROP COLUMN held;
+DROP TABLE /* TEMPLATE: schema */tributary_tenant_slots;
+DROP TABLE /* TEMPLATE: schema */tributary_tenant_limits;
