@@ -179,7 +179,11 @@ func TestTenantLimitWaitingHoldsNoSlot(t *testing.T) {
 	db := testdb.New(t)
 	seen := newConcurrency()
 	waiting := Define("tenant_waiting", func(ctx Context, n int) (int, error) {
-		if _, err := Step(ctx, "before", func(context.Context) (int, error) { seen.enter("", fmt.Sprintf("%d before", n)); seen.leave(""); return 0, nil }); err != nil {
+		if _, err := Step(ctx, "before", func(context.Context) (int, error) {
+			seen.enter("", fmt.Sprintf("%d before", n))
+			seen.leave("")
+			return 0, nil
+		}); err != nil {
 			return 0, err
 		}
 		if n == 0 {
@@ -187,7 +191,11 @@ func TestTenantLimitWaitingHoldsNoSlot(t *testing.T) {
 				return 0, err
 			}
 		}
-		return Step(ctx, "after", func(context.Context) (int, error) { seen.enter("", fmt.Sprintf("%d after", n)); seen.leave(""); return n, nil })
+		return Step(ctx, "after", func(context.Context) (int, error) {
+			seen.enter("", fmt.Sprintf("%d after", n))
+			seen.leave("")
+			return n, nil
+		})
 	}, &DefineOpts{TenantLimit: 1})
 	c := startClient(t, db, waiting)
 	ctx := ctxT(t)
