@@ -97,7 +97,7 @@ func TestFailoverToAStandby(t *testing.T) {
 		require.JSONEq(t, fmt.Sprint((n+1)*2), string(out), "run %d", n)
 	}
 	slots := requireSlotsOnce(t, after, s.ID)
-	logTakenForDead(t, workers) // not asserted: see logTakenForDead
+	requireNoneTakenForDead(t, workers)
 	t.Logf("recovered after the promotion: %s", formatRecovery(checks, recovered))
 	t.Logf("%d runs acknowledged (%d of them before the crash), %d starts refused during the failover; the schedule fired again %s after the promotion; %d slots",
 		len(load.started), ackedBeforeCrash, load.refused, recovered[slotCheck].Round(10*time.Millisecond), slots)
@@ -182,7 +182,7 @@ func TestFailoverToALaggingStandby(t *testing.T) {
 	var replayed int
 	require.NoError(t, after.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind LIKE 'workflow:%' AND errors::text LIKE '%lost this attempt''s outcome%'`).Scan(&replayed))
 	slots := requireSlotsOnce(t, after, s.ID)
-	logTakenForDead(t, workers) // not asserted: see logTakenForDead
+	requireNoneTakenForDead(t, workers)
 
 	load.mu.Lock()
 	defer load.mu.Unlock()
@@ -211,26 +211,6 @@ func TestFailoverToALaggingStandby(t *testing.T) {
 	t.Logf("recovered after the promotion: %s", formatRecovery(checks, recovered))
 	t.Logf("acknowledged before the lag: %d, all on the new primary; during the 2 s lag: %d, of which %d runs are gone (started in the lag); %d jobs whose completion was lost made available again and replayed; every run settled %s after the promotion; the schedule fired again %s after it; %d slots",
 		beforeLag, inLag, lostStarts, replayed, settled.Round(10*time.Millisecond), recovered[slotCheck].Round(10*time.Millisecond), slots)
-}
-
-// logTakenForDead logs the lines in which a worker process took a client
-// for dead, or was taken for dead, after a failover. Such a line is logged,
-// not asserted, because a live worker process can be taken for dead on the
-// new primary today: the registry's restart grace (workerRestartGrace)
-// counts from pg_postmaster_start_time(), which a promotion leaves at the
-// standby's start. A row whose last replicated heartbeat is older than
-// workerDeadAfter when the first client reconnects (the lagging standby
-// lost the last two seconds of beats), and whose own client has not
-// reconnected yet, then counts as dead: its leadership is resigned and its
-// running jobs rescued from under it. Make it requireNoneTakenForDead once
-// the grace covers a promotion.
-func logTakenForDead(t *testing.T, workers []*workerProcess) {
-	t.Helper()
-	died := takenForDead(workers)
-	t.Logf("live worker processes taken for dead: %d", len(died))
-	for _, line := range died {
-		t.Log(line)
-	}
 }
 
 // startFailoverProcesses starts two worker processes, tributary-worker-1

@@ -84,6 +84,7 @@ func isTributaryKind(kind string) bool {
 // serverWatch follows the server a client's heartbeats reach.
 type serverWatch struct {
 	start     time.Time // the server's start time at the last beat
+	since     time.Time // the database's clock at the first beat on this server
 	changedAt time.Time // the database's clock at the first beat on a new server; zero for none
 }
 
@@ -91,6 +92,9 @@ type serverWatch struct {
 // changed since the last one.
 func (w *serverWatch) beat(serverStart, at time.Time) bool {
 	changed := !w.start.IsZero() && !serverStart.Equal(w.start)
+	if !serverStart.Equal(w.start) {
+		w.since = at
+	}
 	w.start = serverStart
 	if changed {
 		w.changedAt = at

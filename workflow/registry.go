@@ -406,9 +406,10 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	lockKey, err := c.takeLivenessLock(ctxConn, conn)
+	var beat *engine.Beat
 	if err == nil {
 		hostname, _ := os.Hostname()
-		err = c.db.RegisterWorker(ctxConn, conn, &engine.RegisterWorkerParams{
+		beat, err = c.db.RegisterWorker(ctxConn, conn, &engine.RegisterWorkerParams{
 			ClientID: c.river.ID(), Hostname: hostname, PID: os.Getpid(), WorkflowTypes: r.types, Queues: r.queues,
 			LockKey: lockKey, MaxInputBytes: c.maxInputBytes,
 		})
@@ -420,6 +421,9 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 		}
 		return nil, fmt.Errorf("register: %w", err)
 	}
+	// A new session is often a new server (a failover): note it before this
+	// beat looks for dead clients (see DeadWorkersParams.ServerSince).
+	r.sawServer(ctx, beat)
 	return conn, nil
 }
 
@@ -480,6 +484,7 @@ func (r *registry) rescueDead(ctx context.Context) error {
 		// Claimed (locked) until the transaction ends.
 		dead, err := c.db.DeadWorkersTx(ctx, tx, &engine.DeadWorkersParams{
 			Except: c.river.ID(), DeadAfter: workerDeadAfter, HungAfter: workerHungAfter, RestartGrace: workerRestartGrace,
+			ServerSince: r.server.since,
 		})
 		if err != nil || len(dead) == 0 {
 			return err

@@ -36,7 +36,8 @@ RETURNING clock_timestamp(), pg_postmaster_start_time()`)
 	registerWorkerStmt = define(`INSERT INTO {s}tributary_workers (client_id, hostname, pid, workflow_types, queues, lock_key, max_input_bytes)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (client_id) DO UPDATE SET hostname = excluded.hostname, pid = excluded.pid, workflow_types = excluded.workflow_types,
-	queues = excluded.queues, lock_key = excluded.lock_key, max_input_bytes = excluded.max_input_bytes, heartbeat_at = now()`)
+	queues = excluded.queues, lock_key = excluded.lock_key, max_input_bytes = excluded.max_input_bytes, heartbeat_at = now()
+RETURNING clock_timestamp(), pg_postmaster_start_time()`)
 
 	tryAdvisoryLockStmt = define(`SELECT pg_try_advisory_lock($1)`)
 
@@ -44,16 +45,21 @@ ON CONFLICT (client_id) DO UPDATE SET hostname = excluded.hostname, pid = exclud
 
 	// deadWorkersStmt claims the rows of dead clients other than $1 (see
 	// the top of workflow/registry.go): a heartbeat older than $2 seconds
-	// (or, for a beat from before the server's start, $4 seconds after the
-	// start) and a liveness lock gone, or a heartbeat older than $3
-	// seconds. A bigint advisory lock shows in pg_locks as classid (high
-	// half) and objid (low half) with objsubid 1.
+	// (or, for a beat from before the server's start or from before $5,
+	// when the asking client first reached this server, $4 seconds after
+	// the later of the two) and a liveness lock gone, or a heartbeat older
+	// than $3 seconds. A promoted standby keeps the start time of its
+	// postmaster, from before the promotion: $5 gives the clients that
+	// beat on the old primary their grace all the same. A bigint advisory
+	// lock shows in pg_locks as classid (high half) and objid (low half)
+	// with objsubid 1.
 	deadWorkersStmt = define(`
 SELECT w.client_id, w.hostname, w.pid, w.heartbeat_at
-FROM {s}tributary_workers w
+FROM {s}tributary_workers w,
+	LATERAL (SELECT greatest(pg_postmaster_start_time(), $5::timestamptz) AS since) s
 WHERE w.client_id <> $1
-	AND greatest(w.heartbeat_at, CASE WHEN w.heartbeat_at < pg_postmaster_start_time()
-		THEN pg_postmaster_start_time() + make_interval(secs => $4) END) < now() - make_interval(secs => $2)
+	AND greatest(w.heartbeat_at, CASE WHEN w.heartbeat_at < s.since
+		THEN s.since + make_interval(secs => $4) END) < now() - make_interval(secs => $2)
 	AND (w.heartbeat_at < now() - make_interval(secs => $3) OR NOT EXISTS (
 		SELECT 1 FROM pg_locks l
 		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
@@ -186,13 +192,17 @@ type RegisterWorkerParams struct {
 }
 
 // RegisterWorker inserts, or replaces, a client's row in the worker
-// registry, with a fresh heartbeat. A missing registry table (the
-// migrations were not run) fails with an error WorkerTableMissing
-// recognizes.
-func (q *Queries) RegisterWorker(ctx context.Context, db DBTX, p *RegisterWorkerParams) error {
-	_, err := db.Exec(ctx, q.sql(registerWorkerStmt),
-		p.ClientID, p.Hostname, p.PID, p.WorkflowTypes, p.Queues, p.LockKey, p.MaxInputBytes)
-	return err
+// registry, with a fresh heartbeat, and returns that beat. A missing
+// registry table (the migrations were not run) fails with an error
+// WorkerTableMissing recognizes.
+func (q *Queries) RegisterWorker(ctx context.Context, db DBTX, p *RegisterWorkerParams) (*Beat, error) {
+	var b Beat
+	err := db.QueryRow(ctx, q.sql(registerWorkerStmt),
+		p.ClientID, p.Hostname, p.PID, p.WorkflowTypes, p.Queues, p.LockKey, p.MaxInputBytes).Scan(&b.At, &b.ServerStart)
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // WorkerTableMissing reports whether err says that the worker registry's
@@ -230,6 +240,10 @@ type DeadWorkersParams struct {
 	// RestartGrace is how long after a Postgres restart a client whose last
 	// beat predates it has to reconnect before it counts as dead.
 	RestartGrace time.Duration
+	// ServerSince is when the asking client first reached this server
+	// (the database's clock), or zero: a client whose last beat predates
+	// it gets RestartGrace from then, as after a restart.
+	ServerSince time.Time
 }
 
 // DeadWorker is the registry row of a client found dead.
@@ -244,7 +258,11 @@ type DeadWorker struct {
 // until tx ends, skipping rows another transaction holds: two clients
 // looking at once never claim the same dead client.
 func (q *Queries) DeadWorkersTx(ctx context.Context, tx pgx.Tx, p *DeadWorkersParams) ([]*DeadWorker, error) {
-	rows, err := tx.Query(ctx, q.sql(deadWorkersStmt), p.Except, p.DeadAfter.Seconds(), p.HungAfter.Seconds(), p.RestartGrace.Seconds())
+	var since *time.Time
+	if !p.ServerSince.IsZero() {
+		since = &p.ServerSince
+	}
+	rows, err := tx.Query(ctx, q.sql(deadWorkersStmt), p.Except, p.DeadAfter.Seconds(), p.HungAfter.Seconds(), p.RestartGrace.Seconds(), since)
 	if err != nil {
 		return nil, err
 	}
