@@ -28,6 +28,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -135,17 +137,11 @@ func (c *Client) wakeHeldTx(ctx context.Context, tx pgx.Tx, typ, tenant string, 
 // types this client limits: slots freed by attempts that never gave them
 // back (a killed client) wake nothing themselves.
 func (c *Client) sweepHeldTenants(ctx context.Context) error {
-	limits := make(map[string]int)
-	var types []string
-	for name, reg := range c.types {
-		if reg.opts.TenantLimit > 0 {
-			limits[name] = reg.opts.TenantLimit
-			types = append(types, name)
-		}
-	}
-	if len(types) == 0 {
+	limits := c.typeTenantLimits()
+	if len(limits) == 0 {
 		return nil
 	}
+	types := slices.Collect(maps.Keys(limits))
 	pairs, err := c.db.HeldTenants(ctx, c.pool, types, tenantSweepMax)
 	if err != nil {
 		return err
@@ -159,6 +155,18 @@ func (c *Client) sweepHeldTenants(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// typeTenantLimits returns the DefineOpts.TenantLimit of the registered
+// types that have one.
+func (c *Client) typeTenantLimits() map[string]int {
+	limits := make(map[string]int)
+	for name, reg := range c.types {
+		if reg.opts.TenantLimit > 0 {
+			limits[name] = reg.opts.TenantLimit
+		}
+	}
+	return limits
 }
 
 // tenantSweepMax bounds the tenants one sweep looks at.
@@ -236,4 +244,70 @@ func (c *Client) TenantLimits(ctx context.Context) ([]*TenantLimit, error) {
 		limits[i] = &TenantLimit{Type: r.Type, Tenant: r.Tenant, MaxRunning: r.MaxRunning, UpdatedAt: r.UpdatedAt}
 	}
 	return limits, nil
+}
+
+// Tenant is how one tenant of a workflow type stands: its runs working and
+// held back, and its limit.
+type Tenant struct {
+	Type   string `json:"workflow_type"`
+	Tenant string `json:"tenant"`
+	// Running is how many of its runs are working (their River job is
+	// running), Held how many are held back by its limit.
+	Running int `json:"running"`
+	Held    int `json:"held"`
+	// Limit is the most of its runs that may work at once: its own
+	// (LimitSource "tenant"), else its type's DefineOpts.TenantLimit as
+	// the type's live workers register it ("type"); 0 with LimitSource ""
+	// for none.
+	Limit       int    `json:"limit"`
+	LimitSource string `json:"limit_source,omitempty"`
+}
+
+// Why says why a held run of the tenant waits, for people: "acme has 5 of
+// 5 running".
+func (t *Tenant) Why() string {
+	return fmt.Sprintf("%s has %d of %d running", t.Tenant, t.Running, t.Limit)
+}
+
+// TenantParams filter Tenants.
+type TenantParams struct {
+	// Type and Tenant keep one workflow type and one tenant.
+	Type   string
+	Tenant string
+	// Limit is how many to list. Defaults to 100; at most 1000.
+	Limit int
+}
+
+// Tenants lists the tenants that have runs working or held back, or a
+// limit of their own (SetTenantLimit), by workflow type: those with the
+// most runs held back first, then the busiest. A tenant whose runs are
+// all pending (not yet fetched) and not held is not listed; nor is a
+// tenant's own limit applied to a type without DefineOpts.TenantLimit,
+// though it is listed. Its cost
+// follows the running jobs (at most the workers), the held runs and the
+// limits set, not the tables.
+func (c *Client) Tenants(ctx context.Context, params *TenantParams) ([]*Tenant, error) {
+	if params == nil {
+		params = &TenantParams{}
+	}
+	limit := orDefault(params.Limit, 100)
+	if limit < 1 || limit > 1000 {
+		return nil, &ValidationError{Field: "TenantParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
+	}
+	rows, err := c.db.Tenants(ctx, c.pool, &engine.TenantsParams{Type: params.Type, Tenant: params.Tenant, LiveWithin: workerLiveWithin, Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("workflow: list tenants: %w", err)
+	}
+	tenants := make([]*Tenant, len(rows))
+	for i, r := range rows {
+		t := &Tenant{Type: r.Type, Tenant: r.Tenant, Running: r.Running, Held: r.Held}
+		switch {
+		case r.TenantLimit > 0:
+			t.Limit, t.LimitSource = r.TenantLimit, "tenant"
+		case r.TypeLimit > 0:
+			t.Limit, t.LimitSource = r.TypeLimit, "type"
+		}
+		tenants[i] = t
+	}
+	return tenants, nil
 }

@@ -117,11 +117,14 @@ func TestTenantLimitHoldsBack(t *testing.T) {
 	}, &DefineOpts{TenantLimit: 3})
 	c := startClient(t, db, blocking)
 	ctx := ctxT(t)
-	require.NoError(t, c.SetTenantLimit(ctx, "tenant_blocking", "acme", 1), "acme gets 1 where the rest get 3")
 
 	first, err := blocking.Start(ctx, c, 0, &StartOpts{Tenant: "acme"})
 	require.NoError(t, err)
 	waitCond(t, "the first run to work", nil, func(context.Context) (bool, error) { return len(seen.started) == 1, nil })
+	tenants, err := c.Tenants(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, []*Tenant{{Type: "tenant_blocking", Tenant: "acme", Running: 1, Limit: 3, LimitSource: "type"}}, tenants)
+	require.NoError(t, c.SetTenantLimit(ctx, "tenant_blocking", "acme", 1), "acme gets 1 where the rest get 3")
 	var held []*Handle[int]
 	for i := 1; i <= 4; i++ {
 		h, err := blocking.Start(ctx, c, i, &StartOpts{Tenant: "acme"})
@@ -138,6 +141,11 @@ func TestTenantLimitHoldsBack(t *testing.T) {
 		require.Equal(t, HeldTenantLimit, why["tributary_held"])
 		require.EqualValues(t, 1, why["tributary_tenant_limit"])
 	}
+	tenants, err = c.Tenants(ctx, &TenantParams{Type: "tenant_blocking"})
+	require.NoError(t, err)
+	require.Len(t, tenants, 1)
+	require.Equal(t, Tenant{Type: "tenant_blocking", Tenant: "acme", Running: 1, Held: 4, Limit: 1, LimitSource: "tenant"}, *tenants[0])
+	require.Equal(t, "acme has 1 of 1 running", tenants[0].Why())
 	limits, err := c.TenantLimits(ctx)
 	require.NoError(t, err)
 	require.Len(t, limits, 1)
@@ -168,6 +176,7 @@ func TestTenantLimitHoldsBack(t *testing.T) {
 	limits, err = c.TenantLimits(ctx)
 	require.NoError(t, err)
 	require.Empty(t, limits)
+
 }
 
 // TestTenantLimitWaitingHoldsNoSlot: under a limit of 1, a run that waits

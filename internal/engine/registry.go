@@ -33,10 +33,12 @@ RETURNING clock_timestamp(), pg_postmaster_start_time()`)
 
 	databaseClockStmt = define(`SELECT clock_timestamp()`)
 
-	registerWorkerStmt = define(`INSERT INTO {s}tributary_workers (client_id, hostname, pid, workflow_types, queues, lock_key, max_input_bytes)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+	registerWorkerStmt = define(`INSERT INTO {s}tributary_workers (client_id, hostname, pid, workflow_types, queues, lock_key, max_input_bytes,
+	tenant_limits)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (client_id) DO UPDATE SET hostname = excluded.hostname, pid = excluded.pid, workflow_types = excluded.workflow_types,
-	queues = excluded.queues, lock_key = excluded.lock_key, max_input_bytes = excluded.max_input_bytes, heartbeat_at = now()
+	queues = excluded.queues, lock_key = excluded.lock_key, max_input_bytes = excluded.max_input_bytes,
+	tenant_limits = excluded.tenant_limits, heartbeat_at = now()
 RETURNING clock_timestamp(), pg_postmaster_start_time()`)
 
 	tryAdvisoryLockStmt = define(`SELECT pg_try_advisory_lock($1)`)
@@ -189,6 +191,7 @@ type RegisterWorkerParams struct {
 	Queues        []string
 	LockKey       int64 // the key of the session advisory lock the client holds (TryAdvisoryLock)
 	MaxInputBytes int
+	TenantLimits  map[string]int // DefineOpts.TenantLimit of the types that have one; not nil
 }
 
 // RegisterWorker inserts, or replaces, a client's row in the worker
@@ -198,7 +201,7 @@ type RegisterWorkerParams struct {
 func (q *Queries) RegisterWorker(ctx context.Context, db DBTX, p *RegisterWorkerParams) (*Beat, error) {
 	var b Beat
 	err := db.QueryRow(ctx, q.sql(registerWorkerStmt),
-		p.ClientID, p.Hostname, p.PID, p.WorkflowTypes, p.Queues, p.LockKey, p.MaxInputBytes).Scan(&b.At, &b.ServerStart)
+		p.ClientID, p.Hostname, p.PID, p.WorkflowTypes, p.Queues, p.LockKey, p.MaxInputBytes, p.TenantLimits).Scan(&b.At, &b.ServerStart)
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,40 @@ ON CONFLICT (workflow_type, tenant) DO UPDATE SET max_running = excluded.max_run
 
 	clearTenantLimitStmt = define(`DELETE FROM {s}tributary_tenant_limits WHERE workflow_type = $1 AND tenant = $2`)
 
+	// The tenants with runs working, held back, or a limit of their own,
+	// by type: running counts the runs of the tenant whose job is running
+	// (few: at most the workers), held those held back, and the limit is
+	// the tenant's own, else the type's as its live workers register it.
+	tenantsStmt = define(`
+WITH running AS (
+	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
+	FROM {s}river_job WHERE state = 'running' AND kind LIKE 'workflow:%' AND args ? 'tenant'
+	GROUP BY 1, 2
+), held AS (
+	SELECT workflow_type, tenant, count(*) AS n
+	FROM {s}workflow_runs WHERE held IS NOT NULL AND status = 'pending'
+	GROUP BY 1, 2
+), type_limits AS (
+	SELECT l.key AS workflow_type, max(l.value::int) AS max_running
+	FROM {s}tributary_workers w, jsonb_each_text(w.tenant_limits) l
+	WHERE w.heartbeat_at > now() - make_interval(secs => $3)
+	GROUP BY 1
+), pairs AS (
+	SELECT workflow_type, tenant FROM running
+	UNION SELECT workflow_type, tenant FROM held
+	UNION SELECT workflow_type, tenant FROM {s}tributary_tenant_limits
+)
+SELECT p.workflow_type, p.tenant, coalesce(r.n, 0), coalesce(h.n, 0),
+	coalesce(tl.max_running, 0), coalesce(l.max_running, 0)
+FROM pairs p
+LEFT JOIN running r USING (workflow_type, tenant)
+LEFT JOIN held h USING (workflow_type, tenant)
+LEFT JOIN {s}tributary_tenant_limits l USING (workflow_type, tenant)
+LEFT JOIN type_limits tl USING (workflow_type)
+WHERE ($1 = '' OR p.workflow_type = $1) AND ($2 = '' OR p.tenant = $2)
+ORDER BY coalesce(h.n, 0) DESC, coalesce(r.n, 0) DESC, p.workflow_type, p.tenant
+LIMIT $4`)
+
 	tenantLimitsStmt = define(`SELECT workflow_type, tenant, max_running, updated_at FROM {s}tributary_tenant_limits ORDER BY workflow_type, tenant`)
 )
 
@@ -193,4 +227,32 @@ func (q *Queries) TenantLimits(ctx context.Context, db DBTX) ([]TenantLimitRow, 
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[TenantLimitRow])
+}
+
+// TenantRow is how a workflow type's tenant stands.
+type TenantRow struct {
+	Type        string
+	Tenant      string
+	Running     int
+	Held        int
+	TypeLimit   int // the type's DefineOpts.TenantLimit as its live workers register it; 0 for none
+	TenantLimit int // the tenant's own limit; 0 for none
+}
+
+// TenantsParams filter Tenants.
+type TenantsParams struct {
+	Type       string        // "" for every type
+	Tenant     string        // "" for every tenant
+	LiveWithin time.Duration // how fresh a worker's heartbeat must be for its type limits to count
+	Limit      int
+}
+
+// Tenants lists the tenants that have runs working or held back, or a
+// limit of their own, those with the most held first.
+func (q *Queries) Tenants(ctx context.Context, db DBTX, p *TenantsParams) ([]TenantRow, error) {
+	rows, err := db.Query(ctx, q.sql(tenantsStmt), p.Type, p.Tenant, p.LiveWithin.Seconds(), p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[TenantRow])
 }

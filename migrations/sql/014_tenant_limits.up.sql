@@ -2,6 +2,12 @@
 -- so many runs of one workflow type and one tenant work at once, across
 -- every client of the database.
 
+-- The limits of the workflow types a working client serves
+-- (DefineOpts.TenantLimit, {"type": limit}), so that an operator's tools
+-- can show a type's limit without its code.
+ALTER TABLE /* TEMPLATE: schema */tributary_workers
+    ADD COLUMN tenant_limits jsonb NOT NULL DEFAULT '{}';
+
 -- An operator's limit for one tenant of one type, in place of the type's
 -- (DefineOpts.TenantLimit): a big tenant gets 50 where the rest get 5.
 CREATE TABLE /* TEMPLATE: schema */tributary_tenant_limits (
