@@ -36,10 +36,11 @@ func (c *Client) handOffTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow
 	return c.nextJobTx(ctx, tx, job, args, []byte(`{"tributary_parked": true}`), &river.InsertOpts{ScheduledAt: wakeAt})
 }
 
-// holdTx holds a run back, like handOffTx, on a next job in River's
-// pending state, which River never fetches: a slot given back makes it
-// available (wakeHeldTx). Its metadata says why it waits, for River UI.
-func (c *Client) holdTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, args runArgs, why []byte) (int64, error) {
+// parkHeldTx parks a run held back, like handOffTx, on a next job in
+// River's pending state, which River never fetches: a slot given back
+// makes it available (wakeHeldTx). Its metadata says why it waits, for
+// River UI.
+func (c *Client) parkHeldTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, args runArgs, why []byte) (int64, error) {
 	return c.nextJobTx(ctx, tx, job, args, []byte(`{"tributary_held": true}`), &river.InsertOpts{Pending: true, Metadata: why})
 }
 

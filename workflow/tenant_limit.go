@@ -24,6 +24,8 @@ package workflow
 // nothing back) and wakes them.
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,57 +41,150 @@ import (
 	"github.com/tributary-go/tributary/internal/engine"
 )
 
+// admitReq asks for a slot for an attempt of a limited run.
+type admitReq struct {
+	typ       string
+	typeLimit int
+	job       *river.Job[runArgs]
+}
+
+// givebackReq gives back the slot of a run's attempt.
+type givebackReq struct {
+	typ, tenant string
+	typeLimit   int
+	runID       uuid.UUID
+}
+
+// tenantFlows is how many admission and give-back batches are written at
+// once, each.
+const tenantFlows = 2
+
 // admitTenant takes a slot of the attempt's tenant, or holds its run back
-// and reports false: the job is then completed and must not run.
-func (c *Client) admitTenant(ctx context.Context, typ string, job *river.Job[runArgs], typeLimit int) (admitted bool, err error) {
-	tenant, runID := job.Args.Tenant, job.Args.RunID
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		if err := c.db.LockTenantTx(ctx, tx, typ, tenant); err != nil {
+// and reports false: the job is then completed and must not run. Attempts
+// beginning at the same moment share one transaction (flushAdmits).
+func (c *Client) admitTenant(ctx context.Context, typ string, job *river.Job[runArgs], typeLimit int) (bool, error) {
+	return c.batch.admits.do(ctx, &admitReq{typ: typ, typeLimit: typeLimit, job: job})
+}
+
+// flushAdmits admits a batch of attempts in one transaction of a few
+// statements, whatever its size: it takes the locks of their (type,
+// tenant) pairs in order and locks their runs, reads how each pair stands,
+// then, pair by pair and attempt by attempt in the order the runs were
+// started, takes a slot or holds the run back.
+func (c *Client) flushAdmits(ctx context.Context, items []*batchItem[*admitReq, bool]) error {
+	slices.SortFunc(items, func(a, b *batchItem[*admitReq, bool]) int {
+		return cmp.Or(cmp.Compare(a.req.typ, b.req.typ), cmp.Compare(a.req.job.Args.Tenant, b.req.job.Args.Tenant),
+			bytes.Compare(a.req.job.Args.RunID[:], b.req.job.Args.RunID[:]))
+	})
+	var (
+		pairs  []engine.TenantPair
+		starts []int // the first item of each pair
+		ids    = make([][16]byte, len(items))
+	)
+	for i, item := range items {
+		r := item.req
+		ids[i] = r.job.Args.RunID
+		if i == 0 || r.typ != items[i-1].req.typ || r.job.Args.Tenant != items[i-1].req.job.Args.Tenant {
+			pairs = append(pairs, engine.TenantPair{TypeTenant: engine.TypeTenant{Type: r.typ, Tenant: r.job.Args.Tenant}, TypeLimit: r.typeLimit})
+			starts = append(starts, i)
+		}
+	}
+	starts = append(starts, len(items))
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if err := c.db.LockTenantsTx(ctx, tx, typeTenants(pairs)); err != nil {
 			return err
 		}
-		// The run's lock orders a hold against a cancellation.
-		status, cancelRequested, err := c.db.LockRunTx(ctx, tx, runID)
+		// The runs' locks order a hold against a cancellation.
+		locked, err := c.db.LockRunsTx(ctx, tx, ids)
 		if err != nil {
-			return fmt.Errorf("lock run: %w", err)
+			return fmt.Errorf("lock runs: %w", err)
 		}
-		u, err := c.db.TenantUsageTx(ctx, tx, typ, tenant, runID, typeLimit)
+		runs := make(map[uuid.UUID]engine.LockedRun, len(locked))
+		for _, r := range locked {
+			runs[r.ID] = r
+		}
+		usages, err := c.db.TenantUsagesTx(ctx, tx, pairs, ids)
 		if err != nil {
 			return err
 		}
-		if (u.Running < u.Limit && !u.OlderHeld) || cancelRequested || Status(status).Finished() {
-			// A run being cancelled takes its slot for the moment its
-			// attempt needs to notice.
-			admitted = true
-			return c.db.TakeTenantSlotTx(ctx, tx, &engine.TenantSlot{RunID: runID, Type: typ, Tenant: tenant, JobID: job.ID, Attempt: job.Attempt})
+		var (
+			slots []engine.TenantSlot
+			wakes []int // free slots per pair, for its held runs
+		)
+		for p, u := range usages {
+			free, oldest := u.Limit-u.Running, u.OldestHeld
+			for _, item := range items[starts[p]:starts[p+1]] {
+				job := item.req.job
+				runID := job.Args.RunID
+				run, ok := runs[runID]
+				// A run being cancelled takes its slot for the moment its
+				// attempt needs to notice; a missing one for the moment
+				// its attempt needs to fail.
+				yield := ok && !run.CancelRequested && !Status(run.Status).Finished()
+				if yield && (free <= 0 || (oldest != nil && bytes.Compare(oldest[:], runID[:]) < 0)) {
+					if err := c.holdTx(ctx, tx, job, pairs[p], u); err != nil {
+						return err
+					}
+					continue
+				}
+				item.res = true
+				free--
+				slots = append(slots, engine.TenantSlot{RunID: runID, Type: item.req.typ, Tenant: job.Args.Tenant, JobID: job.ID, Attempt: job.Attempt})
+			}
+			wakes = append(wakes, free)
 		}
-		why, err := json.Marshal(map[string]any{"tributary_held": engine.HeldTenantLimit, "tributary_tenant": tenant,
-			"tributary_tenant_running": u.Running, "tributary_tenant_limit": u.Limit})
-		if err != nil {
-			return err
-		}
-		next, err := c.holdTx(ctx, tx, job.JobRow, job.Args, why)
-		if err != nil {
-			return err
-		}
-		if err := c.db.HoldRunTx(ctx, tx, runID, engine.HeldTenantLimit, next); err != nil {
-			return err
+		if len(slots) > 0 {
+			if err := c.db.TakeTenantSlotsTx(ctx, tx, slots); err != nil {
+				return err
+			}
 		}
 		// Slots are free but older runs wait: they go first.
-		return c.wakeHeldTx(ctx, tx, typ, tenant, u.Limit-u.Running)
+		for p, free := range wakes {
+			if usages[p].OldestHeld != nil {
+				if err := c.wakeHeldTx(ctx, tx, pairs[p].Type, pairs[p].Tenant, free); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
-	if err == nil && !admitted {
-		c.logger.DebugContext(ctx, "tributary: Run held back: its tenant has every slot taken",
-			slog.String("run_id", runID.String()), slog.String("workflow", typ), slog.String("tenant", tenant))
+}
+
+// holdTx holds a run back: its attempt's job is completed and the run
+// waits on a next job in River's pending state (parkHeldTx), its metadata
+// saying why for River UI.
+func (c *Client) holdTx(ctx context.Context, tx pgx.Tx, job *river.Job[runArgs], pair engine.TenantPair, u engine.TenantUsage) error {
+	why, err := json.Marshal(map[string]any{"tributary_held": engine.HeldTenantLimit, "tributary_tenant": pair.Tenant,
+		"tributary_tenant_running": u.Running, "tributary_tenant_limit": u.Limit})
+	if err != nil {
+		return err
 	}
-	return admitted, err
+	next, err := c.parkHeldTx(ctx, tx, job.JobRow, job.Args, why)
+	if err != nil {
+		return err
+	}
+	if err := c.db.HoldRunTx(ctx, tx, job.Args.RunID, engine.HeldTenantLimit, next); err != nil {
+		return err
+	}
+	c.logger.DebugContext(ctx, "tributary: Run held back: its tenant has every slot taken",
+		slog.String("run_id", job.Args.RunID.String()), slog.String("workflow", pair.Type), slog.String("tenant", pair.Tenant))
+	return nil
+}
+
+// typeTenants are the pairs of pairs.
+func typeTenants(pairs []engine.TenantPair) []engine.TypeTenant {
+	tt := make([]engine.TypeTenant, len(pairs))
+	for i, p := range pairs {
+		tt[i] = p.TypeTenant
+	}
+	return tt
 }
 
 // giveBackTenantSlot gives back the slot of run runID's attempt and wakes
-// the oldest held runs of its tenant for the slots now free.
+// the oldest held runs of its tenant for the slots now free. Attempts
+// ending at the same moment share one transaction (flushGivebacks).
 func (c *Client) giveBackTenantSlot(ctx context.Context, typ, tenant string, runID uuid.UUID, typeLimit int) {
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		return c.freeTenantSlotsTx(ctx, tx, typ, tenant, runID, typeLimit)
-	})
+	_, err := c.batch.givebacks.do(ctx, &givebackReq{typ: typ, tenant: tenant, typeLimit: typeLimit, runID: runID})
 	if err != nil {
 		// The slot counts no more once the attempt's job stops running;
 		// the heartbeat's sweep wakes what this did not.
@@ -98,20 +193,55 @@ func (c *Client) giveBackTenantSlot(ctx context.Context, typ, tenant string, run
 	}
 }
 
-// freeTenantSlotsTx gives back runID's slot (none for uuid.Nil) and the
-// slots of attempts that are over, and wakes held runs for the slots free.
-func (c *Client) freeTenantSlotsTx(ctx context.Context, tx pgx.Tx, typ, tenant string, runID uuid.UUID, typeLimit int) error {
-	if err := c.db.LockTenantTx(ctx, tx, typ, tenant); err != nil {
+// flushGivebacks gives back a batch of slots in one transaction of a few
+// statements. Its commit does not wait for the disk: a give-back a server
+// crash loses costs nothing, since a slot counts only while its attempt's
+// job runs, and the heartbeat's sweep wakes the held runs it would have
+// woken.
+func (c *Client) flushGivebacks(ctx context.Context, items []*batchItem[*givebackReq, struct{}]) error {
+	slices.SortFunc(items, func(a, b *batchItem[*givebackReq, struct{}]) int {
+		return cmp.Or(cmp.Compare(a.req.typ, b.req.typ), cmp.Compare(a.req.tenant, b.req.tenant))
+	})
+	var (
+		pairs  []engine.TenantPair
+		runIDs = make([][16]byte, len(items))
+	)
+	for i, item := range items {
+		r := item.req
+		runIDs[i] = r.runID
+		if i == 0 || r.typ != items[i-1].req.typ || r.tenant != items[i-1].req.tenant {
+			pairs = append(pairs, engine.TenantPair{TypeTenant: engine.TypeTenant{Type: r.typ, Tenant: r.tenant}, TypeLimit: r.typeLimit})
+		}
+	}
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if err := c.db.AsyncCommitTx(ctx, tx); err != nil {
+			return err
+		}
+		return c.freeTenantSlotsTx(ctx, tx, pairs, runIDs)
+	})
+}
+
+// freeTenantSlotsTx gives back the slots of runIDs and those of attempts
+// that are over, of pairs, and wakes their held runs for the slots free.
+func (c *Client) freeTenantSlotsTx(ctx context.Context, tx pgx.Tx, pairs []engine.TenantPair, runIDs [][16]byte) error {
+	if err := c.db.LockTenantsTx(ctx, tx, typeTenants(pairs)); err != nil {
 		return err
 	}
-	if err := c.db.GiveBackTenantSlotTx(ctx, tx, typ, tenant, runID); err != nil {
+	if err := c.db.GiveBackTenantSlotsTx(ctx, tx, typeTenants(pairs), runIDs); err != nil {
 		return err
 	}
-	u, err := c.db.TenantUsageTx(ctx, tx, typ, tenant, uuid.Nil, typeLimit)
+	usages, err := c.db.TenantUsagesTx(ctx, tx, pairs, nil)
 	if err != nil {
 		return err
 	}
-	return c.wakeHeldTx(ctx, tx, typ, tenant, u.Limit-u.Running)
+	for i, u := range usages {
+		if u.OldestHeld != nil {
+			if err := c.wakeHeldTx(ctx, tx, pairs[i].Type, pairs[i].Tenant, u.Limit-u.Running); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // wakeHeldTx makes the jobs of the n oldest held runs of typ's tenant
@@ -142,19 +272,15 @@ func (c *Client) sweepHeldTenants(ctx context.Context) error {
 		return nil
 	}
 	types := slices.Collect(maps.Keys(limits))
-	pairs, err := c.db.HeldTenants(ctx, c.pool, types, tenantSweepMax)
-	if err != nil {
+	held, err := c.db.HeldTenants(ctx, c.pool, types, tenantSweepMax)
+	if err != nil || len(held) == 0 {
 		return err
 	}
-	for _, p := range pairs {
-		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			return c.freeTenantSlotsTx(ctx, tx, p.Type, p.Tenant, uuid.Nil, limits[p.Type])
-		})
-		if err != nil {
-			return err
-		}
+	pairs := make([]engine.TenantPair, len(held))
+	for i, p := range held {
+		pairs[i] = engine.TenantPair{TypeTenant: p, TypeLimit: limits[p.Type]}
 	}
-	return nil
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.freeTenantSlotsTx(ctx, tx, pairs, nil) })
 }
 
 // typeTenantLimits returns the DefineOpts.TenantLimit of the registered
@@ -198,7 +324,8 @@ func (c *Client) SetTenantLimitTx(ctx context.Context, tx pgx.Tx, typ, tenant st
 	if maxRunning < 0 {
 		return &ValidationError{Field: "maxRunning", Problem: fmt.Sprintf("is %d; use 1 or more, or 0 to remove the tenant's own limit", maxRunning)}
 	}
-	if err := c.db.LockTenantTx(ctx, tx, typ, tenant); err != nil {
+	pair := engine.TypeTenant{Type: typ, Tenant: tenant}
+	if err := c.db.LockTenantsTx(ctx, tx, []engine.TypeTenant{pair}); err != nil {
 		return err
 	}
 	var err error
@@ -217,11 +344,8 @@ func (c *Client) SetTenantLimitTx(ctx context.Context, tx pgx.Tx, typ, tenant st
 	if maxRunning == 0 && typeLimit == 0 {
 		return nil // this client does not know the type's limit; the workers' sweep wakes what the change frees
 	}
-	u, err := c.db.TenantUsageTx(ctx, tx, typ, tenant, uuid.Nil, typeLimit)
-	if err != nil {
-		return err
-	}
-	return c.wakeHeldTx(ctx, tx, typ, tenant, u.Limit-u.Running)
+	// The new limit may free slots: wake held runs for them.
+	return c.freeTenantSlotsTx(ctx, tx, []engine.TenantPair{{TypeTenant: pair, TypeLimit: typeLimit}}, nil)
 }
 
 // TenantLimit is a limit set for one tenant of a workflow type.

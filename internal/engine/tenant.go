@@ -12,38 +12,51 @@ import (
 // held run counts as held while it is pending: one cancelled or finished
 // meanwhile keeps its mark but waits for nothing. A
 // tenant's slots of one workflow type are taken and given back under a
-// transaction advisory lock of the pair (LockTenantTx), so that two
+// transaction advisory lock of the pair (LockTenantsTx), so that two
 // clients never both see the last slot free, and a run held back never
 // misses the slot given back while it was being held.
 var (
-	lockTenantStmt = define(`SELECT pg_advisory_xact_lock(hashtextextended('tributary_tenant/' || $1::text || '/' || $2::text, 0))`)
+	// The locks of the pairs, in order, so that two transactions locking
+	// some of the same pairs never wait for each other in a circle.
+	lockTenantsStmt = define(`
+SELECT count(pg_advisory_xact_lock(hashtextextended('tributary_tenant/' || p.t || '/' || p.n, 0)))
+FROM (SELECT DISTINCT t, n FROM unnest($1::text[], $2::text[]) AS p(t, n) ORDER BY t, n) p`)
 
-	// A slot counts while its job runs the attempt that took it.
-	tenantUsageStmt = define(`
+	lockRunsStmt = define(`SELECT id, status, cancel_requested_at IS NOT NULL FROM {s}workflow_runs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`)
+
+	// How each pair stands: a slot counts while its job runs the attempt
+	// that took it, except the slots of $4 (the runs asking again).
+	tenantUsagesStmt = define(`
 SELECT
 	(SELECT count(*) FROM {s}tributary_tenant_slots s JOIN {s}river_job j ON j.id = s.job_id
-		WHERE s.workflow_type = $1 AND s.tenant = $2 AND s.run_id <> $3 AND j.state = 'running' AND j.attempt = s.attempt),
-	coalesce((SELECT max_running FROM {s}tributary_tenant_limits WHERE workflow_type = $1 AND tenant = $2), $4::int),
-	EXISTS (SELECT 1 FROM {s}workflow_runs WHERE held IS NOT NULL AND status = 'pending' AND workflow_type = $1 AND tenant = $2 AND id < $3),
-	(SELECT count(*) FROM {s}workflow_runs WHERE held IS NOT NULL AND status = 'pending' AND workflow_type = $1 AND tenant = $2)`)
+		WHERE s.workflow_type = p.t AND s.tenant = p.n AND NOT s.run_id = ANY($4::uuid[])
+			AND j.state = 'running' AND j.attempt = s.attempt),
+	coalesce((SELECT max_running FROM {s}tributary_tenant_limits WHERE workflow_type = p.t AND tenant = p.n), p.lim),
+	(SELECT id FROM {s}workflow_runs WHERE held IS NOT NULL AND status = 'pending' AND workflow_type = p.t AND tenant = p.n
+		ORDER BY id LIMIT 1)
+FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS p(t, n, lim, i)
+ORDER BY p.i`)
 
-	// Taking a slot ends a hold: an UPDATE that finds the run not held
-	// writes nothing.
-	takeTenantSlotStmt = define(`
+	// Taking slots ends the runs' holds: an UPDATE that finds a run not
+	// held writes nothing.
+	takeTenantSlotsStmt = define(`
 WITH taken AS (
 	INSERT INTO {s}tributary_tenant_slots (run_id, workflow_type, tenant, job_id, attempt)
-	VALUES ($1, $2, $3, $4, $5)
+	SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::int[])
 	ON CONFLICT (run_id) DO UPDATE SET job_id = excluded.job_id, attempt = excluded.attempt, taken_at = now()
 )
-UPDATE {s}workflow_runs SET held = NULL WHERE id = $1 AND held IS NOT NULL`)
+UPDATE {s}workflow_runs SET held = NULL WHERE id = ANY($1::uuid[]) AND held IS NOT NULL`)
 
-	// Giving back a run's slot deletes, with it, the slots of the pair
+	// Giving back runs' slots deletes, with them, the slots of the pairs
 	// whose attempts ended without giving theirs back.
-	giveBackTenantSlotStmt = define(`
+	giveBackTenantSlotsStmt = define(`
 DELETE FROM {s}tributary_tenant_slots s
-WHERE s.workflow_type = $1 AND s.tenant = $2
-	AND (s.run_id = $3 OR NOT EXISTS (
+USING unnest($1::text[], $2::text[]) AS p(t, n)
+WHERE s.workflow_type = p.t AND s.tenant = p.n
+	AND (s.run_id = ANY($3::uuid[]) OR NOT EXISTS (
 		SELECT 1 FROM {s}river_job j WHERE j.id = s.job_id AND j.state = 'running' AND j.attempt = s.attempt))`)
+
+	asyncCommitStmt = define(`SELECT set_config('synchronous_commit', 'off', true)`)
 
 	holdRunStmt = define(`UPDATE {s}workflow_runs SET held = $2, status = 'pending', job_id = $3, updated_at = now() WHERE id = $1`)
 
@@ -106,35 +119,72 @@ LIMIT $4`)
 // limit.
 const HeldTenantLimit = "tenant_limit"
 
-// LockTenantTx takes the transaction advisory lock of a workflow type's
-// tenant: the slots of the pair are taken and given back under it.
-func (q *Queries) LockTenantTx(ctx context.Context, tx pgx.Tx, typ, tenant string) error {
-	_, err := tx.Exec(ctx, q.sql(lockTenantStmt), typ, tenant)
+// TypeTenant is a workflow type and one of its tenants.
+type TypeTenant struct {
+	Type   string
+	Tenant string
+}
+
+// LockTenantsTx takes the transaction advisory locks of pairs, in order:
+// the slots of a pair are taken and given back under its lock.
+func (q *Queries) LockTenantsTx(ctx context.Context, tx pgx.Tx, pairs []TypeTenant) error {
+	types, tenants := make([]string, len(pairs)), make([]string, len(pairs))
+	for i, p := range pairs {
+		types[i], tenants[i] = p.Type, p.Tenant
+	}
+	_, err := tx.Exec(ctx, q.sql(lockTenantsStmt), types, tenants)
 	return err
+}
+
+// LockedRun is a run's state as LockRunsTx read it.
+type LockedRun struct {
+	ID              uuid.UUID
+	Status          string
+	CancelRequested bool
+}
+
+// LockRunsTx locks the rows of runs ids, in order, and reads their state.
+// A missing run is left out.
+func (q *Queries) LockRunsTx(ctx context.Context, tx pgx.Tx, ids [][16]byte) ([]LockedRun, error) {
+	rows, err := tx.Query(ctx, q.sql(lockRunsStmt), ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[LockedRun])
+}
+
+// TenantPair is a pair whose standing TenantUsagesTx reads, with the
+// limit that applies where no operator set one for the tenant.
+type TenantPair struct {
+	TypeTenant
+	TypeLimit int
 }
 
 // TenantUsage is how a workflow type's tenant stands against its limit.
 type TenantUsage struct {
-	// Running is how many of its runs hold a slot (runID's aside).
+	// Running is how many of its runs hold a slot.
 	Running int
 	// Limit is the tenant's limit: an operator's, else the type's.
 	Limit int
-	// OlderHeld is true when a run started before runID is held back.
-	OlderHeld bool
-	// Held is how many of its runs are held back.
-	Held int
+	// OldestHeld is its oldest run held back, if any.
+	OldestHeld *uuid.UUID
 }
 
-// TenantUsageTx reads how tenant of typ stands, counting the slots of other
-// runs than runID (uuid.Nil for none); typeLimit is the limit where no
-// operator set one for the tenant. Call it under LockTenantTx.
-func (q *Queries) TenantUsageTx(ctx context.Context, tx pgx.Tx, typ, tenant string, runID uuid.UUID, typeLimit int) (*TenantUsage, error) {
-	var u TenantUsage
-	err := tx.QueryRow(ctx, q.sql(tenantUsageStmt), typ, tenant, runID, typeLimit).Scan(&u.Running, &u.Limit, &u.OlderHeld, &u.Held)
+// TenantUsagesTx reads how each pair stands, in order, leaving out the
+// slots of runs except. Call it under the pairs' locks.
+func (q *Queries) TenantUsagesTx(ctx context.Context, tx pgx.Tx, pairs []TenantPair, except [][16]byte) ([]TenantUsage, error) {
+	types, tenants, limits := make([]string, len(pairs)), make([]string, len(pairs)), make([]int32, len(pairs))
+	for i, p := range pairs {
+		types[i], tenants[i], limits[i] = p.Type, p.Tenant, int32(p.TypeLimit)
+	}
+	if except == nil {
+		except = [][16]byte{}
+	}
+	rows, err := tx.Query(ctx, q.sql(tenantUsagesStmt), types, tenants, limits, except)
 	if err != nil {
 		return nil, err
 	}
-	return &u, nil
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[TenantUsage])
 }
 
 // TenantSlot is a slot to take: a run's attempt, on its River job.
@@ -146,17 +196,37 @@ type TenantSlot struct {
 	Attempt int
 }
 
-// TakeTenantSlotTx records that s's attempt holds a slot, and that its run
-// is no longer held back. Call it under LockTenantTx.
-func (q *Queries) TakeTenantSlotTx(ctx context.Context, tx pgx.Tx, s *TenantSlot) error {
-	_, err := tx.Exec(ctx, q.sql(takeTenantSlotStmt), s.RunID, s.Type, s.Tenant, s.JobID, s.Attempt)
+// TakeTenantSlotsTx records that the slots' attempts hold them, and that
+// their runs are no longer held back. Call it under the pairs' locks.
+func (q *Queries) TakeTenantSlotsTx(ctx context.Context, tx pgx.Tx, slots []TenantSlot) error {
+	n := len(slots)
+	ids, types, tenants, jobIDs, attempts := make([][16]byte, n), make([]string, n), make([]string, n), make([]int64, n), make([]int32, n)
+	for i, s := range slots {
+		ids[i], types[i], tenants[i], jobIDs[i], attempts[i] = s.RunID, s.Type, s.Tenant, s.JobID, int32(s.Attempt)
+	}
+	_, err := tx.Exec(ctx, q.sql(takeTenantSlotsStmt), ids, types, tenants, jobIDs, attempts)
 	return err
 }
 
-// GiveBackTenantSlotTx deletes runID's slot, and the pair's slots whose
-// attempts are over. Call it under LockTenantTx.
-func (q *Queries) GiveBackTenantSlotTx(ctx context.Context, tx pgx.Tx, typ, tenant string, runID uuid.UUID) error {
-	_, err := tx.Exec(ctx, q.sql(giveBackTenantSlotStmt), typ, tenant, runID)
+// GiveBackTenantSlotsTx deletes the slots of runIDs, and the pairs' slots
+// whose attempts are over. Call it under the pairs' locks.
+func (q *Queries) GiveBackTenantSlotsTx(ctx context.Context, tx pgx.Tx, pairs []TypeTenant, runIDs [][16]byte) error {
+	types, tenants := make([]string, len(pairs)), make([]string, len(pairs))
+	for i, p := range pairs {
+		types[i], tenants[i] = p.Type, p.Tenant
+	}
+	if runIDs == nil {
+		runIDs = [][16]byte{}
+	}
+	_, err := tx.Exec(ctx, q.sql(giveBackTenantSlotsStmt), types, tenants, runIDs)
+	return err
+}
+
+// AsyncCommitTx turns synchronous_commit off for tx: its commit does not
+// wait for its WAL to reach the disk, and a crash of the server may lose
+// it. For writes that a crash may lose without harm.
+func (q *Queries) AsyncCommitTx(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, q.sql(asyncCommitStmt))
 	return err
 }
 
@@ -182,12 +252,6 @@ func (q *Queries) HeldRunsTx(ctx context.Context, tx pgx.Tx, typ, tenant string,
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[HeldRun])
-}
-
-// TypeTenant is a workflow type and one of its tenants.
-type TypeTenant struct {
-	Type   string
-	Tenant string
 }
 
 // HeldTenants returns up to n pairs of the given types that have runs held
