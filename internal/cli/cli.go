@@ -147,6 +147,7 @@ func newRootCommand(env *Env) *cobra.Command {
 		newMigrateCommand(env),
 		newScheduleCommand(env),
 		newServeCommand(env),
+		newTenantsCommand(env),
 		newVersionCommand(env),
 		newWorkersCommand(env),
 		newWorkflowCommand(env),

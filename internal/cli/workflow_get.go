@@ -46,12 +46,21 @@ func setupWorkflowGet(fs *pflag.FlagSet, env *Env) Action {
 		if *asJSON {
 			return printJSON(env.Stdout, run)
 		}
-		return printRun(env.Stdout, run, time.Now())
+		held := ""
+		if run.Held != "" && run.Status == workflow.StatusPending {
+			tenant, err := findTenant(ctx, client, run.Type, run.Tenant)
+			if err != nil {
+				return workflowError(err, id)
+			}
+			held = heldText(tenant)
+		}
+		return printRun(env.Stdout, run, held, time.Now())
 	}
 }
 
-// printRun prints a run's fields, then its steps.
-func printRun(w io.Writer, run *workflow.Run, now time.Time) error {
+// printRun prints a run's fields, then its steps; held says why a held
+// run waits (heldText), "" for a run not held.
+func printRun(w io.Writer, run *workflow.Run, held string, now time.Time) error {
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(table, "%s:\t%s\n", name, oneLine(fmt.Sprintf(format, args...)))
@@ -61,7 +70,10 @@ func printRun(w io.Writer, run *workflow.Run, now time.Time) error {
 	if run.Tenant != "" {
 		field("Tenant", "%s", run.Tenant)
 	}
-	field("Status", "%s", run.Status)
+	field("Status", "%s", runStatusText(run))
+	if held != "" {
+		field("Held", "%s", held)
+	}
 	if run.SkipReason != "" {
 		field("Skip reason", "%s", run.SkipReason)
 	}

@@ -88,8 +88,17 @@ func printRunsTable(w io.Writer, runs []*workflow.Run, now time.Time) error {
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(table, "ID\tTYPE\tTENANT\tSTATUS\tATTEMPT\tCREATED\tFINISHED\tERROR")
 	for _, run := range runs {
-		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", run.ID, oneLine(run.Type), orDash(oneLine(run.Tenant)), run.Status, run.Attempt, run.MaxAttempts,
+		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", run.ID, oneLine(run.Type), orDash(oneLine(run.Tenant)), runStatusText(run), run.Attempt, run.MaxAttempts,
 			relativeTime(run.CreatedAt, now), relativeTimeOrDash(run.FinishedAt, now), shorten(runErrorText(run.Error), errorColumnWidth))
 	}
 	return table.Flush()
+}
+
+// runStatusText is a run's status, "pending (held)" for a run held back
+// by its tenant's limit.
+func runStatusText(run *workflow.Run) string {
+	if run.Held != "" && run.Status == workflow.StatusPending {
+		return string(run.Status) + " (held)"
+	}
+	return string(run.Status)
 }

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// holdRuns starts a working client of workflow type tenant_report, whose
+// limit is 1 run of a tenant at once, and three runs of tenant acme: the
+// first works (until the test ends) and the two others are held back. It
+// returns the working run and the held ones.
+func holdRuns(t *testing.T, db *testdb.DB) (*workflow.Client, uuid.UUID, []uuid.UUID) {
+	t.Helper()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	working, release := make(chan uuid.UUID, 3), make(chan struct{})
+	def := workflow.Define("tenant_report", func(ctx workflow.Context, _ struct{}) (struct{}, error) {
+		working <- ctx.Run().ID
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return struct{}{}, nil
+	}, &workflow.DefineOpts{TenantLimit: 1})
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+		Schema:    db.Schema,
+		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 3}}, TestOnly: true},
+		Workflows: []workflow.Registrable{def},
+	})
+	require.NoError(t, err)
+	// A held run's attempt ends by completing its job (other jobs, such
+	// as the client's maintenance, complete too).
+	events, unsubscribe := wf.River().Subscribe(river.EventKindJobCompleted)
+	defer unsubscribe()
+	require.NoError(t, wf.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
+	t.Cleanup(func() { close(release) })
+
+	var ids []uuid.UUID
+	for range 3 {
+		h, err := def.Start(ctx, wf, struct{}{}, &workflow.StartOpts{Tenant: "acme"})
+		require.NoError(t, err)
+		ids = append(ids, h.ID)
+	}
+	var running uuid.UUID
+	select {
+	case running = <-working:
+	case <-ctx.Done():
+		t.Fatal("no run of tenant acme began")
+	}
+	for held := 0; held < 2; {
+		select {
+		case ev := <-events:
+			if ev.Job.Kind == "workflow:tenant_report" {
+				held++
+			}
+		case <-ctx.Done():
+			t.Fatal("the runs over the limit were not held back")
+		}
+	}
+	var held []uuid.UUID
+	for _, id := range ids {
+		if id != running {
+			held = append(held, id)
+		}
+	}
+	return wf, running, held
+}
+
+// TestTenantsCommands: tenants lists a limited tenant's running and held
+// runs and its limit; workflow get says why a held run waits and list
+// marks it; tenants limit set and clear change the tenant's own limit and
+// say what changed.
+func TestTenantsCommands(t *testing.T) {
+	t.Parallel()
+
+	db, vars := migratedDB(t)
+	_, running, held := holdRuns(t, db)
+
+	res := runCLI(t, vars, "tenants")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `^WORKFLOW +TENANT +RUNNING +HELD +LIMIT\ntenant_report +acme +1 +2 +1 \(type\)\n$`, res.stdout)
+
+	res = runCLI(t, vars, "tenants", "--type", "tenant_report", "--tenant", "acme", "--json")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	var listed []workflow.Tenant
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &listed))
+	require.Equal(t, []workflow.Tenant{{Type: "tenant_report", Tenant: "acme", Running: 1, Held: 2, Limit: 1, LimitSource: "type"}}, listed)
+
+	res = runCLI(t, vars, "tenants", "--tenant", "globex")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "no tenant has runs working or held back, or a limit of its own\n", res.stdout)
+
+	res = runCLI(t, vars, "workflow", "get", held[0].String())
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `\nStatus: +pending \(held\)\nHeld: +waiting for a slot: acme has 1 of 1 running \(the workflow type's limit\)\n`, res.stdout)
+	res = runCLI(t, vars, "workflow", "get", running.String())
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.NotContains(t, res.stdout, "Held:")
+
+	res = runCLI(t, vars, "workflow", "list", "--tenant", "acme")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `\n`+held[1].String()+` +tenant_report +acme +pending \(held\) `, res.stdout)
+	require.Regexp(t, `\n`+held[0].String()+` +tenant_report +acme +pending \(held\) `, res.stdout)
+	require.Regexp(t, `\n`+running.String()+` +tenant_report +acme +running `, res.stdout)
+
+	// A limit of the tenant's own of its type and of another type.
+	res = runCLI(t, vars, "tenants", "limit", "set", "other_type", "globex", "5")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "tenant globex of other_type: at most 5 runs at once (was no limit of its own); now 0 running, 0 held, limit 5 (tenant)\n", res.stdout)
+	res = runCLI(t, vars, "tenants", "limit", "set", "tenant_report", "acme", "1")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "tenant acme of tenant_report: at most 1 run at once (was no limit of its own); now 1 running, 2 held, limit 1 (tenant)\n", res.stdout)
+	res = runCLI(t, vars, "workflow", "get", held[0].String())
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Contains(t, res.stdout, "waiting for a slot: acme has 1 of 1 running (limit set for the tenant)\n")
+	res = runCLI(t, vars, "tenants")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `\ntenant_report +acme +1 +2 +1 \(tenant\)\nother_type +globex +0 +0 +5 \(tenant\)\n$`, res.stdout)
+
+	res = runCLI(t, vars, "tenants", "limit", "clear", "other_type", "globex")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "tenant globex of other_type: removed its own limit of 5; now no limit applies unless the type has a TenantLimit\n", res.stdout)
+	res = runCLI(t, vars, "tenants", "limit", "clear", "other_type", "globex")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "tenant globex of other_type had no limit of its own; nothing changed (no limit applies unless the type has a TenantLimit)\n", res.stdout)
+	res = runCLI(t, vars, "tenants", "limit", "clear", "tenant_report", "acme")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "tenant acme of tenant_report: removed its own limit of 1; now 1 running, 2 held, limit 1 (type)\n", res.stdout)
+}
+
+// TestTenantsCommandFailures: what is wrong is refused in its words before
+// anything is written, with what to do.
+func TestTenantsCommandFailures(t *testing.T) {
+	t.Parallel()
+
+	_, vars := migratedDB(t)
+	runFailureCases(t, []string{"tenants"}, []failureCase{
+		{name: "bad tenant flag", vars: vars, args: []string{"--tenant", " acme"}, code: ExitUsage,
+			stderr: `tributary: --tenant " acme" has a space at an end; trim it`},
+		{name: "limit", vars: vars, args: []string{"--limit", "0"}, code: ExitUsage,
+			stderr: "tributary: --limit must be from 1 to 1000, not 0; pass --limit 50, or up to --limit 1000 and page with --after"},
+		{name: "set without n", vars: vars, args: []string{"limit", "set", "send_report", "acme"}, code: ExitUsage,
+			stderr: "tributary: tenants limit set needs <n>; run it as 'tributary tenants limit set <type> <tenant> <n>'; see the tenants with 'tributary tenants'"},
+		{name: "set with too many", vars: vars, args: []string{"limit", "set", "send_report", "acme", "5", "6"}, code: ExitUsage,
+			stderr: `tributary: unexpected argument "6"; run it as 'tributary tenants limit set <type> <tenant> <n>'`},
+		{name: "set not a number", vars: vars, args: []string{"limit", "set", "send_report", "acme", "five"}, code: ExitUsage,
+			stderr: `tributary: <n> "five" is not a number of runs; pass 1 or more, such as 'tributary tenants limit set send_report acme 5'`},
+		{name: "set zero", vars: vars, args: []string{"limit", "set", "send_report", "acme", "0"}, code: ExitUsage,
+			stderr: "tributary: <n> is 0, which would let no run of the tenant work; pass 1 or more; to remove the tenant's own limit run 'tributary tenants limit clear send_report acme'"},
+		{name: "set bad tenant", vars: vars, args: []string{"limit", "set", "send_report", "acme ", "5"}, code: ExitUsage,
+			stderr: `tributary: <tenant> "acme " has a space at an end; trim it`},
+		{name: "set bad type", vars: vars, args: []string{"limit", "set", "send report", "acme", "5"}, code: ExitUsage,
+			stderr: `tributary: <type> workflow name "send report" has characters other than letters, digits and _ . : -; use a name such as "send_invoice"`},
+		{name: "clear without tenant", vars: vars, args: []string{"limit", "clear", "send_report"}, code: ExitUsage,
+			stderr: "tributary: tenants limit clear needs <tenant>; run it as 'tributary tenants limit clear <type> <tenant>'; see the tenants with 'tributary tenants'"},
+	})
+	res := runCLI(t, vars, "tenants")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "no tenant has runs working or held back, or a limit of its own\n", res.stdout, "nothing was written")
+}
