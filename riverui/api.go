@@ -58,6 +58,9 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{http.MethodPost, "/api/schedules/{id}/trigger", sched(h.triggerSchedule)},
 		{http.MethodPost, "/api/schedules/{id}/backfill", sched(h.backfillSchedule)},
 		{http.MethodGet, "/api/schedules/{id}/history", sched(h.scheduleHistory)},
+		{http.MethodGet, "/api/tenants", http.HandlerFunc(h.listTenants)},
+		{http.MethodPut, "/api/tenants/{type}/{tenant}/limit", http.HandlerFunc(h.putTenantLimit)},
+		{http.MethodDelete, "/api/tenants/{type}/{tenant}/limit", http.HandlerFunc(h.deleteTenantLimit)},
 	}
 }
 
@@ -88,17 +91,21 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runs, err := h.wf.ListRuns(r.Context(), params)
+	var reasons map[[16]byte]string
+	if err == nil {
+		reasons, err = heldReasons(r.Context(), h.wf, runs)
+	}
 	if err != nil {
 		h.failJSON(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit))
+	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit, reasons))
 }
 
 // runReadOnly are the fields of a run that POST /api/runs does not take.
 var runReadOnly = []string{
 	"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step",
-	"skip_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps",
+	"skip_reason", "held", "held_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps",
 }
 
 // runStartBody is the body of POST /api/runs: a run's writable fields.
@@ -195,7 +202,13 @@ func (h *Handler) writeRunStatus(w http.ResponseWriter, r *http.Request, id uuid
 	if err != nil {
 		return err
 	}
-	writeJSON(w, status, runWire(run, true))
+	reasons, err := heldReasons(r.Context(), h.wf, []*workflow.Run{run})
+	if err != nil {
+		return err
+	}
+	wire := runWire(run, true)
+	wire.HeldReason = reasons[run.ID]
+	writeJSON(w, status, wire)
 	return nil
 }
 
@@ -274,7 +287,11 @@ func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, ref sc
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit))
+	reasons, err := heldReasons(r.Context(), h.wf, runs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit, reasons))
 	return nil
 }
 

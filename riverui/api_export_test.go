@@ -28,13 +28,14 @@ func APIBodyFields() map[string][]string {
 		return out
 	}
 	return map[string][]string{
-		"POST /api/runs":                    fields((&runStartBody{}).spec()),
-		"POST /api/runs/{id}/signal":        fields((&signalBody{}).spec()),
-		"POST /api/schedules":               fields((&scheduleBody{}).spec(false)),
-		"PATCH /api/schedules/{id}":         fields((&scheduleBody{}).spec(true)),
-		"POST /api/schedules/{id}/pause":    fields((&pauseBody{}).spec()),
-		"POST /api/schedules/{id}/resume":   fields((&resumeBody{}).spec()),
-		"POST /api/schedules/{id}/trigger":  fields((&triggerBody{}).spec()),
-		"POST /api/schedules/{id}/backfill": fields((&backfillBody{}).spec()),
+		"POST /api/runs":                         fields((&runStartBody{}).spec()),
+		"POST /api/runs/{id}/signal":             fields((&signalBody{}).spec()),
+		"POST /api/schedules":                    fields((&scheduleBody{}).spec(false)),
+		"PATCH /api/schedules/{id}":              fields((&scheduleBody{}).spec(true)),
+		"POST /api/schedules/{id}/pause":         fields((&pauseBody{}).spec()),
+		"POST /api/schedules/{id}/resume":        fields((&resumeBody{}).spec()),
+		"POST /api/schedules/{id}/trigger":       fields((&triggerBody{}).spec()),
+		"POST /api/schedules/{id}/backfill":      fields((&backfillBody{}).spec()),
+		"PUT /api/tenants/{type}/{tenant}/limit": fields((&tenantLimitBody{}).spec()),
 	}
 }

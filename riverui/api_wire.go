@@ -65,6 +65,8 @@ type runJSON struct {
 	Metadata          json.RawMessage `json:"metadata"`
 	Tags              []string        `json:"tags"`
 	SkipReason        string          `json:"skip_reason"`
+	Held              string          `json:"held"`
+	HeldReason        string          `json:"held_reason"`
 	CancelRequestedAt *time.Time      `json:"cancel_requested_at"`
 	CreatedAt         time.Time       `json:"created_at"`
 	UpdatedAt         time.Time       `json:"updated_at"`
@@ -96,7 +98,7 @@ func runWire(run *workflow.Run, withSteps bool) *runJSON {
 		Input: jsonOrNull(run.Input), Output: jsonOrNull(run.Output), Error: runErrorWire(run.Error),
 		Attempt: run.Attempt, MaxAttempts: run.MaxAttempts, Queue: run.Queue, Priority: run.Priority,
 		ScheduleID: run.ScheduleID, FireAt: utcPtr(run.FireAt), ParentID: run.ParentID, ParentStep: run.ParentStep,
-		Metadata: run.Metadata, Tags: run.Tags, SkipReason: run.SkipReason,
+		Metadata: run.Metadata, Tags: run.Tags, SkipReason: run.SkipReason, Held: run.Held,
 		CancelRequestedAt: utcPtr(run.CancelRequestedAt), CreatedAt: run.CreatedAt.UTC(), UpdatedAt: run.UpdatedAt.UTC(),
 		StartedAt: utcPtr(run.StartedAt), FinishedAt: utcPtr(run.FinishedAt),
 	}
@@ -148,10 +150,12 @@ type runList struct {
 	NextAfter *uuid.UUID `json:"next_after"`
 }
 
-func pageOf(runs []*workflow.Run, limit int) runList {
+func pageOf(runs []*workflow.Run, limit int, heldReasons map[[16]byte]string) runList {
 	out := runList{Runs: make([]*runJSON, 0, len(runs))}
 	for _, run := range runs {
-		out.Runs = append(out.Runs, runWire(run, false))
+		wire := runWire(run, false)
+		wire.HeldReason = heldReasons[run.ID]
+		out.Runs = append(out.Runs, wire)
 	}
 	if len(runs) > 0 && len(runs) == limit {
 		out.NextAfter = &runs[len(runs)-1].ID

@@ -115,6 +115,9 @@
 //	POST   /api/schedules/{id}/backfill  {"from": "2026-11-01T00:00:00Z", "to": …, "input": …, "overlap": …, "rerun_skipped": …}
 //	DELETE /api/schedules/{id}
 //	GET    /api/schedules/{id}/history   ?status=&limit=&after=
+//	GET    /api/tenants                  ?type=&tenant=&limit=: the tenants with runs working or held back, or a limit of their own
+//	PUT    /api/tenants/{type}/{tenant}/limit  {"max_running": 5}: a tenant's own limit (0 removes it)
+//	DELETE /api/tenants/{type}/{tenant}/limit  removes a tenant's own limit
 //
 // As on the dashboard, every /api/schedules/{id} route takes a schedule's
 // id or its key there, a key with ?owner= (absent: owner ""); an id with a
@@ -159,7 +162,13 @@
 //   - The answer about one run or schedule is the object itself (no
 //     envelope). Listings are {"runs": […], "next_after": id|null} and
 //     {"schedules": […], "next_after": …}, without the steps and next fire
-//     times that the answers about one run or schedule hold.
+//     times that the answers about one run or schedule hold; the tenants
+//     are {"tenants": […]}, those with the most runs held first.
+//   - A run held back by its tenant's limit (workflow.DefineOpts.TenantLimit)
+//     is pending with "held": "tenant_limit" and "held_reason", why it
+//     waits: "acme has 5 of 5 running"; both are "" for a run not held.
+//     A tenant is workflow.Tenant: "type", "tenant", "running", "held",
+//     "limit" and "limit_source" ("tenant", "type" or "").
 //   - What GET /api/schedules/{id} answers, PATCH takes back as it is and
 //     changes nothing: it changes only the fields whose value differs from
 //     the schedule's, in one transaction with the schedule locked, so an

@@ -89,7 +89,8 @@ func (f *fixture) do(t *testing.T, method, path, body string, header map[string]
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	if api, ok := strings.CutPrefix(req.URL.Path, f.prefix); ok && strings.HasPrefix(api, "/api/") {
+	// The escaped path, so that an escaped / stays in its segment.
+	if api, ok := strings.CutPrefix(req.URL.EscapedPath(), f.prefix); ok && strings.HasPrefix(api, "/api/") {
 		checkAnswer(t, method, api, resp.StatusCode, resp.Header.Get("Content-Type"), string(data))
 	}
 	return resp.StatusCode, string(data)

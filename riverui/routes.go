@@ -154,7 +154,7 @@ func withFallback(mux *http.ServeMux, miss func(w http.ResponseWriter, r *http.R
 			return
 		}
 		var allowed []string
-		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 			probe := r.Clone(r.Context())
 			probe.Method = method
 			if _, pattern := mux.Handler(probe); pattern != "" {
