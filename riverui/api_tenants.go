@@ -109,12 +109,7 @@ func (h *Handler) deleteTenantLimit(w http.ResponseWriter, r *http.Request) {
 // answers the tenant.
 func (h *Handler) setTenantLimit(w http.ResponseWriter, r *http.Request, maxRunning int) error {
 	typ, tenant := r.PathValue("type"), r.PathValue("tenant")
-	err := h.wf.SetTenantLimit(r.Context(), typ, tenant, maxRunning)
-	var invalid *workflow.ValidationError
-	if errors.As(err, &invalid) && invalid.Field == "name" {
-		err = badField("type", "%s", invalid.Problem)
-	}
-	if err != nil {
+	if err := typeField(h.wf.SetTenantLimit(r.Context(), typ, tenant, maxRunning)); err != nil {
 		return err
 	}
 	t, err := tenantOf(r.Context(), h.wf, typ, tenant)
@@ -123,6 +118,17 @@ func (h *Handler) setTenantLimit(w http.ResponseWriter, r *http.Request, maxRunn
 	}
 	writeJSON(w, http.StatusOK, tenantWire(t))
 	return nil
+}
+
+// typeField names the workflow type of a tenant's limit "type", as the
+// API and the form do, in a validation error of workflow.SetTenantLimit,
+// which calls it "name".
+func typeField(err error) error {
+	var invalid *workflow.ValidationError
+	if errors.As(err, &invalid) && invalid.Field == "name" {
+		return badField("type", "%s", invalid.Problem)
+	}
+	return err
 }
 
 // tenantOf is how tenant of typ stands; one Tenants does not list (no runs

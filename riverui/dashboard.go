@@ -50,6 +50,8 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.Handle("POST "+p+"/schedules/{id}/delete", h.scheduleForm(h.deleteForm, h.showSchedule))
 	mux.HandleFunc("GET "+p+"/runs", h.runsPage)
 	mux.HandleFunc("GET "+p+"/overview", h.overviewPage)
+	mux.HandleFunc("GET "+p+"/tenants", h.tenantsPage)
+	mux.HandleFunc("POST "+p+"/tenants/limit", h.tenantLimitForm)
 	mux.HandleFunc("GET "+p+"/schedules/new", h.newSchedulePage)
 	mux.HandleFunc("POST "+p+"/schedules/new", h.createForm)
 	mux.HandleFunc("GET "+p+"/assets/refresh.js", serveRefreshJS)
@@ -382,6 +384,10 @@ type runView struct {
 	Children        []childRun
 	Steps           []stepRow
 	Timeline        *timeline
+	// Held says why a held run waits: "acme has 5 of 5 running (limit
+	// set for the tenant)"; TenantLink lists its tenant's standing.
+	Held       string
+	TenantLink string
 	// WaitsFor is the signal the run waits for, when its step has the
 	// default name ("signal:" and the signal's name); WaitStep is the step
 	// of a wait named otherwise, whose signal name is not recorded.
@@ -434,6 +440,17 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	v.Started, v.Ended = momentIn(run.StartedAt, time.UTC, now), momentIn(run.FinishedAt, time.UTC, now)
 	v.CancelRequested = momentIn(run.CancelRequestedAt, time.UTC, now)
 	v.Duration = runDuration(run)
+	if isHeld(run) {
+		t, err := tenantOf(ctx, h.wf, run.Type, run.Tenant)
+		if err != nil {
+			return err
+		}
+		v.Held = heldReason(t)
+		if t.LimitSource != "" {
+			v.Held += " (" + limitSourceText(t.LimitSource) + ")"
+		}
+		v.TenantLink = h.prefix + "/tenants?" + url.Values{"type": {run.Type}, "tenant": {run.Tenant}}.Encode()
+	}
 
 	// The slot, in the schedule's zone.
 	meta := slotOf(run)

@@ -42,6 +42,9 @@ type runsView struct {
 type runRow struct {
 	Run      *workflow.Run
 	Duration string
+	// Held says why a held run waits ("acme has 5 of 5 running"); "" for
+	// a run not held.
+	Held string
 }
 
 // runSearchLayout is how the runs page writes a time: a datetime-local
@@ -85,9 +88,13 @@ func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 		}
+		held, err := heldReasons(r.Context(), h.wf, runs)
+		if err != nil {
+			return err
+		}
 		live := false
 		for _, run := range runs {
-			v.Rows = append(v.Rows, runRow{Run: run, Duration: runDuration(run)})
+			v.Rows = append(v.Rows, runRow{Run: run, Duration: runDuration(run), Held: held[run.ID]})
 			live = live || !run.Status.Finished()
 		}
 		v.live(r, live)

@@ -34,6 +34,8 @@
 //	POST /runs/{id}/cancel
 //	POST /runs/{id}/retry
 //	POST /runs/{id}/signal               form: name, payload (JSON)
+//	GET  /tenants                        the tenants of limited workflow types: ?type=&tenant=&limit=
+//	POST /tenants/limit                  form: type, tenant, max_running; clear removes the tenant's own limit
 //	GET  /login, POST /login             form: token, next
 //	POST /logout
 //
@@ -68,6 +70,14 @@
 // by an index (see workflow.ListParams). The runs pages show each run's
 // tenant, and a schedule's page the tenant its runs carry (its tenant, or
 // its owner's, which it says).
+//
+// A run held back by its tenant's limit (workflow.DefineOpts.TenantLimit)
+// is marked held on the runs pages, and its page says why it waits:
+// "Waiting: acme has 5 of 5 running (limit set for the tenant)", with a
+// link to the tenant on the tenants page. That page lists the tenants with
+// runs working or held, or a limit of their own (workflow.Client.Tenants),
+// with their limit and where it comes from, and its form sets or clears a
+// tenant's own limit (workflow.Client.SetTenantLimit).
 //
 // The new schedule form creates it as POST /api/schedules does, so it
 // refuses what the API refuses with the same message, shown above the

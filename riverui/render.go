@@ -55,6 +55,7 @@ var (
 	deleteScheduleTemplate = page("schedule_delete.html")
 	runsTemplate           = page("runs.html")
 	runTemplate            = page("run.html")
+	tenantsTemplate        = page("tenants.html")
 	overviewTemplate       = page("overview.html")
 	loginTemplate          = page("login.html")
 	errorTemplate          = page("error.html")
@@ -84,7 +85,8 @@ func page(name string, partials ...string) *template.Template {
 type chrome struct {
 	Prefix string
 	Title  string
-	// Nav is the navigation link of the page: "schedules" or "runs".
+	// Nav is the navigation link of the page: "overview", "schedules",
+	// "runs" or "tenants".
 	Nav string
 	// Notice is the flash notice of the action that led here.
 	Notice string
@@ -116,18 +118,20 @@ func (c *chrome) live(r *http.Request, running bool) {
 // most a run id (after "triggered") or counts (after "backfilled"),
 // each parsed: a link cannot make the dashboard say anything else.
 var notices = map[string]string{
-	"paused":     "Schedule paused: no slot fires until it is resumed.",
-	"resumed":    "Schedule resumed.",
-	"updated":    "Schedule updated. A new cron expression, time zone, start or end applies at once; other changes from the next slot.",
-	"unchanged":  "Nothing to update: the form matched the schedule.",
-	"triggered":  "Triggered a run.",
-	"deleted":    "Schedule deleted. Its past runs are kept.",
-	"cancelled":  "Run cancelled. A running attempt stops at its next step.",
-	"retried":    "Run retried: it runs again from the step that failed.",
-	"signalled":  "Signal sent.",
-	"created":    "Schedule created. Its first slot fires at the next fire time below.",
-	"existing":   "Nothing created: this schedule has the key and the spec of the form already.",
-	"signed-out": "Signed out.",
+	"paused":        "Schedule paused: no slot fires until it is resumed.",
+	"resumed":       "Schedule resumed.",
+	"updated":       "Schedule updated. A new cron expression, time zone, start or end applies at once; other changes from the next slot.",
+	"unchanged":     "Nothing to update: the form matched the schedule.",
+	"triggered":     "Triggered a run.",
+	"deleted":       "Schedule deleted. Its past runs are kept.",
+	"cancelled":     "Run cancelled. A running attempt stops at its next step.",
+	"retried":       "Run retried: it runs again from the step that failed.",
+	"signalled":     "Signal sent.",
+	"created":       "Schedule created. Its first slot fires at the next fire time below.",
+	"existing":      "Nothing created: this schedule has the key and the spec of the form already.",
+	"signed-out":    "Signed out.",
+	"limit-set":     "Tenant limit set. A limit raised starts held runs at once; one lowered holds back the next attempts until enough running ones end.",
+	"limit-cleared": "The tenant's own limit is removed: the workflow type's limit applies, if it has one.",
 }
 
 func (h *Handler) chrome(r *http.Request, title, nav string) chrome {
