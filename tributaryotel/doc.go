@@ -80,9 +80,12 @@ can report, a working client or `tributary serve`:
 	tributary.schedules{state}            schedules: active, paused
 	tributary.workers.live                working clients whose heartbeat is recent (the worker registry)
 	tributary.river.jobs{state}           River jobs: available, running, scheduled, retryable
+	tributary.runs.held{workflow, reason} pending runs held back: tenant_limit (workflow.DefineOpts.TenantLimit);
+	                                      a pair reports 0 once its held runs are gone
 
 Each collection of the gauges runs a few index-backed queries (the
-unfinished-runs index, the schedules table, River's job state index);
+unfinished-runs index, the schedules table, River's job state index, the
+held runs' index);
 scrape it every 15 to 60 seconds, not every second.
 
 # Cost

@@ -5,6 +5,7 @@ package tributaryotel
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -78,7 +79,19 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 		return nil, err
 	}
 
+	held, err := meter.Int64ObservableGauge("tributary.runs.held",
+		metric.WithDescription("Pending runs held back instead of working, by workflow type and reason: tenant_limit (their tenant has every slot of its type taken)."), metric.WithUnit("{run}"))
+	if err != nil {
+		return nil, err
+	}
+
 	db := engine.NewQueries(wf.Schema())
+	// The (type, reason) pairs that had held runs: each reports 0 once it
+	// has none, so that a chart falls to 0 instead of stopping.
+	var (
+		heldMu   sync.Mutex
+		heldSeen = map[engine.HeldCount]bool{}
+	)
 	return meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -123,6 +136,22 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 		for _, state := range []string{"available", "running", "scheduled", "retryable"} {
 			o.ObserveInt64(jobs, counted[state], metric.WithAttributes(attribute.String("state", state)))
 		}
+
+		heldCounts, err := db.CountHeldRuns(ctx, pool)
+		if err != nil {
+			return fmt.Errorf("tributaryotel: count held runs: %w", err)
+		}
+		heldMu.Lock()
+		defer heldMu.Unlock()
+		now := make(map[engine.HeldCount]int64, len(heldCounts))
+		for _, c := range heldCounts {
+			key := engine.HeldCount{Type: c.Type, Reason: c.Reason}
+			now[key] = c.Count
+			heldSeen[key] = true
+		}
+		for key := range heldSeen {
+			o.ObserveInt64(held, now[key], metric.WithAttributes(attribute.String("workflow", key.Type), attribute.String("reason", key.Reason)))
+		}
 		return nil
-	}, active, oldest, schedules, workers, jobs)
+	}, active, oldest, schedules, workers, jobs, held)
 }
