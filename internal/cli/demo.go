@@ -149,6 +149,8 @@ func printDemoURLs(ctx context.Context, env *Env, server *uiServer, scripted *de
 	waiting := scripted.Waiting
 	fmt.Fprintln(w)
 	server.PrintURLs(w)
+	fmt.Fprintf(w, "Held runs (tenant %s, for about %s): %s/tenants, or DATABASE_URL=%s %s tenants%s\n",
+		demo.ExportTenant, demo.ExportDuration*time.Duration(len(scripted.Exports)-1), server.Base, shellQuote(url), env.program(), cliFlags)
 	fmt.Fprintf(w, "Waiting run: %s", server.RunPage(ctx, waiting.ID))
 	if waiting.JobID != 0 {
 		fmt.Fprintf(w, " (its River job: %s/riverui/jobs/%d)", server.Base, waiting.JobID)

@@ -44,6 +44,18 @@ func TestDemo(t *testing.T) {
 	require.Regexp(t, `(?m)^tributary_workflow_step_executions_total\{[^}]*outcome="error"[^}]*step="charge_card"[^}]*\} 1$`, body)
 	status, _ = httpGet(t, base+"/readyz", "")
 	require.Equal(t, http.StatusOK, status)
+	// The demo tenant's exports: one works, the others are held, on the
+	// tenants page and through the command printed.
+	held := regexp.MustCompile(`\nHeld runs \(tenant demo-tenant, for about 12s\): (\S+/tenants), or DATABASE_URL=(\S+) tributary tenants --schema (\S+)\n`).
+		FindStringSubmatch(demo.stdout.String())
+	require.NotNil(t, held, demo.stdout.String())
+	status, body = httpGet(t, held[1], "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `data-tenant="demo-tenant"`)
+	// The URL and schema as a shell reads them: quoted, with no quote inside.
+	res := runCLI(t, map[string]string{"DATABASE_URL": strings.Trim(held[2], "'")}, "tenants", "--schema", strings.Trim(held[3], "'"), "--tenant", "demo-tenant")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `\ndemo_tenant_export +demo-tenant +1 +2 +1 \(type\)\n$`, res.stdout)
 	demo.Resume()
 
 	require.Equal(t, ExitOK, demo.wait(t), demo.stderr.String())

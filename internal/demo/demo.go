@@ -143,12 +143,18 @@ type Scripted struct {
 	Sleeping *workflow.Run
 	// Waiting is an Approval run waiting for its "decision" signal.
 	Waiting *workflow.Run
+	// Exports are three Export runs of tenant ExportTenant: one works
+	// and the others are held back by its limit (or all are held, behind
+	// the exports of an earlier demo still working).
+	Exports []*workflow.Run
 }
 
 // Script starts the demo's runs and creates its schedules, printing what it
 // does on out: three onboarding runs, followed to completion; a reminder,
 // followed until it sleeps; an approval, followed until it waits for its
-// signal; and three schedules, one of them every 10 seconds and one paused.
+// signal; three schedules, one of them every 10 seconds and one paused;
+// and three exports of one tenant, followed until one works and the
+// others are held back by its limit.
 func (d *Demo) Script(ctx context.Context, out io.Writer) (*Scripted, error) {
 	fmt.Fprintln(out, "\n1. Three onboarding runs: three memoized steps each, the first in a transaction with its memo")
 	var onboards []*workflow.Handle[string]
@@ -230,7 +236,84 @@ func (d *Demo) Script(ctx context.Context, out io.Writer) (*Scripted, error) {
 	d.heartbeat = scripted.Heartbeat.ID
 	d.mu.Unlock()
 	printSchedules(out, scripted.Schedules)
+
+	fmt.Fprintf(out, "\n6. Three exports for tenant %s, whose workflow type lets 1 run of a tenant work at once (TenantLimit: 1): the others are held until it ends\n", ExportTenant)
+	if scripted.Exports, err = d.startExports(ctx, out); err != nil {
+		return nil, err
+	}
 	return scripted, nil
+}
+
+// startExports starts three Export runs of tenant ExportTenant and waits
+// until each works, is held back or has ended, printing each then.
+func (d *Demo) startExports(ctx context.Context, out io.Writer) ([]*workflow.Run, error) {
+	var ids []uuid.UUID
+	for _, table := range []string{"invoices", "customers", "payments"} {
+		h, err := Export.Start(ctx, d.Workflows, ExportJob{Table: table}, &workflow.StartOpts{Tenant: ExportTenant})
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, h.ID)
+	}
+	ticker := time.NewTicker(FollowInterval / 5)
+	defer ticker.Stop()
+	for {
+		runs, tenant, err := d.exports(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		// A run's status is running from its job's fetch, before it is
+		// held: it settled when its tenant's running jobs fit the limit
+		// (a tenant not listed has none running or held).
+		settled := tenant == nil || tenant.Running <= tenant.Limit
+		for _, run := range runs {
+			settled = settled && (run.Status != workflow.StatusPending || run.Held != "")
+		}
+		if settled {
+			printExports(out, runs, tenant)
+			for _, run := range runs {
+				d.markSeen(run.ID, run.Status)
+			}
+			return runs, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ticker.C:
+		}
+	}
+}
+
+// exports reads the Export runs ids and how their tenant stands (nil when
+// Tenants does not list it).
+func (d *Demo) exports(ctx context.Context, ids []uuid.UUID) ([]*workflow.Run, *workflow.Tenant, error) {
+	runs := make([]*workflow.Run, len(ids))
+	for i, id := range ids {
+		run, err := d.Workflows.GetRun(ctx, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs[i] = run
+	}
+	tenants, err := d.Workflows.Tenants(ctx, &workflow.TenantParams{Type: Export.Name(), Tenant: ExportTenant})
+	if err != nil || len(tenants) == 0 {
+		return runs, nil, err
+	}
+	return runs, tenants[0], nil
+}
+
+// printExports prints each Export run's status, and why a held one waits.
+func printExports(out io.Writer, runs []*workflow.Run, tenant *workflow.Tenant) {
+	for _, run := range runs {
+		text := string(run.Status)
+		if run.Held != "" && run.Status == workflow.StatusPending {
+			text = "pending, held"
+			if tenant != nil {
+				text += ": " + tenant.Why()
+			}
+		}
+		fmt.Fprintf(out, "   run %s: %s\n", run.ID, text)
+	}
 }
 
 // schedules are the demo's schedules, the heartbeat first, each with a key

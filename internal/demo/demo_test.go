@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,22 @@ func TestDemo(t *testing.T) {
 	require.Equal(t, "*/10 * * * * *", scripted.Heartbeat.Cron)
 	require.True(t, scripted.Schedules[2].Paused)
 	require.Regexp(t, `(?m)^   demo-daily-report +0 9 \* \* \* +Asia/Tokyo +next \d{4}-\d\d-\d\d 09:00:00 JST +owner finance-tokyo$`, out.String())
+
+	// Three exports of one tenant: one works, two are held by its limit.
+	require.Len(t, scripted.Exports, 3)
+	held := 0
+	for _, run := range scripted.Exports {
+		require.Equal(t, ExportTenant, run.Tenant)
+		if run.Held != "" {
+			held++
+		}
+	}
+	require.Equal(t, 2, held)
+	require.Equal(t, 2, strings.Count(out.String(), ": pending, held: demo-tenant has 1 of 1 running\n"))
+	tenants, err := d.Workflows.Tenants(ctx, &workflow.TenantParams{Tenant: ExportTenant})
+	require.NoError(t, err)
+	require.Len(t, tenants, 1)
+	require.Equal(t, workflow.Tenant{Type: Export.Name(), Tenant: ExportTenant, Running: 1, Held: 2, Limit: 1, LimitSource: "type"}, *tenants[0])
 
 	// The UI serves the demo's clients.
 	handler, err := riverui.New(d.Workflows, d.Schedules, nil)

@@ -138,8 +138,34 @@ func countAccounts(ctx workflow.Context, step string) (int64, error) {
 
 // Workflows are the demo's workflow types.
 func Workflows() []workflow.Registrable {
-	return []workflow.Registrable{Approval, Charge, Heartbeat, Onboard, Reminder, Report}
+	return []workflow.Registrable{Approval, Charge, Export, Heartbeat, Onboard, Reminder, Report}
 }
+
+// ExportTenant is the tenant of the demo's Export runs.
+const ExportTenant = "demo-tenant"
+
+// ExportDuration is how long an Export run works.
+const ExportDuration = 6 * time.Second
+
+// ExportJob is the input of Export.
+type ExportJob struct {
+	Table string `json:"table"`
+}
+
+// Export works ExportDuration in one step, holding a worker and its
+// tenant's slot: its type lets 1 run of a tenant work at once
+// (TenantLimit), so the other runs of the tenant are held, pending, until
+// it ends. A stopping client cuts it short; it runs again.
+var Export = workflow.Define("demo_tenant_export", func(ctx workflow.Context, in ExportJob) (string, error) {
+	return workflow.Step(ctx, "export", func(ctx context.Context) (string, error) {
+		select {
+		case <-time.After(ExportDuration):
+			return fmt.Sprintf("exported %s for %s", in.Table, ExportTenant), nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+}, &workflow.DefineOpts{TenantLimit: 1})
 
 // Charge fails for good: the card is declined, a NonRetryable error, so the
 // run fails on its first attempt, and the dashboard shows it failed, with
