@@ -244,6 +244,8 @@ type ledgerRow struct {
 	Triggered bool
 	Queued    bool
 	Duration  string
+	// Held says why a held run waits; "" for a run not held.
+	Held string
 }
 
 // slotOf is what package schedule stored in run's metadata about its slot
@@ -310,10 +312,14 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 	if err != nil {
 		return err
 	}
+	held, err := heldReasons(ctx, h.wf, runs)
+	if err != nil {
+		return err
+	}
 	live := false
 	for _, run := range runs {
 		meta := slotOf(run)
-		row := ledgerRow{Run: run, Slot: momentIn(run.FireAt, loc, now), DSTNote: meta.DSTNote, Triggered: meta.Trigger, Queued: meta.Queued, Duration: runDuration(run)}
+		row := ledgerRow{Run: run, Slot: momentIn(run.FireAt, loc, now), DSTNote: meta.DSTNote, Triggered: meta.Trigger, Queued: meta.Queued, Duration: runDuration(run), Held: held[run.ID]}
 		if run.FireAt != nil && meta.Nominal != "" && meta.Nominal != run.FireAt.In(loc).Format(nominalLayout) {
 			row.Nominal = meta.Nominal
 		}

@@ -1,12 +1,17 @@
 package riverui_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/schedule"
 )
 
 // dash is the dashboard of f, with a client that does not follow
@@ -43,6 +48,26 @@ func TestDashboardHeldRuns(t *testing.T) {
 	require.NotContains(t, d.page(t, "/runs/"+f.running.String(), nil), `data-testid="run-held"`)
 	body = d.page(t, "/runs", nil)
 	require.Equal(t, []string{"Waiting: acme has 1 of 1 running", "Waiting: acme has 1 of 1 running"}, attrs(body, "run-held", "title"))
+
+	// A schedule's run of the tenant, triggered, is held too: its ledger
+	// marks it.
+	s, err := f.sc.Create(t.Context(), &schedule.Params{Name: "acme reports", Workflow: "tenant_report", Tenant: "acme", Cron: "0 3 * * *"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	events, unsubscribe := f.wf.River().Subscribe(river.EventKindJobCompleted)
+	defer unsubscribe()
+	_, err = f.sc.Trigger(ctx, schedule.ByID(s.ID), &schedule.TriggerOpts{Overlap: schedule.OverlapAllow})
+	require.NoError(t, err)
+	for held := false; !held; {
+		select {
+		case ev := <-events:
+			held = ev.Job.Kind == "workflow:tenant_report"
+		case <-ctx.Done():
+			t.Fatal("the triggered run was not held back")
+		}
+	}
+	require.Equal(t, []string{"Waiting: acme has 1 of 1 running"}, attrs(d.page(t, "/schedules/"+s.ID.String(), nil), "run-held", "title"))
 
 	// Set the tenant's own limit, then clear it.
 	to := d.post(t, "/tenants/limit", url.Values{"type": {"tenant_report"}, "tenant": {"acme"}, "max_running": {"1"}})
