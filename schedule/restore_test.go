@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -25,7 +27,12 @@ var restoreFlow = workflow.Define("restore_flow", func(ctx workflow.Context, n i
 	if err != nil {
 		return "", err
 	}
-	if err := workflow.Sleep(ctx, "nap", 4*time.Second); err != nil {
+	if err := workflow.Sleep(ctx, "nap", time.Second); err != nil {
+		return "", err
+	}
+	// Held until the test signals it on the restored database: the dump
+	// catches every run unfinished, however slow the machine.
+	if _, err := workflow.WaitSignal[int](ctx, "go", nil); err != nil {
 		return "", err
 	}
 	b, err := workflow.Step(ctx, "two", func(context.Context) (int, error) { return a * 2, nil })
@@ -36,7 +43,7 @@ var restoreFlow = workflow.Define("restore_flow", func(ctx workflow.Context, n i
 }, nil)
 
 // TestBackupRestores takes a pg_dump of a working database in the middle of
-// its load (runs asleep, running and done; an every-second schedule
+// its load (runs asleep or waiting for a signal; an every-second schedule
 // firing), restores it into a new database and starts a client on that:
 // every run of the restored database finishes, with its steps' outputs
 // (a run caught asleep or mid-step replays from its memos); the schedule
@@ -85,6 +92,14 @@ func TestBackupRestores(t *testing.T) {
 	var dumped int
 	require.NoError(t, restored.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE workflow_type = $1", restoreFlow.Name()).Scan(&dumped))
 	require.Equal(t, runs, dumped, "the dump holds every run")
+
+	ids, err := restored.Query(ctx, "SELECT id FROM workflow_runs WHERE workflow_type = $1", restoreFlow.Name())
+	require.NoError(t, err)
+	runIDs, err := pgx.CollectRows(ids, pgx.RowTo[uuid.UUID])
+	require.NoError(t, err)
+	for _, id := range runIDs {
+		require.NoError(t, after.wf.Signal(ctx, id, "go", 1))
+	}
 
 	restoredAt := time.Now()
 	deadline := time.NewTimer(2 * time.Minute)

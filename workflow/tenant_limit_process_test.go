@@ -516,7 +516,7 @@ func checkLimitSpans(t *testing.T, spans []*limitSpan, inputs map[uuid.UUID]int,
 	for _, k := range kills {
 		killedPIDs[k.pid] = true
 	}
-	replayed := 0
+	replayed, interruptedAll := 0, 0
 	for id := range inputs {
 		rs := byRun[id]
 		require.NotEmpty(t, rs, "run %s never worked", id)
@@ -593,8 +593,12 @@ func checkLimitSpans(t *testing.T, spans []*limitSpan, inputs map[uuid.UUID]int,
 			"their runs' steps started again at most %s after; its tenants: %s; %d of the %d other tenants reached the limit again",
 			i+1, k.pid, k.after.Sub(k.before).Round(time.Millisecond), len(interrupted),
 			rescue.Round(time.Millisecond), restart.Round(time.Millisecond), strings.Join(back, "; "), othersFull, others)
-		require.NotEmpty(t, interrupted, "kill %d interrupted no step", i+1)
+		interruptedAll += len(interrupted)
 	}
+	// A kill lands between steps now and then on a loaded machine (the
+	// victim is picked while it works, and killed a moment later): one of
+	// the two must have cut steps short, or the test did not test a crash.
+	require.Positive(t, interruptedAll, "neither kill interrupted a step")
 	t.Logf("%d runs worked their step again after a kill", replayed)
 }
 

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +40,27 @@ func (c *concurrency) leave(tenant string) {
 	c.now[tenant]--
 }
 
+// order returns the steps in the order they began.
+func (c *concurrency) order() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.started)
+}
+
+// wait blocks until n steps of tenant work at once, or a while has passed.
+func (c *concurrency) wait(tenant string, n int) {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		c.mu.Lock()
+		now := c.now[tenant]
+		c.mu.Unlock()
+		if now >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (c *concurrency) mostOf(tenant string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -59,6 +81,9 @@ func TestTenantLimitHolds(t *testing.T) {
 			tenant := ctx.Run().Tenant
 			seen.enter(tenant, fmt.Sprint(n))
 			defer seen.leave(tenant)
+			if tenant == "" {
+				seen.wait("", 3) // those without a tenant meet, to show they are not limited
+			}
 			time.Sleep(20 * time.Millisecond)
 			return n, nil
 		})
@@ -120,7 +145,7 @@ func TestTenantLimitHoldsBack(t *testing.T) {
 
 	first, err := blocking.Start(ctx, c, 0, &StartOpts{Tenant: "acme"})
 	require.NoError(t, err)
-	waitCond(t, "the first run to work", nil, func(context.Context) (bool, error) { return len(seen.started) == 1, nil })
+	waitCond(t, "the first run to work", nil, func(context.Context) (bool, error) { return len(seen.order()) == 1, nil })
 	tenants, err := c.Tenants(ctx, nil)
 	require.NoError(t, err)
 	require.Equal(t, []*Tenant{{Type: "tenant_blocking", Tenant: "acme", Running: 1, Limit: 3, LimitSource: "type"}}, tenants)
@@ -154,7 +179,7 @@ func TestTenantLimitHoldsBack(t *testing.T) {
 
 	// Raised to 3: two more start at once, the oldest held first.
 	require.NoError(t, c.SetTenantLimit(ctx, "tenant_blocking", "acme", 3))
-	waitCond(t, "two held runs to start", nil, func(context.Context) (bool, error) { return len(seen.started) == 3, nil })
+	waitCond(t, "two held runs to start", nil, func(context.Context) (bool, error) { return len(seen.order()) == 3, nil })
 	run, err := held[2].Get(ctx)
 	require.NoError(t, err)
 	require.Equal(t, HeldTenantLimit, run.Held, "the youngest stay held")
@@ -168,7 +193,7 @@ func TestTenantLimitHoldsBack(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, run.Held)
 	}
-	require.Equal(t, []string{"0", "1", "2", "3", "4"}, seen.started, "held runs start in the order they were started")
+	require.Equal(t, []string{"0", "1", "2", "3", "4"}, seen.order(), "held runs start in the order they were started")
 	require.Equal(t, 3, seen.mostOf("acme"))
 
 	// Back to the type's limit.
@@ -219,7 +244,7 @@ func TestTenantLimitWaitingHoldsNoSlot(t *testing.T) {
 	require.NoError(t, c.Signal(ctx, waiter.ID, "go", 1))
 	_, err = waiter.Result(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []string{"0 before", "1 before", "1 after", "0 after"}, seen.started)
+	require.Equal(t, []string{"0 before", "1 before", "1 after", "0 after"}, seen.order())
 }
 
 // TestTenantLimitRefused: a negative limit, in DefineOpts or for a tenant,
