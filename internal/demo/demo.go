@@ -262,13 +262,20 @@ func (d *Demo) startExports(ctx context.Context, out io.Writer) ([]*workflow.Run
 		if err != nil {
 			return nil, err
 		}
-		// A run's status is running from its job's fetch, before it is
-		// held: it settled when its tenant's running jobs fit the limit
+		// A run's status is running from its job's fetch, before it
+		// takes its tenant's slot or is held: it settled when every run
+		// holds a slot (Tenant.Running counts those), is held or ended
 		// (a tenant not listed has none running or held).
-		settled := tenant == nil || tenant.Running <= tenant.Limit
-		for _, run := range runs {
-			settled = settled && (run.Status != workflow.StatusPending || run.Held != "")
+		accounted := 0
+		if tenant != nil {
+			accounted = tenant.Running
 		}
+		for _, run := range runs {
+			if run.Status.Finished() || (run.Status == workflow.StatusPending && run.Held != "") {
+				accounted++
+			}
+		}
+		settled := accounted == len(runs)
 		if settled {
 			printExports(out, runs, tenant)
 			for _, run := range runs {

@@ -80,22 +80,33 @@ ON CONFLICT (workflow_type, tenant) DO UPDATE SET max_running = excluded.max_run
 
 	// The tenants with runs working, held back, or a limit of their own,
 	// by type: running counts the runs of the tenant whose job is running
-	// (few: at most the workers), held those held back, and the limit is
-	// the tenant's own, else the type's as its live workers register it.
+	// (few: at most the workers) or, for a limited type, the slots taken
+	// (an attempt about to be held back runs for a moment without one),
+	// held those held back, and the limit is the tenant's own, else the
+	// type's as its live workers register it.
 	tenantsStmt = define(`
-WITH running AS (
-	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
-	FROM {s}river_job WHERE state = 'running' AND kind LIKE 'workflow:%' AND args ? 'tenant'
-	GROUP BY 1, 2
-), held AS (
-	SELECT workflow_type, tenant, count(*) AS n
-	FROM {s}workflow_runs WHERE held IS NOT NULL AND status = 'pending'
-	GROUP BY 1, 2
-), type_limits AS (
+WITH type_limits AS (
 	SELECT l.key AS workflow_type, max(l.value::int) AS max_running
 	FROM {s}tributary_workers w, jsonb_each_text(w.tenant_limits) l
 	WHERE w.heartbeat_at > now() - make_interval(secs => $3)
 	GROUP BY 1
+), jobs AS (
+	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
+	FROM {s}river_job WHERE state = 'running' AND kind LIKE 'workflow:%' AND args ? 'tenant'
+	GROUP BY 1, 2
+), slots AS (
+	SELECT s.workflow_type, s.tenant, count(*) AS n
+	FROM {s}tributary_tenant_slots s JOIN {s}river_job j ON j.id = s.job_id AND j.state = 'running' AND j.attempt = s.attempt
+	GROUP BY 1, 2
+), running AS (
+	SELECT workflow_type, tenant, coalesce(s.n, 0) AS n FROM jobs j LEFT JOIN slots s USING (workflow_type, tenant)
+	WHERE j.workflow_type IN (SELECT workflow_type FROM type_limits)
+	UNION ALL
+	SELECT workflow_type, tenant, j.n FROM jobs j WHERE j.workflow_type NOT IN (SELECT workflow_type FROM type_limits)
+), held AS (
+	SELECT workflow_type, tenant, count(*) AS n
+	FROM {s}workflow_runs WHERE held IS NOT NULL AND status = 'pending'
+	GROUP BY 1, 2
 ), pairs AS (
 	SELECT workflow_type, tenant FROM running
 	UNION SELECT workflow_type, tenant FROM held
