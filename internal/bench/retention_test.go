@@ -16,7 +16,7 @@ func TestRunRetention(t *testing.T) {
 
 	admin := adminPool(t)
 	var progress bytes.Buffer
-	res, err := RunRetention(context.Background(), admin, &RetentionConfig{OldRuns: 20_000, Items: 50, Rounds: 2, Workers: testWorkers}, &progress)
+	res, err := RunRetention(context.Background(), admin, &RetentionConfig{OldRuns: 20_000, Items: 300, Rounds: 2, Workers: testWorkers}, &progress)
 	require.NoError(t, err, progress.String())
 	require.Len(t, res.Rounds, 4)
 	require.False(t, res.Rounds[0].Retention, "the first round runs without, then with")
