@@ -329,16 +329,21 @@ type crashChild struct {
 // output goes to the test log if the test failed.
 func startCrashHelper(t *testing.T, db *testdb.DB, scenario string) *crashChild {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), crashChildDeadline)
+	return startChild(t, "crash helper", "TestCrashHelperProcess", crashChildDeadline,
+		crashHelperEnv+"=1", crashDBURLEnv+"="+db.URL, crashSchemaEnv+"="+db.Schema, crashScenarioEnv+"="+scenario)
+}
+
+// startChild starts the test binary again as a helper process running only
+// test entry, with env added to the environment and its stdin held open
+// (a helper exits when it closes), for at most deadline. The process is
+// killed and reaped when the test ends, and its output, under name, goes
+// to the test log if the test failed.
+func startChild(t *testing.T, name, entry string, deadline time.Duration, env ...string) *crashChild {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	cmd := exec.CommandContext(ctx, os.Args[0],
-		"-test.run=^TestCrashHelperProcess$", "-test.v", "-test.count=1",
-		"-test.timeout="+(crashChildDeadline).String())
-	cmd.Env = append(os.Environ(),
-		crashHelperEnv+"=1",
-		crashDBURLEnv+"="+db.URL,
-		crashSchemaEnv+"="+db.Schema,
-		crashScenarioEnv+"="+scenario,
-	)
+		"-test.run=^"+entry+"$", "-test.v", "-test.count=1", "-test.timeout="+deadline.String())
+	cmd.Env = append(os.Environ(), env...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
@@ -356,12 +361,12 @@ func startCrashHelper(t *testing.T, db *testdb.DB, scenario string) *crashChild 
 		select {
 		case <-c.exited:
 		case <-time.After(15 * time.Second):
-			t.Errorf("crash helper pid %d not reaped after SIGKILL", cmd.Process.Pid)
+			t.Errorf("%s pid %d not reaped after SIGKILL", name, cmd.Process.Pid)
 		}
 		_ = stdin.Close()
 		cancel()
 		if t.Failed() {
-			t.Logf("crash helper (pid %d) output:\n%s", cmd.Process.Pid, out.String())
+			t.Logf("%s (pid %d) output:\n%s", name, cmd.Process.Pid, out.String())
 		}
 	})
 	return c

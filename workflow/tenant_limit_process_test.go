@@ -28,7 +28,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -192,42 +191,10 @@ func runLimitHelper(t *testing.T) {
 // log if the test failed.
 func startLimitHelper(t *testing.T, db *testdb.DB) *crashChild {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limitChildDeadline)
-	cmd := exec.CommandContext(ctx, os.Args[0],
-		"-test.run=^TestTenantLimitHelperProcess$", "-test.v", "-test.count=1",
-		"-test.timeout="+limitChildDeadline.String())
-	cmd.Env = append(os.Environ(),
-		limitHelperEnv+"=1",
-		crashDBURLEnv+"="+db.URL,
-		crashSchemaEnv+"="+db.Schema,
-	)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.WaitDelay = 5 * time.Second
-	stdin, err := cmd.StdinPipe() // held open: the helper exits on EOF
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-
-	c := &crashChild{cmd: cmd, out: out, exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // ErrProcessDone when already killed
-		select {
-		case <-c.exited:
-		case <-time.After(15 * time.Second):
-			t.Errorf("tenant limit helper pid %d not reaped after SIGKILL", cmd.Process.Pid)
-		}
-		_ = stdin.Close()
-		cancel()
-		if t.Failed() {
-			t.Logf("tenant limit helper (pid %d) output:\n%s", cmd.Process.Pid, out.String())
-		}
-	})
+	c := startChild(t, "tenant limit helper", "TestTenantLimitHelperProcess", limitChildDeadline,
+		limitHelperEnv+"=1", crashDBURLEnv+"="+db.URL, crashSchemaEnv+"="+db.Schema)
 	c.waitFor(t, fmt.Sprintf("helper pid %d to start its client", c.pid()), func(context.Context) (bool, error) {
-		return strings.Contains(out.String(), limitHelperReady), nil
+		return strings.Contains(c.out.String(), limitHelperReady), nil
 	})
 	return c
 }
