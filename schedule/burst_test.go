@@ -43,6 +43,7 @@ func burstParams(n int, cron string) []*Params {
 // moves to its next day, and the counters agree with the ledger.
 func TestBurstFiresEachSlotOnce(t *testing.T) {
 	t.Parallel()
+	testdb.ManyConnections(t)
 
 	const n = 2000
 	db := testdb.New(t)

@@ -25,9 +25,22 @@ func TestReconcileRepairsBrokenChain(t *testing.T) {
 	require.Zero(t, n, "a healthy chain is not touched")
 
 	// Break the chain the way an operator can: delete the pending slot's job
-	// from River's table (River UI's delete does the same).
-	_, err = db.Pool.Exec(ctx, "DELETE FROM river_job WHERE kind = 'tributary:schedule_fire' AND state IN ('scheduled', 'available')")
-	require.NoError(t, err)
+	// from River's table (River UI's delete does the same). A fire job
+	// running meanwhile inserts the next instant's job when it ends, so
+	// delete until, with none running, none is left.
+	breakDeadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err = db.Pool.Exec(ctx, "DELETE FROM river_job WHERE kind = 'tributary:schedule_fire' AND state IN ('scheduled', 'available', 'retryable')")
+		require.NoError(t, err)
+		var running, pending int
+		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'running'), count(*) FILTER (WHERE state IN ('scheduled', 'available', 'retryable'))
+			FROM river_job WHERE kind = 'tributary:schedule_fire'`).Scan(&running, &pending))
+		if running == 0 && pending == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(breakDeadline), "a fire job kept running or coming back for 30 s")
+		time.Sleep(20 * time.Millisecond)
+	}
 	var (
 		before int
 		next   time.Time

@@ -40,6 +40,7 @@ func TestConnectionsCut(t *testing.T) {
 		t.Skip("kills 50 connections over 20 s under load; skipped under -short")
 	}
 	t.Parallel()
+	testdb.ManyConnections(t)
 
 	db := testdb.New(t)
 	ctx := ctxT(t, 3*time.Minute)

@@ -203,6 +203,7 @@ func runKeyHelpers(t *testing.T, db *testdb.DB, jobs []keyJob) []keyResult {
 // *KeyConflictError.
 func TestCreateByKeyRacingProcesses(t *testing.T) {
 	t.Parallel()
+	testdb.ManyConnections(t)
 
 	db := testdb.New(t)
 	var jobs []keyJob
@@ -246,6 +247,7 @@ func TestCreateByKeyRacingProcesses(t *testing.T) {
 // deploy changes nothing.
 func TestDeclareRollingDeployProcesses(t *testing.T) {
 	t.Parallel()
+	testdb.ManyConnections(t)
 
 	db := testdb.New(t)
 	deploy := func(versions ...int64) []keyResult {

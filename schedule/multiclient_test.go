@@ -39,6 +39,9 @@ func TestManyClientsFireEachSlotOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			if tc.clients > 2 {
+				testdb.ManyConnections(t)
+			}
 			testManyClientsFireEachSlotOnce(t, tc.clients)
 		})
 	}

@@ -248,6 +248,7 @@ func serverNow(t *testing.T, db *testdb.DB) time.Time {
 // its output, its step run again only after a kill interrupted it.
 func TestTenantLimitUnderKills(t *testing.T) {
 	t.Parallel()
+	testdb.ManyConnections(t)
 
 	db := testdb.New(t)
 	limitSetupTable(t, db)
