@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -42,7 +43,7 @@ type Driver struct {
 // behaves as riverpgxv5.New(pool).
 func NewDriver(pool *pgxpool.Pool, completer Completer) *Driver {
 	d := &Driver{Driver: riverpgxv5.New(pool)}
-	d.pilot = &pilot{completer: completer, driver: d.Driver}
+	d.pilot = &pilot{completer: completer, driver: d.Driver, pool: pool}
 	return d
 }
 
@@ -53,11 +54,16 @@ func (d *Driver) PluginInit(*baseservice.Archetype) {}
 func (d *Driver) PluginPilot() riverpilot.Pilot { return d.pilot }
 
 // pilot is River's standard pilot, except that its completer's writes go
-// through the Completer.
+// through the Completer, and that its producers fetch keyed runs in fair
+// turns (fair_fetch.go).
 type pilot struct {
 	riverpilot.StandardPilot
 	completer Completer
 	driver    *riverpgxv5.Driver
+	pool      *pgxpool.Pool
+
+	fairMu sync.Mutex
+	fair   fairTexts // the fair fetch's statements, for the last schema asked
 }
 
 // JobSetStateIfRunningMany is River's completer's write (and River's
