@@ -86,6 +86,13 @@ type Config struct {
 	//
 	// Defaults to none.
 	Middleware []workflow.Middleware
+
+	// Keyed adds four cases after the four: the workflow cases with a
+	// tenant on every run (StartOpts.Tenant), first all of one tenant with
+	// no limit, then spread over KeyedTenants tenants under a tenant limit
+	// (KeyedLimit) that none reaches; and their ratios to the same
+	// workflows without a tenant, from the same rounds.
+	Keyed bool
 }
 
 // withDefaults returns a copy of c with defaults filled in, or an error when
@@ -248,12 +255,16 @@ func Run(ctx context.Context, pool *pgxpool.Pool, config *Config, progress io.Wr
 	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&res.Server); err != nil {
 		return nil, fmt.Errorf("bench: reading the server version: %w", err)
 	}
-	for _, c := range cases {
+	run := cases
+	if config.Keyed {
+		run = append(slices.Clone(cases), keyedCases...)
+	}
+	for _, c := range run {
 		res.Cases = append(res.Cases, &CaseResult{Key: c.key, Name: c.name, Steps: c.steps})
 	}
 
 	for round := range config.Rounds {
-		for i, c := range cases {
+		for i, c := range run {
 			prefix := ""
 			if config.Rounds > 1 {
 				prefix = fmt.Sprintf("round %d/%d, ", round+1, config.Rounds)
@@ -277,6 +288,16 @@ func Run(ctx context.Context, pool *pgxpool.Pool, config *Config, progress io.Wr
 	res.Ratios = []*Ratio{
 		ratio("workflow 0 steps / River", res.Cases[1], res.Cases[0]),
 		ratio("workflow 3 steps / River with 3 checkpoints", res.Cases[3], res.Cases[2]),
+	}
+	if config.Keyed {
+		// keyedCases: 0 steps one tenant, 0 steps limited, 3 steps one
+		// tenant, 3 steps limited.
+		res.Ratios = append(res.Ratios,
+			ratio("workflow 0 steps, one tenant / no tenant", res.Cases[4], res.Cases[1]),
+			ratio("workflow 0 steps, 1,000 tenants under a limit / no tenant", res.Cases[5], res.Cases[1]),
+			ratio("workflow 3 steps, one tenant / no tenant", res.Cases[6], res.Cases[3]),
+			ratio("workflow 3 steps, 1,000 tenants under a limit / no tenant", res.Cases[7], res.Cases[3]),
+		)
 	}
 	return res, nil
 }

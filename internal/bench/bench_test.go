@@ -91,6 +91,37 @@ func TestRun(t *testing.T) {
 	require.Regexp(t, `^round 2/2, Workflow runs, 3 steps: 200 items… [0-9,]+/s$`, lines[7])
 }
 
+// TestRunKeyed: Keyed adds the four keyed cases after the four, every run
+// of them completed, and their ratios to the cases without a tenant.
+func TestRunKeyed(t *testing.T) {
+	t.Parallel()
+
+	admin := adminPool(t)
+	var progress bytes.Buffer
+	res, err := Run(context.Background(), admin, &Config{Items: 100, Workers: testWorkers, Keyed: true}, &progress)
+	require.NoError(t, err, progress.String())
+
+	keys := make([]string, len(res.Cases))
+	for i, c := range res.Cases {
+		keys[i] = c.Key
+		require.Equal(t, 100, c.Rounds[0].Completed, c.Name)
+	}
+	require.Equal(t, []string{"river_0_steps", "workflow_0_steps", "river_3_checkpoints", "workflow_3_steps",
+		"workflow_0_steps_keyed", "workflow_0_steps_limited", "workflow_3_steps_keyed", "workflow_3_steps_limited"}, keys)
+	require.Len(t, res.Ratios, 6)
+	for i, want := range [][2]string{
+		{"workflow_0_steps_keyed", "workflow_0_steps"},
+		{"workflow_0_steps_limited", "workflow_0_steps"},
+		{"workflow_3_steps_keyed", "workflow_3_steps"},
+		{"workflow_3_steps_limited", "workflow_3_steps"},
+	} {
+		r := res.Ratios[2+i]
+		require.Equal(t, want[0], r.Of, r.Name)
+		require.Equal(t, want[1], r.To, r.Name)
+		require.Positive(t, r.Value, r.Name)
+	}
+}
+
 func TestRunCase(t *testing.T) {
 	t.Parallel()
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -28,10 +29,24 @@ type benchCase struct {
 // cases are the cases Run measures, in order.
 var cases = []benchCase{
 	{key: "river_0_steps", name: "River jobs, 0 steps", prepare: prepareRiverNoop},
-	{key: "workflow_0_steps", name: "Workflow runs, 0 steps", prepare: prepareWorkflow(ZeroSteps, 0)},
+	{key: "workflow_0_steps", name: "Workflow runs, 0 steps", prepare: prepareWorkflow(ZeroSteps, 0, 0)},
 	{key: "river_3_checkpoints", name: "River jobs, 3 checkpoints", steps: Steps, prepare: prepareRiverCheckpoints},
-	{key: "workflow_3_steps", name: "Workflow runs, 3 steps", steps: Steps, prepare: prepareWorkflow(ThreeSteps, Steps)},
+	{key: "workflow_3_steps", name: "Workflow runs, 3 steps", steps: Steps, prepare: prepareWorkflow(ThreeSteps, Steps, 0)},
 }
+
+// keyedCases are the cases Config.Keyed adds: the workflow cases with a
+// tenant on every run, one tenant and no limit, then 1,000 tenants under a
+// limit never reached.
+var keyedCases = []benchCase{
+	{key: "workflow_0_steps_keyed", name: "Workflow runs, 0 steps, one tenant", prepare: prepareWorkflow(ZeroSteps, 0, 1)},
+	{key: "workflow_0_steps_limited", name: "Workflow runs, 0 steps, 1,000 tenants, limit", prepare: prepareWorkflow(ZeroStepsLimited, 0, KeyedTenants)},
+	{key: "workflow_3_steps_keyed", name: "Workflow runs, 3 steps, one tenant", steps: Steps, prepare: prepareWorkflow(ThreeSteps, Steps, 1)},
+	{key: "workflow_3_steps_limited", name: "Workflow runs, 3 steps, 1,000 tenants, limit", steps: Steps, prepare: prepareWorkflow(ThreeStepsLimited, Steps, KeyedTenants)},
+}
+
+// KeyedTenants is how many tenants the limited keyed cases spread their
+// runs over.
+const KeyedTenants = 1000
 
 // runner is a case's client, ready to start with its items inserted.
 type runner struct {
@@ -117,8 +132,8 @@ func prepareRiver(ctx context.Context, s *scratch, config *Config, workers *rive
 // --- Cases 2 and 4: workflows ---------------------------------------------
 
 // prepareWorkflow returns the prepare function of the case of def, whose
-// runs have steps steps each.
-func prepareWorkflow(def *workflow.Definition[int, int], steps int) func(context.Context, *scratch, *Config) (*runner, error) {
+// runs have steps steps each, spread over tenants tenants (none for 0).
+func prepareWorkflow(def *workflow.Definition[int, int], steps, tenants int) func(context.Context, *scratch, *Config) (*runner, error) {
 	return func(ctx context.Context, s *scratch, config *Config) (*runner, error) {
 		client, err := workflow.NewClient(s.pool, &workflow.Config{
 			// No retention pass of the client's own: `bench retention`
@@ -134,7 +149,7 @@ func prepareWorkflow(def *workflow.Definition[int, int], steps int) func(context
 		if err != nil {
 			return nil, fmt.Errorf("building the workflow client: %w", err)
 		}
-		if err := startRuns(ctx, s, client, def, config.Items); err != nil {
+		if err := startRuns(ctx, s, client, def, config.Items, tenants); err != nil {
 			return nil, fmt.Errorf("starting runs: %w", err)
 		}
 		return &runner{
@@ -154,12 +169,17 @@ func prepareWorkflow(def *workflow.Definition[int, int], steps int) func(context
 	}
 }
 
-// startRuns starts n runs of def, in transactions of up to insertChunk runs.
-func startRuns(ctx context.Context, s *scratch, client *workflow.Client, def *workflow.Definition[int, int], n int) error {
+// startRuns starts n runs of def, in transactions of up to insertChunk
+// runs, spread in turn over tenants tenants ("t0", "t1", …; none for 0).
+func startRuns(ctx context.Context, s *scratch, client *workflow.Client, def *workflow.Definition[int, int], n, tenants int) error {
 	for from := 0; from < n; from += insertChunk {
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			for i := from; i < min(from+insertChunk, n); i++ {
-				if _, err := def.StartTx(ctx, client, tx, i, nil); err != nil {
+				var opts *workflow.StartOpts
+				if tenants > 0 {
+					opts = &workflow.StartOpts{Tenant: "t" + strconv.Itoa(i%tenants)}
+				}
+				if _, err := def.StartTx(ctx, client, tx, i, opts); err != nil {
 					return err
 				}
 			}

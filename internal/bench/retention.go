@@ -169,7 +169,7 @@ func retentionPhase(ctx context.Context, admin *pgxpool.Pool, c *RetentionConfig
 		return nil, fmt.Errorf("vacuuming the seeded tables: %w", err)
 	}
 
-	r, err := prepareWorkflow(ThreeSteps, Steps)(ctx, s, config)
+	r, err := prepareWorkflow(ThreeSteps, Steps, 0)(ctx, s, config)
 	if err != nil {
 		return nil, err
 	}

@@ -31,13 +31,27 @@ var stepNames = [Steps]string{"one", "two", "three"}
 
 // ZeroSteps is the workflow of runs of 0 steps, which return their input:
 // the cost of a run alone, next to a NoopArgs job.
-var ZeroSteps = workflow.Define("bench_zero_steps", func(_ workflow.Context, n int) (int, error) {
-	return n, nil
-}, nil)
+var ZeroSteps = workflow.Define("bench_zero_steps", zeroSteps, nil)
 
 // ThreeSteps is the workflow of runs of Steps steps, each a workflow.Step
 // returning a StepOut: the cost of a step, next to a CheckpointArgs job.
-var ThreeSteps = workflow.Define("bench_three_steps", func(ctx workflow.Context, n int) (int, error) {
+var ThreeSteps = workflow.Define("bench_three_steps", threeSteps, nil)
+
+// KeyedLimit is the tenant limit of ZeroStepsLimited and ThreeStepsLimited:
+// more than a tenant of the keyed cases ever has running, so that it costs
+// its admission and give-back but never holds a run back.
+const KeyedLimit = 1000
+
+// ZeroStepsLimited and ThreeStepsLimited are ZeroSteps and ThreeSteps under
+// a tenant limit of KeyedLimit: the cost of a limit never reached.
+var (
+	ZeroStepsLimited  = workflow.Define("bench_zero_steps_limited", zeroSteps, &workflow.DefineOpts{TenantLimit: KeyedLimit})
+	ThreeStepsLimited = workflow.Define("bench_three_steps_limited", threeSteps, &workflow.DefineOpts{TenantLimit: KeyedLimit})
+)
+
+func zeroSteps(_ workflow.Context, n int) (int, error) { return n, nil }
+
+func threeSteps(ctx workflow.Context, n int) (int, error) {
 	total := n
 	for i, name := range stepNames {
 		out, err := workflow.Step(ctx, name, func(context.Context) (StepOut, error) {
@@ -49,7 +63,7 @@ var ThreeSteps = workflow.Define("bench_three_steps", func(ctx workflow.Context,
 		total += out.Step
 	}
 	return total, nil
-}, nil)
+}
 
 // NoopArgs is the raw River job whose worker, NoopWorker, does nothing: the
 // cost of a River job alone.

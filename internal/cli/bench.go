@@ -29,7 +29,10 @@ func newBenchCommand(env *Env) *cobra.Command {
 			magnifies: keep the default or more for figures worth comparing. It then prints items per
 			second for each case and two ratios: workflow 0 steps / River, and workflow 3 steps / River
 			with 3 checkpoints. With --rounds above 1 the four cases run that many times interleaved,
-			and each case shows its mean and its min–max. Each case runs on a schema of its own
+			and each case shows its mean and its min–max. --keyed adds four cases after them: the two
+			workflow cases with a tenant on every run, all of one tenant with no limit, then spread over
+			1,000 tenants under a tenant limit that none reaches, and their ratios to the same workflows
+			without a tenant. Each case runs on a schema of its own
 			(tributary_bench_<random>), created, migrated and dropped afterwards, also when the case
 			fails or is interrupted: your own tables are never read or written. Without a database URL
 			it starts a throw-away Postgres cluster from the local binaries and removes it on exit.
@@ -48,6 +51,7 @@ func setupBench(fs *pflag.FlagSet, env *Env) Action {
 	rounds := fs.Int("rounds", bench.DefaultRounds, "run the four cases this `number` of times, interleaved, and report each case's mean and min–max (default 1)")
 	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the one River queue of every case (default 20)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	keyed := fs.Bool("keyed", false, "add the workflow cases with a tenant on every run (one tenant, no limit; 1,000 tenants under a limit never reached) and their ratios to the same workflows without a tenant")
 	withOtel := fs.Bool("otel", false, "install the OpenTelemetry middleware (tributaryotel) on the workflow cases' clients, on the global providers: no-ops here, so it measures what the plugin costs an application that has not set OpenTelemetry up")
 
 	return func(ctx context.Context, args []string) error {
@@ -58,6 +62,7 @@ func setupBench(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return err
 		}
+		config.Keyed = *keyed
 		if *withOtel {
 			config.Middleware = []workflow.Middleware{tributaryotel.NewMiddleware(nil)}
 		}
