@@ -42,6 +42,9 @@ type Run struct {
 	Status         Status    `json:"status"`
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	Tenant         string    `json:"tenant,omitempty"`
+	// DebounceKey is the StartOpts.Debounce.Key the run was started with,
+	// "" for none.
+	DebounceKey string `json:"debounce_key,omitempty"`
 	// Held says why a pending run is held back instead of working:
 	// HeldTenantLimit while its tenant has every slot of its type taken
 	// (DefineOpts.TenantLimit). "" for a run that is not held back.

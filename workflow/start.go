@@ -80,6 +80,13 @@ type StartOpts struct {
 
 	// Timeout overrides DefineOpts.Timeout for this run's attempts.
 	Timeout time.Duration
+
+	// Debounce collapses the starts of this workflow type with the same
+	// Debounce.Key within Debounce.Period into one run, which starts with
+	// the input of the last of them (see Debounce).
+	//
+	// Defaults to nil: every Start starts a run.
+	Debounce *Debounce
 }
 
 // MaxTenantBytes is the longest tenant name, in bytes.
@@ -91,20 +98,28 @@ const MaxTenantBytes = 100
 // space at either end, so that every listing shows it as it is. The error
 // is a *ValidationError naming field.
 func CheckTenant(field, tenant string) error {
+	return checkName(field, tenant, MaxTenantBytes, "name the tenant, or leave it unset for none")
+}
+
+// checkName reports whether name is 1 to limit bytes of UTF-8 whose
+// characters are all printable, with no space at either end (CheckTenant's
+// rules); the error is a *ValidationError naming field, with emptyHint for
+// an empty name.
+func checkName(field, name string, limit int, emptyHint string) error {
 	problem := ""
 	switch {
-	case tenant == "":
-		problem = "is empty; name the tenant, or leave it unset for none"
-	case len(tenant) > MaxTenantBytes:
-		problem = fmt.Sprintf("is %d bytes, the limit is %d; use a shorter name, such as the tenant's id", len(tenant), MaxTenantBytes)
-	case !utf8.ValidString(tenant):
+	case name == "":
+		problem = "is empty; " + emptyHint
+	case len(name) > limit:
+		problem = fmt.Sprintf("is %d bytes, the limit is %d; use a shorter name, such as an id", len(name), limit)
+	case !utf8.ValidString(name):
 		problem = "is not valid UTF-8"
-	case strings.TrimSpace(tenant) != tenant:
-		problem = fmt.Sprintf("%q has a space at an end; trim it", tenant)
+	case strings.TrimSpace(name) != name:
+		problem = fmt.Sprintf("%q has a space at an end; trim it", name)
 	default:
-		for _, r := range tenant {
+		for _, r := range name {
 			if !unicode.IsPrint(r) {
-				problem = fmt.Sprintf("%q holds %U, which cannot be shown; use printable characters", tenant, r)
+				problem = fmt.Sprintf("%q holds %U, which cannot be shown; use printable characters", name, r)
 				break
 			}
 		}
@@ -121,7 +136,8 @@ type Handle[Out any] struct {
 	ID uuid.UUID
 
 	// Existing is true when StartOpts.IdempotencyKey matched a run started
-	// earlier: no new run was started and ID is that run's.
+	// earlier, or when StartOpts.Debounce joined the start to the run of an
+	// open window: no new run was started and ID is that run's.
 	Existing bool
 
 	client *Client
@@ -395,6 +411,11 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			return nil, &ValidationError{Field: "StartOpts.Metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
 	}
+	if opts.Debounce != nil && p.scheduleID == nil {
+		if err := opts.Debounce.check(opts, p.parentID != nil); err != nil {
+			return nil, err
+		}
+	}
 	tags := opts.Tags
 	if tags == nil {
 		tags = []string{}
@@ -413,8 +434,14 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	if err != nil {
 		return nil, fmt.Errorf("workflow: new run id: %w", err)
 	}
+	var debounce *Debounce // a debounced start (Debounce)
+	if p.scheduleID == nil {
+		debounce = opts.Debounce
+	}
 	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: tenant}
-	args.inlineStart(p.input, metadata, p.parentID)
+	if debounce == nil { // a later start of the window changes the input
+		args.inlineStart(p.input, metadata, p.parentID)
+	}
 	switch {
 	case timeout < 0:
 		args.TimeoutMS = -1
@@ -424,6 +451,11 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	insertOpts := &river.InsertOpts{MaxAttempts: maxAttempts, Priority: priority, Queue: queue, ScheduledAt: opts.ScheduledAt, Tags: opts.Tags}
 	if p.scheduleID != nil {
 		insertOpts.UniqueOpts = river.UniqueOpts{ByArgs: true}
+	}
+	debounceKey := ""
+	if debounce != nil {
+		debounceKey = debounce.Key
+		insertOpts.ScheduledAt = c.now().Add(debounce.Period)
 	}
 	status := StatusPending
 	if p.skip != "" {
@@ -435,7 +467,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			ID: id, Type: p.typeName, IdempotencyKey: opts.IdempotencyKey, Input: p.input, MaxAttempts: maxAttempts,
 			Queue: queue, Priority: priority, JobID: jobID, ScheduleID: p.scheduleID, FireAt: p.fireAt,
 			ParentID: p.parentID, ParentStep: p.parentStep, Metadata: metadata, Tags: tags, Status: string(status), SkipReason: p.skip,
-			Tenant: tenant,
+			Tenant: tenant, DebounceKey: debounceKey,
 		})
 		if errors.Is(err, engine.ErrNotFound) {
 			return nil, ErrNotFound
@@ -461,6 +493,35 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			}
 		}
 		return res.Job.ID, nil
+	}
+
+	if debounce != nil {
+		// Join the open window, or open one: the run goes first, so that a
+		// racing start that opened the window meanwhile stops it (ON
+		// CONFLICT), and this one joins that window instead.
+		for range debounceTries {
+			joined, err := c.joinDebounceTx(ctx, tx, p.typeName, p.input, debounce)
+			if joined != nil || err != nil {
+				return joined, err
+			}
+			started, err := insertRun(0)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("workflow: insert run: %w", err)
+			}
+			jobID, err := insertJob()
+			if err != nil {
+				return nil, err
+			}
+			if err := c.db.SetRunJob(ctx, tx, id, jobID); err != nil {
+				return nil, fmt.Errorf("workflow: link run %s to job %d: %w", id, jobID, err)
+			}
+			started.JobID = jobID
+			return started, nil
+		}
+		return nil, fmt.Errorf("workflow: debounce window %q of %s: %w %d times in a row; try again", debounce.Key, p.typeName, errDebounceRaced, debounceTries)
 	}
 
 	if opts.IdempotencyKey == "" && p.scheduleID == nil {

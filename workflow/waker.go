@@ -186,14 +186,19 @@ func (wk *waker) wake(jobID int64, queue string) (found bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		state, ok, err := c.jobs.LockStateTx(ctx, tx, jobID)
+		state, early, ok, err := c.jobs.LockStateTx(ctx, tx, jobID)
 		if err != nil || !ok {
 			return err
 		}
 		found = true
-		switch state {
-		case rivertype.JobStateScheduled:
-		case rivertype.JobStateAvailable:
+		switch {
+		case early && state == rivertype.JobStateScheduled:
+			// Its time moved later (a debounced start joined its run):
+			// the start that moved it timed the new wake-up, and River's
+			// scheduler is the fallback.
+			return nil
+		case state == rivertype.JobStateScheduled:
+		case state == rivertype.JobStateAvailable:
 			// River's scheduler moved it ahead of time (it looks five
 			// seconds ahead) but producers only fetch it once due and only
 			// at their next poll: tell them now.

@@ -37,7 +37,7 @@ func NewJobs(q *Queries) *Jobs {
 
 // The statements of Jobs that read or lock River's tables.
 var (
-	lockJobStateStmt = define(`SELECT state::text FROM {s}river_job WHERE id = $1 FOR UPDATE`)
+	lockJobStateStmt = define(`SELECT state::text, scheduled_at > now() + interval '1 second' FROM {s}river_job WHERE id = $1 FOR UPDATE`)
 
 	scheduledWithinStmt = define(`SELECT id, queue, scheduled_at FROM {s}river_job
 		WHERE state = 'scheduled' AND queue = ANY($1) AND scheduled_at < now() + make_interval(secs => $2)
@@ -112,17 +112,19 @@ func (j *Jobs) NotifyQueueTx(ctx context.Context, tx pgx.Tx, queue string) error
 // (notifier.NotificationTopicInsert, internal to River).
 const insertTopic = "river_insert"
 
-// LockStateTx locks job jobID's row until tx ends and returns its state.
+// LockStateTx locks job jobID's row until tx ends and returns its state,
+// and whether it is due more than a second from now (its time was moved
+// later, as a debounced start does, after a wake-up was timed for it).
 // found is false when there is no such job (yet).
-func (j *Jobs) LockStateTx(ctx context.Context, tx pgx.Tx, jobID int64) (state rivertype.JobState, found bool, err error) {
-	err = tx.QueryRow(ctx, j.q.sql(lockJobStateStmt), jobID).Scan(&state)
+func (j *Jobs) LockStateTx(ctx context.Context, tx pgx.Tx, jobID int64) (state rivertype.JobState, early, found bool, err error) {
+	err = tx.QueryRow(ctx, j.q.sql(lockJobStateStmt), jobID).Scan(&state, &early)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", false, nil
+		return "", false, false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("lock River job %d: %w", jobID, err)
+		return "", false, false, fmt.Errorf("lock River job %d: %w", jobID, err)
 	}
-	return state, true, nil
+	return state, early, true, nil
 }
 
 // Scheduled is a job waiting in the scheduled state.

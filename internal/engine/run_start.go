@@ -12,9 +12,10 @@ import (
 var (
 	insertRunStmt = define(`
 INSERT INTO {s}workflow_runs (id, workflow_type, idempotency_key, input, max_attempts, queue, priority,
-	job_id, schedule_id, fire_at, parent_run_id, parent_step, metadata, tags, status, skip_reason, finished_at, tenant)
+	job_id, schedule_id, fire_at, parent_run_id, parent_step, metadata, tags, status, skip_reason, finished_at, tenant,
+	debounce_key, debounce_open)
 VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nullif($12, ''), $13, $14, $15::text,
-	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END, nullif($17, ''))
+	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END, nullif($17, ''), nullif($18, ''), $18 <> '')
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns)
 
@@ -44,23 +45,24 @@ type InsertRunParams struct {
 	Status         string // pending, or skipped (finished at once)
 	SkipReason     string // "" for none
 	Tenant         string // "" for none
+	DebounceKey    string // "" for none; a run with one opens its window
 }
 
 // InsertRun inserts a run and returns its row. It returns ErrNotFound, and
 // inserts nothing, when the run conflicts with one that exists: the same
-// idempotency key of its type, or the same schedule slot (a slot has one
-// run).
+// idempotency key of its type, the same schedule slot (a slot has one
+// run), or the same debounce key of its type with its window open.
 func (q *Queries) InsertRun(ctx context.Context, db DBTX, p *InsertRunParams) (*Run, error) {
-	return scanRun(db.QueryRow(ctx, q.sql(insertRunStmt), p.ID, p.Type, p.IdempotencyKey, p.Input, p.MaxAttempts,
+	return scanRun(queryRow(ctx, db, q.sql(insertRunStmt), p.ID, p.Type, p.IdempotencyKey, p.Input, p.MaxAttempts,
 		p.Queue, p.Priority, p.JobID, p.ScheduleID, p.FireAt, p.ParentID, p.ParentStep, p.Metadata, p.Tags, p.Status, p.SkipReason,
-		p.Tenant))
+		p.Tenant, p.DebounceKey))
 }
 
 // RunByKey reads the run of workflow type typ with idempotency key key,
 // its River job joined (see runReadColumns); ErrNotFound when there is
 // none.
 func (q *Queries) RunByKey(ctx context.Context, db DBTX, typ, key string) (*Run, error) {
-	return scanRun(db.QueryRow(ctx, q.sql(runByKeyStmt), typ, key))
+	return scanRun(queryRow(ctx, db, q.sql(runByKeyStmt), typ, key))
 }
 
 // SetRunJob links run id to its River job jobID, inserted after the run.
