@@ -134,6 +134,25 @@ func countDefaults(config string, fields []countField) error {
 	return nil
 }
 
+// durationField is a duration of a config struct, with its default.
+type durationField struct {
+	name  string
+	value *time.Duration
+	def   time.Duration
+}
+
+// durationDefaults sets each zero field to its default, and refuses a
+// negative one, naming it in the config struct named config.
+func durationDefaults(config string, fields []durationField) error {
+	for _, f := range fields {
+		if *f.value < 0 {
+			return fmt.Errorf("bench: %s.%s is %s; it must be positive, or 0 for the default %s", config, f.name, *f.value, f.def)
+		}
+		*f.value = cmp.Or(*f.value, f.def)
+	}
+	return nil
+}
+
 // Result is what Run measured. Its JSON form is the output of
 // `tributary bench --json`; rates are items per second.
 type Result struct {

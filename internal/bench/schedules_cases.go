@@ -288,7 +288,7 @@ type slotQueries struct {
 // finished, checks that each completed, and returns their lags.
 func measureSlots(ctx context.Context, s *scratch, q *slotQueries, slot time.Time, n int) (*SlotRound, error) {
 	args := append([]any{slot}, q.args...)
-	if err := waitFinished(ctx, s, q.finished, args, slot, n); err != nil {
+	if err := waitFinished(ctx, s, q.finished, args, slot, n, "slots"); err != nil {
 		return nil, err
 	}
 
@@ -326,23 +326,23 @@ func measureSlots(ctx context.Context, s *scratch, q *slotQueries, slot time.Tim
 	}, nil
 }
 
-// waitFinished polls finished until it counts n, failing when the count
-// stays the same for stallTimeout after the slot.
-func waitFinished(ctx context.Context, s *scratch, finished string, args []any, slot time.Time, n int) error {
+// waitFinished polls finished until it counts n of what ("slots", "runs"),
+// failing when the count stays the same for stallTimeout after since.
+func waitFinished(ctx context.Context, s *scratch, finished string, args []any, since time.Time, n int, what string) error {
 	ticker := time.NewTicker(pollEvery(n))
 	defer ticker.Stop()
-	last, changed := 0, slot
+	last, changed := 0, since
 	for {
 		done, err := s.count(ctx, finished, args...)
 		switch now := time.Now(); {
 		case err != nil:
-			return fmt.Errorf("counting the finished slots: %w", err)
+			return fmt.Errorf("counting the finished %s: %w", what, err)
 		case done >= n:
 			return nil
 		case done != last:
 			last, changed = done, now
 		case now.Sub(changed) > stallTimeout:
-			return fmt.Errorf("%d of %d slots finished, %s after the slot; none for %s", done, n, now.Sub(slot).Round(time.Millisecond), stallTimeout)
+			return fmt.Errorf("%d of %d %s finished, %s in; none for %s", done, n, what, now.Sub(since).Round(time.Millisecond), stallTimeout)
 		}
 		select {
 		case <-ticker.C:

@@ -159,17 +159,12 @@ func RunSoak(ctx context.Context, admin *pgxpool.Pool, config *SoakConfig, progr
 	}); err != nil {
 		return nil, err
 	}
-	for _, d := range []struct {
-		name  string
-		value *time.Duration
-		def   time.Duration
-	}{{"Duration", &c.Duration, DefaultSoakDuration}, {"Sample", &c.Sample, DefaultSoakSample}, {"Retention", &c.Retention, DefaultSoakRetention}} {
-		if *d.value < 0 {
-			return nil, fmt.Errorf("bench: SoakConfig.%s is %s; it must be positive, or 0 for the default %s", d.name, *d.value, d.def)
-		}
-		if *d.value == 0 {
-			*d.value = d.def
-		}
+	if err := durationDefaults("SoakConfig", []durationField{
+		{"Duration", &c.Duration, DefaultSoakDuration},
+		{"Sample", &c.Sample, DefaultSoakSample},
+		{"Retention", &c.Retention, DefaultSoakRetention},
+	}); err != nil {
+		return nil, err
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
