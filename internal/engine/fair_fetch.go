@@ -93,7 +93,7 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 
 	texts := p.fairTexts(params.Schema)
 	var keyed bool
-	if err := p.pool.QueryRow(ctx, texts.probe, params.Queue).Scan(&keyed); err != nil {
+	if err := queryRow(ctx, p.pool, texts.probe, params.Queue).Scan(&keyed); err != nil {
 		return nil, fmt.Errorf("tributary: look for ready keyed runs in queue %q: %w", params.Queue, err)
 	}
 	if !keyed {

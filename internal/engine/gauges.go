@@ -36,14 +36,14 @@ var (
 // was created, 0 when no run is pending.
 func (q *Queries) OldestPendingAge(ctx context.Context, db DBTX) (float64, error) {
 	var age float64
-	err := db.QueryRow(ctx, q.sql(oldestPendingAgeStmt)).Scan(&age)
+	err := queryRow(ctx, db, q.sql(oldestPendingAgeStmt)).Scan(&age)
 	return age, err
 }
 
 // CountSchedules counts the schedules that are active and those that are
 // paused.
 func (q *Queries) CountSchedules(ctx context.Context, db DBTX) (active, paused int64, err error) {
-	err = db.QueryRow(ctx, q.sql(countSchedulesStmt)).Scan(&active, &paused)
+	err = queryRow(ctx, db, q.sql(countSchedulesStmt)).Scan(&active, &paused)
 	return active, paused, err
 }
 

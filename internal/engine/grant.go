@@ -54,7 +54,7 @@ var (
 
 // GrantByID reads a grant; ErrNotFound when there is none.
 func (q *Queries) GrantByID(ctx context.Context, db DBTX, id uuid.UUID) (*Grant, error) {
-	return scanOneGrant(db.QueryRow(ctx, q.sql(grantByIDStmt), id))
+	return scanOneGrant(queryRow(ctx, db, q.sql(grantByIDStmt), id))
 }
 
 // GrantsByID reads the grants of ids, in one query, in no particular
@@ -81,12 +81,12 @@ type InsertGrantParams struct {
 
 // InsertGrant inserts a grant and returns it as stored.
 func (q *Queries) InsertGrant(ctx context.Context, db DBTX, p *InsertGrantParams) (*Grant, error) {
-	return scanOneGrant(db.QueryRow(ctx, q.sql(insertGrantStmt), p.ID, p.Subject, p.Scopes, p.ExpiresAt))
+	return scanOneGrant(queryRow(ctx, db, q.sql(insertGrantStmt), p.ID, p.Subject, p.Scopes, p.ExpiresAt))
 }
 
 // RevokeGrant revokes a grant with reason and returns it; a grant revoked
 // already keeps its revoked_at (the reason is replaced). ErrNotFound when
 // there is none.
 func (q *Queries) RevokeGrant(ctx context.Context, db DBTX, id uuid.UUID, reason string) (*Grant, error) {
-	return scanOneGrant(db.QueryRow(ctx, q.sql(revokeGrantStmt), id, reason))
+	return scanOneGrant(queryRow(ctx, db, q.sql(revokeGrantStmt), id, reason))
 }

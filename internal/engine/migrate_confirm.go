@@ -30,6 +30,6 @@ func (t CountedTable) String() string { return countedTables[t].name }
 // CountRows counts the rows of table t.
 func (q *Queries) CountRows(ctx context.Context, db DBTX, t CountedTable) (int64, error) {
 	var n int64
-	err := db.QueryRow(ctx, q.sql(countedTables[t].count)).Scan(&n)
+	err := queryRow(ctx, db, q.sql(countedTables[t].count)).Scan(&n)
 	return n, err
 }

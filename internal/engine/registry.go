@@ -102,7 +102,7 @@ func (q *Queries) Workers(ctx context.Context, db DBTX, liveWithin time.Duration
 // has workflow type typ registered and works queue (any queue when "").
 func (q *Queries) TypeServed(ctx context.Context, db DBTX, typ, queue string, liveWithin time.Duration) (bool, error) {
 	var ok bool
-	err := db.QueryRow(ctx, q.sql(typeServedStmt), typ, queue, liveWithin.Seconds()).Scan(&ok)
+	err := queryRow(ctx, db, q.sql(typeServedStmt), typ, queue, liveWithin.Seconds()).Scan(&ok)
 	return ok, err
 }
 
@@ -164,7 +164,7 @@ type Beat struct {
 // when the client's row is gone (another client took it for dead).
 func (q *Queries) Heartbeat(ctx context.Context, db DBTX, clientID string) (*Beat, error) {
 	var b Beat
-	err := db.QueryRow(ctx, q.sql(heartbeatStmt), clientID).Scan(&b.At, &b.ServerStart)
+	err := queryRow(ctx, db, q.sql(heartbeatStmt), clientID).Scan(&b.At, &b.ServerStart)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -178,7 +178,7 @@ func (q *Queries) Heartbeat(ctx context.Context, db DBTX, clientID string) (*Bea
 // of the read, not of the transaction's start).
 func (q *Queries) DatabaseClock(ctx context.Context, db DBTX) (time.Time, error) {
 	var at time.Time
-	err := db.QueryRow(ctx, q.sql(databaseClockStmt)).Scan(&at)
+	err := queryRow(ctx, db, q.sql(databaseClockStmt)).Scan(&at)
 	return at, err
 }
 
@@ -200,7 +200,7 @@ type RegisterWorkerParams struct {
 // WorkerTableMissing recognizes.
 func (q *Queries) RegisterWorker(ctx context.Context, db DBTX, p *RegisterWorkerParams) (*Beat, error) {
 	var b Beat
-	err := db.QueryRow(ctx, q.sql(registerWorkerStmt),
+	err := queryRow(ctx, db, q.sql(registerWorkerStmt),
 		p.ClientID, p.Hostname, p.PID, p.WorkflowTypes, p.Queues, p.LockKey, p.MaxInputBytes, p.TenantLimits).Scan(&b.At, &b.ServerStart)
 	if err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func WorkerTableMissing(err error) bool {
 // reports whether it did.
 func (q *Queries) TryAdvisoryLock(ctx context.Context, db DBTX, key int64) (bool, error) {
 	var ok bool
-	err := db.QueryRow(ctx, q.sql(tryAdvisoryLockStmt), key).Scan(&ok)
+	err := queryRow(ctx, db, q.sql(tryAdvisoryLockStmt), key).Scan(&ok)
 	return ok, err
 }
 

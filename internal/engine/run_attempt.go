@@ -108,7 +108,7 @@ type RunState struct {
 // is not joined); ErrNotFound when there is no such run.
 func (q *Queries) RunStateByID(ctx context.Context, db DBTX, id uuid.UUID) (*RunState, error) {
 	var s RunState
-	err := db.QueryRow(ctx, q.sql(runStateStmt), id).Scan(&s.Status, &s.CancelRequested, &s.JobID)
+	err := queryRow(ctx, db, q.sql(runStateStmt), id).Scan(&s.Status, &s.CancelRequested, &s.JobID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

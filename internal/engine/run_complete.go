@@ -128,7 +128,7 @@ type RunOutcome struct {
 // job is not joined); ErrNotFound when there is no such run.
 func (q *Queries) RunOutcomeByID(ctx context.Context, db DBTX, id uuid.UUID) (*RunOutcome, error) {
 	var o RunOutcome
-	err := db.QueryRow(ctx, q.sql(runOutcomeStmt), id).Scan(&o.Status, &o.Output, &o.Error)
+	err := queryRow(ctx, db, q.sql(runOutcomeStmt), id).Scan(&o.Status, &o.Output, &o.Error)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

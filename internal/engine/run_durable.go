@@ -26,14 +26,14 @@ var (
 // is flushed that far (WALFlushLSN).
 func (q *Queries) WALInsertLSN(ctx context.Context, db DBTX) (int64, error) {
 	var lsn int64
-	err := db.QueryRow(ctx, q.sql(walInsertLSNStmt)).Scan(&lsn)
+	err := queryRow(ctx, db, q.sql(walInsertLSNStmt)).Scan(&lsn)
 	return lsn, err
 }
 
 // WALFlushLSN returns how far the server's WAL is flushed to disk.
 func (q *Queries) WALFlushLSN(ctx context.Context, db DBTX) (int64, error) {
 	var lsn int64
-	err := db.QueryRow(ctx, q.sql(walFlushLSNStmt)).Scan(&lsn)
+	err := queryRow(ctx, db, q.sql(walFlushLSNStmt)).Scan(&lsn)
 	return lsn, err
 }
 

@@ -38,7 +38,7 @@ RETURNING status, coalesce(job_id, 0), queue, coalesce((SELECT j.state::text FRO
 // RunByID reads a run, its River job joined (see runReadColumns);
 // ErrNotFound when there is none.
 func (q *Queries) RunByID(ctx context.Context, db DBTX, id uuid.UUID) (*Run, error) {
-	return scanRun(db.QueryRow(ctx, q.sql(runByIDStmt), id))
+	return scanRun(queryRow(ctx, db, q.sql(runByIDStmt), id))
 }
 
 // RunByIDForUpdateTx is RunByID that also locks the run's row until tx ends.
@@ -64,7 +64,7 @@ type FailRunParams struct {
 // FailRun marks an unfinished run failed. It returns false, and changes
 // nothing, when the run is gone or already finished.
 func (q *Queries) FailRun(ctx context.Context, db DBTX, p *FailRunParams) (*Finished, bool, error) {
-	return scanFinished(db.QueryRow(ctx, q.sql(failRunStmt), p.ID, p.Error, p.Attempt, p.StartedAt))
+	return scanFinished(queryRow(ctx, db, q.sql(failRunStmt), p.ID, p.Error, p.Attempt, p.StartedAt))
 }
 
 // CancelRun marks an unfinished run cancelled with the error given (a
@@ -72,7 +72,7 @@ func (q *Queries) FailRun(ctx context.Context, db DBTX, p *FailRunParams) (*Fini
 // returns false, and changes nothing, when the run is gone or already
 // finished.
 func (q *Queries) CancelRun(ctx context.Context, db DBTX, id uuid.UUID, runError []byte) (*Finished, bool, error) {
-	return scanFinished(db.QueryRow(ctx, q.sql(cancelRunStmt), id, runError))
+	return scanFinished(queryRow(ctx, db, q.sql(cancelRunStmt), id, runError))
 }
 
 func scanFinished(row pgx.Row) (*Finished, bool, error) {

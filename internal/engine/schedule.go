@@ -160,7 +160,7 @@ DELETE FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0`)
 
 // ScheduleByID reads a schedule; ErrNotFound when there is none.
 func (q *Queries) ScheduleByID(ctx context.Context, db DBTX, id uuid.UUID) (*Schedule, error) {
-	return scanOneSchedule(db.QueryRow(ctx, q.sql(scheduleByIDStmt), id))
+	return scanOneSchedule(queryRow(ctx, db, q.sql(scheduleByIDStmt), id))
 }
 
 // ScheduleByIDForUpdateTx is ScheduleByID that also locks the schedule's
@@ -222,14 +222,14 @@ func (q *Queries) InsertScheduleTx(ctx context.Context, tx pgx.Tx, p *InsertSche
 // ScheduleByKey reads owner's schedule with key; ErrNotFound when there is
 // none.
 func (q *Queries) ScheduleByKey(ctx context.Context, db DBTX, owner, key string) (*Schedule, error) {
-	return scanOneSchedule(db.QueryRow(ctx, q.sql(scheduleByKeyStmt), owner, key))
+	return scanOneSchedule(queryRow(ctx, db, q.sql(scheduleByKeyStmt), owner, key))
 }
 
 // ScheduleIDByKey is the id of owner's schedule with key; ErrNotFound when
 // there is none.
 func (q *Queries) ScheduleIDByKey(ctx context.Context, db DBTX, owner, key string) (uuid.UUID, error) {
 	var id uuid.UUID
-	err := db.QueryRow(ctx, q.sql(scheduleIDByKeyStmt), owner, key).Scan(&id)
+	err := queryRow(ctx, db, q.sql(scheduleIDByKeyStmt), owner, key).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, ErrNotFound
 	}
@@ -255,7 +255,7 @@ func (q *Queries) ListSchedules(ctx context.Context, db DBTX, p *ListSchedulesPa
 // NULL), and returns it; a schedule paused already keeps its paused_at.
 // ErrNotFound when there is none.
 func (q *Queries) PauseSchedule(ctx context.Context, db DBTX, id uuid.UUID, note string) (*Schedule, error) {
-	return scanOneSchedule(db.QueryRow(ctx, q.sql(pauseScheduleStmt), id, note))
+	return scanOneSchedule(queryRow(ctx, db, q.sql(pauseScheduleStmt), id, note))
 }
 
 // ResumeScheduleTx resumes a schedule with its chain restarting at next

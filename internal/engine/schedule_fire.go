@@ -78,7 +78,7 @@ func (q *Queries) ClaimDueTx(ctx context.Context, tx pgx.Tx, bound time.Time, li
 // next_fire_at), so its cost grows with them, not with all schedules.
 func (q *Queries) AnyDue(ctx context.Context, db DBTX, bound time.Time, excluded []uuid.UUID) (bool, error) {
 	var due bool
-	err := db.QueryRow(ctx, q.sql(anyDueStmt), bound, excluded).Scan(&due)
+	err := queryRow(ctx, db, q.sql(anyDueStmt), bound, excluded).Scan(&due)
 	return due, err
 }
 

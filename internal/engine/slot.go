@@ -63,7 +63,7 @@ func (q *Queries) LockScheduleToStartTx(ctx context.Context, tx pgx.Tx, id uuid.
 // (pending, running, sleeping or waiting) that overlap queue does not hold
 // (busy), and whether it has one that it holds (queued).
 func (q *Queries) ScheduleRunsUnfinished(ctx context.Context, db DBTX, id uuid.UUID) (busy, queued bool, err error) {
-	err = db.QueryRow(ctx, q.sql(scheduleRunsUnfinishedStmt), id).Scan(&busy, &queued)
+	err = queryRow(ctx, db, q.sql(scheduleRunsUnfinishedStmt), id).Scan(&busy, &queued)
 	return busy, queued, err
 }
 

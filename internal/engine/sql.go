@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // DBTX is what *pgxpool.Pool, *pgx.Conn and pgx.Tx offer: every query
@@ -16,6 +17,43 @@ type DBTX interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// queryRow is db.QueryRow; the package's single-row queries on a DBTX go
+// through it. On a *pgxpool.Pool it does not use the pool's QueryRow but
+// returns a row whose Scan acquires a connection, runs the query on it and
+// releases it. The row pgxpool's QueryRow returns keeps its *pgxpool.Conn
+// after Scan has released it, and that row lives in a slab of 128 rows per
+// connection, which is replaced only after 128 more QueryRows on that
+// connection; a Conn kept so keeps the whole slab of 128 Conns it was
+// allocated in (2 KiB) reachable. An occasional QueryRow on the pool (a
+// reconcile pass) thus kept one more slab each time, and a frequent one (a
+// fetch's probe) hundreds at once: a heap that grew for as long as the
+// connections lived (the soak, `tributary bench soak`). The query runs at Scan, not at the call: every caller
+// scans at once.
+func queryRow(ctx context.Context, db DBTX, sql string, args ...any) pgx.Row {
+	pool, ok := db.(*pgxpool.Pool)
+	if !ok {
+		return db.QueryRow(ctx, sql, args...)
+	}
+	return &acquiringRow{ctx: ctx, pool: pool, sql: sql, args: args}
+}
+
+// acquiringRow is queryRow's row on a pool.
+type acquiringRow struct {
+	ctx  context.Context
+	pool *pgxpool.Pool
+	sql  string
+	args []any
+}
+
+// Scan runs the query on a connection of the pool, scans its first row
+// into dest as pgx's QueryRow does (pgx.ErrNoRows when there is none), and
+// releases the connection.
+func (r *acquiringRow) Scan(dest ...any) error {
+	return r.pool.AcquireFunc(r.ctx, func(conn *pgxpool.Conn) error {
+		return conn.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+	})
 }
 
 // stmt is one of the package's SQL statements. Each is written once, as a

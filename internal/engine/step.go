@@ -215,5 +215,5 @@ func (q *Queries) RecordStepFailed(ctx context.Context, db DBTX, p *StepFailedPa
 // StepByName reads the record of step name of run runID; ErrNotFound when
 // there is none.
 func (q *Queries) StepByName(ctx context.Context, db DBTX, runID uuid.UUID, name string) (*Step, error) {
-	return scanStep(db.QueryRow(ctx, q.sql(stepByNameStmt), runID, name))
+	return scanStep(queryRow(ctx, db, q.sql(stepByNameStmt), runID, name))
 }

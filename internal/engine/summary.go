@@ -73,7 +73,7 @@ func (q *Queries) CountRecent(ctx context.Context, db DBTX, fromID uuid.UUID, li
 // CountFailedSince counts the runs that failed at or after since.
 func (q *Queries) CountFailedSince(ctx context.Context, db DBTX, since time.Time) (int64, error) {
 	var n int64
-	err := db.QueryRow(ctx, q.sql(countFailedSinceStmt), since).Scan(&n)
+	err := queryRow(ctx, db, q.sql(countFailedSinceStmt), since).Scan(&n)
 	return n, err
 }
 

@@ -37,7 +37,7 @@ func (q *Queries) AnnounceWakeTx(ctx context.Context, tx pgx.Tx, schema, payload
 // repair on it too.
 func (q *Queries) WakeChannel(ctx context.Context, db DBTX, schema string) (string, error) {
 	var channel string
-	err := db.QueryRow(ctx, q.sql(wakeChannelStmt), nullString(schema)).Scan(&channel)
+	err := queryRow(ctx, db, q.sql(wakeChannelStmt), nullString(schema)).Scan(&channel)
 	return channel, err
 }
 
