@@ -392,7 +392,11 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	c.leaderElection = !riverConfig.LeaderElectionDisabled
 	c.riverQueues = slices.Collect(maps.Keys(riverConfig.Queues))
 
-	rc, err := river.NewClient[pgx.Tx](engine.NewDriver(pool, completer{c}), riverConfig)
+	driver := engine.NewDriver(pool, completer{c})
+	if rates := c.tenantRates(); len(rates) > 0 {
+		driver.SetTenantRates(rates)
+	}
+	rc, err := river.NewClient[pgx.Tx](driver, riverConfig)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: build River client: %w", err)
 	}
@@ -525,4 +529,17 @@ func newBatchPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("workflow: open the batch pool: %w", err)
 	}
 	return bp, nil
+}
+
+// tenantRates are the tenant rates of the client's workflow types
+// (DefineOpts.TenantRate), by job kind, for its fetch.
+func (c *Client) tenantRates() map[string]engine.TenantRate {
+	rates := map[string]engine.TenantRate{}
+	for name, reg := range c.types {
+		if reg.opts.TenantRate != (Rate{}) {
+			perSecond, burst := reg.opts.TenantRate.perSecond()
+			rates[kindOf(name)] = engine.TenantRate{PerSecond: perSecond, Burst: burst}
+		}
+	}
+	return rates
 }

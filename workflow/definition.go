@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"time"
@@ -49,6 +50,22 @@ type DefineOpts struct {
 	//
 	// Defaults to 0: no limit.
 	TenantLimit int
+
+	// TenantRate is the most attempts of runs of this type of one tenant
+	// that start per period, across every client of the database: at most
+	// TenantRate.Limit per TenantRate.Per over time, and in any window of
+	// length Per at most Limit plus a tenth of a second's worth of the rate
+	// (at least 1), the bucket a fetch may take at once. Each attempt
+	// counts: a first one, a retry, one that resumes after a sleep. A run
+	// over the rate starts later, when its tenant's next token comes; it
+	// never fails for it, and holds no worker meanwhile: its job waits as
+	// River's available, fetched in its tenant's turn once a token is
+	// there. A run without a tenant is not rated. The tokens live in
+	// tributary_tenant_rates, taken in the same transaction as the fetch
+	// that starts the attempts (internal/engine/fair_fetch.go).
+	//
+	// Defaults to the zero Rate: no rate limit.
+	TenantRate Rate
 
 	// Timeout bounds one attempt: River cancels the attempt's context after it.
 	// Completed steps are kept; the next attempt continues after them.
@@ -112,6 +129,9 @@ func (d *Definition[In, Out]) validate() error {
 	}
 	if d.fn == nil {
 		return &ValidationError{Field: "fn", Problem: fmt.Sprintf("workflow %q has a nil function; pass the function that implements it to Define", d.name)}
+	}
+	if err := d.opts.TenantRate.check("DefineOpts.TenantRate"); err != nil {
+		return err
 	}
 	if d.opts.TenantLimit < 0 {
 		return &ValidationError{Field: "DefineOpts.TenantLimit", Problem: fmt.Sprintf("is %d; use 1 or more, or 0 for no limit", d.opts.TenantLimit)}
@@ -227,3 +247,30 @@ func (d *Definition[In, Out]) definition() *registration {
 }
 
 var _ context.Context = (*wfContext)(nil)
+
+// Rate is a rate limit: at most Limit per Per (DefineOpts.TenantRate).
+// The zero Rate is no limit.
+type Rate struct {
+	Limit int
+	Per   time.Duration
+}
+
+// check validates r, a field named field.
+func (r Rate) check(field string) error {
+	switch {
+	case r == Rate{}:
+		return nil
+	case r.Limit < 1:
+		return &ValidationError{Field: field + ".Limit", Problem: fmt.Sprintf("is %d; use 1 or more per Per, or the zero Rate for no rate limit", r.Limit)}
+	case r.Per <= 0:
+		return &ValidationError{Field: field + ".Per", Problem: fmt.Sprintf("is %s, a rate with no period; give a positive duration such as time.Second", r.Per)}
+	}
+	return nil
+}
+
+// perSecond is r in attempts a second, and the bucket a fetch may take at
+// once: a tenth of a second's worth, at least 1.
+func (r Rate) perSecond() (rate, burst float64) {
+	rate = float64(r.Limit) / r.Per.Seconds()
+	return rate, max(1, math.Ceil(rate/10))
+}

@@ -64,6 +64,7 @@ type pilot struct {
 
 	fairMu sync.Mutex
 	fair   fairTexts // the fair fetch's statements, for the last schema asked
+	rates  pilotRates
 }
 
 // JobSetStateIfRunningMany is River's completer's write (and River's

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
 )
@@ -104,35 +106,8 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 	cursor := fs.cursor
 	fs.mu.Unlock()
 
-	rows, err := p.pool.Query(ctx, texts.fetch, params.Queue, cursor, params.MaxToLock, params.Now,
-		params.ClientID, params.MaxAttemptedBy, params.MaxToLock*fairPlainWindow, params.Kind)
+	ids, served, err := p.fetchFair(ctx, texts, params, cursor)
 	if err != nil {
-		return nil, fmt.Errorf("tributary: fetch jobs of queue %q in fair turns: %w", params.Queue, err)
-	}
-	var (
-		ids    []int64
-		last   int64  // the furthest place in the rotation served
-		served string // its tenant, "" for the jobs without one
-	)
-	for rows.Next() {
-		var (
-			id     int64
-			tenant *string
-			pos    int64
-		)
-		if err := rows.Scan(&id, &tenant, &pos); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("tributary: fetch jobs of queue %q in fair turns: %w", params.Queue, err)
-		}
-		ids = append(ids, id)
-		if pos > last {
-			last, served = pos, ""
-			if tenant != nil {
-				served = *tenant
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("tributary: fetch jobs of queue %q in fair turns: %w", params.Queue, err)
 	}
 
@@ -153,10 +128,160 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs}, nil
 }
 
+// fetchFair runs the fair fetch from cursor and returns the ids of the
+// jobs it started and the tenant its turns ended on. With rates for some
+// of the client's kinds it runs in a transaction that also takes the
+// tokens of the rated attempts it started, and, when it started fewer jobs
+// than it was asked for, arms a fetch for when the next token comes.
+func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdriver.JobGetAvailableParams, cursor string) (ids []int64, served string, err error) {
+	args := []any{params.Queue, cursor, params.MaxToLock, params.Now,
+		params.ClientID, params.MaxAttemptedBy, params.MaxToLock * fairPlainWindow, params.Kind}
+	rated := len(p.rates.kinds) > 0
+	var db interface {
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	} = p.pool
+	var tx pgx.Tx
+	sql := texts.fetch
+	if rated {
+		if tx, err = p.pool.Begin(ctx); err != nil {
+			return nil, "", err
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit, a no-op
+		db, sql = tx, texts.fetchRated
+		args = append(args, p.rates.kinds, p.rates.perSecond, p.rates.burst)
+	}
+
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	var (
+		last  int64 // the furthest place in the rotation served
+		taken = map[[2]string]float64{}
+	)
+	for rows.Next() {
+		var (
+			id     int64
+			tenant *string
+			pos    int64
+			kind   string
+		)
+		if err := rows.Scan(&id, &tenant, &pos, &kind); err != nil {
+			rows.Close()
+			return nil, "", err
+		}
+		ids = append(ids, id)
+		if pos > last {
+			last, served = pos, ""
+			if tenant != nil {
+				served = *tenant
+			}
+		}
+		if _, ok := p.rates.byKind[kind]; ok && tenant != nil {
+			taken[[2]string{kind, *tenant}]++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	if !rated {
+		return ids, served, nil
+	}
+
+	if len(taken) > 0 {
+		var kinds, tenants []string
+		var counts, perSecond, burst []float64
+		for pair, n := range taken {
+			r := p.rates.byKind[pair[0]]
+			kinds, tenants = append(kinds, pair[0]), append(tenants, pair[1])
+			counts, perSecond, burst = append(counts, n), append(perSecond, r.PerSecond), append(burst, r.Burst)
+		}
+		if _, err := tx.Exec(ctx, texts.takeTokens, kinds, tenants, counts, perSecond, burst); err != nil {
+			return nil, "", fmt.Errorf("take the rate tokens of %d tenants: %w", len(taken), err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, "", err
+	}
+	if len(ids) < params.MaxToLock {
+		p.armRateFetch(params.Queue, params.Schema)
+	}
+	return ids, served, nil
+}
+
+// TenantRate is the rate of the attempts of one job kind for each tenant
+// (workflow.DefineOpts.TenantRate): PerSecond tokens a second, in a bucket
+// of Burst.
+type TenantRate struct {
+	PerSecond float64
+	Burst     float64
+}
+
+// SetTenantRates gives the driver the tenant rates of job kinds, before
+// River's client is built on it.
+func (d *Driver) SetTenantRates(rates map[string]TenantRate) {
+	p := d.pilot
+	p.rates = pilotRates{byKind: rates}
+	for kind, r := range rates {
+		p.rates.kinds = append(p.rates.kinds, kind)
+		p.rates.perSecond = append(p.rates.perSecond, r.PerSecond)
+		p.rates.burst = append(p.rates.burst, r.Burst)
+		if p.rates.every == 0 || time.Duration(float64(time.Second)/r.PerSecond) < p.rates.every {
+			p.rates.every = time.Duration(float64(time.Second) / r.PerSecond)
+		}
+	}
+	p.rates.every = max(p.rates.every, minRateFetchWait)
+}
+
+// pilotRates are the tenant rates of a pilot, as the fetch passes them.
+type pilotRates struct {
+	byKind    map[string]TenantRate
+	kinds     []string
+	perSecond []float64
+	burst     []float64
+	every     time.Duration // the time a token takes at the fastest rate, at least minRateFetchWait
+
+	mu    sync.Mutex
+	armed map[string]bool // queues with a fetch armed
+}
+
+// minRateFetchWait bounds how often a pilot wakes its queues' producers
+// for rated tenants' tokens.
+const minRateFetchWait = 20 * time.Millisecond
+
+// armRateFetch makes the producers of queue fetch again once a token has
+// come, by River's insert notification: a fetch that left rated runs for
+// want of tokens is otherwise repeated only at River's next poll. One is
+// armed per queue at a time.
+func (p *pilot) armRateFetch(queue, schema string) {
+	r := &p.rates
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.armed[queue] {
+		return
+	}
+	if r.armed == nil {
+		r.armed = map[string]bool{}
+	}
+	r.armed[queue] = true
+	time.AfterFunc(r.every, func() {
+		r.mu.Lock()
+		delete(r.armed, queue)
+		r.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), fairFetchTimeout)
+		defer cancel()
+		payload, _ := json.Marshal(map[string]string{"queue": queue})
+		// A lost notification costs a poll interval; nothing to report.
+		_ = p.driver.GetExecutor().NotifyMany(ctx, &riverdriver.NotifyManyParams{
+			Payload: []string{string(payload)}, Schema: schema, Topic: insertTopic,
+		})
+	})
+}
+
 // fairTexts are the fair fetch's statements for one schema.
 type fairTexts struct {
-	schema       string
-	probe, fetch string
+	schema                               string
+	probe, fetch, fetchRated, takeTokens string
 }
 
 // fairTexts returns the statements for schema; a pilot serves one schema,
@@ -167,13 +292,57 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 	if p.fair.probe == "" || p.fair.schema != schema {
 		prefix := schemaPrefix(schema)
 		p.fair = fairTexts{
-			schema: schema,
-			probe:  strings.ReplaceAll(fairProbeSQL, "{s}", prefix),
-			fetch:  strings.ReplaceAll(fairFetchSQL, "{s}", prefix),
+			schema:     schema,
+			probe:      strings.ReplaceAll(fairProbeSQL, "{s}", prefix),
+			fetch:      strings.ReplaceAll(fairFetchSQL, "{s}", prefix),
+			fetchRated: strings.ReplaceAll(fairFetchRatedSQL, "{s}", prefix),
+			takeTokens: strings.ReplaceAll(takeTokensSQL, "{s}", prefix),
 		}
 	}
 	return p.fair
 }
+
+// fairFetchSQL is the fair fetch without rate limits; fairFetchRatedSQL
+// is it with the rates of $9 (job kinds), $10 (tokens a second) and $11
+// (bucket sizes): rates lists them, buckets creates and locks the bucket
+// of each rated (kind, tenant) pair among the candidates (a new bucket is
+// full; ON CONFLICT DO UPDATE locks an existing one without changing it),
+// allowance is each pair's whole tokens after the refill, and a candidate
+// of a pair beyond them is left out. The caller takes the tokens of what
+// was started (takeTokensSQL) in the same transaction.
+var (
+	fairFetchSQL      = strings.NewReplacer("{rates}", "", "{allowed}", "").Replace(fairFetchTemplate)
+	fairFetchRatedSQL = strings.NewReplacer("{rates}", fairRatesCTEs, "{allowed}", fairAllowedFilter).Replace(fairFetchTemplate)
+)
+
+const fairRatesCTEs = `rates AS (
+    SELECT * FROM unnest($9::text[], $10::float8[], $11::float8[]) AS r(kind, per_second, burst)
+),
+buckets AS (
+    INSERT INTO {s}tributary_tenant_rates AS b (job_kind, tenant, tokens, at)
+    SELECT DISTINCT k.kind, k.tenant, r.burst, now()
+    FROM keyed k JOIN rates r ON r.kind = k.kind
+    ON CONFLICT (job_kind, tenant) DO UPDATE SET at = b.at
+    RETURNING b.job_kind, b.tenant, b.tokens, b.at
+),
+allowance AS (
+    SELECT b.job_kind AS kind, b.tenant,
+        floor(least(r.burst, b.tokens + extract(epoch FROM now() - b.at) * r.per_second)) AS n
+    FROM buckets b JOIN rates r ON r.kind = b.job_kind
+),
+`
+
+const fairAllowedFilter = `
+        WHERE NOT EXISTS (SELECT 1 FROM allowance a WHERE a.kind = k.kind AND a.tenant = k.tenant AND k.kind_rank > a.n)`
+
+// takeTokensSQL takes the tokens of the attempts a rated fair fetch
+// started: per pair ($1 kinds, $2 tenants, $3 attempts started) the bucket
+// is refilled at $4 tokens a second up to $5 as of now (the transaction's
+// time, as in the fetch), less what was started.
+const takeTokensSQL = `UPDATE {s}tributary_tenant_rates b
+SET tokens = least(t.burst, b.tokens + extract(epoch FROM now() - b.at) * t.per_second) - t.taken, at = now()
+FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::float8[]) AS t(kind, tenant, taken, per_second, burst)
+WHERE b.job_kind = t.kind AND b.tenant = t.tenant`
 
 // fairProbeSQL: has the queue a ready keyed job? One probe of the index.
 const fairProbeSQL = `SELECT EXISTS (
@@ -196,7 +365,7 @@ const fairProbeSQL = `SELECT EXISTS (
 // first $7 are ranked the same way. The fetch takes them by priority,
 // rank, place in the rotation, and locks them as River does, skipping
 // those another producer holds.
-const fairFetchSQL = `WITH RECURSIVE after_cursor AS (
+const fairFetchTemplate = `WITH RECURSIVE after_cursor AS (
     (SELECT args->>'tenant' AS tenant FROM {s}river_job
      WHERE state = 'available' AND args ? 'tenant' AND queue = $1 AND args->>'tenant' > $2
      ORDER BY args->>'tenant' LIMIT 1)
@@ -230,12 +399,13 @@ rotation AS MATERIALIZED (
     ) r
 ),
 keyed AS (
-    SELECT j.id, j.priority, j.scheduled_at, j.rank, r.pos
+    SELECT j.id, j.priority, j.scheduled_at, j.rank, r.pos, j.kind, r.tenant, j.kind_rank
     FROM rotation r CROSS JOIN LATERAL (
-        SELECT x.id, x.priority, x.scheduled_at,
-            row_number() OVER (ORDER BY x.priority, x.scheduled_at, x.id) AS rank
+        SELECT x.id, x.priority, x.scheduled_at, x.kind,
+            row_number() OVER (ORDER BY x.priority, x.scheduled_at, x.id) AS rank,
+            row_number() OVER (PARTITION BY x.kind ORDER BY x.priority, x.scheduled_at, x.id) AS kind_rank
         FROM (
-            SELECT id, priority, scheduled_at FROM {s}river_job
+            SELECT id, priority, scheduled_at, kind FROM {s}river_job
             WHERE state = 'available' AND args ? 'tenant' AND queue = $1 AND args->>'tenant' = r.tenant
                 AND scheduled_at <= coalesce($4::timestamptz, now())
                 AND ($8::text[] IS NULL OR kind = ANY($8::text[]))
@@ -258,9 +428,13 @@ plain AS (
     JOIN rotation r ON r.tenant IS NULL
     WHERE NOT w.args ? 'tenant'
 ),
-picked AS (
+{rates}picked AS (
     SELECT c.id, c.priority, c.rank, c.pos
-    FROM (SELECT * FROM keyed UNION ALL SELECT * FROM plain) c
+    FROM (
+        SELECT k.id, k.priority, k.scheduled_at, k.rank, k.pos FROM keyed k{allowed}
+        UNION ALL
+        SELECT * FROM plain
+    ) c
     ORDER BY c.priority, c.rank, c.pos
     LIMIT $3 * 2
 ),
@@ -286,4 +460,4 @@ SET state = 'running',
     )
 FROM locked
 WHERE river_job.id = locked.id
-RETURNING river_job.id, river_job.args->>'tenant', locked.pos`
+RETURNING river_job.id, river_job.args->>'tenant', locked.pos, river_job.kind`

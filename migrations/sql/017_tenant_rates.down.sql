@@ -1,0 +1,1 @@
+DROP TABLE /* TEMPLATE: schema */tributary_tenant_rates;
