@@ -67,7 +67,7 @@ func TestRunTenantCommands(t *testing.T) {
 		requireFailed(t, res, ExitUsage, `tributary: --tenant " acme" has a space at an end; trim it`)
 	}
 	res = runCLI(t, vars, "workflow", "start", "send_report", "--tenant", strings.Repeat("t", 101))
-	requireFailed(t, res, ExitUsage, "tributary: --tenant is 101 bytes, the limit is 100; use a shorter name, such as the tenant's id")
+	requireFailed(t, res, ExitUsage, "tributary: --tenant is 101 bytes, the limit is 100; use a shorter name, such as an id")
 	res = runCLI(t, vars, "workflow", "start", "send_report", "--tenant", "tab\there")
 	requireFailed(t, res, ExitUsage, `tributary: --tenant "tab\there" holds U+0009, which cannot be shown; use printable characters`)
 	require.Len(t, listRuns(t, vars), 2, "nothing was started")

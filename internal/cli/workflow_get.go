@@ -88,6 +88,9 @@ func printRun(w io.Writer, run *workflow.Run, held string, now time.Time) error 
 	if run.IdempotencyKey != "" {
 		field("Idempotency key", "%s", run.IdempotencyKey)
 	}
+	if run.DebounceKey != "" {
+		field("Debounce key", "%s", run.DebounceKey)
+	}
 	if len(run.Tags) > 0 {
 		field("Tags", "%s", strings.Join(run.Tags, ", "))
 	}
