@@ -1,6 +1,8 @@
 package riverui
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,8 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
@@ -106,6 +110,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 var runReadOnly = []string{
 	"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step",
 	"skip_reason", "held", "held_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps",
+	"debounce_key", "existing",
 }
 
 // runStartBody is the body of POST /api/runs: a run's writable fields.
@@ -117,6 +122,65 @@ type runStartBody struct {
 	Tags                        opt[[]string]
 	Metadata                    opt[map[string]any]
 	RequireWorker               opt[bool]
+	Debounce                    opt[debounceBody]
+}
+
+// debounceBody is the "debounce" of POST /api/runs, workflow.Debounce on
+// the wire: {"key": "doc-1", "period": "30s", "max_delay": "5m"}, durations
+// as Go duration strings; max_delay may be left out (no bound).
+type debounceBody struct {
+	Key              opt[string]
+	Period, MaxDelay opt[duration]
+}
+
+func (b *debounceBody) members() []member {
+	return []member{{name: "key", dst: &b.Key}, {name: "period", dst: &b.Period}, {name: "max_delay", dst: &b.MaxDelay}}
+}
+
+// UnmarshalJSON reads a debounce object as a body's fields are read: an
+// unknown or null member, or a value of the wrong kind, is a *memberError
+// naming it.
+func (b *debounceBody) UnmarshalJSON(raw []byte) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return &valueError{fmt.Sprintf("%s is not %s", clip(raw), debounceWant)}
+	}
+	members := b.members()
+	names := make([]string, 0, len(obj))
+	for name := range obj {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		raw := bytes.TrimSpace(obj[name])
+		i := slices.IndexFunc(members, func(m member) bool { return m.name == name })
+		if i < 0 {
+			return &memberError{name, "unknown field in debounce; the fields are key, period and max_delay"}
+		}
+		m := members[i]
+		if string(raw) == "null" {
+			return &memberError{name, fmt.Sprintf("cannot be null; send %s, or leave the field out", m.dst.want())}
+		}
+		if err := m.dst.decode(raw); err != nil {
+			var ve *valueError
+			if errors.As(err, &ve) {
+				return &memberError{name, ve.msg}
+			}
+			return &memberError{name, fmt.Sprintf("%s is not %s", clip(raw), m.dst.want())}
+		}
+	}
+	return nil
+}
+
+// debounceWant is what "debounce" takes.
+const debounceWant = `a JSON object such as {"key": "doc-1", "period": "30s", "max_delay": "5m"}`
+
+// debounce is b as StartOpts takes it; nil for none.
+func (b *debounceBody) debounce() *workflow.Debounce {
+	if b == nil {
+		return nil
+	}
+	return &workflow.Debounce{Key: b.Key.value(), Period: time.Duration(b.Period.value()), MaxDelay: time.Duration(b.MaxDelay.value())}
 }
 
 func (b *runStartBody) spec() *bodySpec {
@@ -125,16 +189,20 @@ func (b *runStartBody) spec() *bodySpec {
 		{name: "idempotency_key", dst: &b.IdempotencyKey}, {name: "tenant", dst: &b.Tenant}, {name: "max_attempts", dst: &b.MaxAttempts},
 		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue},
 		{name: "tags", dst: &b.Tags}, {name: "metadata", dst: &b.Metadata},
-		{name: "require_worker", dst: &b.RequireWorker},
+		{name: "require_worker", dst: &b.RequireWorker}, {name: "debounce", dst: &b.Debounce},
 	}, renamed: map[string]string{"workflow": "type"}}
 }
 
 // startRun answers POST /api/runs, a run's writable fields (type, input,
 // idempotency_key, tenant, max_attempts, priority, queue, tags, metadata) and
 // require_worker (not stored: refuse with 409 when no live client serves
-// the type, as workflow.StartOpts.RequireWorker does): 201 and
+// the type, as workflow.StartOpts.RequireWorker does), and debounce
+// (workflow.StartOpts.Debounce: {"key": "doc-1", "period": "30s",
+// "max_delay": "5m"}, durations as Go duration strings): 201 and
 // the run started, or, when the idempotency key had started one already,
-// that first run. The type must be one the server's client registers, or
+// that first run, or, when the start joined a debounce window, the
+// window's run; "existing" says which (true: nothing was started). The
+// type must be one the server's client registers, or
 // any valid name when it registers none (tributary serve). Zero max
 // attempts, priority and queue take the type's defaults. "workflow" is the
 // former name of "type", still read (deprecated).
@@ -152,10 +220,10 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
 	if b.Input.null {
 		input = json.RawMessage("null")
 	}
-	run, err := h.wf.StartByName(r.Context(), b.Type.value(), input, &workflow.StartOpts{
+	run, existing, err := h.start(r.Context(), b.Type.value(), input, &workflow.StartOpts{
 		IdempotencyKey: b.IdempotencyKey.value(), MaxAttempts: b.MaxAttempts.value(), Metadata: b.Metadata.value(),
 		Priority: b.Priority.value(), Queue: b.Queue.value(), Tags: b.Tags.value(), RequireWorker: b.RequireWorker.value(),
-		Tenant: b.Tenant.value(),
+		Tenant: b.Tenant.value(), Debounce: b.Debounce.ptr().debounce(),
 	})
 	var invalid *workflow.ValidationError
 	if errors.As(err, &invalid) && invalid.Field == "name" {
@@ -165,9 +233,38 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
 		h.failJSON(w, r, err)
 		return
 	}
-	if err := h.writeRunStatus(w, r, run.ID, http.StatusCreated); err != nil {
+	if err := h.writeRunAnswer(w, r, run.ID, http.StatusCreated, &existing); err != nil {
 		h.failJSON(w, r, err)
 	}
+}
+
+// start is StartByName, which also says whether the start started
+// nothing: its idempotency key matched a run started earlier, or it joined
+// a debounce window's run. StartByName's run does not say; a run the start
+// inserted was created at the start's transaction's time (created_at
+// defaults to now()), a run it found by another transaction's.
+func (h *Handler) start(ctx context.Context, typ string, input json.RawMessage, opts *workflow.StartOpts) (*workflow.Run, bool, error) {
+	if opts.IdempotencyKey == "" && opts.Debounce == nil {
+		run, err := h.wf.StartByName(ctx, typ, input, opts)
+		return run, false, err
+	}
+	var (
+		run      *workflow.Run
+		existing bool
+	)
+	err := pgx.BeginFunc(ctx, h.wf.Pool(), func(tx pgx.Tx) error {
+		var err error
+		if run, err = h.wf.StartByNameTx(ctx, tx, typ, input, opts); err != nil {
+			return err
+		}
+		var now time.Time
+		if err := tx.QueryRow(ctx, "SELECT now()").Scan(&now); err != nil {
+			return err
+		}
+		existing = !run.CreatedAt.Equal(now)
+		return nil
+	})
+	return run, existing, err
 }
 
 // cancelJSON cancels a run. A run that has finished already is answered
@@ -198,6 +295,12 @@ func (h *Handler) writeRun(w http.ResponseWriter, r *http.Request, id uuid.UUID)
 
 // writeRunStatus answers the run with its steps.
 func (h *Handler) writeRunStatus(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int) error {
+	return h.writeRunAnswer(w, r, id, status, nil)
+}
+
+// writeRunAnswer is writeRunStatus with "existing", for the answer of a
+// start (nil: none).
+func (h *Handler) writeRunAnswer(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int, existing *bool) error {
 	run, err := h.wf.GetRun(r.Context(), id)
 	if err != nil {
 		return err
@@ -208,6 +311,7 @@ func (h *Handler) writeRunStatus(w http.ResponseWriter, r *http.Request, id uuid
 	}
 	wire := runWire(run, true)
 	wire.HeldReason = reasons[run.ID]
+	wire.Existing = existing
 	writeJSON(w, status, wire)
 	return nil
 }

@@ -59,6 +59,8 @@ func (o *opt[T]) want() string {
 		return "an array of strings"
 	case *map[string]any:
 		return "a JSON object"
+	case *debounceBody:
+		return debounceWant
 	}
 	return "a string"
 }
@@ -180,6 +182,10 @@ func (spec *bodySpec) read(r *http.Request) (map[string]json.RawMessage, error) 
 		}
 		if err := m.dst.decode(raw); err != nil {
 			var ve *valueError
+			var me *memberError
+			if errors.As(err, &me) {
+				return nil, badField(key+"."+me.member, "%s", me.msg)
+			}
 			if errors.As(err, &ve) {
 				return nil, badField(key, "%s", ve.msg)
 			}
@@ -194,6 +200,12 @@ func (spec *bodySpec) read(r *http.Request) (map[string]json.RawMessage, error) 
 type valueError struct{ msg string }
 
 func (e *valueError) Error() string { return e.msg }
+
+// memberError is what a field that is an object (a start's "debounce")
+// says about its member: the API names the field field.member.
+type memberError struct{ member, msg string }
+
+func (e *memberError) Error() string { return e.member + ": " + e.msg }
 
 // names lists the members' names for an error.
 func (spec *bodySpec) names() string {

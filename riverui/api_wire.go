@@ -50,6 +50,7 @@ type runJSON struct {
 	Status            workflow.Status `json:"status"`
 	IdempotencyKey    string          `json:"idempotency_key"`
 	Tenant            string          `json:"tenant"`
+	DebounceKey       string          `json:"debounce_key"`
 	Input             json.RawMessage `json:"input"`
 	Output            json.RawMessage `json:"output"`
 	Error             *runErrorJSON   `json:"error"`
@@ -74,6 +75,10 @@ type runJSON struct {
 	FinishedAt        *time.Time      `json:"finished_at"`
 	// Steps are in the answers about one run, not in listings.
 	Steps *[]stepJSON `json:"steps,omitempty"`
+	// Existing is in the answer of POST /api/runs only: whether the start
+	// started nothing, its idempotency key having matched a run or the
+	// start having joined a debounce window's run (workflow.Handle.Existing).
+	Existing *bool `json:"existing,omitempty"`
 }
 
 // stepJSON is a step record: workflow.StepRun on the wire.
@@ -95,7 +100,7 @@ type stepJSON struct {
 func runWire(run *workflow.Run, withSteps bool) *runJSON {
 	out := &runJSON{
 		ID: run.ID, Type: run.Type, Status: run.Status, IdempotencyKey: run.IdempotencyKey, Tenant: run.Tenant,
-		Input: jsonOrNull(run.Input), Output: jsonOrNull(run.Output), Error: runErrorWire(run.Error),
+		DebounceKey: run.DebounceKey, Input: jsonOrNull(run.Input), Output: jsonOrNull(run.Output), Error: runErrorWire(run.Error),
 		Attempt: run.Attempt, MaxAttempts: run.MaxAttempts, Queue: run.Queue, Priority: run.Priority,
 		ScheduleID: run.ScheduleID, FireAt: utcPtr(run.FireAt), ParentID: run.ParentID, ParentStep: run.ParentStep,
 		Metadata: run.Metadata, Tags: run.Tags, SkipReason: run.SkipReason, Held: run.Held,

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -85,9 +86,24 @@ func TestDashboardTenants(t *testing.T) {
 	// A bad one: shown beside the field, nothing written.
 	resp = d.send(t, http.MethodPost, path+"/edit", with(form, map[string]string{"tenant": strings.Repeat("t", 101)}), map[string]string{"Sec-Fetch-Site": "same-origin"})
 	require.Equal(t, http.StatusBadRequest, resp.status, resp.body)
-	require.Equal(t, []string{"schedule: invalid Tenant: is 101 bytes, the limit is 100; use a shorter name, such as the tenant&#39;s id"}, texts(resp.body, "field-error"))
+	require.Equal(t, []string{"schedule: invalid Tenant: is 101 bytes, the limit is 100; use a shorter name, such as an id"}, texts(resp.body, "field-error"))
 	require.Regexp(t, `name="tenant"[^>]* aria-invalid="true"`, resp.body)
 	got, err = d.sc.Get(t.Context(), schedule.ByID(set.ID))
 	require.NoError(t, err)
 	require.Empty(t, got.Tenant)
+}
+
+// TestDashboardRunDebounceKey: a run's page shows the key of the debounce
+// window it was started with, beside its tenant; a run without one shows
+// none.
+func TestDashboardRunDebounceKey(t *testing.T) {
+	t.Parallel()
+
+	d := newDash(t, nil, false)
+	debounced := d.startWith(t, flowInput{User: "ada"}, &workflow.StartOpts{Debounce: &workflow.Debounce{Key: "doc <1>", Period: time.Hour}})
+	none := d.start(t, flowInput{User: "bob"})
+
+	body := d.page(t, "/runs/"+debounced.ID.String(), nil)
+	require.Contains(t, body, `<dt>Debounce key</dt><dd data-testid="run-debounce-key"><code>doc &lt;1&gt;</code></dd>`)
+	require.NotContains(t, d.page(t, "/runs/"+none.ID.String(), nil), `<dt>Debounce key</dt>`)
 }

@@ -109,7 +109,9 @@
 //	GET    /api/openapi.json             the OpenAPI 3.1 document of the API (openapi.json)
 //	GET    /api/runs                     ?type=&status=&tenant=&schedule_id=&limit=&after=
 //	POST   /api/runs                     a run's writable fields: {"type": "...", "input": ..., "idempotency_key", "tenant",
-//	                                     "max_attempts", "priority", "queue", "tags", "metadata", "require_worker"}
+//	                                     "max_attempts", "priority", "queue", "tags", "metadata", "require_worker",
+//	                                     "debounce": {"key", "period", "max_delay"}}; the answer's "existing" is true
+//	                                     when nothing was started (the idempotency key's run, or a debounce window's)
 //	GET    /api/runs/{id}                a run with its steps
 //	POST   /api/runs/{id}/cancel
 //	POST   /api/runs/{id}/retry

@@ -106,6 +106,14 @@ func (h *Handler) apiErrorOf(err error) (int, apiErrorBody) {
 // as "EndAt" or "BackfillOpts.Overlap") in the API's words; msg is kept for
 // the errors that are about no one field ("range", "Params").
 func apiValidation(field, problem, msg string) (string, string) {
+	if rest, ok := strings.CutPrefix(field, "StartOpts.Debounce"); ok { // a start's "debounce"
+		name := "debounce"
+		if rest != "" {
+			name += "." + snakeCase(strings.TrimPrefix(rest, "."))
+		}
+		problem = strings.NewReplacer("IdempotencyKey", "idempotency_key", "MaxDelay", "max_delay", "Period", "period").Replace(problem)
+		return name, "invalid " + name + ": " + problem
+	}
 	if i := strings.LastIndexByte(field, '.'); i >= 0 {
 		field = field[i+1:]
 	}
