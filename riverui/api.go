@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
@@ -239,32 +238,14 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
 }
 
 // start is StartByName, which also says whether the start started
-// nothing: its idempotency key matched a run started earlier, or it joined
-// a debounce window's run. StartByName's run does not say; a run the start
-// inserted was created at the start's transaction's time (created_at
-// defaults to now()), a run it found by another transaction's.
+// nothing (workflow.Run.Existing): its idempotency key matched a run
+// started earlier, or it joined a debounce window's run.
 func (h *Handler) start(ctx context.Context, typ string, input json.RawMessage, opts *workflow.StartOpts) (*workflow.Run, bool, error) {
-	if opts.IdempotencyKey == "" && opts.Debounce == nil {
-		run, err := h.wf.StartByName(ctx, typ, input, opts)
-		return run, false, err
+	run, err := h.wf.StartByName(ctx, typ, input, opts)
+	if err != nil {
+		return nil, false, err
 	}
-	var (
-		run      *workflow.Run
-		existing bool
-	)
-	err := pgx.BeginFunc(ctx, h.wf.Pool(), func(tx pgx.Tx) error {
-		var err error
-		if run, err = h.wf.StartByNameTx(ctx, tx, typ, input, opts); err != nil {
-			return err
-		}
-		var now time.Time
-		if err := tx.QueryRow(ctx, "SELECT now()").Scan(&now); err != nil {
-			return err
-		}
-		existing = !run.CreatedAt.Equal(now)
-		return nil
-	})
-	return run, existing, err
+	return run, run.Existing, nil
 }
 
 // cancelJSON cancels a run. A run that has finished already is answered

@@ -19,6 +19,7 @@ type tenantJSON struct {
 	Type        string `json:"type"`
 	Tenant      string `json:"tenant"`
 	Running     int    `json:"running"`
+	Ready       int    `json:"ready"`
 	Held        int    `json:"held"`
 	Limit       int    `json:"limit"`
 	LimitSource string `json:"limit_source"`
@@ -30,7 +31,7 @@ type tenantList struct {
 }
 
 func tenantWire(t *workflow.Tenant) tenantJSON {
-	return tenantJSON{Type: t.Type, Tenant: t.Tenant, Running: t.Running, Held: t.Held, Limit: t.Limit, LimitSource: t.LimitSource}
+	return tenantJSON{Type: t.Type, Tenant: t.Tenant, Running: t.Running, Ready: t.Ready, Held: t.Held, Limit: t.Limit, LimitSource: t.LimitSource}
 }
 
 func (h *Handler) listTenants(w http.ResponseWriter, r *http.Request) {

@@ -45,6 +45,12 @@ type Run struct {
 	// DebounceKey is the StartOpts.Debounce.Key the run was started with,
 	// "" for none.
 	DebounceKey string `json:"debounce_key,omitempty"`
+	// Existing is true on the run a start returns (StartByName,
+	// StartByNameTx) when that start started nothing: its
+	// StartOpts.IdempotencyKey matched this run, or its StartOpts.Debounce
+	// joined this run's open window. It is false on every run read
+	// otherwise (GetRun, ListRuns).
+	Existing bool `json:"-"`
 	// Held says why a pending run is held back instead of working:
 	// HeldTenantLimit while its tenant has every slot of its type taken
 	// (DefineOpts.TenantLimit). "" for a run that is not held back.

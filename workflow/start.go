@@ -256,6 +256,7 @@ func (c *Client) StartByNameTx(ctx context.Context, tx pgx.Tx, typeName string, 
 	if err != nil {
 		return nil, err
 	}
+	r.Existing = r.existing
 	return r.Run, nil
 }
 

@@ -379,6 +379,10 @@ type Tenant struct {
 	// running), Held how many are held back by its limit.
 	Running int `json:"running"`
 	Held    int `json:"held"`
+	// Ready is how many of its runs are ready to work and not yet fetched:
+	// waiting for their tenant's turn, its rate (DefineOpts.TenantRate) or
+	// a free worker.
+	Ready int `json:"ready"`
 	// Limit is the most of its runs that may work at once: its own
 	// (LimitSource "tenant"), else its type's DefineOpts.TenantLimit as
 	// the type's live workers register it ("type"); 0 with LimitSource ""
@@ -402,14 +406,13 @@ type TenantParams struct {
 	Limit int
 }
 
-// Tenants lists the tenants that have runs working or held back, or a
-// limit of their own (SetTenantLimit), by workflow type: those with the
-// most runs held back first, then the busiest. A tenant whose runs are
-// all pending (not yet fetched) and not held is not listed; nor is a
-// tenant's own limit applied to a type without DefineOpts.TenantLimit,
-// though it is listed. Its cost
-// follows the running jobs (at most the workers), the held runs and the
-// limits set, not the tables.
+// Tenants lists the tenants that have runs working, ready or held back, or
+// a limit of their own (SetTenantLimit), by workflow type: those with the
+// most runs waiting (ready or held back) first, then the busiest. A
+// tenant's own limit applied to a type without DefineOpts.TenantLimit is
+// listed, though it applies to nothing. Its cost follows the running jobs
+// (at most the workers), the ready and held runs and the limits set, not
+// the tables of finished work.
 func (c *Client) Tenants(ctx context.Context, params *TenantParams) ([]*Tenant, error) {
 	if params == nil {
 		params = &TenantParams{}
@@ -424,7 +427,7 @@ func (c *Client) Tenants(ctx context.Context, params *TenantParams) ([]*Tenant, 
 	}
 	tenants := make([]*Tenant, len(rows))
 	for i, r := range rows {
-		t := &Tenant{Type: r.Type, Tenant: r.Tenant, Running: r.Running, Held: r.Held}
+		t := &Tenant{Type: r.Type, Tenant: r.Tenant, Running: r.Running, Held: r.Held, Ready: r.Ready}
 		switch {
 		case r.TenantLimit > 0:
 			t.Limit, t.LimitSource = r.TenantLimit, "tenant"

@@ -82,9 +82,9 @@ func setupTenants(fs *pflag.FlagSet, env *Env) Action {
 
 func printTenants(w io.Writer, tenants []*workflow.Tenant) error {
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(table, "WORKFLOW\tTENANT\tRUNNING\tHELD\tLIMIT")
+	fmt.Fprintln(table, "WORKFLOW\tTENANT\tRUNNING\tREADY\tHELD\tLIMIT")
 	for _, t := range tenants {
-		fmt.Fprintf(table, "%s\t%s\t%d\t%d\t%s\n", oneLine(t.Type), oneLine(t.Tenant), t.Running, t.Held, limitText(t))
+		fmt.Fprintf(table, "%s\t%s\t%d\t%d\t%d\t%s\n", oneLine(t.Type), oneLine(t.Tenant), t.Running, t.Ready, t.Held, limitText(t))
 	}
 	return table.Flush()
 }

@@ -89,7 +89,7 @@ func TestTenantsCommands(t *testing.T) {
 
 	res := runCLI(t, vars, "tenants")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	require.Regexp(t, `^WORKFLOW +TENANT +RUNNING +HELD +LIMIT\ntenant_report +acme +1 +2 +1 \(type\)\n$`, res.stdout)
+	require.Regexp(t, `^WORKFLOW +TENANT +RUNNING +READY +HELD +LIMIT\ntenant_report +acme +1 +0 +2 +1 \(type\)\n$`, res.stdout)
 
 	res = runCLI(t, vars, "tenants", "--type", "tenant_report", "--tenant", "acme", "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
@@ -126,7 +126,7 @@ func TestTenantsCommands(t *testing.T) {
 	require.Contains(t, res.stdout, "waiting for a slot: acme has 1 of 1 running (limit set for the tenant)\n")
 	res = runCLI(t, vars, "tenants")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	require.Regexp(t, `\ntenant_report +acme +1 +2 +1 \(tenant\)\nother_type +globex +0 +0 +5 \(tenant\)\n$`, res.stdout)
+	require.Regexp(t, `\ntenant_report +acme +1 +0 +2 +1 \(tenant\)\nother_type +globex +0 +0 +0 +5 \(tenant\)\n$`, res.stdout)
 
 	res = runCLI(t, vars, "tenants", "limit", "clear", "other_type", "globex")
 	require.Equal(t, ExitOK, res.code, res.stderr)

@@ -29,13 +29,13 @@ var runStatuses = []workflow.Status{
 // workflow client, which reads runs and changes them (cancel, signal,
 // retry: row updates and River job inserts) without working any, and the
 // function that closes its pool. It registers no workflow types, so it
-// serves runs of any type. mw is middleware for the client (Config.Middleware).
-func (f *databaseFlags) workflowClient(ctx context.Context, mw ...workflow.Middleware) (*workflow.Client, func(), error) {
+// serves runs of any type.
+func (f *databaseFlags) workflowClient(ctx context.Context) (*workflow.Client, func(), error) {
 	pool, schema, err := f.pool(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := workflow.NewClient(pool, &workflow.Config{Logger: f.env.Logger, Schema: schema, Middleware: mw})
+	client, err := workflow.NewClient(pool, &workflow.Config{Logger: f.env.Logger, Schema: schema})
 	if err != nil {
 		pool.Close()
 		return nil, nil, withHint(err, "fix --schema or TRIBUTARY_SCHEMA")

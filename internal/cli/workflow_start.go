@@ -64,8 +64,7 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return err
 		}
-		started := &startRecorder{}
-		client, closePool, err := dbFlags.workflowClient(ctx, started)
+		client, closePool, err := dbFlags.workflowClient(ctx)
 		if err != nil {
 			return err
 		}
@@ -88,7 +87,7 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 		if !*requireWorker { // else the start checked it
 			warnNoWorker(ctx, env, client, typ)
 		}
-		if debounce != nil && started.existing {
+		if debounce != nil && run.Existing {
 			fmt.Fprintf(env.Stderr, "note: joined run %s (debounce window %s open); nothing was started, and the run takes this start's input\n", run.ID, oneLine(debounce.Key))
 		}
 		if *asJSON {
@@ -153,19 +152,4 @@ func debounceError(err error) error {
 	}
 	problem := strings.NewReplacer("IdempotencyKey", "--idempotency-key", "ScheduledAt", "a scheduled time").Replace(invalid.Problem)
 	return usageErrorf("%s %s", name, problem)
-}
-
-// startRecorder is start middleware that records whether the start started
-// nothing (workflow.StartInfo.Existing: its idempotency key matched a run,
-// or it joined a debounce window's run), which StartByName's run does not
-// say.
-type startRecorder struct {
-	workflow.MiddlewareDefaults
-	existing bool
-}
-
-func (m *startRecorder) StartRun(ctx context.Context, start *workflow.StartInfo, doInner func(context.Context) error) error {
-	err := doInner(ctx)
-	m.existing = start.Existing
-	return err
 }

@@ -107,20 +107,26 @@ WITH type_limits AS (
 	SELECT workflow_type, tenant, count(*) AS n
 	FROM {s}workflow_runs WHERE held IS NOT NULL AND status = 'pending'
 	GROUP BY 1, 2
+), ready AS (
+	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
+	FROM {s}river_job WHERE state = 'available' AND args ? 'tenant' AND kind LIKE 'workflow:%'
+	GROUP BY 1, 2
 ), pairs AS (
 	SELECT workflow_type, tenant FROM running
 	UNION SELECT workflow_type, tenant FROM held
+	UNION SELECT workflow_type, tenant FROM ready
 	UNION SELECT workflow_type, tenant FROM {s}tributary_tenant_limits
 )
 SELECT p.workflow_type, p.tenant, coalesce(r.n, 0), coalesce(h.n, 0),
-	coalesce(tl.max_running, 0), coalesce(l.max_running, 0)
+	coalesce(tl.max_running, 0), coalesce(l.max_running, 0), coalesce(rd.n, 0)
 FROM pairs p
 LEFT JOIN running r USING (workflow_type, tenant)
 LEFT JOIN held h USING (workflow_type, tenant)
+LEFT JOIN ready rd USING (workflow_type, tenant)
 LEFT JOIN {s}tributary_tenant_limits l USING (workflow_type, tenant)
 LEFT JOIN type_limits tl USING (workflow_type)
 WHERE ($1 = '' OR p.workflow_type = $1) AND ($2 = '' OR p.tenant = $2)
-ORDER BY coalesce(h.n, 0) DESC, coalesce(r.n, 0) DESC, p.workflow_type, p.tenant
+ORDER BY coalesce(h.n, 0) + coalesce(rd.n, 0) DESC, coalesce(r.n, 0) DESC, p.workflow_type, p.tenant
 LIMIT $4`)
 
 	tenantLimitsStmt = define(`SELECT workflow_type, tenant, max_running, updated_at FROM {s}tributary_tenant_limits ORDER BY workflow_type, tenant`)
@@ -312,6 +318,7 @@ type TenantRow struct {
 	Held        int
 	TypeLimit   int // the type's DefineOpts.TenantLimit as its live workers register it; 0 for none
 	TenantLimit int // the tenant's own limit; 0 for none
+	Ready       int // its ready jobs, not fetched yet (the fair fetch's index)
 }
 
 // TenantsParams filter Tenants.
