@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,7 @@ const (
 	attrTrigger  = attribute.Key("trigger")
 	attrOutcome  = attribute.Key("outcome")
 	attrStep     = attribute.Key("step")
+	attrTenanted = attribute.Key("tenanted") // the run has a tenant; the tenant itself would be one series each
 )
 
 // MiddlewareConfig configures NewMiddleware.
@@ -91,6 +93,7 @@ type Middleware struct {
 	stepDuration   metric.Float64Histogram
 	stepReplays    metric.Int64Counter
 	timerLateness  metric.Float64Histogram
+	queueWait      metric.Float64Histogram
 }
 
 var (
@@ -142,6 +145,9 @@ func NewMiddleware(config *MiddlewareConfig) *Middleware {
 		timerLateness: must(meter.Float64Histogram("tributary.workflow.timer.lateness",
 			metric.WithDescription("Seconds from a sleep's wake time to the start of the attempt it woke, by workflow type."),
 			metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))),
+		queueWait: must(meter.Float64Histogram("tributary.workflow.attempt.wait",
+			metric.WithDescription("Seconds from an attempt's job being due to its start: waiting for a worker, the tenant's turn or the tenant's rate; by workflow type and whether the run has a tenant."),
+			metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300))),
 	}
 }
 
@@ -201,6 +207,11 @@ func (m *Middleware) WorkAttempt(ctx context.Context, attempt *workflow.AttemptI
 	if attempt.WakeAt != nil && m.timerLateness.Enabled(ctx) {
 		m.timerLateness.Record(ctx, max(attempt.StartedAt.Sub(*attempt.WakeAt), 0).Seconds(),
 			metric.WithAttributes(attrWorkflow.String(run.Type)))
+	}
+
+	if !attempt.ReadyAt.IsZero() && m.queueWait.Enabled(ctx) {
+		m.queueWait.Record(ctx, max(attempt.StartedAt.Sub(attempt.ReadyAt), 0).Seconds(),
+			metric.WithAttributes(attrWorkflow.String(run.Type), attrTenanted.String(strconv.FormatBool(run.Tenant != ""))))
 	}
 
 	err := doInner(ctx)

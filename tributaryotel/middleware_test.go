@@ -433,6 +433,8 @@ func TestMiddleware(t *testing.T) {
 		require.Equal(t, 2.0, value(t, rm, "tributary.workflow.step.replays", "workflow", "otel_steps", "step", "a"))
 		require.Equal(t, 1.0, value(t, rm, "tributary.workflow.step.replays", "workflow", "otel_steps", "step", "c"))
 		require.Equal(t, 1.0, value(t, rm, "tributary.workflow.timer.lateness", "workflow", "otel_steps"), "one sleep woke by its timer")
+		require.GreaterOrEqual(t, value(t, rm, "tributary.workflow.attempt.wait", "workflow", "otel_steps", "tenanted", "false"), 3.0,
+			"a wait recorded for each attempt of the run (the first, after the sleep, after the child)")
 
 		require.GreaterOrEqual(t, value(t, rm, "tributary.schedule.slots", "decision", "started", "reason", ""), 1.0)
 

@@ -133,6 +133,11 @@ type AttemptInfo struct {
 	// run early): StartedAt minus WakeAt is the timer's lateness. Nil
 	// otherwise.
 	WakeAt *time.Time
+	// ReadyAt is when the attempt's River job was due: its scheduled_at,
+	// the time it could first be fetched (after a tenant limit's hold, the
+	// time it was released). StartedAt minus ReadyAt is how long the
+	// attempt waited for a worker, its tenant's turn or its tenant's rate.
+	ReadyAt time.Time
 
 	// Outcome is how the attempt ended; set when doInner returns.
 	Outcome AttemptOutcome

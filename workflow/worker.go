@@ -113,6 +113,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 		info.StartedAt = *at
 	}
 	info.WakeAt = sleptUntil(st.memos, info.StartedAt)
+	info.ReadyAt = job.ScheduledAt
 	return c.mw.wrapAttempt(ctx, info, func(ctx context.Context) error {
 		wctx.Context = ctx
 		output, fnErr := w.call(wctx, st.input)
