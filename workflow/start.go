@@ -496,6 +496,19 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 		return res.Job.ID, nil
 	}
 
+	// insertJobAfter inserts the job of a run inserted first, and links it.
+	insertJobAfter := func(started *startedRun) (*startedRun, error) {
+		jobID, err := insertJob()
+		if err != nil {
+			return nil, err
+		}
+		if err := c.db.SetRunJob(ctx, tx, id, jobID); err != nil {
+			return nil, fmt.Errorf("workflow: link run %s to job %d: %w", id, jobID, err)
+		}
+		started.JobID = jobID
+		return started, nil
+	}
+
 	if debounce != nil {
 		// Join the open window, or open one: the run goes first, so that a
 		// racing start that opened the window meanwhile stops it (ON
@@ -512,15 +525,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			if err != nil {
 				return nil, fmt.Errorf("workflow: insert run: %w", err)
 			}
-			jobID, err := insertJob()
-			if err != nil {
-				return nil, err
-			}
-			if err := c.db.SetRunJob(ctx, tx, id, jobID); err != nil {
-				return nil, fmt.Errorf("workflow: link run %s to job %d: %w", id, jobID, err)
-			}
-			started.JobID = jobID
-			return started, nil
+			return insertJobAfter(started)
 		}
 		return nil, fmt.Errorf("workflow: debounce window %q of %s: %w %d times in a row; try again", debounce.Key, p.typeName, errDebounceRaced, debounceTries)
 	}
@@ -554,15 +559,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	if p.skip != "" {
 		return started, nil
 	}
-	jobID, err := insertJob()
-	if err != nil {
-		return nil, err
-	}
-	if err := c.db.SetRunJob(ctx, tx, id, jobID); err != nil {
-		return nil, fmt.Errorf("workflow: link run %s to job %d: %w", id, jobID, err)
-	}
-	started.JobID = jobID
-	return started, nil
+	return insertJobAfter(started)
 }
 
 // cancelScheduleRunsTx cancels the unfinished runs of a schedule, for its
