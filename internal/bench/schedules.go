@@ -39,6 +39,14 @@ type SchedulesConfig struct {
 	// Defaults to DefaultDue (10000).
 	Due int
 
+	// Owners is how many owners the schedules are spread over, in turn
+	// ("bench-0", "bench-1", …). Each schedule's runs carry its owner as
+	// their tenant, so this many tenants take turns for the workers
+	// (internal/engine/fair_fetch.go).
+	//
+	// Defaults to 1: every schedule of one owner.
+	Owners int
+
 	// Logger receives River's, the workflow engine's, the schedule
 	// client's and the migrator's logs.
 	//
@@ -67,6 +75,7 @@ func (c *SchedulesConfig) withDefaults() (*SchedulesConfig, error) {
 	out := *c
 	if err := countDefaults("SchedulesConfig", []countField{
 		{"Due", &out.Due, DefaultDue},
+		{"Owners", &out.Owners, 1},
 		{"Rounds", &out.Rounds, DefaultRounds},
 		{"Workers", &out.Workers, DefaultWorkers},
 	}); err != nil {
@@ -87,6 +96,7 @@ type SchedulesResult struct {
 
 	// Due, Rounds and Workers are the configuration the cases ran with.
 	Due     int `json:"due"`
+	Owners  int `json:"owners"`
 	Rounds  int `json:"rounds"`
 	Workers int `json:"workers"`
 
@@ -250,7 +260,7 @@ func RunSchedules(ctx context.Context, pool *pgxpool.Pool, config *SchedulesConf
 		progress = io.Discard
 	}
 
-	res := &SchedulesResult{Due: config.Due, Rounds: config.Rounds, Workers: config.Workers}
+	res := &SchedulesResult{Due: config.Due, Owners: config.Owners, Rounds: config.Rounds, Workers: config.Workers}
 	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&res.Server); err != nil {
 		return nil, fmt.Errorf("bench: reading the server version: %w", err)
 	}

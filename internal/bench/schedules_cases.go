@@ -106,7 +106,7 @@ func runTributary(cold bool) func(context.Context, *scratch, *SchedulesConfig) (
 
 		began := time.Now()
 		slot := began.Add(tributaryLead + time.Duration(config.Due)*createCost).Truncate(time.Second).UTC()
-		if err := createSlots(ctx, s, inserter, config.Due, slot); err != nil {
+		if err := createSlots(ctx, s, inserter, config.Due, config.Owners, slot); err != nil {
 			return nil, err
 		}
 		created := time.Now()
@@ -134,17 +134,18 @@ func runTributary(cold bool) func(context.Context, *scratch, *SchedulesConfig) (
 	}
 }
 
-// createSlots creates n schedules whose first slot is slot, through an
-// insert-only schedule client: schedule.MaxCreateMany to a CreateMany call,
-// each in a transaction of its own.
-func createSlots(ctx context.Context, s *scratch, sc *schedule.Client, n int, slot time.Time) error {
+// createSlots creates n schedules whose first slot is slot, spread in turn
+// over owners owners, through an insert-only schedule client:
+// schedule.MaxCreateMany to a CreateMany call, each in a transaction of its
+// own.
+func createSlots(ctx context.Context, s *scratch, sc *schedule.Client, n, owners int, slot time.Time) error {
 	cron := fmt.Sprintf("%d %d %d * * *", slot.Second(), slot.Minute(), slot.Hour())
 	for from := 0; from < n; from += schedule.MaxCreateMany {
 		params := make([]*schedule.Params, 0, min(schedule.MaxCreateMany, n-from))
 		for i := from; i < min(from+schedule.MaxCreateMany, n); i++ {
 			params = append(params, &schedule.Params{
 				Name:     "slot " + strconv.Itoa(i),
-				Owner:    "bench",
+				Owner:    "bench-" + strconv.Itoa(i%owners),
 				Workflow: slotWorkflow.Name(),
 				Cron:     cron,
 				Overlap:  schedule.OverlapAllow,

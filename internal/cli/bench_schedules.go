@@ -45,6 +45,7 @@ func newBenchSchedulesCommand(env *Env) *cobra.Command {
 func setupBenchSchedules(fs *pflag.FlagSet, env *Env) Action {
 	url := benchDatabaseFlag(fs, env)
 	due := fs.Int("due", bench.DefaultDue, "`number` of schedules (and River periodic jobs) due in the same second (default 10000)")
+	owners := fs.Int("owners", 1, "`number` of owners the schedules are spread over; each schedule's runs carry its owner as their tenant, and tenants take turns for the workers (default 1)")
 	cold := fs.Bool("cold", false, "also measure Tributary with its working client started only after the slot")
 	rounds := fs.Int("rounds", bench.DefaultRounds, "run the cases this `number` of times, interleaved, pooling each case's lags (default 1)")
 	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the default queue of every case's working client (default 20)")
@@ -56,12 +57,13 @@ func setupBenchSchedules(fs *pflag.FlagSet, env *Env) Action {
 		}
 		if err := atLeastOne(
 			countFlag{"due", *due, bench.DefaultDue},
+			countFlag{"owners", *owners, 1},
 			countFlag{"rounds", *rounds, bench.DefaultRounds},
 			countFlag{"workers", *workers, bench.DefaultWorkers},
 		); err != nil {
 			return err
 		}
-		config := &bench.SchedulesConfig{Cold: *cold, Due: *due, Logger: env.Logger, Rounds: *rounds, Workers: *workers}
+		config := &bench.SchedulesConfig{Cold: *cold, Due: *due, Owners: *owners, Logger: env.Logger, Rounds: *rounds, Workers: *workers}
 		return runBenchOn(ctx, env, url.Get(), "bench schedules", *asJSON, func(pool *pgxpool.Pool) (*bench.SchedulesResult, error) {
 			return bench.RunSchedules(ctx, pool, config, env.Stderr)
 		}, printBenchSchedulesTable)

@@ -65,6 +65,7 @@ func TestBenchSchedules(t *testing.T) {
 				} `json:"rounds"`
 			} `json:"cases"`
 			Due    int `json:"due"`
+			Owners int `json:"owners"`
 			Ratios []struct {
 				Max   float64 `json:"max"`
 				Min   float64 `json:"min"`
@@ -81,6 +82,7 @@ func TestBenchSchedules(t *testing.T) {
 		dec.DisallowUnknownFields() // no field beyond the documented ones (a round's schema is not one)
 		require.NoError(t, dec.Decode(&out), res.stdout)
 		require.Equal(t, 20, out.Due)
+		require.Equal(t, 1, out.Owners, "one owner unless --owners says more")
 		require.Equal(t, 1, out.Rounds)
 		require.Equal(t, 4, out.Workers)
 		require.NotEmpty(t, out.Server)
