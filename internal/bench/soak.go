@@ -303,7 +303,7 @@ func soakSample(ctx context.Context, s *scratch, from, to time.Time) (*SoakSampl
 	sample := &SoakSample{}
 	var p50, p99 *float64
 	var completed int
-	err := s.pool.QueryRow(ctx, `SELECT
+	err := s.scanRow(ctx, `SELECT
 		(SELECT count(*) FROM workflow_runs WHERE workflow_type = $1 AND status = 'completed' AND finished_at > $3 AND finished_at <= $4),
 		(SELECT count(*) FROM workflow_runs WHERE schedule_id IS NOT NULL AND fire_at > $3 AND fire_at <= $4),
 		(SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM started_at - fire_at)) FROM workflow_runs
@@ -313,7 +313,7 @@ func soakSample(ctx context.Context, s *scratch, from, to time.Time) (*SoakSampl
 		(SELECT count(*) FROM workflow_runs), (SELECT count(*) FROM step_runs), (SELECT count(*) FROM river_job),
 		(SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables
 			WHERE schemaname = current_schema() AND relname IN ('workflow_runs', 'step_runs', 'river_job', 'schedules'))`,
-		SoakFlow.Name(), SoakTick.Name(), from, to).Scan(&completed, &sample.Slots, &p50, &p99, &sample.Runs, &sample.Steps, &sample.Jobs, &sample.DeadTuples)
+		[]any{SoakFlow.Name(), SoakTick.Name(), from, to}, &completed, &sample.Slots, &p50, &p99, &sample.Runs, &sample.Steps, &sample.Jobs, &sample.DeadTuples)
 	if err != nil {
 		return nil, fmt.Errorf("bench: soak sample: %w", err)
 	}
