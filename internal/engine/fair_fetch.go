@@ -50,6 +50,17 @@ import (
 // ready jobs are all of other kinds takes a place in the rotation and
 // offers nothing.
 //
+// Tenant rates (workflow.DefineOpts.TenantRate, given by SetTenantRates)
+// ride on the same fetch: a job kind with a rate takes at most its
+// tenant's tokens' worth of that tenant's candidates. The fetch then runs
+// in a transaction that creates or locks the buckets of the rated
+// (kind, tenant) pairs among the candidates (tributary_tenant_rates,
+// migration 017), so that racing producers on any client take turns on a
+// bucket, and takes the tokens of the attempts it started before it
+// commits. A fetch that started fewer jobs than it was asked for arms a
+// notification of the queue for when the fastest rate's next token comes,
+// since River's producers would otherwise only poll again.
+//
 // The tenants are found by skipping through the index
 // river_job_tributary_tenant_ready (migration 015), one probe per tenant,
 // at most one fetch's worth of tenants per fetch; each tenant's runs come
