@@ -42,7 +42,8 @@ func newBenchCommand(env *Env) *cobra.Command {
 			tributary bench --database-url postgres://localhost:5432/app --items 20000 --rounds 3
 			tributary bench --items 2000 --json
 			tributary bench schedules --due 1000`,
-	}, setupBench), newBenchSchedulesCommand(env), newBenchRetentionCommand(env), newBenchSoakCommand(env), newBenchFairnessCommand(env))
+	}, setupBench), newBenchSchedulesCommand(env), newBenchRetentionCommand(env), newBenchSoakCommand(env), newBenchFairnessCommand(env),
+		newBenchRateCommand(env))
 }
 
 func setupBench(fs *pflag.FlagSet, env *Env) Action {

@@ -140,7 +140,7 @@ func TestBenchHelpListsSchedules(t *testing.T) {
 	res := runCLI(t, nil, "bench", "--help")
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	require.Contains(t, res.stdout, "\nUsage:\n  tributary bench [flags]\n")
-	require.Regexp(t, `\nCommands:\n  fairness   Measure how long a small tenant's runs wait[^\n]*\n  retention  Measure what deleting old runs costs[^\n]*\n  schedules  Measure how late runs start`, res.stdout)
+	require.Regexp(t, `\nCommands:\n  fairness   Measure how long a small tenant's runs wait[^\n]*\n  rate       Measure how closely one tenant's starts keep[^\n]*\n  retention  Measure what deleting old runs costs[^\n]*\n  schedules  Measure how late runs start`, res.stdout)
 	require.Contains(t, res.stdout, "\n  --items number\n") // bench's own flags
 	require.Contains(t, res.stdout, "\nRun 'tributary bench <command> --help' for a command's flags.\n")
 
