@@ -24,7 +24,9 @@ import (
 // in the queue its oldest one before any tenant gets a second (round
 // robin), and a tenant with one ready run is served within one turn
 // whatever the others have waiting. It is on for every keyed run, with no
-// setting, and costs the unkeyed path one index probe per fetch.
+// setting, and costs the unkeyed path two index probes per fetch. While a
+// single tenant has ready jobs, its turns are River's order, and River's
+// own fetch takes them (unless a kind has a rate, below).
 //
 // What the turns keep from River's order:
 //
@@ -94,8 +96,9 @@ func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, par
 	return id, &fairState{ProducerState: state}, nil
 }
 
-// JobGetAvailable is River's fetch: River's own when no keyed job is ready
-// in the queue, the fair fetch when one is.
+// JobGetAvailable is River's fetch: the fair fetch when jobs of two
+// tenants or more are ready in the queue (or of one, when some kind has a
+// tenant rate), River's own otherwise.
 func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, state riverpilot.ProducerState, params *riverdriver.JobGetAvailableParams) (*riverdriver.JobGetAvailableResult, error) {
 	fs, ok := state.(*fairState)
 	if !ok || p.pool == nil || params.MaxToLock <= 0 {
@@ -105,11 +108,12 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 	defer cancel()
 
 	texts := p.fairTexts(params.Schema)
-	var keyed bool
-	if err := queryRow(ctx, p.pool, texts.probe, params.Queue).Scan(&keyed); err != nil {
+	var first, last *string // the first and the last tenant with ready jobs
+	if err := queryRow(ctx, p.pool, texts.probe, params.Queue).Scan(&first, &last); err != nil {
 		return nil, fmt.Errorf("tributary: look for ready keyed runs in queue %q: %w", params.Queue, err)
 	}
-	if !keyed {
+	oneTenant := first != nil && last != nil && *first == *last
+	if first == nil || oneTenant && len(p.rates.kinds) == 0 {
 		return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
 	}
 
@@ -355,11 +359,16 @@ SET tokens = least(t.burst, b.tokens + extract(epoch FROM now() - b.at) * t.per_
 FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::float8[]) AS t(kind, tenant, taken, per_second, burst)
 WHERE b.job_kind = t.kind AND b.tenant = t.tenant`
 
-// fairProbeSQL: has the queue a ready keyed job? One probe of the index.
-const fairProbeSQL = `SELECT EXISTS (
-    SELECT 1 FROM {s}river_job
-    WHERE state = 'available' AND args ? 'tenant' AND queue = $1
-)`
+// fairProbeSQL: the first and the last tenant (in text order) with ready
+// jobs in the queue, NULL for none; two probes of the index, one at each
+// end.
+const fairProbeSQL = `SELECT
+    (SELECT args->>'tenant' FROM {s}river_job
+     WHERE state = 'available' AND args ? 'tenant' AND queue = $1
+     ORDER BY args->>'tenant' LIMIT 1),
+    (SELECT args->>'tenant' FROM {s}river_job
+     WHERE state = 'available' AND args ? 'tenant' AND queue = $1
+     ORDER BY args->>'tenant' DESC LIMIT 1)`
 
 // fairFetchSQL locks and starts up to $3 jobs of queue $1 in fair turns,
 // the rotation starting after tenant $2, and returns their ids, tenants
