@@ -55,7 +55,8 @@ type DefineOpts struct {
 	// that start per period, across every client of the database: at most
 	// TenantRate.Limit per TenantRate.Per over time, and in any window of
 	// length Per at most Limit plus a tenth of a second's worth of the rate
-	// (at least 1), the bucket a fetch may take at once. Each attempt
+	// (at least 1), the bucket a fetch may take at once after a quiet spell
+	// (a tenant seen for the first time starts with one token). Each attempt
 	// counts: a first one, a retry, one that resumes after a sleep. A run
 	// over the rate starts later, when its tenant's next token comes; it
 	// never fails for it, and holds no worker meanwhile: its job waits as

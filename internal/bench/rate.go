@@ -24,10 +24,15 @@ const (
 	DefaultClients  = 3
 )
 
-// RateTolerance is the rate target of issue 25: starts per second within
-// this share of the rate, and never more than the rate plus this share in
+// RateTolerance is the rate target of issue 25, in percent: starts per
+// second within this share of the rate, and never more than RateCeiling in
 // any one-second window.
-const RateTolerance = 0.10
+const RateTolerance = 10
+
+// RateCeiling is the most starts a one-second window may hold at a rate of
+// rate a second: the rate plus RateTolerance percent (55 at 50), computed
+// in integers so that it is exact.
+func RateCeiling(rate int) float64 { return float64(rate*(100+RateTolerance)) / 100 }
 
 // rateBacklog is how many times Rate x Duration runs the bench starts up
 // front, so that the rate has work for the whole duration.
@@ -105,7 +110,7 @@ type RateResult struct {
 
 	// PerSecond counts the starts of each whole second of the window (the
 	// first from the first start); SecondsOverLimit counts those of them
-	// above Rate x (1 + RateTolerance).
+	// above RateCeiling(Rate).
 	PerSecond        []int `json:"per_second"`
 	SecondsOverLimit int   `json:"seconds_over_limit"`
 
@@ -114,7 +119,7 @@ type RateResult struct {
 
 	// StartsPerSecondOK and MaxOK say whether the targets were met: starts
 	// per second within RateTolerance of Rate, MaxInAnySecond not above
-	// Rate x (1 + RateTolerance).
+	// RateCeiling(Rate).
 	StartsPerSecondOK bool `json:"starts_per_second_ok"`
 	MaxOK             bool `json:"max_ok"`
 
@@ -309,13 +314,13 @@ func (r *RateResult) measure(starts []rateStart, from time.Time, d time.Duration
 		r.MinInAnySecond = 0
 	}
 
-	limit := float64(r.Rate) * (1 + RateTolerance)
+	limit := RateCeiling(r.Rate)
 	r.SecondsOverLimit = 0
 	for _, n := range r.PerSecond {
 		if float64(n) > limit {
 			r.SecondsOverLimit++
 		}
 	}
-	r.StartsPerSecondOK = math.Abs(r.StartsPerSecond-float64(r.Rate)) <= float64(r.Rate)*RateTolerance
+	r.StartsPerSecondOK = math.Abs(r.StartsPerSecond-float64(r.Rate)) <= float64(r.Rate*RateTolerance)/100
 	r.MaxOK = float64(r.MaxInAnySecond) <= limit
 }

@@ -80,10 +80,10 @@ func printBenchRateTable(w io.Writer, res *bench.RateResult) error {
 	fmt.Fprintf(w, "PostgreSQL %s, a rate of %d a second for one tenant over %s, %d clients of %d workers, %s runs started up front\n\n",
 		res.Server, res.Rate, seconds(res.Duration), res.Clients, res.Workers, bench.FormatCount(float64(res.Backlog)))
 
-	limit := float64(res.Rate) * (1 + bench.RateTolerance)
+	limit := bench.RateCeiling(res.Rate)
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(table, "Starts:\t%s\n", bench.FormatCount(float64(res.Starts)))
-	fmt.Fprintf(table, "Starts per second:\t%.1f\t(target %d ± 10 %%)\t%s\n", res.StartsPerSecond, res.Rate, verdict(res.StartsPerSecondOK))
+	fmt.Fprintf(table, "Starts per second:\t%.1f\t(target %d ± %d %%)\t%s\n", res.StartsPerSecond, res.Rate, bench.RateTolerance, verdict(res.StartsPerSecondOK))
 	fmt.Fprintf(table, "Most in any second:\t%d\t(target ≤ %g)\t%s\n", res.MaxInAnySecond, limit, verdict(res.MaxOK))
 	fmt.Fprintf(table, "Fewest in any second:\t%d\n", res.MinInAnySecond)
 	fmt.Fprintf(table, "Whole seconds over %g:\t%d\t(of %d)\n", limit, res.SecondsOverLimit, len(res.PerSecond))

@@ -320,8 +320,10 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 // fairFetchSQL is the fair fetch without rate limits; fairFetchRatedSQL
 // is it with the rates of $9 (job kinds), $10 (tokens a second) and $11
 // (bucket sizes): rates lists them, buckets creates and locks the bucket
-// of each rated (kind, tenant) pair among the candidates (a new bucket is
-// full; ON CONFLICT DO UPDATE locks an existing one without changing it),
+// of each rated (kind, tenant) pair among the candidates (a new bucket
+// holds one token, so that a tenant's first second starts no more than the
+// rate and one; ON CONFLICT DO UPDATE locks an existing one without
+// changing it),
 // allowance is each pair's whole tokens after the refill, and a candidate
 // of a pair beyond them is left out. The caller takes the tokens of what
 // was started (takeTokensSQL) in the same transaction.
@@ -335,7 +337,7 @@ const fairRatesCTEs = `rates AS (
 ),
 buckets AS (
     INSERT INTO {s}tributary_tenant_rates AS b (job_kind, tenant, tokens, at)
-    SELECT DISTINCT k.kind, k.tenant, r.burst, now()
+    SELECT DISTINCT k.kind, k.tenant, least(r.burst, 1), now()
     FROM keyed k JOIN rates r ON r.kind = k.kind
     ON CONFLICT (job_kind, tenant) DO UPDATE SET at = b.at
     RETURNING b.job_kind, b.tenant, b.tokens, b.at
