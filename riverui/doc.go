@@ -127,7 +127,7 @@
 //	POST   /api/schedules/{id}/backfill  {"from": "2026-11-01T00:00:00Z", "to": …, "input": …, "overlap": …, "rerun_skipped": …}
 //	DELETE /api/schedules/{id}
 //	GET    /api/schedules/{id}/history   ?status=&limit=&after=
-//	GET    /api/tenants                  ?type=&tenant=&limit=: the tenants with runs working or held back, or a limit of their own
+//	GET    /api/tenants                  ?type=&tenant=&limit=: the tenants with runs working, ready or held back, or a limit of their own
 //	PUT    /api/tenants/{type}/{tenant}/limit  {"max_running": 5}: a tenant's own limit (0 removes it)
 //	DELETE /api/tenants/{type}/{tenant}/limit  removes a tenant's own limit
 //
@@ -175,7 +175,7 @@
 //     envelope). Listings are {"runs": […], "next_after": id|null} and
 //     {"schedules": […], "next_after": …}, without the steps and next fire
 //     times that the answers about one run or schedule hold; the tenants
-//     are {"tenants": […]}, those with the most runs held first.
+//     are {"tenants": […]}, those with the most runs waiting (ready or held) first.
 //   - A run held back by its tenant's limit (workflow.DefineOpts.TenantLimit)
 //     is pending with "held": "tenant_limit" and "held_reason", why it
 //     waits: "acme has 5 of 5 running"; both are "" for a run not held.
