@@ -69,13 +69,8 @@ func setupBenchFairness(fs *pflag.FlagSet, env *Env) Action {
 		if *limit < 0 {
 			return withHint(usageErrorf("--limit must be at least 0, not %d", *limit), "leave it out for no limit")
 		}
-		for _, d := range []struct {
-			name  string
-			value time.Duration
-		}{{"delay", *delay}, {"step", *step}} {
-			if d.value <= 0 {
-				return usageErrorf("--%s is %s; give a positive duration such as 100ms", d.name, d.value)
-			}
+		if err := positive("100ms", durationFlag{"delay", *delay}, durationFlag{"step", *step}); err != nil {
+			return err
 		}
 		config := &bench.FairnessConfig{Big: *big, Small: *small, Delay: *delay, Step: *step, Workers: *workers,
 			Limit: *limit, Logger: env.Logger}

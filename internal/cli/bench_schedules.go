@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
@@ -82,6 +83,23 @@ func atLeastOne(flags ...countFlag) error {
 		if f.value < 1 {
 			return withHint(usageErrorf("--%s must be at least 1, not %d", f.name, f.value),
 				fmt.Sprintf("leave it out for %d", f.def))
+		}
+	}
+	return nil
+}
+
+// durationFlag is a flag that gives a duration.
+type durationFlag struct {
+	name  string
+	value time.Duration
+}
+
+// positive is a usage error naming the first flag that is not a positive
+// duration, with example as one that is ("5m").
+func positive(example string, flags ...durationFlag) error {
+	for _, f := range flags {
+		if f.value <= 0 {
+			return usageErrorf("--%s is %s; give a positive duration such as %s", f.name, f.value, example)
 		}
 	}
 	return nil

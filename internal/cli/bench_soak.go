@@ -65,10 +65,8 @@ func setupBenchSoak(fs *pflag.FlagSet, env *Env) Action {
 		); err != nil {
 			return err
 		}
-		for name, d := range map[string]time.Duration{"duration": *duration, "sample": *sample, "retention": *retention} {
-			if d <= 0 {
-				return usageErrorf("--%s is %s; give a positive duration such as 5m", name, d)
-			}
+		if err := positive("5m", durationFlag{"duration", *duration}, durationFlag{"sample", *sample}, durationFlag{"retention", *retention}); err != nil {
+			return err
 		}
 		config := &bench.SoakConfig{Duration: *duration, Sample: *sample, Rate: *rate, Schedules: *schedules, Owners: *owners,
 			Retention: *retention, Workers: *workers, Logger: env.Logger, ProfileDir: *profileDir}
