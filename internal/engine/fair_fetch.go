@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -285,11 +284,8 @@ func (p *pilot) armRateFetch(queue, schema string) {
 		r.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), fairFetchTimeout)
 		defer cancel()
-		payload, _ := json.Marshal(map[string]string{"queue": queue})
 		// A lost notification costs a poll interval; nothing to report.
-		_ = p.driver.GetExecutor().NotifyMany(ctx, &riverdriver.NotifyManyParams{
-			Payload: []string{string(payload)}, Schema: schema, Topic: insertTopic,
-		})
+		_ = p.driver.GetExecutor().NotifyMany(ctx, insertNotification(schema, queue))
 	})
 }
 

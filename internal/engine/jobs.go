@@ -100,12 +100,13 @@ func attemptError(at time.Time, attempt int, cause error) []byte {
 // sends when a job is inserted, so that the queue's idle producers fetch at
 // once instead of at their next poll. It is delivered when tx commits.
 func (j *Jobs) NotifyQueueTx(ctx context.Context, tx pgx.Tx, queue string) error {
+	return j.driver.UnwrapExecutor(tx).NotifyMany(ctx, insertNotification(j.schema, queue))
+}
+
+// insertNotification is River's insert notification for queue in schema.
+func insertNotification(schema, queue string) *riverdriver.NotifyManyParams {
 	payload, _ := json.Marshal(map[string]string{"queue": queue})
-	return j.driver.UnwrapExecutor(tx).NotifyMany(ctx, &riverdriver.NotifyManyParams{
-		Payload: []string{string(payload)},
-		Schema:  j.schema,
-		Topic:   insertTopic,
-	})
+	return &riverdriver.NotifyManyParams{Payload: []string{string(payload)}, Schema: schema, Topic: insertTopic}
 }
 
 // insertTopic is the topic of River's insert notifications
