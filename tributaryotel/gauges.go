@@ -137,7 +137,7 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 			o.ObserveInt64(jobs, counted[state], metric.WithAttributes(attribute.String("state", state)))
 		}
 
-		heldCounts, err := db.CountHeldRuns(ctx, pool)
+		heldCounts, err := db.CountHeldRuns(ctx, pool, 5*workflow.WorkerHeartbeatInterval)
 		if err != nil {
 			return fmt.Errorf("tributaryotel: count held runs: %w", err)
 		}

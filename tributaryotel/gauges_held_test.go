@@ -58,9 +58,6 @@ func TestHeldRunsGauge(t *testing.T) {
 		Workflows: []workflow.Registrable{limited},
 	})
 	require.NoError(t, err)
-	// A held run's attempt ends by completing its job, as a run's last.
-	events, unsubscribe := wf.River().Subscribe(river.EventKindJobCompleted)
-	defer unsubscribe()
 	require.NoError(t, wf.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
 	released := false
@@ -76,21 +73,24 @@ func TestHeldRunsGauge(t *testing.T) {
 		require.NoError(t, err)
 		handles = append(handles, h)
 	}
-	waitCompleted := func(n int) {
-		t.Helper()
-		for n > 0 {
-			select {
-			case ev := <-events:
-				if ev.Job.Kind == "workflow:otel_limited" {
-					n--
-				}
-			case <-ctx.Done():
-				t.Fatal("the runs over the limit were not held back")
+	<-began
+	// The two others wait, held: their jobs stay ready while acme has 1 of
+	// 1 running.
+	for held := 0; held < 2; {
+		held = 0
+		for _, h := range handles {
+			run, err := h.Get(ctx)
+			require.NoError(t, err)
+			if run.Held == workflow.HeldTenantLimit {
+				held++
 			}
 		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the runs over the limit were not held back")
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	<-began
-	waitCompleted(2)
 
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))

@@ -54,8 +54,6 @@ type batchers struct {
 	begins    *batcher[uuid.UUID, *attemptState]
 	completes *batcher[completeReq, struct{}]
 	memos     *batcher[memoReq, struct{}]
-	admits    *batcher[*admitReq, bool]        // tenant_limit.go
-	givebacks *batcher[*givebackReq, struct{}] // tenant_limit.go
 }
 
 func newBatchers(c *Client) *batchers {
@@ -63,8 +61,6 @@ func newBatchers(c *Client) *batchers {
 		begins:    newBatcher(beginFlows, batchMax, 0, c.flushBegins),
 		completes: newBatcher(completeFlows, batchMax, completionSpacing, c.flushCompletes),
 		memos:     newBatcher(memoFlows, batchMax, 0, c.flushMemos),
-		admits:    newBatcher(tenantFlows, batchMax, 0, c.flushAdmits),
-		givebacks: newBatcher(tenantFlows, batchMax, 0, c.flushGivebacks),
 	}
 }
 
@@ -72,16 +68,12 @@ func (b *batchers) start() {
 	b.begins.start()
 	b.completes.start()
 	b.memos.start()
-	b.admits.start()
-	b.givebacks.start()
 }
 
 func (b *batchers) stop() {
 	b.begins.stop()
 	b.completes.stop()
 	b.memos.stop()
-	b.admits.stop()
-	b.givebacks.stop()
 }
 
 // attemptState is what an attempt starts from: the run and all its memos.

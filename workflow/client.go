@@ -223,6 +223,7 @@ type Client struct {
 	pool               *pgxpool.Pool
 	db                 *engine.Queries // Tributary's SQL; see internal/engine
 	jobs               *engine.Jobs    // River's job state; see internal/engine
+	driver             *engine.Driver  // River's driver, with the engine's pilot (fair turns, tenant limits and rates)
 	maintenance        *jobs.Config
 	river              *river.Client[pgx.Tx]
 	schema             string
@@ -396,6 +397,10 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	if rates := c.tenantRates(); len(rates) > 0 {
 		driver.SetTenantRates(rates)
 	}
+	if limits := c.kindTenantLimits(); len(limits) > 0 {
+		driver.SetTenantLimits(limits)
+	}
+	c.driver = driver
 	rc, err := river.NewClient[pgx.Tx](driver, riverConfig)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: build River client: %w", err)

@@ -21,6 +21,9 @@ func (c *Client) GetRun(ctx context.Context, id uuid.UUID) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.markHeld(ctx, run); err != nil {
+		return nil, err
+	}
 	if run.Steps, err = c.Steps(ctx, id); err != nil {
 		return nil, err
 	}
@@ -111,7 +114,14 @@ func (c *Client) ListRuns(ctx context.Context, params *ListParams) ([]*Run, erro
 	if err != nil {
 		return nil, fmt.Errorf("workflow: list runs: %w", err)
 	}
-	return runsOf(rows, nil)
+	runs, err := runsOf(rows, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.markHeld(ctx, runs...); err != nil {
+		return nil, err
+	}
+	return runs, nil
 }
 
 // listRunsParams are the engine's parameters of the listing p with limit:

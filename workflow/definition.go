@@ -40,13 +40,15 @@ type DefineOpts struct {
 	// (StartOpts.Tenant) that work at once, across every client of the
 	// database; an operator may set another for one tenant
 	// (Client.SetTenantLimit: a big tenant gets 50 where the rest get 5).
-	// A run works while an attempt of it runs: one that sleeps, waits for
-	// a signal or for a child holds no slot. A run over the limit is held
-	// back without holding a worker or being retried (its job waits in
-	// River's pending state, and GetRun shows it held) and starts when a
-	// slot is given back, in the order its tenant's runs were started. A
-	// run without a tenant is not limited. See tenant_limit.go for how the
-	// limit holds under racing clients and crashes.
+	// A run works while an attempt of it runs (its River job is running):
+	// one that sleeps, waits for a signal or for a child counts for
+	// nothing. A run over the limit is held back by River's fetch without
+	// holding a worker or being retried (its job stays ready in its place,
+	// its metadata says why, and GetRun shows it held) and starts when a
+	// run of its tenant ends its attempt, in the order its tenant's runs
+	// were started. A run without a tenant is not limited. See
+	// tenant_limit.go for how the limit holds under racing clients and
+	// crashes.
 	//
 	// Defaults to 0: no limit.
 	TenantLimit int

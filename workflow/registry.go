@@ -326,11 +326,6 @@ func (r *registry) run(conn *pgx.Conn, stopCh <-chan struct{}, done chan<- struc
 				r.c.logger.Warn("tributary: Looking for dead clients failed; retrying at the next heartbeat", slog.String("err", err.Error()))
 			}
 			r.c.waker.armWaiting(ctx, armLookahead)
-			if beat%tenantSweepEvery == tenantSweepEvery-1 {
-				if err := r.c.sweepHeldTenants(ctx); err != nil && ctx.Err() == nil {
-					r.c.logger.Warn("tributary: Waking held runs of tenants with free slots failed; retrying at a later heartbeat", slog.String("err", err.Error()))
-				}
-			}
 			if r.server.orphansDue(r.c.realNow()) {
 				if err := r.rescueOrphans(ctx, r.server.changedAt); err != nil && ctx.Err() == nil {
 					r.c.logger.Warn("tributary: Looking for jobs the database lost the outcome of failed; retrying at the next heartbeat", slog.String("err", err.Error()))

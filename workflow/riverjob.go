@@ -36,16 +36,8 @@ func (c *Client) handOffTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow
 	return c.nextJobTx(ctx, tx, job, args, []byte(`{"tributary_parked": true}`), &river.InsertOpts{ScheduledAt: wakeAt})
 }
 
-// parkHeldTx parks a run held back, like handOffTx, on a next job in
-// River's pending state, which River never fetches: a slot given back
-// makes it available (wakeHeldTx). Its metadata says why it waits, for
-// River UI.
-func (c *Client) parkHeldTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, args runArgs, why []byte) (int64, error) {
-	return c.nextJobTx(ctx, tx, job, args, []byte(`{"tributary_held": true}`), &river.InsertOpts{Pending: true, Metadata: why})
-}
-
 // nextJobTx completes the attempt's job with metadata and inserts the run's
-// next job, with opts' ScheduledAt, Pending and Metadata.
+// next job, with opts' ScheduledAt.
 func (c *Client) nextJobTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, args runArgs, metadata []byte, opts *river.InsertOpts) (int64, error) {
 	if err := c.jobs.CompleteTx(ctx, tx, job.ID, metadata); err != nil {
 		return 0, err

@@ -52,8 +52,10 @@ type Run struct {
 	// otherwise (GetRun, ListRuns).
 	Existing bool `json:"-"`
 	// Held says why a pending run is held back instead of working:
-	// HeldTenantLimit while its tenant has every slot of its type taken
-	// (DefineOpts.TenantLimit). "" for a run that is not held back.
+	// HeldTenantLimit while its job is ready and its tenant has as many
+	// runs of its type working as its limit (DefineOpts.TenantLimit,
+	// SetTenantLimit). "" for a run that is not held back. It is read with
+	// the run (GetRun, ListRuns), not stored.
 	Held              string          `json:"held,omitempty"`
 	Input             json.RawMessage `json:"input"`
 	Output            json.RawMessage `json:"output,omitempty"`

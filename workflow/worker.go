@@ -73,15 +73,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	if st == nil {
 		return w.inactiveRun(ctx, job)
 	}
-	if limit := w.reg.opts.TenantLimit; limit > 0 && job.Args.Tenant != "" {
-		admitted, err := c.admitTenant(ctx, w.reg.name, job, limit)
-		if err != nil {
-			return fmt.Errorf("workflow: take a slot of tenant %q for attempt %d of run %s: %w", job.Args.Tenant, attempt, runID, err)
-		}
-		if !admitted {
-			return nil // held back: the job is completed, the run waits on a pending one
-		}
-		defer c.giveBackTenantSlot(context.WithoutCancel(ctx), w.reg.name, job.Args.Tenant, runID, limit)
+	if w.reg.opts.TenantLimit > 0 && job.Args.Tenant != "" {
+		// The fetch let this attempt in under its tenant's limit; its end
+		// may let in the next (tenant_limit.go).
+		defer c.driver.TenantAttemptEnded(job.Queue)
 	}
 
 	wctx := &wfContext{

@@ -22,12 +22,15 @@ func newTenantsCommand(env *Env) *cobra.Command {
 		Short: "List the tenants with runs working or held back, or a limit of their own, with their limit",
 		Long: `A workflow type defined with a TenantLimit lets at most that many runs of
 one tenant work at once; a run over the limit is held back (status pending,
-shown as "pending (held)" by 'workflow list') until a slot is given back.
+shown as "pending (held)" by 'workflow list'; its River job stays available)
+until a run of its tenant ends its attempt.
 An operator may give one tenant a limit of its own in place of the type's:
 'tributary tenants limit set'.
 
-tenants lists the tenants that have runs working or held back, or a limit of
-their own, those with the most runs held first. LIMIT says where the limit
+tenants lists the tenants that have runs working, ready or held back, or a
+limit of their own, those with the most runs waiting first. A tenant with as
+many runs working as its limit has its waiting runs counted as HELD, else as
+READY (waiting for its turn, its rate or a free worker). LIMIT says where the limit
 comes from: "(tenant)" for the tenant's own, "(type)" for the type's
 TenantLimit as its live workers register it; "-" for none.`,
 		Example: `tributary tenants

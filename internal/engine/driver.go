@@ -65,6 +65,7 @@ type pilot struct {
 	fairMu sync.Mutex
 	fair   fairTexts // the fair fetch's statements, for the last schema asked
 	rates  pilotRates
+	limits pilotLimits
 }
 
 // JobSetStateIfRunningMany is River's completer's write (and River's

@@ -23,7 +23,8 @@ import (
 // in the queue its oldest one before any tenant gets a second (round
 // robin), and a tenant with one ready run is served within one turn
 // whatever the others have waiting. It is on for every keyed run, with no
-// setting, and costs the unkeyed path two index probes per fetch. While a
+// setting, and costs a queue that has no keyed run ready two index probes
+// every fairQuietProbe. While a
 // single tenant has ready jobs, its turns are River's order, and River's
 // own fetch takes them (unless a kind has a rate, below).
 //
@@ -82,9 +83,18 @@ const fairFetchTimeout = 10 * time.Second
 type fairState struct {
 	riverpilot.ProducerState
 
-	mu     sync.Mutex
-	cursor string // the tenant the last fetch's turns ended on; "" from the first
+	mu         sync.Mutex
+	cursor     string    // the tenant the last fetch's turns ended on; "" from the first
+	quietUntil time.Time // until when the producer's fetches skip the probe (fairQuietProbe)
 }
+
+// fairQuietProbe is how long a producer whose probe found no keyed job
+// ready fetches with River's own fetch without probing again: a queue that
+// never sees a tenant pays one probe per this time instead of one per
+// fetch (River fetches up to every FetchCooldown, 2 ms by default). A
+// tenant's backlog that arrives meanwhile is fetched in River's order for
+// at most this long; turns begin at the next probe.
+const fairQuietProbe = 250 * time.Millisecond
 
 // ProducerInit gives each producer the state its turns rotate with.
 func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerInitParams) (int64, riverpilot.ProducerState, error) {
@@ -107,13 +117,28 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 	defer cancel()
 
 	texts := p.fairTexts(params.Schema)
-	var first, last *string // the first and the last tenant with ready jobs
-	if err := queryRow(ctx, p.pool, texts.probe, params.Queue).Scan(&first, &last); err != nil {
-		return nil, fmt.Errorf("tributary: look for ready keyed runs in queue %q: %w", params.Queue, err)
-	}
-	oneTenant := first != nil && last != nil && *first == *last
-	if first == nil || oneTenant && len(p.rates.kinds) == 0 {
-		return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
+	// A client with tenant limits or rates always fetches here: River's
+	// own fetch knows neither, and a keyed job inserted after a probe that
+	// found none would be taken past them.
+	if !p.controlled() {
+		fs.mu.Lock()
+		quiet := time.Now().Before(fs.quietUntil)
+		fs.mu.Unlock()
+		if quiet {
+			return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
+		}
+		var first, last *string // the first and the last tenant with ready jobs
+		if err := queryRow(ctx, p.pool, texts.probe, params.Queue).Scan(&first, &last); err != nil {
+			return nil, fmt.Errorf("tributary: look for ready keyed runs in queue %q: %w", params.Queue, err)
+		}
+		if first == nil {
+			fs.mu.Lock()
+			fs.quietUntil = time.Now().Add(fairQuietProbe)
+			fs.mu.Unlock()
+		}
+		if first == nil || *first == *last {
+			return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
+		}
 	}
 
 	fs.mu.Lock()
@@ -143,63 +168,54 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 }
 
 // fetchFair runs the fair fetch from cursor and returns the ids of the
-// jobs it started and the tenant its turns ended on. With rates for some
-// of the client's kinds it runs in a transaction that also takes the
-// tokens of the rated attempts it started, and, when it started fewer jobs
-// than it was asked for, arms a fetch for when the next token comes.
+// jobs it started and the tenant its turns ended on. With tenant limits or
+// rates for some of the client's kinds it runs in a transaction: it first
+// takes the advisory locks of the limited kinds it may fetch (so that
+// racing producers on any client count each other's starts), then fetches
+// with its limits and rates, and takes the tokens of the rated attempts it
+// started. When it started fewer jobs than it was asked for, it arms a
+// fetch for when the next token comes (rates), and marks the queue for a
+// fetch when a limited attempt ends (limits).
 func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdriver.JobGetAvailableParams, cursor string) (ids []int64, served string, err error) {
 	args := []any{params.Queue, cursor, params.MaxToLock, params.Now,
 		params.ClientID, params.MaxAttemptedBy, params.MaxToLock * fairPlainWindow, params.Kind}
-	rated := len(p.rates.kinds) > 0
-	var db interface {
-		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	} = p.pool
-	var tx pgx.Tx
-	sql := texts.fetch
-	if rated {
-		if tx, err = p.pool.Begin(ctx); err != nil {
+	if !p.controlled() {
+		rows, err := p.pool.Query(ctx, texts.fetch, args...)
+		if err != nil {
 			return nil, "", err
 		}
-		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit, a no-op
-		db, sql = tx, texts.fetchRated
-		args = append(args, p.rates.kinds, p.rates.perSecond, p.rates.burst)
+		ids, served, _, err = scanFetched(rows, nil)
+		return ids, served, err
 	}
 
-	rows, err := db.Query(ctx, sql, args...)
+	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	var (
-		last  int64 // the furthest place in the rotation served
-		taken = map[[2]string]float64{}
-	)
-	for rows.Next() {
-		var (
-			id     int64
-			tenant *string
-			pos    int64
-			kind   string
-		)
-		if err := rows.Scan(&id, &tenant, &pos, &kind); err != nil {
-			rows.Close()
-			return nil, "", err
-		}
-		ids = append(ids, id)
-		if pos > last {
-			last, served = pos, ""
-			if tenant != nil {
-				served = *tenant
-			}
-		}
-		if _, ok := p.rates.byKind[kind]; ok && tenant != nil {
-			taken[[2]string{kind, *tenant}]++
-		}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit, a no-op
+	args = append(args, p.rates.kinds, p.rates.perSecond, p.rates.burst, p.limits.kinds, p.limits.types, p.limits.max)
+	batch := &pgx.Batch{}
+	// The locks come first, in a statement of their own: the fetch's
+	// snapshot is then taken after the last racing fetch committed.
+	batch.Queue(texts.lockKinds, p.limits.lockKeys(params.Schema, params.Kind))
+	batch.Queue(texts.fetchControlled, args...)
+	results := tx.SendBatch(ctx, batch)
+	if _, err := results.Exec(); err != nil {
+		results.Close()
+		return nil, "", fmt.Errorf("lock the tenant limits of the queue's kinds: %w", err)
 	}
-	if err := rows.Err(); err != nil {
+	rows, err := results.Query()
+	if err != nil {
+		results.Close()
 		return nil, "", err
 	}
-	if !rated {
-		return ids, served, nil
+	ids, served, taken, err := scanFetched(rows, p.rates.byKind)
+	if err != nil {
+		results.Close()
+		return nil, "", err
+	}
+	if err := results.Close(); err != nil {
+		return nil, "", err
 	}
 
 	if len(taken) > 0 {
@@ -218,10 +234,50 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 		return nil, "", err
 	}
 	if len(ids) < params.MaxToLock {
-		p.armRateFetch(params.Queue, params.Schema)
+		if len(p.rates.kinds) > 0 {
+			p.armFetch(params.Queue, params.Schema, p.rates.every)
+		}
+		if len(p.limits.kinds) > 0 {
+			p.limits.markShort(params.Queue)
+		}
 	}
 	return ids, served, nil
 }
+
+// scanFetched reads the fair fetch's rows: the ids of the jobs started,
+// the tenant at the furthest place in the rotation served, and how many
+// attempts of each rated (kind, tenant) pair of rated were started.
+func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (ids []int64, served string, taken map[[2]string]float64, err error) {
+	defer rows.Close()
+	var last int64 // the furthest place in the rotation served
+	taken = map[[2]string]float64{}
+	for rows.Next() {
+		var (
+			id     int64
+			tenant *string
+			pos    int64
+			kind   string
+		)
+		if err := rows.Scan(&id, &tenant, &pos, &kind); err != nil {
+			return nil, "", nil, err
+		}
+		ids = append(ids, id)
+		if pos > last {
+			last, served = pos, ""
+			if tenant != nil {
+				served = *tenant
+			}
+		}
+		if _, ok := rated[kind]; ok && tenant != nil {
+			taken[[2]string{kind, *tenant}]++
+		}
+	}
+	return ids, served, taken, rows.Err()
+}
+
+// controlled reports whether some kind of the client has a tenant limit or
+// rate: its fetches then always go through fetchFair's transaction.
+func (p *pilot) controlled() bool { return len(p.rates.kinds) > 0 || len(p.limits.kinds) > 0 }
 
 // TenantRate is the rate of the attempts of one job kind for each tenant
 // (workflow.DefineOpts.TenantRate): PerSecond tokens a second, in a bucket
@@ -256,18 +312,18 @@ type pilotRates struct {
 	every     time.Duration // the time a token takes at the fastest rate, at least minRateFetchWait
 
 	mu    sync.Mutex
-	armed map[string]bool // queues with a fetch armed
+	armed map[string]bool // queues with a fetch armed (armFetch), whatever armed it
 }
 
 // minRateFetchWait bounds how often a pilot wakes its queues' producers
 // for rated tenants' tokens.
 const minRateFetchWait = 20 * time.Millisecond
 
-// armRateFetch makes the producers of queue fetch again once a token has
-// come, by River's insert notification: a fetch that left rated runs for
-// want of tokens is otherwise repeated only at River's next poll. One is
-// armed per queue at a time.
-func (p *pilot) armRateFetch(queue, schema string) {
+// armFetch makes the producers of queue fetch again after the given time,
+// by River's insert notification: a fetch that left rated runs for want of
+// tokens, or limited runs for want of a slot, is otherwise repeated only
+// at River's next poll. One is armed per queue at a time.
+func (p *pilot) armFetch(queue, schema string, after time.Duration) {
 	r := &p.rates
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -278,7 +334,7 @@ func (p *pilot) armRateFetch(queue, schema string) {
 		r.armed = map[string]bool{}
 	}
 	r.armed[queue] = true
-	time.AfterFunc(r.every, func() {
+	time.AfterFunc(after, func() {
 		r.mu.Lock()
 		delete(r.armed, queue)
 		r.mu.Unlock()
@@ -291,8 +347,8 @@ func (p *pilot) armRateFetch(queue, schema string) {
 
 // fairTexts are the fair fetch's statements for one schema.
 type fairTexts struct {
-	schema                               string
-	probe, fetch, fetchRated, takeTokens string
+	schema                                               string
+	probe, fetch, fetchControlled, takeTokens, lockKinds string
 }
 
 // fairTexts returns the statements for schema; a pilot serves one schema,
@@ -303,29 +359,45 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 	if p.fair.probe == "" || p.fair.schema != schema {
 		prefix := schemaPrefix(schema)
 		p.fair = fairTexts{
-			schema:     schema,
-			probe:      strings.ReplaceAll(fairProbeSQL, "{s}", prefix),
-			fetch:      strings.ReplaceAll(fairFetchSQL, "{s}", prefix),
-			fetchRated: strings.ReplaceAll(fairFetchRatedSQL, "{s}", prefix),
-			takeTokens: strings.ReplaceAll(takeTokensSQL, "{s}", prefix),
+			schema:          schema,
+			probe:           strings.ReplaceAll(fairProbeSQL, "{s}", prefix),
+			fetch:           strings.ReplaceAll(fairFetchSQL, "{s}", prefix),
+			fetchControlled: strings.ReplaceAll(fairFetchControlledSQL, "{s}", prefix),
+			takeTokens:      strings.ReplaceAll(takeTokensSQL, "{s}", prefix),
+			lockKinds:       lockLimitedKindsSQL,
 		}
 	}
 	return p.fair
 }
 
-// fairFetchSQL is the fair fetch without rate limits; fairFetchRatedSQL
-// is it with the rates of $9 (job kinds), $10 (tokens a second) and $11
-// (bucket sizes): rates lists them, buckets creates and locks the bucket
-// of each rated (kind, tenant) pair among the candidates (a new bucket
-// holds one token, so that a tenant's first second starts no more than the
-// rate and one; ON CONFLICT DO UPDATE locks an existing one without
-// changing it),
-// allowance is each pair's whole tokens after the refill, and a candidate
-// of a pair beyond them is left out. The caller takes the tokens of what
-// was started (takeTokensSQL) in the same transaction.
+// fairFetchSQL is the fair fetch without tenant limits or rates;
+// fairFetchControlledSQL is it with both: the rates of $9 (job kinds), $10
+// (tokens a second) and $11 (bucket sizes), and the limits of $12 (job
+// kinds), $13 (their workflow types) and $14 (the types' limits), any of
+// them empty.
+//
+// For rates, rates lists them, buckets creates and locks the bucket of
+// each rated (kind, tenant) pair among the candidates (a new bucket holds
+// one token, so that a tenant's first second starts no more than the rate
+// and one; ON CONFLICT DO UPDATE locks an existing one without changing
+// it), allowance is each pair's whole tokens after the refill, and a
+// candidate of a pair beyond them is left out. The caller takes the tokens
+// of what was started (takeTokensSQL) in the same transaction.
+//
+// For limits, headroom is, for each limited (kind, tenant) pair among the
+// candidates, its limit (the tenant's own, tributary_tenant_limits, else
+// the type's) less its jobs running now (through the partial index
+// river_job_tributary_tenant_running), and a candidate of a pair beyond it
+// is left out. The caller holds the kinds' locks (lockLimitedKindsSQL)
+// from before the statement began, so that what it counts as running
+// includes every start of a racing fetch. held marks the candidates left
+// out, for River UI: their job's metadata gets tributary_held, {"reason":
+// "tenant_limit", "tenant": …, "limit": …}, written once per job (again
+// only when the limit changed), and removed when the job is fetched.
 var (
-	fairFetchSQL      = strings.NewReplacer("{rates}", "", "{allowed}", "").Replace(fairFetchTemplate)
-	fairFetchRatedSQL = strings.NewReplacer("{rates}", fairRatesCTEs, "{allowed}", fairAllowedFilter).Replace(fairFetchTemplate)
+	fairFetchSQL           = strings.NewReplacer("{controls}", "", "{allowed}", "", "{unmark}", "").Replace(fairFetchTemplate)
+	fairFetchControlledSQL = strings.NewReplacer("{controls}", fairRatesCTEs+fairLimitsCTEs, "{allowed}", fairAllowedFilter,
+		"{unmark}", fairUnmark).Replace(fairFetchTemplate)
 )
 
 const fairRatesCTEs = `rates AS (
@@ -345,8 +417,45 @@ allowance AS (
 ),
 `
 
+const fairLimitsCTEs = `limits AS (
+    SELECT * FROM unnest($12::text[], $13::text[], $14::int[]) AS l(kind, workflow_type, max_running)
+),
+pair_limits AS (
+    SELECT p.kind, p.tenant,
+        coalesce((SELECT t.max_running FROM {s}tributary_tenant_limits t
+                  WHERE t.workflow_type = l.workflow_type AND t.tenant = p.tenant), l.max_running) AS max_running,
+        (SELECT count(*) FROM {s}river_job x
+         WHERE x.state = 'running' AND x.args ? 'tenant' AND x.kind = p.kind AND x.args->>'tenant' = p.tenant) AS running
+    FROM (SELECT DISTINCT kind, tenant FROM keyed) p JOIN limits l ON l.kind = p.kind
+),
+headroom AS (
+    SELECT kind, tenant, max_running, running, max_running - running AS n FROM pair_limits
+),
+held AS (
+    UPDATE {s}river_job j
+    SET metadata = j.metadata || jsonb_build_object('tributary_held', jsonb_build_object(
+        'reason', 'tenant_limit', 'tenant', h.tenant, 'limit', h.max_running))
+    FROM keyed k JOIN headroom h ON h.kind = k.kind AND h.tenant = k.tenant
+    WHERE j.id = k.id AND k.kind_rank > h.n AND j.state = 'available'
+        AND (j.metadata->'tributary_held'->>'limit') IS DISTINCT FROM h.max_running::text
+),
+`
+
+// fairUnmark removes a job's tributary_held mark (fairLimitsCTEs's held)
+// as it is fetched.
+const fairUnmark = `,
+    metadata = CASE WHEN river_job.metadata ? 'tributary_held' THEN river_job.metadata - 'tributary_held' ELSE river_job.metadata END`
+
+// lockLimitedKindsSQL takes the transaction advisory locks of the limited
+// kinds $1 (each a schema-qualified key, see pilotLimits.lockKeys), in
+// order, so that two fetches locking some of the same kinds never wait for
+// each other in a circle.
+const lockLimitedKindsSQL = `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
+FROM (SELECT DISTINCT unnest($1::text[]) AS k ORDER BY 1) x`
+
 const fairAllowedFilter = `
-        WHERE NOT EXISTS (SELECT 1 FROM allowance a WHERE a.kind = k.kind AND a.tenant = k.tenant AND k.kind_rank > a.n)`
+        WHERE NOT EXISTS (SELECT 1 FROM allowance a WHERE a.kind = k.kind AND a.tenant = k.tenant AND k.kind_rank > a.n)
+            AND NOT EXISTS (SELECT 1 FROM headroom h WHERE h.kind = k.kind AND h.tenant = k.tenant AND k.kind_rank > h.n)`
 
 // takeTokensSQL takes the tokens of the attempts a rated fair fetch
 // started: per pair ($1 kinds, $2 tenants, $3 attempts started) the bucket
@@ -446,7 +555,7 @@ plain AS (
     JOIN rotation r ON r.tenant IS NULL
     WHERE NOT w.args ? 'tenant'
 ),
-{rates}picked AS (
+{controls}picked AS (
     SELECT c.id, c.priority, c.rank, c.pos
     FROM (
         SELECT k.id, k.priority, k.scheduled_at, k.rank, k.pos FROM keyed k{allowed}
@@ -475,7 +584,7 @@ SET state = 'running',
         ELSE river_job.attempted_by
         END,
         $5::text
-    )
+    ){unmark}
 FROM locked
 WHERE river_job.id = locked.id
 RETURNING river_job.id, river_job.args->>'tenant', locked.pos, river_job.kind`

@@ -20,7 +20,6 @@ type Run struct {
 	IdempotencyKey    string
 	Tenant            string // "" for none
 	DebounceKey       string // "" for none
-	Held              string // why the run is held back (HeldTenantLimit); "" when it is not
 	Status            string
 	Input             []byte
 	Output            []byte // nil when the run has none
@@ -64,7 +63,7 @@ type Step struct {
 const runColumns = `id, workflow_type, coalesce(idempotency_key, ''), coalesce(tenant, ''), status, input, output, error, attempt,
 	max_attempts, queue, priority, coalesce(job_id, 0), schedule_id, fire_at, parent_run_id,
 	coalesce(parent_step, ''), metadata, tags, coalesce(skip_reason, ''), cancel_requested_at,
-	created_at, updated_at, started_at, finished_at, coalesce(held, ''), coalesce(debounce_key, '')`
+	created_at, updated_at, started_at, finished_at, coalesce(debounce_key, '')`
 
 // runReadColumns are runColumns for reads, with the run's River job joined
 // as j: a run whose job River is working right now reads as running, with
@@ -78,7 +77,7 @@ const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''), 
 	r.max_attempts, r.queue, r.priority, coalesce(r.job_id, 0), r.schedule_id, r.fire_at, r.parent_run_id,
 	coalesce(r.parent_step, ''), r.metadata, r.tags, coalesce(r.skip_reason, ''), r.cancel_requested_at,
 	r.created_at, r.updated_at, coalesce(r.started_at, CASE WHEN j.state = 'running' THEN j.attempted_at END), r.finished_at,
-	coalesce(r.held, ''), coalesce(r.debounce_key, '')`
+	coalesce(r.debounce_key, '')`
 
 // runReadFrom is the FROM clause of runReadColumns.
 const runReadFrom = ` FROM {s}workflow_runs r LEFT JOIN {s}river_job j ON j.id = r.job_id `
@@ -93,7 +92,7 @@ func scanRun(row pgx.Row) (*Run, error) {
 	err := row.Scan(&r.ID, &r.Type, &r.IdempotencyKey, &r.Tenant, &r.Status, &r.Input, &r.Output, &r.Error, &r.Attempt,
 		&r.MaxAttempts, &r.Queue, &r.Priority, &r.JobID, &r.ScheduleID, &r.FireAt, &r.ParentID,
 		&r.ParentStep, &r.Metadata, &r.Tags, &r.SkipReason, &r.CancelRequestedAt,
-		&r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.FinishedAt, &r.Held, &r.DebounceKey)
+		&r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.FinishedAt, &r.DebounceKey)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

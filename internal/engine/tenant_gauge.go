@@ -2,16 +2,10 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
-
-// countHeldRunsStmt counts the held runs (see migration 014) by workflow
-// type and why, through workflow_runs_held, the partial index of the runs
-// that carry a hold: its cost follows those runs (held now, or cancelled
-// while held, which keep their mark), not the table.
-var countHeldRunsStmt = define(`SELECT workflow_type, held, count(*) FROM {s}workflow_runs
-	WHERE held IS NOT NULL AND status = 'pending' GROUP BY 1, 2 ORDER BY 1, 2`)
 
 // HeldCount is how many runs of a workflow type are held back for one
 // reason (HeldTenantLimit).
@@ -21,17 +15,21 @@ type HeldCount struct {
 	Count  int64
 }
 
-// CountHeldRuns counts the pending runs held back, by workflow type and
-// reason; a type without held runs is absent. For the gauges of package
+// CountHeldRuns counts the runs held back, by workflow type and reason
+// (HeldTenantLimit: ready, while their tenant has as many running as its
+// limit, the types' limits as workers registered them within liveWithin);
+// a type without held runs is absent. Its cost follows the running jobs
+// and the ready runs of tenants at their limit. For the gauges of package
 // tributaryotel.
-func (q *Queries) CountHeldRuns(ctx context.Context, db DBTX) ([]HeldCount, error) {
-	rows, err := db.Query(ctx, q.sql(countHeldRunsStmt))
+func (q *Queries) CountHeldRuns(ctx context.Context, db DBTX, liveWithin time.Duration) ([]HeldCount, error) {
+	rows, err := db.Query(ctx, q.sql(countHeldRunsStmt), liveWithin.Seconds())
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (HeldCount, error) {
 		var c HeldCount
-		err := row.Scan(&c.Type, &c.Reason, &c.Count)
+		c.Reason = HeldTenantLimit
+		err := row.Scan(&c.Type, &c.Count)
 		return c, err
 	})
 }
