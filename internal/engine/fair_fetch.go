@@ -128,7 +128,7 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 			return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
 		}
 		var first, last *string // the first and the last tenant with ready jobs
-		if err := queryRow(ctx, p.pool, texts.probe, params.Queue).Scan(&first, &last); err != nil {
+		if err := queryRow(ctx, p.fetchDB(), texts.probe, params.Queue).Scan(&first, &last); err != nil {
 			return nil, fmt.Errorf("tributary: look for ready keyed runs in queue %q: %w", params.Queue, err)
 		}
 		if first == nil {
@@ -180,7 +180,7 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 	args := []any{params.Queue, cursor, params.MaxToLock, params.Now,
 		params.ClientID, params.MaxAttemptedBy, params.MaxToLock * fairPlainWindow, params.Kind}
 	if !p.controlled() {
-		rows, err := p.pool.Query(ctx, texts.fetch, args...)
+		rows, err := p.fetchDB().Query(ctx, texts.fetch, args...)
 		if err != nil {
 			return nil, "", err
 		}
@@ -188,21 +188,38 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 		return ids, served, err
 	}
 
-	tx, err := p.pool.Begin(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit, a no-op
-	args = append(args, p.rates.kinds, p.rates.perSecond, p.rates.burst, p.limits.kinds, p.limits.types, p.limits.max)
-	batch := &pgx.Batch{}
 	// The locks come first, in a statement of their own: the fetch's
 	// snapshot is then taken after the last racing fetch committed.
-	batch.Queue(texts.lockKinds, p.limits.lockKeys(params.Schema, params.Kind))
-	batch.Queue(texts.fetchControlled, args...)
-	results := tx.SendBatch(ctx, batch)
-	if _, err := results.Exec(); err != nil {
-		results.Close()
-		return nil, "", fmt.Errorf("lock the tenant limits of the queue's kinds: %w", err)
+	lockKeys := p.limits.lockKeys(params.Schema, params.Kind)
+	batch := &pgx.Batch{}
+	if len(lockKeys) > 0 {
+		batch.Queue(texts.lockKinds, lockKeys)
+	}
+	rated := len(p.rates.kinds) > 0
+	var tx pgx.Tx
+	var results pgx.BatchResults
+	if rated {
+		tx, err = p.fetchDB().Begin(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit, a no-op
+		args = append(args, p.rates.kinds, p.rates.perSecond, p.rates.burst, p.limits.kinds, p.limits.types, p.limits.max)
+		batch.Queue(texts.fetchRated, args...)
+		results = tx.SendBatch(ctx, batch)
+	} else {
+		// Limits alone: the batch is one implicit transaction (one Sync),
+		// which holds the locks until the fetch is committed, in one round
+		// trip.
+		args = append(args, p.limits.kinds, p.limits.types, p.limits.max)
+		batch.Queue(texts.fetchLimited, args...)
+		results = p.fetchDB().SendBatch(ctx, batch)
+	}
+	if len(lockKeys) > 0 {
+		if _, err := results.Exec(); err != nil {
+			results.Close()
+			return nil, "", fmt.Errorf("lock the tenant limits of the queue's kinds: %w", err)
+		}
 	}
 	rows, err := results.Query()
 	if err != nil {
@@ -218,6 +235,12 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 		return nil, "", err
 	}
 
+	if !rated {
+		if len(ids) < params.MaxToLock {
+			p.limits.markShort(params.Queue)
+		}
+		return ids, served, nil
+	}
 	if len(taken) > 0 {
 		var kinds, tenants []string
 		var counts, perSecond, burst []float64
@@ -347,8 +370,8 @@ func (p *pilot) armFetch(queue, schema string, after time.Duration) {
 
 // fairTexts are the fair fetch's statements for one schema.
 type fairTexts struct {
-	schema                                               string
-	probe, fetch, fetchControlled, takeTokens, lockKinds string
+	schema                                                        string
+	probe, fetch, fetchLimited, fetchRated, takeTokens, lockKinds string
 }
 
 // fairTexts returns the statements for schema; a pilot serves one schema,
@@ -359,22 +382,23 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 	if p.fair.probe == "" || p.fair.schema != schema {
 		prefix := schemaPrefix(schema)
 		p.fair = fairTexts{
-			schema:          schema,
-			probe:           strings.ReplaceAll(fairProbeSQL, "{s}", prefix),
-			fetch:           strings.ReplaceAll(fairFetchSQL, "{s}", prefix),
-			fetchControlled: strings.ReplaceAll(fairFetchControlledSQL, "{s}", prefix),
-			takeTokens:      strings.ReplaceAll(takeTokensSQL, "{s}", prefix),
-			lockKinds:       lockLimitedKindsSQL,
+			schema:       schema,
+			probe:        strings.ReplaceAll(fairProbeSQL, "{s}", prefix),
+			fetch:        strings.ReplaceAll(fairFetchSQL, "{s}", prefix),
+			fetchLimited: strings.ReplaceAll(fairFetchLimitedSQL, "{s}", prefix),
+			fetchRated:   strings.ReplaceAll(fairFetchRatedSQL, "{s}", prefix),
+			takeTokens:   strings.ReplaceAll(takeTokensSQL, "{s}", prefix),
+			lockKinds:    lockLimitedKindsSQL,
 		}
 	}
 	return p.fair
 }
 
 // fairFetchSQL is the fair fetch without tenant limits or rates;
-// fairFetchControlledSQL is it with both: the rates of $9 (job kinds), $10
-// (tokens a second) and $11 (bucket sizes), and the limits of $12 (job
-// kinds), $13 (their workflow types) and $14 (the types' limits), any of
-// them empty.
+// fairFetchLimitedSQL is it with the limits of $9 (job kinds), $10 (their
+// workflow types) and $11 (the types' limits); fairFetchRatedSQL is it
+// with the rates of $9 (job kinds), $10 (tokens a second) and $11 (bucket
+// sizes) and the limits as $12 to $14, which may be empty.
 //
 // For rates, rates lists them, buckets creates and locks the bucket of
 // each rated (kind, tenant) pair among the candidates (a new bucket holds
@@ -395,8 +419,10 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 // "tenant_limit", "tenant": …, "limit": …}, written once per job (again
 // only when the limit changed), and removed when the job is fetched.
 var (
-	fairFetchSQL           = strings.NewReplacer("{controls}", "", "{allowed}", "", "{unmark}", "").Replace(fairFetchTemplate)
-	fairFetchControlledSQL = strings.NewReplacer("{controls}", fairRatesCTEs+fairLimitsCTEs, "{allowed}", fairAllowedFilter,
+	fairFetchSQL        = strings.NewReplacer("{controls}", "", "{allowed}", "", "{unmark}", "").Replace(fairFetchTemplate)
+	fairFetchLimitedSQL = strings.NewReplacer("{controls}", limitsCTEs(9), "{allowed}", "\n        WHERE"+fairWithinLimit,
+		"{unmark}", fairUnmark).Replace(fairFetchTemplate)
+	fairFetchRatedSQL = strings.NewReplacer("{controls}", fairRatesCTEs+limitsCTEs(12), "{allowed}", fairAllowedFilter,
 		"{unmark}", fairUnmark).Replace(fairFetchTemplate)
 )
 
@@ -417,8 +443,15 @@ allowance AS (
 ),
 `
 
+// limitsCTEs are fairLimitsCTEs with the limits' parameters numbered
+// from first.
+func limitsCTEs(first int) string {
+	return strings.NewReplacer("$K", fmt.Sprintf("$%d", first), "$T", fmt.Sprintf("$%d", first+1),
+		"$M", fmt.Sprintf("$%d", first+2)).Replace(fairLimitsCTEs)
+}
+
 const fairLimitsCTEs = `limits AS (
-    SELECT * FROM unnest($12::text[], $13::text[], $14::int[]) AS l(kind, workflow_type, max_running)
+    SELECT * FROM unnest($K::text[], $T::text[], $M::int[]) AS l(kind, workflow_type, max_running)
 ),
 pair_limits AS (
     SELECT p.kind, p.tenant,
@@ -455,7 +488,9 @@ FROM (SELECT DISTINCT unnest($1::text[]) AS k ORDER BY 1) x`
 
 const fairAllowedFilter = `
         WHERE NOT EXISTS (SELECT 1 FROM allowance a WHERE a.kind = k.kind AND a.tenant = k.tenant AND k.kind_rank > a.n)
-            AND NOT EXISTS (SELECT 1 FROM headroom h WHERE h.kind = k.kind AND h.tenant = k.tenant AND k.kind_rank > h.n)`
+            AND` + fairWithinLimit
+
+const fairWithinLimit = ` NOT EXISTS (SELECT 1 FROM headroom h WHERE h.kind = k.kind AND h.tenant = k.tenant AND k.kind_rank > h.n)`
 
 // takeTokensSQL takes the tokens of the attempts a rated fair fetch
 // started: per pair ($1 kinds, $2 tenants, $3 attempts started) the bucket
