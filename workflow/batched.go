@@ -45,11 +45,9 @@ const (
 	completionSpacing = 10 * time.Millisecond
 
 	// batchPoolConns is the size of the client's own pool for batched
-	// writes: one connection per batcher flow, one for River's completer
-	// when it completes runs (see pilot.go), and one for the fair fetch
-	// (engine.Driver.SetFetchPool), which River's producers run one at a
-	// time per queue.
-	batchPoolConns = beginFlows + memoFlows + completeFlows + 1 + 1
+	// writes: one connection per batcher flow, and one for River's
+	// completer when it completes runs (see pilot.go).
+	batchPoolConns = beginFlows + memoFlows + completeFlows + 1
 )
 
 type batchers struct {

@@ -455,7 +455,6 @@ func (c *Client) Start(ctx context.Context) error {
 			return err
 		}
 		c.batchPool.Store(bp)
-		c.driver.SetFetchPool(bp)
 	}
 	if c.dbClock != nil {
 		err := c.readDatabaseClock(ctx, true, func() (time.Time, error) { return c.db.DatabaseClock(ctx, c.pool) })
@@ -492,7 +491,6 @@ func (c *Client) Stop(ctx context.Context) error {
 		c.batch.stop()
 		c.pending.clear() // what is left stays running until River rescues it
 		if bp := c.batchPool.Swap(nil); bp != nil {
-			c.driver.SetFetchPool(nil)
 			bp.Close()
 		}
 		c.started = false

@@ -262,10 +262,10 @@ func (d *Demo) startExports(ctx context.Context, out io.Writer) ([]*workflow.Run
 		if err != nil {
 			return nil, err
 		}
-		// A run's status is running from its job's fetch, before it
-		// takes its tenant's slot or is held: it settled when every run
-		// holds a slot (Tenant.Running counts those), is held or ended
-		// (a tenant not listed has none running or held).
+		// The runs settled when every run works (Tenant.Running counts
+		// its running jobs), is held (pending while its tenant has as
+		// many running as its limit) or ended; a tenant not listed has
+		// none running or ready.
 		accounted := 0
 		if tenant != nil {
 			accounted = tenant.Running

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -67,24 +66,6 @@ type pilot struct {
 	fair   fairTexts // the fair fetch's statements, for the last schema asked
 	rates  pilotRates
 	limits pilotLimits
-
-	// fetchPool, when set, is the pool of the fair fetch's statements
-	// (SetFetchPool); pool otherwise.
-	fetchPool atomic.Pointer[pgxpool.Pool]
-}
-
-// SetFetchPool gives the fair fetch a pool of its own (nil for the
-// driver's): the workflow client's batch pool, whose connections plan
-// their statements once (plan_cache_mode=force_generic_plan), since
-// planning the fair fetch costs more than running it.
-func (d *Driver) SetFetchPool(pool *pgxpool.Pool) { d.pilot.fetchPool.Store(pool) }
-
-// fetchDB is the pool the fair fetch runs on.
-func (p *pilot) fetchDB() *pgxpool.Pool {
-	if fp := p.fetchPool.Load(); fp != nil {
-		return fp
-	}
-	return p.pool
 }
 
 // JobSetStateIfRunningMany is River's completer's write (and River's
