@@ -28,10 +28,8 @@ import (
 // types that have one, by job kind, for the fetch.
 func (c *Client) kindTenantLimits() map[string]engine.TenantLimit {
 	limits := make(map[string]engine.TenantLimit)
-	for name, reg := range c.types {
-		if reg.opts.TenantLimit > 0 {
-			limits[kindOf(name)] = engine.TenantLimit{Type: name, Max: reg.opts.TenantLimit}
-		}
+	for name, limit := range c.typeTenantLimits() {
+		limits[kindOf(name)] = engine.TenantLimit{Type: name, Max: limit}
 	}
 	return limits
 }

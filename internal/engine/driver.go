@@ -66,6 +66,9 @@ type pilot struct {
 	fair   fairTexts // the fair fetch's statements, for the last schema asked
 	rates  pilotRates
 	limits pilotLimits
+
+	armMu sync.Mutex
+	armed map[string]bool // queues with a fetch armed (armFetch), for a rate or a limit
 }
 
 // JobSetStateIfRunningMany is River's completer's write (and River's

@@ -168,119 +168,110 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 }
 
 // fetchFair runs the fair fetch from cursor and returns the ids of the
-// jobs it started and the tenant its turns ended on. With tenant limits or
-// rates for some of the client's kinds it runs in a transaction: it first
-// takes the advisory locks of the limited kinds it may fetch (so that
-// racing producers on any client count each other's starts), then fetches
-// with its limits and rates, and takes the tokens of the rated attempts it
-// started. When it started fewer jobs than it was asked for, it arms a
-// fetch for when the next token comes (rates), and marks the queue for a
-// fetch when a limited attempt ends (limits).
+// jobs it started and the tenant its turns ended on. It is one batch, sent
+// in one round trip: the transaction's planner settings (fairPlanSQL),
+// then, with tenant limits for some of the client's kinds, the advisory
+// locks of the limited kinds it may fetch (so that racing producers on any
+// client count each other's starts), then the fetch with its limits and
+// rates. Without rates the batch is one implicit transaction (one Sync),
+// which holds the locks until the fetch is committed; with rates it runs in
+// a transaction that then takes the tokens of the rated attempts started.
+// When it started fewer jobs than it was asked for, it arms a fetch for
+// when the next token comes (rates), and marks the queue for a fetch when
+// a limited attempt ends (limits).
 func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdriver.JobGetAvailableParams, cursor string) (ids []int64, served string, err error) {
 	args := []any{params.Queue, cursor, params.MaxToLock, params.Now,
 		params.ClientID, params.MaxAttemptedBy, params.MaxToLock * fairPlainWindow, params.Kind}
-	// Every fetch is a batch that first sets its transaction's planner
-	// settings (fairPlanSQL), in the same round trip.
+	rated, limited := len(p.rates.kinds) > 0, len(p.limits.kinds) > 0
+
 	batch := &pgx.Batch{}
 	batch.Queue(fairPlanSQL)
-	if !p.controlled() {
-		batch.Queue(texts.fetch, args...)
-		results := p.pool.SendBatch(ctx, batch)
-		defer results.Close()
-		if _, err := results.Exec(); err != nil {
-			return nil, "", fmt.Errorf("set the fetch's planner settings: %w", err)
-		}
-		rows, err := results.Query()
-		if err != nil {
-			return nil, "", err
-		}
-		ids, served, _, err = scanFetched(rows, nil)
-		if err != nil {
-			return nil, "", err
-		}
-		return ids, served, results.Close()
-	}
-
 	// The locks come first, in a statement of their own: the fetch's
 	// snapshot is then taken after the last racing fetch committed.
-	lockKeys := p.limits.lockKeys(params.Schema, params.Kind)
-	if len(lockKeys) > 0 {
+	if lockKeys := p.limits.lockKeys(params.Schema, params.Kind); len(lockKeys) > 0 {
 		batch.Queue(texts.lockKinds, lockKeys)
 	}
-	rated := len(p.rates.kinds) > 0
+	switch {
+	case rated:
+		batch.Queue(texts.fetchRated, append(args, p.rates.kinds, p.rates.perSecond, p.rates.burst,
+			p.limits.kinds, p.limits.types, p.limits.max)...)
+	case limited:
+		batch.Queue(texts.fetchLimited, append(args, p.limits.kinds, p.limits.types, p.limits.max)...)
+	default:
+		batch.Queue(texts.fetch, args...)
+	}
+
+	var db interface {
+		SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	} = p.pool
 	var tx pgx.Tx
-	var results pgx.BatchResults
 	if rated {
-		tx, err = p.pool.Begin(ctx)
-		if err != nil {
+		if tx, err = p.pool.Begin(ctx); err != nil {
 			return nil, "", err
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit, a no-op
-		args = append(args, p.rates.kinds, p.rates.perSecond, p.rates.burst, p.limits.kinds, p.limits.types, p.limits.max)
-		batch.Queue(texts.fetchRated, args...)
-		results = tx.SendBatch(ctx, batch)
-	} else {
-		// Limits alone: the batch is one implicit transaction (one Sync),
-		// which holds the locks until the fetch is committed, in one round
-		// trip.
-		args = append(args, p.limits.kinds, p.limits.types, p.limits.max)
-		batch.Queue(texts.fetchLimited, args...)
-		results = p.pool.SendBatch(ctx, batch)
+		db = tx
 	}
-	if _, err := results.Exec(); err != nil {
-		results.Close()
-		return nil, "", fmt.Errorf("set the fetch's planner settings: %w", err)
-	}
-	if len(lockKeys) > 0 {
-		if _, err := results.Exec(); err != nil {
-			results.Close()
-			return nil, "", fmt.Errorf("lock the tenant limits of the queue's kinds: %w", err)
-		}
-	}
-	rows, err := results.Query()
+	ids, served, taken, err := p.readFetch(db.SendBatch(ctx, batch), batch.Len()-1)
 	if err != nil {
-		results.Close()
-		return nil, "", err
-	}
-	ids, served, taken, err := scanFetched(rows, p.rates.byKind)
-	if err != nil {
-		results.Close()
-		return nil, "", err
-	}
-	if err := results.Close(); err != nil {
 		return nil, "", err
 	}
 
-	if !rated {
-		if len(ids) < params.MaxToLock {
-			p.limits.markShort(params.Queue)
+	if rated {
+		if err := p.takeTokensTx(ctx, tx, texts, taken); err != nil {
+			return nil, "", err
 		}
-		return ids, served, nil
-	}
-	if len(taken) > 0 {
-		var kinds, tenants []string
-		var counts, perSecond, burst []float64
-		for pair, n := range taken {
-			r := p.rates.byKind[pair[0]]
-			kinds, tenants = append(kinds, pair[0]), append(tenants, pair[1])
-			counts, perSecond, burst = append(counts, n), append(perSecond, r.PerSecond), append(burst, r.Burst)
+		if err := tx.Commit(ctx); err != nil {
+			return nil, "", err
 		}
-		if _, err := tx.Exec(ctx, texts.takeTokens, kinds, tenants, counts, perSecond, burst); err != nil {
-			return nil, "", fmt.Errorf("take the rate tokens of %d tenants: %w", len(taken), err)
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, "", err
 	}
 	if len(ids) < params.MaxToLock {
-		if len(p.rates.kinds) > 0 {
+		if rated {
 			p.armFetch(params.Queue, params.Schema, p.rates.every)
 		}
-		if len(p.limits.kinds) > 0 {
+		if limited {
 			p.limits.markShort(params.Queue)
 		}
 	}
 	return ids, served, nil
+}
+
+// readFetch reads the results of a fair fetch's batch: settings statements
+// before the fetch, then the fetch's rows (scanFetched), and closes them.
+func (p *pilot) readFetch(results pgx.BatchResults, settings int) (ids []int64, served string, taken map[[2]string]float64, err error) {
+	defer results.Close()
+	for range settings {
+		if _, err := results.Exec(); err != nil {
+			return nil, "", nil, fmt.Errorf("prepare the fetch (planner settings, tenant limits' locks): %w", err)
+		}
+	}
+	rows, err := results.Query()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if ids, served, taken, err = scanFetched(rows, p.rates.byKind); err != nil {
+		return nil, "", nil, err
+	}
+	return ids, served, taken, results.Close()
+}
+
+// takeTokensTx takes, in tx, the tokens of the rated attempts a fair fetch
+// started: taken counts them by (kind, tenant).
+func (p *pilot) takeTokensTx(ctx context.Context, tx pgx.Tx, texts fairTexts, taken map[[2]string]float64) error {
+	if len(taken) == 0 {
+		return nil
+	}
+	var kinds, tenants []string
+	var counts, perSecond, burst []float64
+	for pair, n := range taken {
+		r := p.rates.byKind[pair[0]]
+		kinds, tenants = append(kinds, pair[0]), append(tenants, pair[1])
+		counts, perSecond, burst = append(counts, n), append(perSecond, r.PerSecond), append(burst, r.Burst)
+	}
+	if _, err := tx.Exec(ctx, texts.takeTokens, kinds, tenants, counts, perSecond, burst); err != nil {
+		return fmt.Errorf("take the rate tokens of %d tenants: %w", len(taken), err)
+	}
+	return nil
 }
 
 // scanFetched reads the fair fetch's rows: the ids of the jobs started,
@@ -349,9 +340,6 @@ type pilotRates struct {
 	perSecond []float64
 	burst     []float64
 	every     time.Duration // the time a token takes at the fastest rate, at least minRateFetchWait
-
-	mu    sync.Mutex
-	armed map[string]bool // queues with a fetch armed (armFetch), whatever armed it
 }
 
 // minRateFetchWait bounds how often a pilot wakes its queues' producers
@@ -363,20 +351,19 @@ const minRateFetchWait = 20 * time.Millisecond
 // tokens, or limited runs for want of a slot, is otherwise repeated only
 // at River's next poll. One is armed per queue at a time.
 func (p *pilot) armFetch(queue, schema string, after time.Duration) {
-	r := &p.rates
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.armed[queue] {
+	p.armMu.Lock()
+	defer p.armMu.Unlock()
+	if p.armed[queue] {
 		return
 	}
-	if r.armed == nil {
-		r.armed = map[string]bool{}
+	if p.armed == nil {
+		p.armed = map[string]bool{}
 	}
-	r.armed[queue] = true
+	p.armed[queue] = true
 	time.AfterFunc(after, func() {
-		r.mu.Lock()
-		delete(r.armed, queue)
-		r.mu.Unlock()
+		p.armMu.Lock()
+		delete(p.armed, queue)
+		p.armMu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), fairFetchTimeout)
 		defer cancel()
 		// A lost notification costs a poll interval; nothing to report.

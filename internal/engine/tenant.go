@@ -21,6 +21,14 @@ var (
 	GROUP BY 1
 )`
 
+	// runningCTE counts the running jobs of workflow runs with a tenant,
+	// by type and tenant (few: at most the workers of every client).
+	runningCTE = `running AS (
+	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
+	FROM {s}river_job WHERE state = 'running' AND kind LIKE 'workflow:%' AND args ? 'tenant'
+	GROUP BY 1, 2
+)`
+
 	// The pending runs among $2 whose job is ready but whose tenant has as
 	// many jobs of the run's type running as its limit allows.
 	heldRunsStmt = define(`WITH ` + typeLimitsCTE + `
@@ -50,11 +58,7 @@ ON CONFLICT (workflow_type, tenant) DO UPDATE SET max_running = excluded.max_run
 	// workers), the limit is the tenant's own, else the type's as its live
 	// workers register it, and a tenant of a limited type with as many
 	// running as its limit has its ready runs held.
-	tenantsStmt = define(`WITH ` + typeLimitsCTE + `, running AS (
-	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
-	FROM {s}river_job WHERE state = 'running' AND kind LIKE 'workflow:%' AND args ? 'tenant'
-	GROUP BY 1, 2
-), ready AS (
+	tenantsStmt = define(`WITH ` + typeLimitsCTE + `, ` + runningCTE + `, ready AS (
 	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
 	FROM {s}river_job WHERE state = 'available' AND args ? 'tenant' AND kind LIKE 'workflow:%'
 	GROUP BY 1, 2
@@ -81,11 +85,7 @@ LIMIT $4`)
 
 	// The runs held by their tenant's limit, by type: the ready runs of
 	// the tenants of limited types with as many running as their limit.
-	countHeldRunsStmt = define(`WITH ` + typeLimitsCTE + `, running AS (
-	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
-	FROM {s}river_job WHERE state = 'running' AND kind LIKE 'workflow:%' AND args ? 'tenant'
-	GROUP BY 1, 2
-)
+	countHeldRunsStmt = define(`WITH ` + typeLimitsCTE + `, ` + runningCTE + `
 SELECT r.workflow_type, count(*) FROM {s}river_job j
 JOIN running r ON r.workflow_type = j.args->>'workflow' AND r.tenant = j.args->>'tenant'
 JOIN type_limits tl ON tl.workflow_type = r.workflow_type
