@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
@@ -211,6 +212,68 @@ func TestTenantLimitHoldsBack(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, limits)
 
+}
+
+// TestTenantLimitTurnsMovePastFullTenants: a fetch whose turns reach only
+// tenants at their limit starts nothing, and the next fetch's turns begin
+// after them, so a tenant further on is not starved. Three workers, a limit
+// of 1: a's and b's first runs work until released, and a run without a
+// tenant ends at once, so the first fetch's turns end on the runs without
+// a tenant (the last place) and the one free worker's fetches look at two
+// places: a and b, both full. c's run must start while they still work.
+func TestTenantLimitTurnsMovePastFullTenants(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	seen := newConcurrency()
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+	turns := Define("tenant_turns", func(ctx Context, n string) (string, error) {
+		tenant := ctx.Run().Tenant
+		return Step(ctx, "work", func(ctx context.Context) (string, error) {
+			seen.enter(tenant, n)
+			defer seen.leave(tenant)
+			if tenant == "" || tenant == "c" {
+				return n, nil
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+			return n, nil
+		})
+	}, &DefineOpts{TenantLimit: 1})
+	config := testConfig(t, db, turns)
+	config.River.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 3}}
+	c, err := NewClient(db.Pool, config)
+	require.NoError(t, err)
+	ctx := ctxT(t)
+
+	start := func(n, tenant string) *Handle[string] {
+		h, err := turns.Start(ctx, c, n, &StartOpts{Tenant: tenant})
+		require.NoError(t, err)
+		return h
+	}
+	start("a1", "a")
+	start("b1", "b")
+	start("u1", "")
+	require.NoError(t, c.Start(context.Background()))
+	t.Cleanup(func() { stopClient(t, c) })
+	waitCond(t, "a1 and b1 to work, and u1 to end", nil, func(context.Context) (bool, error) {
+		return len(seen.order()) == 3 && seen.mostOf("") == 1, nil
+	})
+
+	start("a2", "a")
+	start("b2", "b")
+	c1 := start("c1", "c")
+	_, err = c1.Result(ctx)
+	require.NoError(t, err, "c's run starts while a and b are full")
+	require.ElementsMatch(t, []string{"a1", "b1", "u1", "c1"}, seen.order(), "a2 and b2 wait for a1 and b1")
+
+	releaseOnce.Do(func() { close(release) })
+	waitCond(t, "every run to work", nil, func(context.Context) (bool, error) { return len(seen.order()) == 6, nil })
 }
 
 // TestTenantLimitWaitingHoldsNoSlot: under a limit of 1, a run that waits

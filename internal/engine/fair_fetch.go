@@ -275,7 +275,8 @@ func (p *pilot) takeTokensTx(ctx context.Context, tx pgx.Tx, texts fairTexts, ta
 }
 
 // scanFetched reads the fair fetch's rows: the ids of the jobs started,
-// the tenant at the furthest place in the rotation served, and how many
+// the tenant at the furthest place in the rotation served (or looked at, by
+// a fetch that started fewer than it was asked for), and how many
 // attempts of each rated (kind, tenant) pair of rated were started.
 func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (ids []int64, served string, taken map[[2]string]float64, err error) {
 	defer rows.Close()
@@ -283,7 +284,7 @@ func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (ids []int64, serve
 	taken = map[[2]string]float64{}
 	for rows.Next() {
 		var (
-			id     int64
+			id     *int64 // NULL for the last place of a short fetch's rotation
 			tenant *string
 			pos    int64
 			kind   string
@@ -291,7 +292,9 @@ func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (ids []int64, serve
 		if err := rows.Scan(&id, &tenant, &pos, &kind); err != nil {
 			return nil, "", nil, err
 		}
-		ids = append(ids, id)
+		if id != nil {
+			ids = append(ids, *id)
+		}
 		if pos > last {
 			last, served = pos, ""
 			if tenant != nil {
@@ -540,6 +543,13 @@ const fairProbeSQL = `SELECT
 // first $7 are ranked the same way. The fetch takes them by priority,
 // rank, place in the rotation, and locks them as River does, skipping
 // those another producer holds.
+//
+// A fetch that started fewer than $3 jobs looked at every place of its
+// rotation, and returns one more row, with a NULL id: the last place. Its
+// turns end there, so that the next fetch begins after it even when those
+// places offered nothing (tenants at their limit, or out of tokens):
+// without it, a fetch that starts nothing would keep beginning at the same
+// tenants, and those after them would wait until one of them had room.
 const fairFetchTemplate = `WITH RECURSIVE after_cursor AS (
     (SELECT args->>'tenant' AS tenant FROM {s}river_job
      WHERE state = 'available' AND args ? 'tenant' AND queue = $1 AND args->>'tenant' > $2
@@ -620,7 +630,8 @@ locked AS (
     ORDER BY p.priority, p.rank, p.pos
     LIMIT $3
     FOR UPDATE OF j SKIP LOCKED
-)
+),
+started AS (
 UPDATE {s}river_job
 SET state = 'running',
     attempt = river_job.attempt + 1,
@@ -635,4 +646,9 @@ SET state = 'running',
     ){unmark}
 FROM locked
 WHERE river_job.id = locked.id
-RETURNING river_job.id, river_job.args->>'tenant', locked.pos, river_job.kind`
+RETURNING river_job.id, river_job.args->>'tenant' AS tenant, locked.pos, river_job.kind
+)
+SELECT id, tenant, pos, kind FROM started
+UNION ALL
+SELECT NULL, r.tenant, r.pos, '' FROM (SELECT tenant, pos FROM rotation ORDER BY pos DESC LIMIT 1) r
+WHERE (SELECT count(*) FROM started) < $3`
