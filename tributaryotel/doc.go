@@ -60,7 +60,7 @@ and the clients that start runs):
 	tributary.workflow.step.duration{workflow, step, outcome}    seconds a step function took
 	tributary.workflow.step.replays{workflow, step}        steps (and sleeps, waits) replayed from their memo
 	tributary.workflow.timer.lateness{workflow}            seconds from a sleep's wake time to the attempt it woke
-	tributary.workflow.attempt.wait{workflow, tenanted}    seconds from an attempt's job being due to its start: a worker, the tenant's turn, its rate
+	tributary.workflow.attempt.wait{workflow, tenanted}    seconds from an attempt's job being due to its start: a worker, the tenant's turn, its rate or its limit
 
 A slot recorded as skipped starts no run and finishes none: the schedule's
 slot metrics count it. See workflow.HookRunsStarted and

@@ -146,7 +146,7 @@ func NewMiddleware(config *MiddlewareConfig) *Middleware {
 			metric.WithDescription("Seconds from a sleep's wake time to the start of the attempt it woke, by workflow type."),
 			metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))),
 		queueWait: must(meter.Float64Histogram("tributary.workflow.attempt.wait",
-			metric.WithDescription("Seconds from an attempt's job being due to its start: waiting for a worker, the tenant's turn or the tenant's rate; by workflow type and whether the run has a tenant."),
+			metric.WithDescription("Seconds from an attempt's job being due to its start: waiting for a worker, the tenant's turn, its rate or its limit; by workflow type and whether the run has a tenant."),
 			metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300))),
 	}
 }

@@ -134,9 +134,10 @@ type AttemptInfo struct {
 	// otherwise.
 	WakeAt *time.Time
 	// ReadyAt is when the attempt's River job was due: its scheduled_at,
-	// the time it could first be fetched (after a tenant limit's hold, the
-	// time it was released). StartedAt minus ReadyAt is how long the
-	// attempt waited for a worker, its tenant's turn or its tenant's rate.
+	// the time it could first be fetched. StartedAt minus ReadyAt is how
+	// long the attempt waited for a worker, its tenant's turn, its
+	// tenant's rate or its tenant's limit (a held run's job keeps its
+	// place, and its time).
 	ReadyAt time.Time
 
 	// Outcome is how the attempt ended; set when doInner returns.
