@@ -412,8 +412,12 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			return nil, &ValidationError{Field: "StartOpts.Metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
 	}
-	if opts.Debounce != nil && p.scheduleID == nil {
-		if err := opts.Debounce.check(opts, p.parentID != nil); err != nil {
+	var debounce *Debounce // a debounced start (Debounce); a schedule's runs are never debounced
+	if p.scheduleID == nil {
+		debounce = opts.Debounce
+	}
+	if debounce != nil {
+		if err := debounce.check(opts, p.parentID != nil); err != nil {
 			return nil, err
 		}
 	}
@@ -434,10 +438,6 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, fmt.Errorf("workflow: new run id: %w", err)
-	}
-	var debounce *Debounce // a debounced start (Debounce)
-	if p.scheduleID == nil {
-		debounce = opts.Debounce
 	}
 	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: tenant}
 	if debounce == nil { // a later start of the window changes the input
