@@ -1,0 +1,2 @@
+DROP TABLE /* TEMPLATE: schema */tributary_tenant_rate_overrides;
+ALTER TABLE /* TEMPLATE: schema */tributary_workers DROP COLUMN tenant_rates;
