@@ -456,11 +456,18 @@ const fairProbeSQL = `SELECT
 // rotation skips through the index from the cursor, then puts the jobs
 // without a tenant (NULL), then skips from the first tenant up to the
 // cursor, and stops at $3 + 1 places (the recursion is pulled only as far
-// as the LIMIT needs). Each tenant offers its oldest runs, ranked, about
-// twice its share of the fetch; the jobs without a tenant among River's
-// first $7 are ranked the same way. The fetch takes them by priority,
-// rank, place in the rotation, and locks them as River does, skipping
-// those another producer holds.
+// as the LIMIT needs). Each skip lands on the tenant's first entry in the
+// index, which is its oldest ready job in River's order, so the rotation
+// carries that job along. A full rotation (more places than the fetch
+// takes, the common case with many tenants) shares the fetch one job per
+// tenant: each tenant offers the job its skip found, with no second look
+// at the index, unless that job is not to be taken now (another kind than
+// $8, or scheduled later), when the tenant's line is searched for its
+// oldest that is. A rotation of fewer places shares the fetch about twice
+// over: each tenant offers its oldest runs, ranked, from its line. The
+// jobs without a tenant among River's first $7 are ranked the same way.
+// The fetch takes them by priority, rank, place in the rotation, and
+// locks them as River does, skipping those another producer holds.
 //
 // A fetch that started fewer than $3 jobs looked at every place of its
 // rotation, and returns one more row, with a NULL id: the last place. Its
@@ -469,39 +476,51 @@ const fairProbeSQL = `SELECT
 // without it, a fetch that starts nothing would keep beginning at the same
 // tenants, and those after them would wait until one of them had room.
 const fairFetchTemplate = `WITH RECURSIVE after_cursor AS (
-    (SELECT args->>'tenant' AS tenant FROM {s}river_job
+    (SELECT args->>'tenant' AS tenant, id, priority, scheduled_at, kind FROM {s}river_job
      WHERE state = 'available' AND args ? 'tenant' AND queue = $1 AND args->>'tenant' > $2
-     ORDER BY args->>'tenant' LIMIT 1)
+     ORDER BY args->>'tenant', priority, scheduled_at, id LIMIT 1)
     UNION ALL
-    SELECT (SELECT args->>'tenant' FROM {s}river_job
-            WHERE state = 'available' AND args ? 'tenant' AND queue = $1 AND args->>'tenant' > a.tenant
-            ORDER BY args->>'tenant' LIMIT 1)
-    FROM after_cursor a WHERE a.tenant IS NOT NULL
+    SELECT n.* FROM after_cursor a CROSS JOIN LATERAL (
+        SELECT args->>'tenant' AS tenant, id, priority, scheduled_at, kind FROM {s}river_job
+        WHERE state = 'available' AND args ? 'tenant' AND queue = $1 AND args->>'tenant' > a.tenant
+        ORDER BY args->>'tenant', priority, scheduled_at, id LIMIT 1
+    ) n
 ),
 from_start AS (
-    (SELECT args->>'tenant' AS tenant FROM {s}river_job
+    (SELECT args->>'tenant' AS tenant, id, priority, scheduled_at, kind FROM {s}river_job
      WHERE state = 'available' AND args ? 'tenant' AND queue = $1
-     ORDER BY args->>'tenant' LIMIT 1)
+     ORDER BY args->>'tenant', priority, scheduled_at, id LIMIT 1)
     UNION ALL
-    SELECT (SELECT args->>'tenant' FROM {s}river_job
-            WHERE state = 'available' AND args ? 'tenant' AND queue = $1 AND args->>'tenant' > f.tenant
-            ORDER BY args->>'tenant' LIMIT 1)
-    FROM from_start f WHERE f.tenant IS NOT NULL AND f.tenant <= $2
+    SELECT n.* FROM from_start f CROSS JOIN LATERAL (
+        SELECT args->>'tenant' AS tenant, id, priority, scheduled_at, kind FROM {s}river_job
+        WHERE state = 'available' AND args ? 'tenant' AND queue = $1 AND args->>'tenant' > f.tenant
+        ORDER BY args->>'tenant', priority, scheduled_at, id LIMIT 1
+    ) n
+    WHERE f.tenant <= $2
 ),
 rotation AS MATERIALIZED (
-    SELECT r.tenant, row_number() OVER () AS pos
+    SELECT r.tenant, r.id, r.priority, r.scheduled_at, r.kind,
+        r.scheduled_at <= coalesce($4::timestamptz, now()) AND ($8::text[] IS NULL OR r.kind = ANY($8::text[])) AS first_ok,
+        row_number() OVER () AS pos
     FROM (
-        SELECT tenant FROM (
-            SELECT tenant FROM after_cursor WHERE tenant IS NOT NULL
+        SELECT * FROM (
+            SELECT * FROM after_cursor
             UNION ALL
-            SELECT NULL
+            SELECT NULL, NULL, NULL, NULL, NULL
             UNION ALL
-            SELECT tenant FROM from_start WHERE tenant IS NOT NULL AND tenant <= $2
+            SELECT * FROM from_start WHERE tenant <= $2
         ) k
         LIMIT $3 + 1
     ) r
 ),
+share AS (
+    SELECT CASE WHEN count(*) > $3 THEN 1 ELSE $3 * 2 / count(*) + 1 END AS n FROM rotation
+),
 keyed AS (
+    SELECT r.id, r.priority, r.scheduled_at, 1::bigint AS rank, r.pos, r.kind, r.tenant, 1::bigint AS kind_rank
+    FROM rotation r
+    WHERE r.tenant IS NOT NULL AND r.first_ok AND (SELECT n FROM share) = 1
+    UNION ALL
     SELECT j.id, j.priority, j.scheduled_at, j.rank, r.pos, j.kind, r.tenant, j.kind_rank
     FROM rotation r CROSS JOIN LATERAL (
         SELECT x.id, x.priority, x.scheduled_at, x.kind,
@@ -513,10 +532,10 @@ keyed AS (
                 AND scheduled_at <= coalesce($4::timestamptz, now())
                 AND ($8::text[] IS NULL OR kind = ANY($8::text[]))
             ORDER BY priority, scheduled_at, id
-            LIMIT (SELECT $3 * 2 / count(*) + 1 FROM rotation)
+            LIMIT (SELECT n FROM share)
         ) x
     ) j
-    WHERE r.tenant IS NOT NULL
+    WHERE r.tenant IS NOT NULL AND (NOT r.first_ok OR (SELECT n FROM share) > 1)
 ),
 plain AS (
     SELECT w.id, w.priority, w.scheduled_at,
