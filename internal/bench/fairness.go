@@ -80,6 +80,9 @@ type FairnessConfig struct {
 	// the moments more than Limit runs of one key were inside their step.
 	// Defaults to 0: no such case.
 	Limit int
+	// Rounds is how many times the cases run, interleaved (each case once,
+	// then each again). Defaults to DefaultRounds (1).
+	Rounds int
 	// Logger receives River's, the engine's and the migrator's logs.
 	// Defaults to none.
 	Logger *slog.Logger
@@ -96,6 +99,7 @@ func (c *FairnessConfig) withDefaults() (*FairnessConfig, error) {
 		{"Big", &out.Big, DefaultFairnessBig},
 		{"Small", &out.Small, DefaultFairnessSmall},
 		{"Workers", &out.Workers, DefaultWorkers},
+		{"Rounds", &out.Rounds, DefaultRounds},
 	}); err != nil {
 		return nil, err
 	}
@@ -115,7 +119,9 @@ func (c *FairnessConfig) withDefaults() (*FairnessConfig, error) {
 }
 
 // FairnessResult is what RunFairness measured. Its JSON form is the output
-// of `tributary bench fairness --json`; times are in seconds.
+// of `tributary bench fairness --json`; times are in seconds. With several
+// rounds, each figure is the worst round's: the highest p99 and slowdown,
+// the violations of every round added up.
 type FairnessResult struct {
 	// SmallKeyP99 is the 99th percentile of the small key's run latencies
 	// (finished_at - created_at) in the keyed case; SmallKeyP99Unkeyed the
@@ -125,10 +131,16 @@ type FairnessResult struct {
 
 	// BigKeyMakespan is the time from the big key's first start to its
 	// last run's finish in the keyed case; BigKeyMakespanUnkeyed in the
-	// unkeyed case; BigKeySlowdown the first over the second.
+	// unkeyed case of the same round; BigKeySlowdown the first over the
+	// second.
 	BigKeyMakespan        float64 `json:"big_key_makespan_s"`
 	BigKeyMakespanUnkeyed float64 `json:"big_key_makespan_s_unkeyed"`
 	BigKeySlowdown        float64 `json:"big_key_slowdown"`
+
+	// SmallKeyP99s and BigKeySlowdowns are SmallKeyP99 and BigKeySlowdown
+	// of each round, in order.
+	SmallKeyP99s    []float64 `json:"small_key_p99s_s"`
+	BigKeySlowdowns []float64 `json:"big_key_slowdowns"`
 
 	// LimitViolations counts the moments more than Limit runs of one key
 	// were inside their step at once in the keyed_limited case; 0, as
@@ -148,9 +160,10 @@ type FairnessResult struct {
 	Delay   float64 `json:"delay_s"`
 	Step    float64 `json:"step_s"`
 	Workers int     `json:"workers"`
+	Rounds  int     `json:"rounds"`
 
 	// Cases are the cases, in the order they ran: unkeyed, keyed, and
-	// keyed_limited with a Limit.
+	// keyed_limited with a Limit, then again for each further round.
 	Cases []*FairnessCase `json:"cases"`
 
 	// Server is the Postgres server's server_version.
@@ -162,6 +175,8 @@ type FairnessCase struct {
 	// Key names the case in machine-readable output; Name for people.
 	Key  string `json:"case"`
 	Name string `json:"name"`
+	// Round is the round the case ran in, from 1.
+	Round int `json:"round"`
 
 	// Completed counts the runs completed: always Big + Small, or the case
 	// fails.
@@ -237,7 +252,7 @@ func RunFairness(ctx context.Context, pool *pgxpool.Pool, config *FairnessConfig
 		progress = io.Discard
 	}
 	res := &FairnessResult{Limit: config.Limit, Big: config.Big, Small: config.Small, Delay: config.Delay.Seconds(),
-		Step: config.Step.Seconds(), Workers: config.Workers}
+		Step: config.Step.Seconds(), Workers: config.Workers, Rounds: config.Rounds}
 	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&res.Server); err != nil {
 		return nil, fmt.Errorf("bench: reading the server version: %w", err)
 	}
@@ -250,28 +265,53 @@ func RunFairness(ctx context.Context, pool *pgxpool.Pool, config *FairnessConfig
 		cases = append(cases, fairnessCase{key: KeyFairnessLimited, name: fmt.Sprintf("Keys A and B, limit %d", config.Limit),
 			big: fairnessBigTenant, small: fairnessSmallTenant, limit: config.Limit})
 	}
-	for _, c := range cases {
-		fmt.Fprintf(progress, "%s: %s runs of A, %s of B %s later… ", c.name, FormatCount(float64(config.Big)),
-			FormatCount(float64(config.Small)), config.Delay)
-		r, err := runFairnessCase(ctx, pool, c, config)
-		if err != nil {
-			fmt.Fprintln(progress, "failed")
-			return nil, fmt.Errorf("%s: %w", c.name, err)
+	for round := 1; round <= config.Rounds; round++ {
+		byKey := map[string]*FairnessCase{}
+		for _, c := range cases {
+			name := c.name
+			if config.Rounds > 1 {
+				name = fmt.Sprintf("%s, round %d", c.name, round)
+			}
+			fmt.Fprintf(progress, "%s: %s runs of A, %s of B %s later… ", name, FormatCount(float64(config.Big)),
+				FormatCount(float64(config.Small)), config.Delay)
+			r, err := runFairnessCase(ctx, pool, c, config)
+			if err != nil {
+				fmt.Fprintln(progress, "failed")
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			r.Round = round
+			fmt.Fprintf(progress, "B p99 %.2f s, A makespan %.1f s\n", r.SmallKey.P99, r.BigKeyMakespan)
+			res.Cases = append(res.Cases, r)
+			byKey[c.key] = r
 		}
-		fmt.Fprintf(progress, "B p99 %.2f s, A makespan %.1f s\n", r.SmallKey.P99, r.BigKeyMakespan)
-		res.Cases = append(res.Cases, r)
-	}
-
-	unkeyed, keyed := res.Cases[0], res.Cases[1]
-	res.SmallKeyP99, res.SmallKeyP99Unkeyed = keyed.SmallKey.P99, unkeyed.SmallKey.P99
-	res.BigKeyMakespan, res.BigKeyMakespanUnkeyed = keyed.BigKeyMakespan, unkeyed.BigKeyMakespan
-	res.BigKeySlowdown = divide(keyed.BigKeyMakespan, unkeyed.BigKeyMakespan)
-	if config.Limit > 0 {
-		res.LimitViolations = res.Cases[2].LimitViolations
+		res.addRound(byKey)
 	}
 	res.SmallKeyOK = res.SmallKeyP99 <= FairnessSmallTarget.Seconds()
 	res.BigKeyOK = res.BigKeySlowdown <= FairnessSlowdownTarget
 	return res, nil
+}
+
+// addRound adds the figures of one round's cases, by key: the headline
+// figures keep the worst round's.
+func (res *FairnessResult) addRound(byKey map[string]*FairnessCase) {
+	unkeyed, keyed := byKey[KeyFairnessUnkeyed], byKey[KeyFairnessKeyed]
+	slowdown := divide(keyed.BigKeyMakespan, unkeyed.BigKeyMakespan)
+	res.SmallKeyP99s = append(res.SmallKeyP99s, keyed.SmallKey.P99)
+	res.BigKeySlowdowns = append(res.BigKeySlowdowns, slowdown)
+	first := len(res.BigKeySlowdowns) == 1
+	if first || keyed.SmallKey.P99 > res.SmallKeyP99 {
+		res.SmallKeyP99 = keyed.SmallKey.P99
+	}
+	if first || unkeyed.SmallKey.P99 > res.SmallKeyP99Unkeyed {
+		res.SmallKeyP99Unkeyed = unkeyed.SmallKey.P99
+	}
+	if first || slowdown > res.BigKeySlowdown {
+		res.BigKeySlowdown = slowdown
+		res.BigKeyMakespan, res.BigKeyMakespanUnkeyed = keyed.BigKeyMakespan, unkeyed.BigKeyMakespan
+	}
+	if limited, ok := byKey[KeyFairnessLimited]; ok {
+		res.LimitViolations += limited.LimitViolations
+	}
 }
 
 // runFairnessCase runs c once on a schema of its own. The schema is dropped

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func TestRunFairness(t *testing.T) {
 	admin := adminPool(t)
 	var progress bytes.Buffer
 	res, err := RunFairness(context.Background(), admin, &FairnessConfig{
-		Big: big, Small: small, Delay: 200 * time.Millisecond, Step: 20 * time.Millisecond, Workers: testWorkers, Limit: limit,
+		Big: big, Small: small, Delay: 200 * time.Millisecond, Step: 20 * time.Millisecond, Workers: testWorkers, Limit: limit, Rounds: 2,
 	}, &progress)
 	require.NoError(t, err, progress.String())
 
@@ -26,6 +27,7 @@ func TestRunFairness(t *testing.T) {
 	require.Equal(t, small, res.Small)
 	require.Equal(t, testWorkers, res.Workers)
 	require.Equal(t, limit, res.Limit)
+	require.Equal(t, 2, res.Rounds)
 	require.InDelta(t, 0.2, res.Delay, 1e-9)
 	require.InDelta(t, 0.02, res.Step, 1e-9)
 	require.NotEmpty(t, res.Server)
@@ -42,22 +44,34 @@ func TestRunFairness(t *testing.T) {
 		require.Positive(t, c.BigKeyMaxInStep, c.Name)
 		require.LessOrEqual(t, c.BigKeyMaxInStep, testWorkers, c.Name)
 	}
-	require.Equal(t, []string{KeyFairnessUnkeyed, KeyFairnessKeyed, KeyFairnessLimited}, keys)
+	// Interleaved: each case once, then each again.
+	require.Equal(t, []string{KeyFairnessUnkeyed, KeyFairnessKeyed, KeyFairnessLimited,
+		KeyFairnessUnkeyed, KeyFairnessKeyed, KeyFairnessLimited}, keys)
+	for i, c := range res.Cases {
+		require.Equal(t, i/3+1, c.Round)
+	}
 	// The limit holds: never more than limit runs of a key in their step.
-	require.LessOrEqual(t, res.Cases[2].BigKeyMaxInStep, limit)
-	require.Zero(t, res.Cases[2].LimitViolations)
+	for _, limited := range []*FairnessCase{res.Cases[2], res.Cases[5]} {
+		require.LessOrEqual(t, limited.BigKeyMaxInStep, limit)
+		require.Zero(t, limited.LimitViolations)
+	}
 	require.Zero(t, res.LimitViolations)
 
-	require.Equal(t, res.Cases[1].SmallKey.P99, res.SmallKeyP99)
-	require.Equal(t, res.Cases[0].SmallKey.P99, res.SmallKeyP99Unkeyed)
-	require.Equal(t, res.Cases[1].BigKeyMakespan, res.BigKeyMakespan)
-	require.Equal(t, res.Cases[0].BigKeyMakespan, res.BigKeyMakespanUnkeyed)
-	require.InDelta(t, res.BigKeyMakespan/res.BigKeyMakespanUnkeyed, res.BigKeySlowdown, 1e-9)
+	// The headline figures are the worst round's.
+	require.Equal(t, []float64{res.Cases[1].SmallKey.P99, res.Cases[4].SmallKey.P99}, res.SmallKeyP99s)
+	require.Equal(t, max(res.Cases[1].SmallKey.P99, res.Cases[4].SmallKey.P99), res.SmallKeyP99)
+	require.Equal(t, max(res.Cases[0].SmallKey.P99, res.Cases[3].SmallKey.P99), res.SmallKeyP99Unkeyed)
+	slowdowns := []float64{res.Cases[1].BigKeyMakespan / res.Cases[0].BigKeyMakespan, res.Cases[4].BigKeyMakespan / res.Cases[3].BigKeyMakespan}
+	require.InDeltaSlice(t, slowdowns, res.BigKeySlowdowns, 1e-9)
+	require.InDelta(t, max(slowdowns[0], slowdowns[1]), res.BigKeySlowdown, 1e-9)
+	require.InDelta(t, res.BigKeyMakespan/res.BigKeyMakespanUnkeyed, res.BigKeySlowdown, 1e-9, "the makespans are the worst round's")
 
 	lines := strings.Split(strings.TrimSuffix(progress.String(), "\n"), "\n")
-	require.Len(t, lines, 3, progress.String())
+	require.Len(t, lines, 6, progress.String())
 	for i, name := range []string{`No keys \(River's order\)`, `Keys A and B \(fair turns\)`, `Keys A and B, limit 2`} {
-		require.Regexp(t, `^`+name+`: 200 runs of A, 5 of B 200ms later… B p99 [0-9.]+ s, A makespan [0-9.]+ s$`, lines[i])
+		for round := range 2 {
+			require.Regexp(t, `^`+name+`, round `+strconv.Itoa(round+1)+`: 200 runs of A, 5 of B 200ms later… B p99 [0-9.]+ s, A makespan [0-9.]+ s$`, lines[round*3+i])
+		}
 	}
 
 	out, err := json.Marshal(res)
@@ -65,7 +79,7 @@ func TestRunFairness(t *testing.T) {
 	var fields map[string]any
 	require.NoError(t, json.Unmarshal(out, &fields))
 	for _, key := range []string{"small_key_p99_s", "small_key_p99_s_unkeyed", "big_key_makespan_s", "big_key_makespan_s_unkeyed",
-		"big_key_slowdown", "limit_violations", "limit"} {
+		"big_key_slowdown", "limit_violations", "limit", "rounds", "small_key_p99s_s", "big_key_slowdowns"} {
 		require.Contains(t, fields, key)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -37,10 +38,13 @@ func newBenchFairnessCommand(env *Env) *cobra.Command {
 		makespan with keys not more than 10 % over its makespan without. Each case runs on a schema of
 		its own (tributary_bench_<random>), created, migrated and dropped afterwards, also when it fails
 		or is interrupted. Without a database URL it starts a throw-away Postgres cluster from the local
-		binaries and removes it on exit. Progress goes to stderr, the results to stdout; --json prints
-		one object whose small_key_p99_s, big_key_slowdown and limit_violations are the figures above.`,
+		binaries and removes it on exit. With --rounds above 1 the cases run that many times, interleaved,
+		and the figures are the worst round's (the highest p99 and slowdown, the violations added up),
+		each round's shown too. Progress goes to stderr, the results to stdout; --json prints one object
+		whose small_key_p99_s, big_key_slowdown and limit_violations are the figures above.`,
 		Example: `tributary bench fairness
 		tributary bench fairness --limit 10 --json
+		tributary bench fairness --limit 5 --rounds 3
 		tributary bench fairness --big 1000 --small 5 --step 50ms --workers 10`,
 	}, setupBenchFairness)
 }
@@ -52,6 +56,7 @@ func setupBenchFairness(fs *pflag.FlagSet, env *Env) Action {
 	delay := fs.Duration("delay", bench.DefaultFairnessDelay, "how long after A began starting its runs B starts its own (default 1s)")
 	step := fs.Duration("step", bench.DefaultFairnessStep, "how long each run's one step sleeps (default 100ms)")
 	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the default queue of the one working client (default 20)")
+	rounds := fs.Int("rounds", bench.DefaultRounds, "run the cases this `number` of times, interleaved, and judge the worst round (default 1)")
 	limit := fs.Int("limit", 0, "add a case with a tenant limit of this `number` and count the moments it was exceeded (default 0: none)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 
@@ -63,6 +68,7 @@ func setupBenchFairness(fs *pflag.FlagSet, env *Env) Action {
 			countFlag{"big", *big, bench.DefaultFairnessBig},
 			countFlag{"small", *small, bench.DefaultFairnessSmall},
 			countFlag{"workers", *workers, bench.DefaultWorkers},
+			countFlag{"rounds", *rounds, bench.DefaultRounds},
 		); err != nil {
 			return err
 		}
@@ -73,7 +79,7 @@ func setupBenchFairness(fs *pflag.FlagSet, env *Env) Action {
 			return err
 		}
 		config := &bench.FairnessConfig{Big: *big, Small: *small, Delay: *delay, Step: *step, Workers: *workers,
-			Limit: *limit, Logger: env.Logger}
+			Limit: *limit, Rounds: *rounds, Logger: env.Logger}
 		return runBenchOn(ctx, env, url.Get(), "bench fairness", *asJSON, func(pool *pgxpool.Pool) (*bench.FairnessResult, error) {
 			return bench.RunFairness(ctx, pool, config, env.Stderr)
 		}, printBenchFairnessTable)
@@ -83,8 +89,12 @@ func setupBenchFairness(fs *pflag.FlagSet, env *Env) Action {
 // printBenchFairnessTable prints a line saying what ran, a row per case and
 // the figures against their targets.
 func printBenchFairnessTable(w io.Writer, res *bench.FairnessResult) error {
-	fmt.Fprintf(w, "PostgreSQL %s, %s runs of key A, %s of key B %s later, %s steps, %d workers\n\n", res.Server,
-		bench.FormatCount(float64(res.Big)), bench.FormatCount(float64(res.Small)), seconds(res.Delay), seconds(res.Step), res.Workers)
+	rounds := "1 round"
+	if res.Rounds > 1 {
+		rounds = fmt.Sprintf("%d rounds, each figure the worst round's", res.Rounds)
+	}
+	fmt.Fprintf(w, "PostgreSQL %s, %s runs of key A, %s of key B %s later, %s steps, %d workers, %s\n\n", res.Server,
+		bench.FormatCount(float64(res.Big)), bench.FormatCount(float64(res.Small)), seconds(res.Delay), seconds(res.Step), res.Workers, rounds)
 
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(table, "CASE\tA BEFORE B\tB P50\tB P99\tB MAX\tA MAKESPAN\tA IN STEP (MAX)\tLIMIT VIOLATIONS")
@@ -93,7 +103,11 @@ func printBenchFairnessTable(w io.Writer, res *bench.FairnessResult) error {
 		if c.Key == bench.KeyFairnessLimited {
 			violations = fmt.Sprint(c.LimitViolations)
 		}
-		fmt.Fprintf(table, "%s\t%s\t%.2f s\t%.2f s\t%.2f s\t%.1f s\t%d\t%s\n", c.Name, bench.FormatCount(float64(c.BigKeyBefore)),
+		name := c.Name
+		if res.Rounds > 1 {
+			name = fmt.Sprintf("%s, round %d", c.Name, c.Round)
+		}
+		fmt.Fprintf(table, "%s\t%s\t%.2f s\t%.2f s\t%.2f s\t%.1f s\t%d\t%s\n", name, bench.FormatCount(float64(c.BigKeyBefore)),
 			c.SmallKey.P50, c.SmallKey.P99, c.SmallKey.Max, c.BigKeyMakespan, c.BigKeyMaxInStep, violations)
 	}
 	fmt.Fprintln(table)
@@ -101,10 +115,22 @@ func printBenchFairnessTable(w io.Writer, res *bench.FairnessResult) error {
 		bench.FairnessSmallTarget, verdict(res.SmallKeyOK))
 	fmt.Fprintf(table, "A makespan with keys / without:\t%.2f\t(target ≤ %.2f)\t%s\n", res.BigKeySlowdown, bench.FairnessSlowdownTarget,
 		verdict(res.BigKeyOK))
+	if res.Rounds > 1 {
+		fmt.Fprintf(table, "By round:\tB p99 %s s; A slowdown %s\n", joinFloats(res.SmallKeyP99s), joinFloats(res.BigKeySlowdowns))
+	}
 	if res.Limit > 0 {
 		fmt.Fprintf(table, "Limit violations:\t%d\t(limit %d; target 0)\t%s\n", res.LimitViolations, res.Limit, verdict(res.LimitViolations == 0))
 	}
 	return table.Flush()
+}
+
+// joinFloats formats figures to two places, comma-separated.
+func joinFloats(figures []float64) string {
+	parts := make([]string, len(figures))
+	for i, f := range figures {
+		parts[i] = fmt.Sprintf("%.2f", f)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // seconds formats a number of seconds as a duration: "1s", "100ms".

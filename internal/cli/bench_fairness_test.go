@@ -29,7 +29,7 @@ func TestBenchFairness(t *testing.T) {
 			`No keys \(River's order\): 200 runs of A, 5 of B 200ms later… B p99 `+s+`, A makespan [0-9.]+ s\n`+
 			`Keys A and B \(fair turns\): 200 runs of A, 5 of B 200ms later… B p99 `+s+`, A makespan [0-9.]+ s\n\z`, res.stderr)
 		require.Regexp(t, `\A`+
-			`PostgreSQL \S.*, 200 runs of key A, 5 of key B 200ms later, 20ms steps, 4 workers\n\n`+
+			`PostgreSQL \S.*, 200 runs of key A, 5 of key B 200ms later, 20ms steps, 4 workers, 1 round\n\n`+
 			`CASE +A BEFORE B +B P50 +B P99 +B MAX +A MAKESPAN +A IN STEP \(MAX\) +LIMIT VIOLATIONS\n`+
 			`No keys \(River's order\) +[0-9]+ +`+s+` +`+s+` +`+s+` +[0-9.]+ s +[1-4] +-\n`+
 			`Keys A and B \(fair turns\) +[0-9]+ +`+s+` +`+s+` +`+s+` +[0-9.]+ s +[1-4] +-\n\n`+
@@ -47,23 +47,27 @@ func TestBenchFairness(t *testing.T) {
 
 		// The documented shape of bench fairness --json, field for field.
 		var out struct {
-			SmallKeyP99           float64 `json:"small_key_p99_s"`
-			SmallKeyP99Unkeyed    float64 `json:"small_key_p99_s_unkeyed"`
-			BigKeyMakespan        float64 `json:"big_key_makespan_s"`
-			BigKeyMakespanUnkeyed float64 `json:"big_key_makespan_s_unkeyed"`
-			BigKeySlowdown        float64 `json:"big_key_slowdown"`
-			LimitViolations       int     `json:"limit_violations"`
-			Limit                 int     `json:"limit"`
-			SmallKeyOK            bool    `json:"small_key_ok"`
-			BigKeyOK              bool    `json:"big_key_ok"`
-			Big                   int     `json:"big"`
-			Small                 int     `json:"small"`
-			Delay                 float64 `json:"delay_s"`
-			Step                  float64 `json:"step_s"`
-			Workers               int     `json:"workers"`
+			SmallKeyP99           float64   `json:"small_key_p99_s"`
+			SmallKeyP99Unkeyed    float64   `json:"small_key_p99_s_unkeyed"`
+			BigKeyMakespan        float64   `json:"big_key_makespan_s"`
+			BigKeyMakespanUnkeyed float64   `json:"big_key_makespan_s_unkeyed"`
+			BigKeySlowdown        float64   `json:"big_key_slowdown"`
+			LimitViolations       int       `json:"limit_violations"`
+			Limit                 int       `json:"limit"`
+			SmallKeyOK            bool      `json:"small_key_ok"`
+			BigKeyOK              bool      `json:"big_key_ok"`
+			Big                   int       `json:"big"`
+			Small                 int       `json:"small"`
+			Delay                 float64   `json:"delay_s"`
+			Step                  float64   `json:"step_s"`
+			Workers               int       `json:"workers"`
+			Rounds                int       `json:"rounds"`
+			SmallKeyP99s          []float64 `json:"small_key_p99s_s"`
+			BigKeySlowdowns       []float64 `json:"big_key_slowdowns"`
 			Cases                 []struct {
 				Case      string `json:"case"`
 				Name      string `json:"name"`
+				Round     int    `json:"round"`
 				Completed int    `json:"completed"`
 				SmallKey  struct {
 					P50 float64 `json:"p50_s"`
@@ -85,6 +89,9 @@ func TestBenchFairness(t *testing.T) {
 		require.Equal(t, 5, out.Small)
 		require.Equal(t, 4, out.Workers)
 		require.Equal(t, 2, out.Limit)
+		require.Equal(t, 1, out.Rounds)
+		require.Equal(t, []float64{out.SmallKeyP99}, out.SmallKeyP99s)
+		require.Equal(t, []float64{out.BigKeySlowdown}, out.BigKeySlowdowns)
 		require.InDelta(t, 0.2, out.Delay, 1e-9)
 		require.InDelta(t, 0.02, out.Step, 1e-9)
 		require.NotEmpty(t, out.Server)
@@ -96,6 +103,7 @@ func TestBenchFairness(t *testing.T) {
 		for i, key := range []string{"unkeyed", "keyed", "keyed_limited"} {
 			c := out.Cases[i]
 			require.Equal(t, key, c.Case)
+			require.Equal(t, 1, c.Round)
 			require.Equal(t, 205, c.Completed, key)
 			require.Positive(t, c.BigKeyMakespan, key)
 			require.LessOrEqual(t, c.SmallKey.P50, c.SmallKey.Max, key)
@@ -114,6 +122,8 @@ func TestBenchFairnessFailures(t *testing.T) {
 			stderr: "tributary: --small must be at least 1, not 0; leave it out for 10"},
 		{name: "NoWorkers", args: []string{"--workers", "0"}, code: ExitUsage,
 			stderr: "tributary: --workers must be at least 1, not 0; leave it out for 20"},
+		{name: "NoRounds", args: []string{"--rounds", "0"}, code: ExitUsage,
+			stderr: "tributary: --rounds must be at least 1, not 0; leave it out for 1"},
 		{name: "NegativeLimit", args: []string{"--limit", "-1"}, code: ExitUsage,
 			stderr: "tributary: --limit must be at least 0, not -1; leave it out for no limit"},
 		{name: "NoStep", args: []string{"--step", "0s"}, code: ExitUsage,
