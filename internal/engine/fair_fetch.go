@@ -23,10 +23,10 @@ import (
 // in the queue its oldest one before any tenant gets a second (round
 // robin), and a tenant with one ready run is served within one turn
 // whatever the others have waiting. It is on for every keyed run, with no
-// setting, and costs a queue that has no keyed run ready two index probes
-// every fairQuietProbe. While a
-// single tenant has ready jobs, its turns are River's order, and River's
-// own fetch takes them (unless a kind has a rate, below).
+// setting, and costs a queue that has no keyed run ready, or one tenant's
+// only, two index probes every fairQuietProbe. While a single tenant has
+// ready jobs, its turns are River's order, and River's own fetch takes
+// them (unless a kind has a limit or a rate, below).
 //
 // What the turns keep from River's order:
 //
@@ -88,12 +88,14 @@ type fairState struct {
 	quietUntil time.Time // until when the producer's fetches skip the probe (fairQuietProbe)
 }
 
-// fairQuietProbe is how long a producer whose probe found no keyed job
-// ready fetches with River's own fetch without probing again: a queue that
-// never sees a tenant pays one probe per this time instead of one per
-// fetch (River fetches up to every FetchCooldown, 2 ms by default). A
-// tenant's backlog that arrives meanwhile is fetched in River's order for
-// at most this long; turns begin at the next probe.
+// fairQuietProbe is how long a producer whose probe found fewer than two
+// tenants with jobs ready (none, or one) fetches with River's own fetch
+// without probing again: a queue that never sees a tenant, or sees one,
+// pays one probe per this time instead of one per fetch (River fetches up
+// to every FetchCooldown, 2 ms by default). A second tenant's runs that
+// arrive meanwhile are fetched in River's order for at most this long, so
+// they may wait behind the first tenant's backlog for up to this time
+// before turns begin at the next probe.
 const fairQuietProbe = 250 * time.Millisecond
 
 // ProducerInit gives each producer the state its turns rotate with.
@@ -131,12 +133,10 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 		if err := queryRow(ctx, p.pool, texts.probe, params.Queue).Scan(&first, &last); err != nil {
 			return nil, fmt.Errorf("tributary: look for ready keyed runs in queue %q: %w", params.Queue, err)
 		}
-		if first == nil {
+		if first == nil || *first == *last {
 			fs.mu.Lock()
 			fs.quietUntil = time.Now().Add(fairQuietProbe)
 			fs.mu.Unlock()
-		}
-		if first == nil || *first == *last {
 			return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
 		}
 	}
