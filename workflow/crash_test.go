@@ -70,9 +70,39 @@ func finishAfterRescue[Out any](t *testing.T, db *testdb.DB, c *Client, h *Handl
 	freshStart := time.Now()
 	require.NoError(t, c.Start(ctxT(t)))
 	out, err := h.Result(ctxT(t))
+	if err != nil {
+		logRescueState(t, db, jobID)
+	}
 	require.NoError(t, err)
 	t.Logf("fresh client finished the run in %s", time.Since(freshStart).Round(time.Millisecond))
 	return out, freshStart
+}
+
+// logRescueState logs what a rescue that did not come decides on: the
+// registry's rows (how old each heartbeat is, whether its session lock is
+// held), the job, and the server's sessions, so that a failure says why.
+func logRescueState(t *testing.T, db *testdb.DB, jobID int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	logRows := func(what, sql string, args ...any) {
+		rows, err := db.Pool.Query(ctx, sql, args...)
+		if err != nil {
+			t.Logf("%s: %v", what, err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			values, err := rows.Values()
+			t.Logf("%s: %v %v", what, values, err)
+		}
+	}
+	logRows("worker", `SELECT w.client_id, w.pid, now() - w.heartbeat_at, EXISTS (
+		SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+			AND ((l.classid::int8 << 32) | l.objid::int8) = w.lock_key) FROM tributary_workers w`)
+	logRows("job", `SELECT state, attempt, attempted_by, now() - attempted_at, errors FROM river_job WHERE id = $1`, jobID)
+	logRows("session", `SELECT pid, state, now() - state_change, wait_event_type, wait_event, left(query, 120)
+		FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`)
 }
 
 // requireRescued checks that the worker registry's rescue (and not River's
