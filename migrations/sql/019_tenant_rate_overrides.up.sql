@@ -27,3 +27,13 @@ CREATE TABLE /* TEMPLATE: schema */tributary_tenant_rate_overrides (
     updated_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (workflow_type, tenant)
 );
+
+-- The rate a bucket was last refilled at. The fair fetch refills a bucket
+-- to now, at its tenant's rate (its own, else its type's), in the
+-- statement that creates or locks it, and the take later in the same
+-- transaction only subtracts: the tokens are counted at the rate that
+-- statement read, even when an operator changes the rate in between.
+-- NULL on a bucket last written by a client from before this migration.
+ALTER TABLE /* TEMPLATE: schema */tributary_tenant_rates
+    ADD COLUMN per_second double precision,
+    ADD COLUMN burst double precision;
