@@ -394,7 +394,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	c.riverQueues = slices.Collect(maps.Keys(riverConfig.Queues))
 
 	driver := engine.NewDriver(pool, completer{c})
-	if rates := c.tenantRates(); len(rates) > 0 {
+	if rates := c.kindTenantRates(); len(rates) > 0 {
 		driver.SetTenantRates(rates)
 	}
 	if limits := c.kindTenantLimits(); len(limits) > 0 {
@@ -534,17 +534,4 @@ func newBatchPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("workflow: open the batch pool: %w", err)
 	}
 	return bp, nil
-}
-
-// tenantRates are the tenant rates of the client's workflow types
-// (DefineOpts.TenantRate), by job kind, for its fetch.
-func (c *Client) tenantRates() map[string]engine.TenantRate {
-	rates := map[string]engine.TenantRate{}
-	for name, reg := range c.types {
-		if reg.opts.TenantRate != (Rate{}) {
-			perSecond, burst := reg.opts.TenantRate.perSecond()
-			rates[kindOf(name)] = engine.TenantRate{PerSecond: perSecond, Burst: burst}
-		}
-	}
-	return rates
 }

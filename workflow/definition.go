@@ -251,11 +251,20 @@ func (d *Definition[In, Out]) definition() *registration {
 
 var _ context.Context = (*wfContext)(nil)
 
-// Rate is a rate limit: at most Limit per Per (DefineOpts.TenantRate).
-// The zero Rate is no limit.
+// Rate is a rate limit: at most Limit per Per (DefineOpts.TenantRate,
+// Client.SetTenantRate). The zero Rate is no limit. In JSON, Per is in
+// nanoseconds, as a time.Duration is.
 type Rate struct {
-	Limit int
-	Per   time.Duration
+	Limit int           `json:"limit"`
+	Per   time.Duration `json:"per"`
+}
+
+// String is r for people: "100 per 1m0s"; "none" for the zero Rate.
+func (r Rate) String() string {
+	if r == (Rate{}) {
+		return "none"
+	}
+	return fmt.Sprintf("%d per %s", r.Limit, r.Per)
 }
 
 // check validates r, a field named field.

@@ -406,7 +406,7 @@ func (r *registry) heartbeat(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, er
 		hostname, _ := os.Hostname()
 		beat, err = c.db.RegisterWorker(ctxConn, conn, &engine.RegisterWorkerParams{
 			ClientID: c.river.ID(), Hostname: hostname, PID: os.Getpid(), WorkflowTypes: r.types, Queues: r.queues,
-			LockKey: lockKey, MaxInputBytes: c.maxInputBytes, TenantLimits: c.typeTenantLimits(),
+			LockKey: lockKey, MaxInputBytes: c.maxInputBytes, TenantLimits: c.typeTenantLimits(), TenantRates: c.typeTenantRates(),
 		})
 	}
 	if err != nil {

@@ -54,8 +54,12 @@ type Run struct {
 	// Held says why a pending run is held back instead of working:
 	// HeldTenantLimit while its job is ready and its tenant has as many
 	// runs of its type working as its limit (DefineOpts.TenantLimit,
-	// SetTenantLimit). "" for a run that is not held back. It is read with
-	// the run (GetRun, ListRuns), not stored.
+	// SetTenantLimit); else HeldTenantRate while its job is ready and its
+	// tenant's bucket has fewer whole tokens than its place in its
+	// tenant's line (DefineOpts.TenantRate, SetTenantRate; see
+	// tenant_rate.go). "" for a run that is not held back. It is read with
+	// the run (GetRun, ListRuns), not stored; Tenant.Why and
+	// Tenant.RateWhy say why for people.
 	Held              string          `json:"held,omitempty"`
 	Input             json.RawMessage `json:"input"`
 	Output            json.RawMessage `json:"output,omitempty"`
@@ -139,3 +143,6 @@ func (s *StepRun) Duration() time.Duration {
 
 // HeldTenantLimit is Run.Held of a run held back by its tenant's limit.
 const HeldTenantLimit = engine.HeldTenantLimit
+
+// HeldTenantRate is Run.Held of a ready run waiting for its tenant's rate.
+const HeldTenantRate = engine.HeldTenantRate

@@ -46,9 +46,10 @@ func (c *Client) typeTenantLimits() map[string]int {
 	return limits
 }
 
-// markHeld sets Held of the runs held by their tenant's limit: pending,
-// ready, while their tenant has as many running as its limit. It asks the
-// database only about pending runs with a tenant.
+// markHeld sets Held of the runs held back: pending and ready, while their
+// tenant has as many running as its limit (HeldTenantLimit), or else
+// beyond its bucket's whole tokens in its line (HeldTenantRate). It asks
+// the database only about pending runs with a tenant.
 func (c *Client) markHeld(ctx context.Context, runs ...*Run) error {
 	var ids []uuid.UUID
 	for _, r := range runs {
@@ -61,15 +62,11 @@ func (c *Client) markHeld(ctx context.Context, runs ...*Run) error {
 	}
 	held, err := c.db.HeldRuns(ctx, c.pool, ids, workerLiveWithin)
 	if err != nil {
-		return fmt.Errorf("workflow: read which runs their tenant's limit holds: %w", err)
-	}
-	set := make(map[uuid.UUID]bool, len(held))
-	for _, id := range held {
-		set[id] = true
+		return fmt.Errorf("workflow: read which runs their tenant's limit or rate holds: %w", err)
 	}
 	for _, r := range runs {
-		if set[r.ID] {
-			r.Held = HeldTenantLimit
+		if reason, ok := held[r.ID]; ok {
+			r.Held = reason
 		}
 	}
 	return nil
@@ -143,18 +140,29 @@ func (c *Client) TenantLimits(ctx context.Context) ([]*TenantLimit, error) {
 	return limits, nil
 }
 
-// Tenant is how one tenant of a workflow type stands: its runs working and
-// held back, and its limit.
+// Tenant is how one tenant of a workflow type stands: its runs working,
+// ready and held back, and its limit and rate. Held, RateLimited and Ready
+// count its ready runs (their River job available, not yet fetched), each
+// once.
 type Tenant struct {
 	Type   string `json:"workflow_type"`
 	Tenant string `json:"tenant"`
 	// Running is how many of its runs are working (their River job is
-	// running), Held how many are held back by its limit.
+	// running), Held how many are held back by its limit: all of its
+	// ready runs while it has as many running as its limit.
 	Running int `json:"running"`
 	Held    int `json:"held"`
-	// Ready is how many of its runs are ready to work and not yet fetched:
-	// waiting for their tenant's turn, its rate (DefineOpts.TenantRate) or
-	// a free worker.
+	// RateLimited is how many of its ready runs wait for its rate, when
+	// it is not at its limit: those whose place in its line (its ready
+	// runs of the type in their queue, in the fetch's order: priority,
+	// then the time they became due, then start order, from 1) is beyond
+	// the whole tokens of its bucket as the fetch would find it now,
+	// refilled at its rate (one for a tenant never fetched). Each queue's
+	// line counts on its own. See tenant_rate.go.
+	RateLimited int `json:"rate_limited"`
+	// Ready is how many of its ready runs are neither held back nor
+	// waiting for its rate: waiting for their tenant's turn or a free
+	// worker.
 	Ready int `json:"ready"`
 	// Limit is the most of its runs that may work at once: its own
 	// (LimitSource "tenant"), else its type's DefineOpts.TenantLimit as
@@ -162,10 +170,19 @@ type Tenant struct {
 	// for none.
 	Limit       int    `json:"limit"`
 	LimitSource string `json:"limit_source,omitempty"`
+	// Rate is the most attempts of its runs that start per period: its own
+	// (RateSource "tenant", SetTenantRate), else its type's
+	// DefineOpts.TenantRate as the type's live workers register it
+	// ("type"); the zero Rate with RateSource "" for none.
+	Rate       Rate   `json:"rate,omitzero"`
+	RateSource string `json:"rate_source,omitempty"`
+	// NextToken is how long until its bucket's next whole token, as the
+	// database's clock read it, while RateLimited > 0; 0 otherwise.
+	NextToken time.Duration `json:"next_token,omitempty"`
 }
 
 // Why says why a held run of the tenant waits, for people: "acme has 5 of
-// 5 running".
+// 5 running". RateWhy says why one waits for its rate.
 func (t *Tenant) Why() string {
 	return fmt.Sprintf("%s has %d of %d running", t.Tenant, t.Running, t.Limit)
 }
@@ -180,11 +197,12 @@ type TenantParams struct {
 }
 
 // Tenants lists the tenants that have runs working, ready or held back, or
-// a limit of their own (SetTenantLimit), by workflow type: those with the
-// most runs waiting (ready or held back) first, then the busiest. A
-// tenant's own limit applied to a type without DefineOpts.TenantLimit is
+// a limit or rate of their own (SetTenantLimit, SetTenantRate), by
+// workflow type: those with the most runs waiting (ready, waiting for
+// their rate or held back) first, then the busiest. A tenant's own limit
+// or rate on a type without DefineOpts.TenantLimit or TenantRate is
 // listed, though it applies to nothing. Its cost follows the running jobs
-// (at most the workers), the ready and held runs and the limits set, not
+// (at most the workers), the ready runs and the limits and rates set, not
 // the tables of finished work.
 func (c *Client) Tenants(ctx context.Context, params *TenantParams) ([]*Tenant, error) {
 	if params == nil {
@@ -200,12 +218,18 @@ func (c *Client) Tenants(ctx context.Context, params *TenantParams) ([]*Tenant, 
 	}
 	tenants := make([]*Tenant, len(rows))
 	for i, r := range rows {
-		t := &Tenant{Type: r.Type, Tenant: r.Tenant, Running: r.Running, Held: r.Held, Ready: r.Ready}
+		t := &Tenant{Type: r.Type, Tenant: r.Tenant, Running: r.Running, Held: r.Held, RateLimited: r.RateLimited, Ready: r.Ready, NextToken: r.NextToken}
 		switch {
 		case r.TenantLimit > 0:
 			t.Limit, t.LimitSource = r.TenantLimit, "tenant"
 		case r.TypeLimit > 0:
 			t.Limit, t.LimitSource = r.TypeLimit, "type"
+		}
+		switch {
+		case r.TenantRate.Limit > 0:
+			t.Rate, t.RateSource = Rate{Limit: r.TenantRate.Limit, Per: r.TenantRate.Per}, "tenant"
+		case r.TypeRate.Limit > 0:
+			t.Rate, t.RateSource = Rate{Limit: r.TypeRate.Limit, Per: r.TypeRate.Per}, "type"
 		}
 		tenants[i] = t
 	}

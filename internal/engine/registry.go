@@ -34,11 +34,11 @@ RETURNING clock_timestamp(), pg_postmaster_start_time()`)
 	databaseClockStmt = define(`SELECT clock_timestamp()`)
 
 	registerWorkerStmt = define(`INSERT INTO {s}tributary_workers (client_id, hostname, pid, workflow_types, queues, lock_key, max_input_bytes,
-	tenant_limits)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	tenant_limits, tenant_rates)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (client_id) DO UPDATE SET hostname = excluded.hostname, pid = excluded.pid, workflow_types = excluded.workflow_types,
 	queues = excluded.queues, lock_key = excluded.lock_key, max_input_bytes = excluded.max_input_bytes,
-	tenant_limits = excluded.tenant_limits, heartbeat_at = now()
+	tenant_limits = excluded.tenant_limits, tenant_rates = excluded.tenant_rates, heartbeat_at = now()
 RETURNING clock_timestamp(), pg_postmaster_start_time()`)
 
 	tryAdvisoryLockStmt = define(`SELECT pg_try_advisory_lock($1)`)
@@ -191,7 +191,18 @@ type RegisterWorkerParams struct {
 	Queues        []string
 	LockKey       int64 // the key of the session advisory lock the client holds (TryAdvisoryLock)
 	MaxInputBytes int
-	TenantLimits  map[string]int // DefineOpts.TenantLimit of the types that have one; not nil
+	TenantLimits  map[string]int        // DefineOpts.TenantLimit of the types that have one; not nil
+	TenantRates   map[string]TenantRate // DefineOpts.TenantRate of the types that have one, by type
+}
+
+// registeredRate is a type's TenantRate in the worker registry's
+// tenant_rates (migration 019): Limit per Per (a Go duration) for people,
+// and the tokens a second and bucket size Tenants counts with.
+type registeredRate struct {
+	Limit     int     `json:"limit"`
+	Per       string  `json:"per"`
+	PerSecond float64 `json:"per_second"`
+	Burst     float64 `json:"burst"`
 }
 
 // RegisterWorker inserts, or replaces, a client's row in the worker
@@ -199,9 +210,13 @@ type RegisterWorkerParams struct {
 // registry table (the migrations were not run) fails with an error
 // WorkerTableMissing recognizes.
 func (q *Queries) RegisterWorker(ctx context.Context, db DBTX, p *RegisterWorkerParams) (*Beat, error) {
+	rates := make(map[string]registeredRate, len(p.TenantRates))
+	for typ, r := range p.TenantRates {
+		rates[typ] = registeredRate{Limit: r.Limit, Per: r.Per.String(), PerSecond: r.PerSecond, Burst: r.Burst}
+	}
 	var b Beat
 	err := queryRow(ctx, db, q.sql(registerWorkerStmt),
-		p.ClientID, p.Hostname, p.PID, p.WorkflowTypes, p.Queues, p.LockKey, p.MaxInputBytes, p.TenantLimits).Scan(&b.At, &b.ServerStart)
+		p.ClientID, p.Hostname, p.PID, p.WorkflowTypes, p.Queues, p.LockKey, p.MaxInputBytes, p.TenantLimits, rates).Scan(&b.At, &b.ServerStart)
 	if err != nil {
 		return nil, err
 	}
