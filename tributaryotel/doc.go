@@ -81,12 +81,15 @@ can report, a working client or `tributary serve`:
 	tributary.schedules{state}            schedules: active, paused
 	tributary.workers.live                working clients whose heartbeat is recent (the worker registry)
 	tributary.river.jobs{state}           River jobs: available, running, scheduled, retryable
-	tributary.runs.held{workflow, reason} pending runs held back: tenant_limit (workflow.DefineOpts.TenantLimit);
+	tributary.runs.held{workflow, reason} pending runs held back: tenant_limit (workflow.DefineOpts.TenantLimit),
+	                                      tenant_rate (ready, waiting for a token of the tenant's rate,
+	                                      workflow.DefineOpts.TenantRate: workflow.Tenant.RateLimited);
 	                                      a pair reports 0 once its held runs are gone
 
 Each collection of the gauges runs a few index-backed queries (the
 unfinished-runs index, the schedules table, River's job state index, the
-held runs' index);
+held runs' index; for tenant_rate, the ready runs of the types with a
+rate);
 scrape it every 15 to 60 seconds, not every second.
 
 # Cost

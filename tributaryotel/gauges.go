@@ -80,7 +80,7 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 	}
 
 	held, err := meter.Int64ObservableGauge("tributary.runs.held",
-		metric.WithDescription("Pending runs held back instead of working, by workflow type and reason: tenant_limit (ready, while their tenant has as many runs of the type working as its limit)."), metric.WithUnit("{run}"))
+		metric.WithDescription("Pending runs held back instead of working, by workflow type and reason: tenant_limit (ready, while their tenant has as many runs of the type working as its limit), tenant_rate (ready, their tenant not at its limit, waiting for a token of its rate)."), metric.WithUnit("{run}"))
 	if err != nil {
 		return nil, err
 	}
