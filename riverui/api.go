@@ -64,6 +64,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{http.MethodGet, "/api/tenants", http.HandlerFunc(h.listTenants)},
 		{http.MethodPut, "/api/tenants/{type}/{tenant}/limit", http.HandlerFunc(h.putTenantLimit)},
 		{http.MethodDelete, "/api/tenants/{type}/{tenant}/limit", http.HandlerFunc(h.deleteTenantLimit)},
+		{http.MethodPut, "/api/tenants/{type}/{tenant}/rate", http.HandlerFunc(h.putTenantRate)},
+		{http.MethodDelete, "/api/tenants/{type}/{tenant}/rate", http.HandlerFunc(h.deleteTenantRate)},
 	}
 }
 

@@ -37,5 +37,6 @@ func APIBodyFields() map[string][]string {
 		"POST /api/schedules/{id}/trigger":       fields((&triggerBody{}).spec()),
 		"POST /api/schedules/{id}/backfill":      fields((&backfillBody{}).spec()),
 		"PUT /api/tenants/{type}/{tenant}/limit": fields((&tenantLimitBody{}).spec()),
+		"PUT /api/tenants/{type}/{tenant}/rate":  fields((&tenantRateBody{}).spec()),
 	}
 }

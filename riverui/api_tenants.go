@@ -5,24 +5,39 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/tributary-go/tributary/workflow"
 )
 
-// The tenants of limited workflow types (workflow.DefineOpts.TenantLimit)
-// on the wire: GET /api/tenants lists them (workflow.Client.Tenants), and
-// PUT and DELETE /api/tenants/{type}/{tenant}/limit set and remove a
-// tenant's own limit (workflow.Client.SetTenantLimit).
+// The tenants of limited and rated workflow types
+// (workflow.DefineOpts.TenantLimit, TenantRate) on the wire: GET
+// /api/tenants lists them (workflow.Client.Tenants); PUT and DELETE
+// /api/tenants/{type}/{tenant}/limit set and remove a tenant's own limit
+// (workflow.Client.SetTenantLimit), and /api/tenants/{type}/{tenant}/rate
+// its own rate (workflow.Client.SetTenantRate).
 
 // tenantJSON is a tenant of a workflow type: workflow.Tenant on the wire.
 type tenantJSON struct {
-	Type        string `json:"type"`
-	Tenant      string `json:"tenant"`
-	Running     int    `json:"running"`
-	Ready       int    `json:"ready"`
-	Held        int    `json:"held"`
-	Limit       int    `json:"limit"`
-	LimitSource string `json:"limit_source"`
+	Type        string    `json:"type"`
+	Tenant      string    `json:"tenant"`
+	Running     int       `json:"running"`
+	Ready       int       `json:"ready"`
+	Held        int       `json:"held"`
+	RateLimited int       `json:"rate_limited"`
+	Limit       int       `json:"limit"`
+	LimitSource string    `json:"limit_source"`
+	Rate        *rateJSON `json:"rate"`
+	RateSource  string    `json:"rate_source"`
+	// NextToken is workflow.Tenant.NextToken, a Go duration to the
+	// millisecond; "" while no run waits for the rate.
+	NextToken string `json:"next_token"`
+}
+
+// rateJSON is a workflow.Rate on the wire: {"limit": 100, "per": "1m0s"}.
+type rateJSON struct {
+	Limit int      `json:"limit"`
+	Per   duration `json:"per"`
 }
 
 // tenantList is the answer of GET /api/tenants.
@@ -31,7 +46,15 @@ type tenantList struct {
 }
 
 func tenantWire(t *workflow.Tenant) tenantJSON {
-	return tenantJSON{Type: t.Type, Tenant: t.Tenant, Running: t.Running, Ready: t.Ready, Held: t.Held, Limit: t.Limit, LimitSource: t.LimitSource}
+	out := tenantJSON{Type: t.Type, Tenant: t.Tenant, Running: t.Running, Ready: t.Ready, Held: t.Held, RateLimited: t.RateLimited,
+		Limit: t.Limit, LimitSource: t.LimitSource, RateSource: t.RateSource}
+	if t.Rate != (workflow.Rate{}) {
+		out.Rate = &rateJSON{Limit: t.Rate.Limit, Per: duration(t.Rate.Per)}
+	}
+	if t.NextToken > 0 {
+		out.NextToken = max(t.NextToken.Round(time.Millisecond), time.Millisecond).String()
+	}
+	return out
 }
 
 func (h *Handler) listTenants(w http.ResponseWriter, r *http.Request) {
@@ -121,9 +144,77 @@ func (h *Handler) setTenantLimit(w http.ResponseWriter, r *http.Request, maxRunn
 	return nil
 }
 
-// typeField names the workflow type of a tenant's limit "type", as the
-// API and the form do, in a validation error of workflow.SetTenantLimit,
-// which calls it "name".
+// tenantRateBody is the body of PUT /api/tenants/{type}/{tenant}/rate.
+type tenantRateBody struct {
+	Limit opt[int]
+	Per   opt[duration]
+}
+
+func (b *tenantRateBody) spec() *bodySpec {
+	return &bodySpec{what: "a rate", required: true, members: []member{{name: "limit", dst: &b.Limit}, {name: "per", dst: &b.Per}}}
+}
+
+// putTenantRate answers PUT /api/tenants/{type}/{tenant}/rate, a
+// {"limit": 100, "per": "1m"} body: the tenant's own rate becomes limit
+// per per ({"limit": 0} removes it), and the answer is the tenant as it
+// stands then.
+func (h *Handler) putTenantRate(w http.ResponseWriter, r *http.Request) {
+	var b tenantRateBody
+	_, err := b.spec().read(r)
+	if err == nil {
+		var rate workflow.Rate
+		if rate, err = b.rate(); err == nil {
+			err = h.setTenantRate(w, r, rate)
+		}
+	}
+	if err != nil {
+		h.failJSON(w, r, err)
+	}
+}
+
+// rate is the body's rate, the zero Rate for a limit of 0.
+func (b *tenantRateBody) rate() (workflow.Rate, error) {
+	limit, per := b.Limit.value(), time.Duration(b.Per.value())
+	switch {
+	case !b.Limit.set || b.Limit.null:
+		return workflow.Rate{}, badField("limit", `is missing; send the most attempts of the tenant's runs that start per period: {"limit": 100, "per": "1m"}, or {"limit": 0} to remove the tenant's own rate`)
+	case limit < 0:
+		return workflow.Rate{}, badField("limit", "is %d; use 1 or more, or 0 to remove the tenant's own rate", limit)
+	case limit == 0:
+		return workflow.Rate{}, nil
+	case per == 0:
+		return workflow.Rate{}, badField("per", `is missing or 0s; send the rate's period, a Go duration such as "1m": {"limit": %d, "per": "1m"}`, limit)
+	}
+	return workflow.Rate{Limit: limit, Per: per}, nil
+}
+
+// deleteTenantRate answers DELETE /api/tenants/{type}/{tenant}/rate: the
+// tenant's own rate is removed, and the answer is the tenant as it stands
+// then.
+func (h *Handler) deleteTenantRate(w http.ResponseWriter, r *http.Request) {
+	if err := h.setTenantRate(w, r, workflow.Rate{}); err != nil {
+		h.failJSON(w, r, err)
+	}
+}
+
+// setTenantRate sets the rate of the path's {type} and {tenant} and
+// answers the tenant.
+func (h *Handler) setTenantRate(w http.ResponseWriter, r *http.Request, rate workflow.Rate) error {
+	typ, tenant := r.PathValue("type"), r.PathValue("tenant")
+	if err := typeField(h.wf.SetTenantRate(r.Context(), typ, tenant, rate)); err != nil {
+		return err
+	}
+	t, err := tenantOf(r.Context(), h.wf, typ, tenant)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, tenantWire(t))
+	return nil
+}
+
+// typeField names the workflow type of a tenant's limit or rate "type",
+// as the API and the forms do, in a validation error of
+// workflow.SetTenantLimit or SetTenantRate, which call it "name".
 func typeField(err error) error {
 	var invalid *workflow.ValidationError
 	if errors.As(err, &invalid) && invalid.Field == "name" {
@@ -133,8 +224,8 @@ func typeField(err error) error {
 }
 
 // tenantOf is how tenant of typ stands; one Tenants does not list (no runs
-// working or held back, no limit of its own) has nothing running or held
-// and no limit known.
+// working or waiting, no limit or rate of its own) has nothing running or
+// waiting and no limit or rate known.
 func tenantOf(ctx context.Context, wf *workflow.Client, typ, tenant string) (*workflow.Tenant, error) {
 	tenants, err := wf.Tenants(ctx, &workflow.TenantParams{Type: typ, Tenant: tenant, Limit: 1})
 	if err != nil {
@@ -146,24 +237,24 @@ func tenantOf(ctx context.Context, wf *workflow.Client, typ, tenant string) (*wo
 	return tenants[0], nil
 }
 
-// heldReasons says why each held run of runs waits (workflow.Tenant.Why),
-// by run id, reading each tenant of a held run once.
+// heldReasons says why each held run of runs waits (heldReason), by run
+// id, reading each tenant of a held run once.
 func heldReasons(ctx context.Context, wf *workflow.Client, runs []*workflow.Run) (map[[16]byte]string, error) {
-	type pair struct{ typ, tenant string }
+	type pair struct{ typ, tenant, reason string }
 	why := map[pair]string{}
 	out := map[[16]byte]string{}
 	for _, run := range runs {
 		if !isHeld(run) {
 			continue
 		}
-		p := pair{run.Type, run.Tenant}
+		p := pair{run.Type, run.Tenant, run.Held}
 		reason, ok := why[p]
 		if !ok {
 			t, err := tenantOf(ctx, wf, run.Type, run.Tenant)
 			if err != nil {
 				return nil, err
 			}
-			reason = heldReason(t)
+			reason = heldReason(run, t)
 			why[p] = reason
 		}
 		out[run.ID] = reason
@@ -171,9 +262,16 @@ func heldReasons(ctx context.Context, wf *workflow.Client, runs []*workflow.Run)
 	return out, nil
 }
 
-// heldReason is why a held run of tenant t waits: "acme has 5 of 5
-// running".
-func heldReason(t *workflow.Tenant) string {
+// heldReason is why run, held, of tenant t waits: "acme has 5 of 5
+// running" (workflow.Tenant.Why) for its limit, "acme is at its rate, 100
+// per 1m0s; next token in 2.3s" (workflow.Tenant.RateWhy) for its rate.
+func heldReason(run *workflow.Run, t *workflow.Tenant) string {
+	if run.Held == workflow.HeldTenantRate {
+		if t.RateSource == "" {
+			return t.Tenant + " is at its rate"
+		}
+		return t.RateWhy()
+	}
 	if t.LimitSource == "" {
 		return t.Tenant + " has every slot taken"
 	}

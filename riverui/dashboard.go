@@ -52,6 +52,7 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.HandleFunc("GET "+p+"/overview", h.overviewPage)
 	mux.HandleFunc("GET "+p+"/tenants", h.tenantsPage)
 	mux.HandleFunc("POST "+p+"/tenants/limit", h.tenantLimitForm)
+	mux.HandleFunc("POST "+p+"/tenants/rate", h.tenantRateForm)
 	mux.HandleFunc("GET "+p+"/schedules/new", h.newSchedulePage)
 	mux.HandleFunc("POST "+p+"/schedules/new", h.createForm)
 	mux.HandleFunc("GET "+p+"/assets/refresh.js", serveRefreshJS)
@@ -391,8 +392,11 @@ type runView struct {
 	Steps           []stepRow
 	Timeline        *timeline
 	// Held says why a held run waits: "acme has 5 of 5 running (limit
-	// set for the tenant)"; TenantLink lists its tenant's standing.
+	// set for the tenant)", or, HeldByRate, "acme is at its rate, 100 per
+	// 1m0s; next token in 2.3s (the workflow type's rate)"; TenantLink
+	// lists its tenant's standing.
 	Held       string
+	HeldByRate bool
 	TenantLink string
 	// WaitsFor is the signal the run waits for, when its step has the
 	// default name ("signal:" and the signal's name); WaitStep is the step
@@ -451,8 +455,11 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 		if err != nil {
 			return err
 		}
-		v.Held = heldReason(t)
-		if t.LimitSource != "" {
+		v.Held, v.HeldByRate = heldReason(run, t), run.Held == workflow.HeldTenantRate
+		switch {
+		case v.HeldByRate && t.RateSource != "":
+			v.Held += " (" + rateSourceText(t.RateSource) + ")"
+		case !v.HeldByRate && t.LimitSource != "":
 			v.Held += " (" + limitSourceText(t.LimitSource) + ")"
 		}
 		v.TenantLink = h.prefix + "/tenants?" + url.Values{"type": {run.Type}, "tenant": {run.Tenant}}.Encode()

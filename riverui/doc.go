@@ -34,8 +34,9 @@
 //	POST /runs/{id}/cancel
 //	POST /runs/{id}/retry
 //	POST /runs/{id}/signal               form: name, payload (JSON)
-//	GET  /tenants                        the tenants of limited workflow types: ?type=&tenant=&limit=
+//	GET  /tenants                        the tenants of limited and rated workflow types: ?type=&tenant=&limit=
 //	POST /tenants/limit                  form: type, tenant, max_running; clear removes the tenant's own limit
+//	POST /tenants/rate                   form: type, tenant, limit, per (a Go duration); clear removes the tenant's own rate
 //	GET  /login, POST /login             form: token, next
 //	POST /logout
 //
@@ -74,10 +75,15 @@
 // A run held back by its tenant's limit (workflow.DefineOpts.TenantLimit)
 // is marked held on the runs pages, and its page says why it waits:
 // "Waiting: acme has 5 of 5 running (limit set for the tenant)", with a
-// link to the tenant on the tenants page. That page lists the tenants with
-// runs working or held, or a limit of their own (workflow.Client.Tenants),
-// with their limit and where it comes from, and its form sets or clears a
-// tenant's own limit (workflow.Client.SetTenantLimit).
+// link to the tenant on the tenants page. A ready run waiting for its
+// tenant's rate (workflow.DefineOpts.TenantRate) is marked rate-limited,
+// and its page says "Waiting for its rate: acme is at its rate, 100 per
+// 1m0s; next token in 2.3s (the workflow type's rate)". The tenants page
+// lists the tenants with runs working or waiting, or a limit or rate of
+// their own (workflow.Client.Tenants), with their runs ready, held and
+// rate-limited, their limit and rate and where each comes from, and its
+// forms set or clear a tenant's own limit (workflow.Client.SetTenantLimit)
+// and rate (workflow.Client.SetTenantRate).
 //
 // The new schedule form creates it as POST /api/schedules does, so it
 // refuses what the API refuses with the same message, shown above the
@@ -127,9 +133,11 @@
 //	POST   /api/schedules/{id}/backfill  {"from": "2026-11-01T00:00:00Z", "to": …, "input": …, "overlap": …, "rerun_skipped": …}
 //	DELETE /api/schedules/{id}
 //	GET    /api/schedules/{id}/history   ?status=&limit=&after=
-//	GET    /api/tenants                  ?type=&tenant=&limit=: the tenants with runs working, ready or held back, or a limit of their own
+//	GET    /api/tenants                  ?type=&tenant=&limit=: the tenants with runs working or waiting, or a limit or rate of their own
 //	PUT    /api/tenants/{type}/{tenant}/limit  {"max_running": 5}: a tenant's own limit (0 removes it)
 //	DELETE /api/tenants/{type}/{tenant}/limit  removes a tenant's own limit
+//	PUT    /api/tenants/{type}/{tenant}/rate   {"limit": 100, "per": "1m"}: a tenant's own rate ({"limit": 0} removes it)
+//	DELETE /api/tenants/{type}/{tenant}/rate   removes a tenant's own rate
 //
 // As on the dashboard, every /api/schedules/{id} route takes a schedule's
 // id or its key there, a key with ?owner= (absent: owner ""); an id with a
@@ -175,12 +183,18 @@
 //     envelope). Listings are {"runs": […], "next_after": id|null} and
 //     {"schedules": […], "next_after": …}, without the steps and next fire
 //     times that the answers about one run or schedule hold; the tenants
-//     are {"tenants": […]}, those with the most runs waiting (ready or held) first.
+//     are {"tenants": […]}, those with the most runs waiting (ready,
+//     rate-limited or held) first.
 //   - A run held back by its tenant's limit (workflow.DefineOpts.TenantLimit)
 //     is pending with "held": "tenant_limit" and "held_reason", why it
-//     waits: "acme has 5 of 5 running"; both are "" for a run not held.
-//     A tenant is workflow.Tenant: "type", "tenant", "running", "held",
-//     "limit" and "limit_source" ("tenant", "type" or "").
+//     waits: "acme has 5 of 5 running"; one ready but waiting for its
+//     tenant's rate (workflow.DefineOpts.TenantRate) has "held":
+//     "tenant_rate" and "held_reason": "acme is at its rate, 100 per 1m0s;
+//     next token in 2.3s"; both are "" for a run not held.
+//     A tenant is workflow.Tenant: "type", "tenant", "running", "ready",
+//     "held", "rate_limited", "limit" and "limit_source" ("tenant", "type"
+//     or ""), "rate" ({"limit": 100, "per": "1m0s"} or null), "rate_source"
+//     and "next_token" (a Go duration, "" while no run waits for the rate).
 //   - What GET /api/schedules/{id} answers, PATCH takes back as it is and
 //     changes nothing: it changes only the fields whose value differs from
 //     the schedule's, in one transaction with the schedule locked, so an

@@ -132,6 +132,8 @@ var notices = map[string]string{
 	"signed-out":    "Signed out.",
 	"limit-set":     "Tenant limit set. A limit raised starts held runs at once; one lowered holds back the next attempts until enough running ones end.",
 	"limit-cleared": "The tenant's own limit is removed: the workflow type's limit applies, if it has one.",
+	"rate-set":      "Tenant rate set. It applies from the next fetch: the tenant's bucket keeps its tokens and refills at the new rate.",
+	"rate-cleared":  "The tenant's own rate is removed: the workflow type's rate applies, if it has one.",
 }
 
 func (h *Handler) chrome(r *http.Request, title, nav string) chrome {
