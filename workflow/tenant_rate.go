@@ -120,9 +120,9 @@ func checkTenantRate(r Rate) error {
 	case r == Rate{}:
 		return nil
 	case r.Limit < 1:
-		return &ValidationError{Field: "rate.Limit", Problem: fmt.Sprintf("is %d; use 1 or more per Per, or the zero Rate to remove the tenant's own rate", r.Limit)}
+		return &ValidationError{Field: "rate.Limit", Problem: fmt.Sprintf("is %d; use 1 or more, or the zero Rate to remove the tenant's own rate", r.Limit)}
 	case r.Limit > math.MaxInt32:
-		return &ValidationError{Field: "rate.Limit", Problem: fmt.Sprintf("is %d; use at most %d per Per, or a shorter Per", r.Limit, math.MaxInt32)}
+		return &ValidationError{Field: "rate.Limit", Problem: fmt.Sprintf("is %d; use at most %d, over a shorter period if need be", r.Limit, math.MaxInt32)}
 	case r.Per <= 0:
 		return &ValidationError{Field: "rate.Per", Problem: fmt.Sprintf("is %s, a rate with no period; give a positive duration such as time.Minute", r.Per)}
 	case r.Per < time.Microsecond:

@@ -263,7 +263,7 @@ func TestTenantRateRefused(t *testing.T) {
 		rate        Rate
 		field, says string
 	}{
-		{"report", "acme", Rate{Limit: 0, Per: time.Minute}, "rate.Limit", "use 1 or more per Per, or the zero Rate to remove the tenant's own rate"},
+		{"report", "acme", Rate{Limit: 0, Per: time.Minute}, "rate.Limit", "is 0; use 1 or more, or the zero Rate to remove the tenant's own rate"},
 		{"report", "acme", Rate{Limit: -3, Per: time.Minute}, "rate.Limit", "is -3"},
 		{"report", "acme", Rate{Limit: 1 << 31, Per: time.Minute}, "rate.Limit", "use at most 2147483647"},
 		{"report", "acme", Rate{Limit: 10}, "rate.Per", "give a positive duration"},
