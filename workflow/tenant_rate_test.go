@@ -215,8 +215,8 @@ func TestTenantRateOverride(t *testing.T) {
 // TestTenantRateLine: under its type's rate of 1 a minute, a tenant's
 // first run takes its new bucket's token and the 3 after it in its line
 // wait for the rate: Tenants counts them apart from Ready, with the type's
-// rate, and each says why. A run ready, waiting for nothing but a worker,
-// is Ready: a tenant of another type with no rate.
+// rate, and each says why. A run of a type without a rate is Ready and
+// not held.
 func TestTenantRateLine(t *testing.T) {
 	t.Parallel()
 
@@ -246,6 +246,20 @@ func TestTenantRateLine(t *testing.T) {
 	require.Equal(t, Rate{Limit: 1, Per: time.Minute}, tenants[0].Rate)
 	require.Equal(t, "type", tenants[0].RateSource)
 	require.Regexp(t, `^initech is at its rate, 1 per 1m0s; next token in (\d+(\.\d)?s|1m0s)$`, tenants[0].RateWhy())
+
+	// A run of the tenant of a type no worker rates (nor serves) is ready,
+	// waiting for nothing the tenant's standing explains.
+	starter, err := NewClient(db.Pool, &Config{Schema: db.Schema})
+	require.NoError(t, err)
+	h, err := starter.StartByName(ctx, "tenant_unserved", nil, &StartOpts{Tenant: "initech"})
+	require.NoError(t, err)
+	run, err := c.GetRun(ctx, h.ID)
+	require.NoError(t, err)
+	require.Equal(t, StatusPending, run.Status)
+	require.Empty(t, run.Held)
+	tenants, err = c.Tenants(ctx, &TenantParams{Type: "tenant_unserved"})
+	require.NoError(t, err)
+	require.Equal(t, []*Tenant{{Type: "tenant_unserved", Tenant: "initech", Ready: 1}}, tenants)
 }
 
 // TestTenantRateRefused: a bad type, tenant or rate for SetTenantRate is a

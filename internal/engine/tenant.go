@@ -33,7 +33,9 @@ var (
 	// The pending runs among $2 whose job is ready, held back by their
 	// tenant's limit (it has as many jobs of the run's type running as its
 	// limit), else waiting for its rate (at least as many of its tenant's
-	// line go before it as its bucket holds whole tokens), with the reason.
+	// line go before it as its bucket holds whole tokens; whole is NULL
+	// for a type without a rate, and greatest, which skips NULLs, is kept
+	// off it), with the reason.
 	heldRunsStmt = define(`WITH ` + typeLimitsCTE + `, ` + typeRatesCTE + `
 SELECT r.id, CASE WHEN x.at_limit THEN '` + HeldTenantLimit + `' ELSE '` + HeldTenantRate + `' END
 FROM {s}workflow_runs r
@@ -47,13 +49,13 @@ CROSS JOIN LATERAL (SELECT
 		WHERE x.state = 'running' AND x.args ? 'tenant' AND x.kind = j.kind AND x.args->>'tenant' = r.tenant)
 		>= coalesce((SELECT l.max_running FROM {s}tributary_tenant_limits l
 			WHERE l.workflow_type = r.workflow_type AND l.tenant = r.tenant), tl.max_running) AS at_limit,
-	greatest(floor(` + rateTokensSQL + `), 0)::bigint AS whole) x
+	floor(` + rateTokensSQL + `)::bigint AS whole) x
 WHERE r.id = ANY($2::uuid[]) AND r.status = 'pending' AND r.tenant IS NOT NULL AND j.state = 'available'
 	AND (x.at_limit OR (x.whole IS NOT NULL AND (SELECT count(*) FROM (
 		SELECT 1 FROM {s}river_job a
 		WHERE a.state = 'available' AND a.args ? 'tenant' AND a.queue = j.queue AND a.args->>'tenant' = r.tenant
 			AND (a.priority, a.scheduled_at, a.id) < (j.priority, j.scheduled_at, j.id) AND a.kind = j.kind
-		LIMIT x.whole) before) >= x.whole))`)
+		LIMIT greatest(x.whole, 0)) before) >= x.whole))`)
 
 	// The queues where typ's tenant has runs ready, for a limit raised.
 	tenantReadyQueuesStmt = define(`
