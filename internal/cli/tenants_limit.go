@@ -79,9 +79,15 @@ func setupTenantsLimitClear(fs *pflag.FlagSet, env *Env) Action {
 
 // tenantLimitArgs checks the arguments of `tenants limit <cmd>`.
 func tenantLimitArgs(cmd string, args []string, names ...string) error {
-	usage := fmt.Sprintf("'tributary tenants limit %s <%s>'", cmd, joinArgs(names))
+	return tenantArgs("limit "+cmd, args, names...)
+}
+
+// tenantArgs checks the arguments of `tenants <cmd>` (such as "limit set"):
+// names, the second of which is a tenant.
+func tenantArgs(cmd string, args []string, names ...string) error {
+	usage := fmt.Sprintf("'tributary tenants %s <%s>'", cmd, joinArgs(names))
 	if len(args) < len(names) {
-		return withHint(usageErrorf("tenants limit %s needs <%s>", cmd, joinArgs(names[len(args):])),
+		return withHint(usageErrorf("tenants %s needs <%s>", cmd, joinArgs(names[len(args):])),
 			"run it as "+usage+"; see the tenants with 'tributary tenants'")
 	}
 	if len(args) > len(names) {

@@ -92,7 +92,7 @@ func TestTenantsCommands(t *testing.T) {
 
 	res := runCLI(t, vars, "tenants")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	require.Regexp(t, `^WORKFLOW +TENANT +RUNNING +READY +HELD +LIMIT\ntenant_report +acme +1 +0 +2 +1 \(type\)\n$`, res.stdout)
+	require.Regexp(t, `^WORKFLOW +TENANT +RUNNING +READY +HELD +RATE-LIMITED +LIMIT +RATE\ntenant_report +acme +1 +0 +2 +0 +1 \(type\) +-\n$`, res.stdout)
 
 	res = runCLI(t, vars, "tenants", "--type", "tenant_report", "--tenant", "acme", "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
@@ -102,7 +102,7 @@ func TestTenantsCommands(t *testing.T) {
 
 	res = runCLI(t, vars, "tenants", "--tenant", "globex")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	require.Equal(t, "no tenant has runs working or held back, or a limit of its own\n", res.stdout)
+	require.Equal(t, "no tenant has runs working or waiting, or a limit or rate of its own\n", res.stdout)
 
 	res = runCLI(t, vars, "workflow", "get", held[0].String())
 	require.Equal(t, ExitOK, res.code, res.stderr)
@@ -129,7 +129,7 @@ func TestTenantsCommands(t *testing.T) {
 	require.Contains(t, res.stdout, "waiting for a slot: acme has 1 of 1 running (limit set for the tenant)\n")
 	res = runCLI(t, vars, "tenants")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	require.Regexp(t, `\ntenant_report +acme +1 +0 +2 +1 \(tenant\)\nother_type +globex +0 +0 +0 +5 \(tenant\)\n$`, res.stdout)
+	require.Regexp(t, `\ntenant_report +acme +1 +0 +2 +0 +1 \(tenant\) +-\nother_type +globex +0 +0 +0 +0 +5 \(tenant\) +-\n$`, res.stdout)
 
 	res = runCLI(t, vars, "tenants", "limit", "clear", "other_type", "globex")
 	require.Equal(t, ExitOK, res.code, res.stderr)
@@ -170,5 +170,147 @@ func TestTenantsCommandFailures(t *testing.T) {
 	})
 	res := runCLI(t, vars, "tenants")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	require.Equal(t, "no tenant has runs working or held back, or a limit of its own\n", res.stdout, "nothing was written")
+	require.Equal(t, "no tenant has runs working or waiting, or a limit or rate of its own\n", res.stdout, "nothing was written")
+}
+
+// rateRuns starts a working client of workflow type tenant_rated, rated to
+// 1 attempt an hour per tenant, and three runs of tenant acme: the first
+// takes acme's one token and completes, the two others wait for the rate.
+// It returns the waiting ones.
+func rateRuns(t *testing.T, db *testdb.DB) []uuid.UUID {
+	t.Helper()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	def := workflow.Define("tenant_rated", func(workflow.Context, struct{}) (struct{}, error) { return struct{}{}, nil },
+		&workflow.DefineOpts{TenantRate: workflow.Rate{Limit: 1, Per: time.Hour}})
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+		Schema:    db.Schema,
+		River:     &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 3}}, TestOnly: true},
+		Workflows: []workflow.Registrable{def},
+	})
+	require.NoError(t, err)
+	require.NoError(t, wf.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
+
+	var waiting []uuid.UUID
+	for i := range 3 {
+		h, err := def.Start(ctx, wf, struct{}{}, &workflow.StartOpts{Tenant: "acme"})
+		require.NoError(t, err)
+		if i == 0 {
+			_, err := h.Result(ctx)
+			require.NoError(t, err, "the first takes acme's one token")
+			continue
+		}
+		waiting = append(waiting, h.ID)
+	}
+	for n := 0; n < 2; {
+		runs, err := wf.ListRuns(ctx, &workflow.ListParams{Tenant: "acme", Status: workflow.StatusPending})
+		require.NoError(t, err)
+		n = 0
+		for _, r := range runs {
+			if r.Held == workflow.HeldTenantRate {
+				n++
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the runs beyond acme's token were not reported waiting for its rate")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return waiting
+}
+
+// nextToken matches the wait for a token of a rate of 1 an hour, as the
+// commands print it.
+const nextToken = `(59m\d+(\.\d)?s|1h0m0s)`
+
+// TestTenantsRateCommands: tenants counts a rated tenant's runs waiting for
+// its rate apart from its ready ones, with its rate and next token;
+// workflow get says why a waiting run waits and list marks it; tenants rate
+// set and clear change the tenant's own rate and say what changed.
+func TestTenantsRateCommands(t *testing.T) {
+	t.Parallel()
+
+	db, vars := migratedDB(t)
+	waiting := rateRuns(t, db)
+
+	res := runCLI(t, vars, "tenants")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `^WORKFLOW +TENANT +RUNNING +READY +HELD +RATE-LIMITED +LIMIT +RATE\n`+
+		`tenant_rated +acme +0 +0 +0 +2 \(next in `+nextToken+`\) +- +1 per 1h0m0s \(type\)\n$`, res.stdout)
+
+	res = runCLI(t, vars, "tenants", "--type", "tenant_rated", "--json")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	var listed []workflow.Tenant
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &listed))
+	require.Len(t, listed, 1)
+	require.Greater(t, listed[0].NextToken, 59*time.Minute)
+	listed[0].NextToken = 0
+	require.Equal(t, workflow.Tenant{Type: "tenant_rated", Tenant: "acme", RateLimited: 2, Rate: workflow.Rate{Limit: 1, Per: time.Hour}, RateSource: "type"}, listed[0])
+	require.Contains(t, res.stdout, `"rate": {`+"\n"+`      "limit": 1,`+"\n"+`      "per": 3600000000000`+"\n    },")
+
+	res = runCLI(t, vars, "workflow", "get", waiting[0].String())
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `\nStatus: +pending \(rate-limited\)\nHeld: +waiting for its rate: acme is at its rate, 1 per 1h0m0s; next token in `+nextToken+` \(the workflow type's rate\)\n`, res.stdout)
+	res = runCLI(t, vars, "workflow", "list", "--tenant", "acme")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `\n`+waiting[0].String()+` +tenant_rated +acme +pending \(rate-limited\) `, res.stdout)
+	require.Regexp(t, `\n`+waiting[1].String()+` +tenant_rated +acme +pending \(rate-limited\) `, res.stdout)
+
+	// A rate of the tenant's own of its type and of another type.
+	res = runCLI(t, vars, "tenants", "rate", "set", "other_type", "globex", "5", "1s")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "tenant globex of other_type: at most 5 attempts per 1s (was no rate of its own); now 0 ready, 0 rate-limited, rate 5 per 1s (tenant)\n", res.stdout)
+	res = runCLI(t, vars, "tenants", "rate", "set", "tenant_rated", "acme", "2", "1h")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `^tenant acme of tenant_rated: at most 2 attempts per 1h0m0s \(was no rate of its own\); now 0 ready, 2 rate-limited, rate 2 per 1h0m0s \(tenant\); next token in \S+\n$`, res.stdout)
+	res = runCLI(t, vars, "workflow", "get", waiting[0].String())
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `waiting for its rate: acme is at its rate, 2 per 1h0m0s; next token in \S+ \(rate set for the tenant\)\n`, res.stdout)
+	res = runCLI(t, vars, "tenants")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `\ntenant_rated +acme +0 +0 +0 +2 \(next in \S+\) +- +2 per 1h0m0s \(tenant\)\nother_type +globex +0 +0 +0 +0 +- +5 per 1s \(tenant\)\n$`, res.stdout)
+
+	res = runCLI(t, vars, "tenants", "rate", "clear", "other_type", "globex")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "tenant globex of other_type: removed its own rate of 5 per 1s; now no rate applies unless the type has a TenantRate\n", res.stdout)
+	res = runCLI(t, vars, "tenants", "rate", "clear", "other_type", "globex")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "tenant globex of other_type had no rate of its own; nothing changed (no rate applies unless the type has a TenantRate)\n", res.stdout)
+	res = runCLI(t, vars, "tenants", "rate", "clear", "tenant_rated", "acme")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Regexp(t, `^tenant acme of tenant_rated: removed its own rate of 2 per 1h0m0s; now 0 ready, 2 rate-limited, rate 1 per 1h0m0s \(type\); next token in \S+\n$`, res.stdout)
+}
+
+// TestTenantsRateCommandFailures: what is wrong with a tenant's rate is
+// refused in its words before anything is written, with what to do.
+func TestTenantsRateCommandFailures(t *testing.T) {
+	t.Parallel()
+
+	_, vars := migratedDB(t)
+	runFailureCases(t, []string{"tenants", "rate"}, []failureCase{
+		{name: "set without per", vars: vars, args: []string{"set", "call_partner", "acme", "100"}, code: ExitUsage,
+			stderr: "tributary: tenants rate set needs <per>; run it as 'tributary tenants rate set <type> <tenant> <n> <per>'; see the tenants with 'tributary tenants'"},
+		{name: "set with too many", vars: vars, args: []string{"set", "call_partner", "acme", "100", "1m", "2"}, code: ExitUsage,
+			stderr: `tributary: unexpected argument "2"; run it as 'tributary tenants rate set <type> <tenant> <n> <per>'`},
+		{name: "set not a number", vars: vars, args: []string{"set", "call_partner", "acme", "lots", "1m"}, code: ExitUsage,
+			stderr: `tributary: <n> "lots" is not a number of attempts; pass 1 or more, such as 'tributary tenants rate set call_partner acme 100 1m'`},
+		{name: "set zero", vars: vars, args: []string{"set", "call_partner", "acme", "0", "1m"}, code: ExitUsage,
+			stderr: "tributary: <n> is 0, which would let no attempt of the tenant start; pass 1 or more; to remove the tenant's own rate run 'tributary tenants rate clear call_partner acme'"},
+		{name: "set bad per", vars: vars, args: []string{"set", "call_partner", "acme", "100", "minute"}, code: ExitUsage,
+			stderr: `tributary: <per> "minute" is not a period; pass a Go duration such as 1s, 1m or 1h: 'tributary tenants rate set call_partner acme 100 1m'`},
+		{name: "set per under a microsecond", vars: vars, args: []string{"set", "call_partner", "acme", "100", "1ns"}, code: ExitUsage,
+			stderr: "tributary: <per> is 1ns; give 1µs or more (a tenant's rate is kept to the microsecond); see 'tributary tenants rate set --help'"},
+		{name: "set bad tenant", vars: vars, args: []string{"set", "call_partner", "acme ", "100", "1m"}, code: ExitUsage,
+			stderr: `tributary: <tenant> "acme " has a space at an end; trim it`},
+		{name: "set bad type", vars: vars, args: []string{"set", "call partner", "acme", "100", "1m"}, code: ExitUsage,
+			stderr: `tributary: <type> workflow name "call partner" has characters other than letters, digits and _ . : -; use a name such as "send_invoice"`},
+		{name: "clear without tenant", vars: vars, args: []string{"clear", "call_partner"}, code: ExitUsage,
+			stderr: "tributary: tenants rate clear needs <tenant>; run it as 'tributary tenants rate clear <type> <tenant>'; see the tenants with 'tributary tenants'"},
+	})
+	res := runCLI(t, vars, "tenants")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "no tenant has runs working or waiting, or a limit or rate of its own\n", res.stdout, "nothing was written")
 }

@@ -52,7 +52,7 @@ func setupWorkflowGet(fs *pflag.FlagSet, env *Env) Action {
 			if err != nil {
 				return workflowError(err, id)
 			}
-			held = heldText(tenant)
+			held = heldText(run.Held, tenant)
 		}
 		return printRun(env.Stdout, run, held, time.Now())
 	}

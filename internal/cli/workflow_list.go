@@ -95,10 +95,14 @@ func printRunsTable(w io.Writer, runs []*workflow.Run, now time.Time) error {
 }
 
 // runStatusText is a run's status, "pending (held)" for a run held back
-// by its tenant's limit.
+// by its tenant's limit, "pending (rate-limited)" for one waiting for its
+// tenant's rate.
 func runStatusText(run *workflow.Run) string {
-	if run.Held != "" && run.Status == workflow.StatusPending {
-		return string(run.Status) + " (held)"
+	switch {
+	case run.Status != workflow.StatusPending || run.Held == "":
+		return string(run.Status)
+	case run.Held == workflow.HeldTenantRate:
+		return string(run.Status) + " (rate-limited)"
 	}
-	return string(run.Status)
+	return string(run.Status) + " (held)"
 }
