@@ -63,9 +63,12 @@ type DefineOpts struct {
 	// over the rate starts later, when its tenant's next token comes; it
 	// never fails for it, and holds no worker meanwhile: its job waits as
 	// River's available, fetched in its tenant's turn once a token is
-	// there. A run without a tenant is not rated. The tokens live in
-	// tributary_tenant_rates, taken in the same transaction as the fetch
-	// that starts the attempts (internal/engine/fair_fetch.go).
+	// there; GetRun shows it waiting (Run.Held HeldTenantRate) and Tenants
+	// counts it (Tenant.RateLimited). A run without a tenant is not rated.
+	// An operator may set another rate for one tenant
+	// (Client.SetTenantRate). The tokens live in tributary_tenant_rates,
+	// taken in the same transaction as the fetch that starts the attempts
+	// (internal/engine/fair_rates.go; see tenant_rate.go).
 	//
 	// Defaults to the zero Rate: no rate limit.
 	TenantRate Rate
