@@ -81,14 +81,16 @@ ON CONFLICT (workflow_type, tenant) DO UPDATE SET max_running = excluded.max_run
 	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, queue, count(*) AS n
 	FROM {s}river_job WHERE state = 'available' AND args ? 'tenant' AND kind LIKE 'workflow:%'
 	GROUP BY 1, 2, 3
+), ready_pairs AS (
+	SELECT workflow_type, tenant, sum(n)::bigint AS n FROM ready GROUP BY 1, 2
 ), pairs AS (
 	SELECT workflow_type, tenant FROM running
-	UNION SELECT workflow_type, tenant FROM ready
+	UNION SELECT workflow_type, tenant FROM ready_pairs
 	UNION SELECT workflow_type, tenant FROM {s}tributary_tenant_limits
 	UNION SELECT workflow_type, tenant FROM {s}tributary_tenant_rate_overrides
 ), standing AS (
 	SELECT p.workflow_type, p.tenant, coalesce(r.n, 0) AS running,
-		coalesce((SELECT sum(q.n) FROM ready q WHERE q.workflow_type = p.workflow_type AND q.tenant = p.tenant), 0)::bigint AS ready,
+		coalesce(rd.n, 0) AS ready,
 		coalesce(tl.max_running, 0) AS type_limit, coalesce(l.max_running, 0) AS tenant_limit,
 		tl.max_running IS NOT NULL AND coalesce(r.n, 0) >= coalesce(l.max_running, tl.max_running) AS at_limit,
 		coalesce(tr.rate_limit, 0) AS type_rate_limit, coalesce(tr.per, '') AS type_rate_per,
@@ -97,17 +99,20 @@ ON CONFLICT (workflow_type, tenant) DO UPDATE SET max_running = excluded.max_run
 		coalesce(o.per_second, tr.per_second) AS per_second
 	FROM pairs p
 	LEFT JOIN running r USING (workflow_type, tenant)
+	LEFT JOIN ready_pairs rd USING (workflow_type, tenant)
 	LEFT JOIN {s}tributary_tenant_limits l USING (workflow_type, tenant)
 	LEFT JOIN type_limits tl USING (workflow_type)
 	LEFT JOIN type_rates tr USING (workflow_type)
 	LEFT JOIN {s}tributary_tenant_rate_overrides o USING (workflow_type, tenant)
 	LEFT JOIN {s}tributary_tenant_rates b ON b.job_kind = 'workflow:' || p.workflow_type AND b.tenant = p.tenant
 	WHERE ($2 = '' OR p.workflow_type = $2) AND ($3 = '' OR p.tenant = $3)
+), waits AS (
+	SELECT s.workflow_type, s.tenant, sum(greatest(0, q.n - greatest(floor(s.tokens), 0)))::bigint AS n
+	FROM standing s JOIN ready q USING (workflow_type, tenant)
+	WHERE NOT s.at_limit AND s.tokens IS NOT NULL
+	GROUP BY 1, 2
 ), judged AS (
-	SELECT s.*, CASE WHEN s.at_limit OR s.tokens IS NULL THEN 0 ELSE coalesce((
-		SELECT sum(greatest(0, q.n - greatest(floor(s.tokens), 0))) FROM ready q
-		WHERE q.workflow_type = s.workflow_type AND q.tenant = s.tenant), 0) END::bigint AS rate_limited
-	FROM standing s
+	SELECT s.*, coalesce(w.n, 0) AS rate_limited FROM standing s LEFT JOIN waits w USING (workflow_type, tenant)
 )
 SELECT workflow_type, tenant, running, CASE WHEN at_limit THEN ready ELSE 0 END,
 	type_limit, tenant_limit, CASE WHEN at_limit THEN 0 ELSE ready - rate_limited END, rate_limited,
