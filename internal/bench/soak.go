@@ -95,10 +95,14 @@ type SoakSample struct {
 	// LagP50 and LagP99 are how late those slots' runs started.
 	LagP50 time.Duration `json:"lag_p50"`
 	LagP99 time.Duration `json:"lag_p99"`
-	// HeapBytes is the client process's live heap after a GC; Goroutines
-	// its goroutines.
-	HeapBytes  uint64 `json:"heap_bytes"`
-	Goroutines int    `json:"goroutines"`
+	// HeapBytes is the client process's live heap after a GC at its
+	// lowest since the sample before (read every soakHeapEvery), what a
+	// leak raises; HeapPeakBytes at its highest, which is what was in
+	// flight at a read (a minute's slots being started) as much as what
+	// is kept. Goroutines are its goroutines at the sample.
+	HeapBytes     uint64 `json:"heap_bytes"`
+	HeapPeakBytes uint64 `json:"heap_peak_bytes"`
+	Goroutines    int    `json:"goroutines"`
 	// Runs, Steps and Jobs are the rows of workflow_runs, step_runs and
 	// river_job; DeadTuples their dead tuples (pg_stat_user_tables).
 	Runs       int `json:"runs"`
@@ -242,13 +246,14 @@ func RunSoak(ctx context.Context, admin *pgxpool.Pool, config *SoakConfig, progr
 
 	begin := time.Now()
 	last := begin
+	heap := &heapReads{}
 	for time.Since(begin) < c.Duration {
 		select {
 		case <-ctx.Done():
 			stopLoad()
 			load.Wait()
 			return nil, ctx.Err()
-		case <-time.After(min(c.Sample, c.Duration-time.Since(begin))):
+		case <-heap.until(ctx, min(c.Sample, c.Duration-time.Since(begin))):
 		}
 		now := time.Now()
 		sample, err := soakSample(ctx, s, last, now)
@@ -257,6 +262,7 @@ func RunSoak(ctx context.Context, admin *pgxpool.Pool, config *SoakConfig, progr
 			load.Wait()
 			return nil, err
 		}
+		sample.HeapBytes, sample.HeapPeakBytes = heap.take(sample.HeapBytes)
 		sample.At = now.Sub(begin).Round(time.Second)
 		if c.ProfileDir != "" {
 			if err := writeHeapProfile(filepath.Join(c.ProfileDir, "heap-"+sample.At.String()+".pprof")); err != nil {
@@ -282,6 +288,64 @@ func RunSoak(ctx context.Context, admin *pgxpool.Pool, config *SoakConfig, progr
 	res.Started, res.Failed = int(started.Load()), int(failed.Load())
 	res.check(c.Duration / 6)
 	return res, nil
+}
+
+// soakHeapEvery is how often the soak reads the client's live heap
+// between samples. A sample taken at one moment measured whatever was in
+// flight then: a sample that fell on the minute's slots being started read
+// about 1 MiB more than one a few seconds later, and the samples' moments
+// drift across the minute.
+const soakHeapEvery = 5 * time.Second
+
+// heapReads keeps the lowest and highest live heap read since the last
+// take.
+type heapReads struct {
+	low, high uint64
+}
+
+// until returns a channel that is closed after d, reading the live heap
+// every soakHeapEvery until then, or until ctx ends.
+func (h *heapReads) until(ctx context.Context, d time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		end := time.Now().Add(d)
+		for wait := time.Until(end); wait > 0; wait = time.Until(end) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(min(wait, soakHeapEvery)):
+			}
+			if time.Now().Before(end) {
+				h.add(liveHeap())
+			}
+		}
+	}()
+	return done
+}
+
+func (h *heapReads) add(bytes uint64) {
+	if h.low == 0 || bytes < h.low {
+		h.low = bytes
+	}
+	h.high = max(h.high, bytes)
+}
+
+// take adds the sample's own read and returns the lowest and highest
+// reads since the last take.
+func (h *heapReads) take(atSample uint64) (low, high uint64) {
+	h.add(atSample)
+	low, high = h.low, h.high
+	*h = heapReads{}
+	return low, high
+}
+
+// liveHeap is the process's live heap after a GC.
+func liveHeap() uint64 {
+	runtime.GC()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	return mem.HeapAlloc
 }
 
 // writeHeapProfile writes the heap profile (after the GC soakSample ran)
@@ -324,10 +388,7 @@ func soakSample(ctx context.Context, s *scratch, from, to time.Time) (*SoakSampl
 	if p99 != nil {
 		sample.LagP99 = time.Duration(*p99 * float64(time.Second))
 	}
-	runtime.GC()
-	var mem runtime.MemStats
-	runtime.ReadMemStats(&mem)
-	sample.HeapBytes, sample.Goroutines = mem.HeapAlloc, runtime.NumGoroutine()
+	sample.HeapBytes, sample.Goroutines = liveHeap(), runtime.NumGoroutine()
 	return sample, nil
 }
 

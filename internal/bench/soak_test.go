@@ -35,6 +35,8 @@ func TestSoakShort(t *testing.T) {
 	require.Positive(t, res.Started)
 	require.Zero(t, res.Failed, "starts, signals or runs failed")
 	for _, s := range res.Samples {
+		require.Positive(t, s.HeapBytes)
+		require.LessOrEqual(t, s.HeapBytes, s.HeapPeakBytes, "the lowest heap of a sample's interval is not above its highest")
 		t.Logf("%s: %.1f runs/s, %d slots (lag p50 %s, p99 %s), heap %s, %d goroutines, rows: %d runs, %d steps, %d jobs, %d dead tuples",
 			s.At, s.RunsPerSecond, s.Slots, s.LagP50.Round(time.Millisecond), s.LagP99.Round(time.Millisecond), FormatBytes(s.HeapBytes),
 			s.Goroutines, s.Runs, s.Steps, s.Jobs, s.DeadTuples)
@@ -114,4 +116,22 @@ func TestSoakChecks(t *testing.T) {
 		}
 	})
 	require.Empty(t, failed(noisy))
+}
+
+// TestHeapReads: a sample's heap is the lowest and the highest read since
+// the sample before, its own read included.
+func TestHeapReads(t *testing.T) {
+	t.Parallel()
+
+	var h heapReads
+	h.add(9 << 20)
+	h.add(7 << 20)
+	h.add(8 << 20)
+	low, high := h.take(10 << 20)
+	require.Equal(t, uint64(7<<20), low)
+	require.Equal(t, uint64(10<<20), high)
+	// The next sample starts afresh.
+	low, high = h.take(6 << 20)
+	require.Equal(t, uint64(6<<20), low)
+	require.Equal(t, uint64(6<<20), high)
 }

@@ -27,9 +27,11 @@ func newBenchSoakCommand(env *Env) *cobra.Command {
 		owners. Finished runs and River's finished jobs are kept for --retention, and the retention runs
 		every quarter of it, so that both delete while the load runs. Every --sample it prints the runs
 		completed per second, the slots fired and how late their runs started (p50, p99), the client's
-		live heap and goroutines, and the rows of workflow_runs, step_runs and river_job and their dead
+		live heap after a GC (its lowest and its highest since the sample before, read every 5 s: a leak
+		raises the lowest, while the highest also holds what was in flight, such as a minute's slots
+		being started) and goroutines, and the rows of workflow_runs, step_runs and river_job and their dead
 		tuples. At the end it judges the curves from the end of the warm-up (a sixth of the run, while the
-		retention window fills) to the end: the heap, the goroutines and the tables' rows must not grow by
+		retention window fills) to the end: the heap (its lowest), the goroutines and the tables' rows must not grow by
 		more than 10 %, the throughput not move by more than 10 %, the slots' median lag not grow by more
 		than 10 % and 100 ms, and the dead tuples stay bounded (autovacuum keeps up); it exits with status
 		1 when one of these fails. It runs on a
@@ -95,10 +97,10 @@ func printBenchSoakTable(w io.Writer, res *bench.SoakResult) error {
 	fmt.Fprintf(w, "%s of %d runs/s and %d every-minute schedules (%d owners), retention %s, %d workers: %d runs started, %d failed\n\n",
 		c.Duration, c.Rate, c.Schedules, c.Owners, c.Retention, c.Workers, res.Started, res.Failed)
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(table, "AT\tRUNS/S\tSLOTS\tLAG P50\tLAG P99\tHEAP\tGOROUTINES\tRUNS\tSTEPS\tJOBS\tDEAD TUPLES")
+	fmt.Fprintln(table, "AT\tRUNS/S\tSLOTS\tLAG P50\tLAG P99\tHEAP (LOW / PEAK)\tGOROUTINES\tRUNS\tSTEPS\tJOBS\tDEAD TUPLES")
 	for _, s := range res.Samples {
-		fmt.Fprintf(table, "%s\t%.1f\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.At, s.RunsPerSecond, s.Slots,
-			s.LagP50.Round(time.Millisecond), s.LagP99.Round(time.Millisecond), bench.FormatBytes(s.HeapBytes), s.Goroutines,
+		fmt.Fprintf(table, "%s\t%.1f\t%d\t%s\t%s\t%s / %s\t%d\t%d\t%d\t%d\t%d\n", s.At, s.RunsPerSecond, s.Slots,
+			s.LagP50.Round(time.Millisecond), s.LagP99.Round(time.Millisecond), bench.FormatBytes(s.HeapBytes), bench.FormatBytes(s.HeapPeakBytes), s.Goroutines,
 			s.Runs, s.Steps, s.Jobs, s.DeadTuples)
 	}
 	if err := table.Flush(); err != nil {
