@@ -19,15 +19,18 @@ import (
 )
 
 // serviceMetrics are the metrics of the Grafana dashboard that tributary
-// serve does not serve: the services that run workflow code report them
-// (through the tributaryotel middleware), and grant denials appear with the
-// first denial. TestGrafanaMetricsScraped sees them all.
+// serve does not serve from the start: the services that run workflow code
+// report them (through the tributaryotel middleware), grant denials appear
+// with the first denial, and held runs with the first held run.
+// TestGrafanaMetricsScraped sees them all.
 var serviceMetrics = []string{
 	"tributary_workflow_step_executions_total",
 	"tributary_workflow_step_replays_total",
 	"tributary_workflow_step_duration_seconds_bucket",
 	"tributary_workflow_timer_lateness_seconds_bucket",
+	"tributary_workflow_attempt_wait_seconds_bucket",
 	"tributary_schedule_grant_denials_total",
+	"tributary_runs_held",
 }
 
 // dashboardMetrics are the metric names the Grafana dashboard queries.
@@ -44,7 +47,8 @@ func dashboardMetrics(t *testing.T) []string {
 // TestGrafanaMetricsScraped runs what a service does, with the
 // tributaryotel middleware and a schedule client on serve's Prometheus
 // exporter: a workflow with a step and a short sleep, replayed after it,
-// and a schedule whose grant is revoked. Every metric the Grafana dashboard
+// a schedule whose grant is revoked, and a tenant's second run held back
+// by its rate. Every metric the Grafana dashboard
 // queries must then be in the scrape, under the name the dashboard uses.
 func TestGrafanaMetricsScraped(t *testing.T) {
 	t.Parallel()
@@ -65,10 +69,14 @@ func TestGrafanaMetricsScraped(t *testing.T) {
 		}
 		return n, nil
 	}, nil)
+	// One attempt an hour for each tenant: a tenant's second run waits for
+	// its rate, held back.
+	rated := workflow.Define("grafana_rated", func(workflow.Context, struct{}) (int, error) { return 1, nil },
+		&workflow.DefineOpts{TenantRate: workflow.Rate{Limit: 1, Per: time.Hour}})
 	var sc *schedule.Client
 	wf := startWorkingClient(ctx, t, db, &workflow.Config{
 		Middleware: []workflow.Middleware{tributaryotel.NewMiddleware(&tributaryotel.MiddlewareConfig{MeterProvider: metrics.Provider})},
-		Workflows:  []workflow.Registrable{napper},
+		Workflows:  []workflow.Registrable{napper, rated},
 	}, func(wf *workflow.Client) (err error) {
 		sc, err = schedule.New(wf, &schedule.Config{MeterProvider: metrics.Provider})
 		return err
@@ -81,6 +89,11 @@ func TestGrafanaMetricsScraped(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Result(ctx)
 	require.NoError(t, err)
+
+	for range 2 {
+		_, err = rated.Start(ctx, wf, struct{}{}, &workflow.StartOpts{Tenant: "acme"})
+		require.NoError(t, err)
+	}
 
 	grant, err := sc.CreateGrant(ctx, &schedule.GrantParams{Subject: "bot", Scopes: []string{schedule.ScopeExecute("grafana_napper")}})
 	require.NoError(t, err)
@@ -102,12 +115,13 @@ func TestGrafanaMetricsScraped(t *testing.T) {
 	events, unsubscribe := wf.River().Subscribe(river.EventKindJobCompleted)
 	defer unsubscribe()
 	for body := scrape(); !strings.Contains(body, "\ntributary_schedule_grant_denials_total{") ||
-		!strings.Contains(body, "\ntributary_schedule_fire_delay_seconds_bucket{"); body = scrape() {
+		!strings.Contains(body, "\ntributary_schedule_fire_delay_seconds_bucket{") ||
+		!strings.Contains(body, "\ntributary_runs_held{"); body = scrape() {
 		select {
 		case <-events:
 		case <-ctx.Done():
 			runs, _ := sc.History(context.Background(), schedule.ByID(s.ID), nil)
-			t.Fatalf("no grant denial or fire delay was recorded within 60s; the denied schedule's runs: %v", runs)
+			t.Fatalf("no grant denial, fire delay or held run was recorded within 60s; the denied schedule's runs: %v", runs)
 		}
 	}
 
