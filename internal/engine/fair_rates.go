@@ -117,7 +117,12 @@ type pilotRates struct {
 	kinds     []string
 	perSecond []float64
 	burst     []float64
-	every     time.Duration // the time a token takes at the fastest rate, at least minRateFetchWait
+	// every is the time a token takes at the kinds' fastest rate, at
+	// least minRateFetchWait: how long after a fetch that left rated runs
+	// for want of tokens the pilot fetches again. A tenant's own rate
+	// faster than that (tributary_tenant_rate_overrides) is not known
+	// here, so such a tenant is served only as fast as the fetches come.
+	every time.Duration
 }
 
 // minRateFetchWait bounds how often a pilot wakes its queues' producers
