@@ -72,12 +72,10 @@ func (r Rate) engine() engine.TenantRate {
 // but applies only once the type has one, as SetTenantLimit's limits do.
 // Rate.Per is kept to the microsecond.
 //
-// The rate is a bound, never exceeded. A rate faster than the type's is
-// reached only as fast as the working clients fetch: a client that left
-// rated runs for want of tokens fetches again after its types' fastest
-// rate's token time, River's poll or the next run started, whichever
-// comes first, and each fetch starts at most the tenant's bucket (a tenth
-// of a second's worth).
+// The rate is a bound, never exceeded. A working client that left rated
+// runs for want of tokens fetches again when the soonest of their next
+// tokens comes, at each tenant's own rate (at most every 20 ms), so a rate
+// faster than the type's is kept as closely as the type's.
 //
 // Bad input is a *ValidationError naming the argument (name, tenant,
 // rate.Limit, rate.Per), and nothing is written.

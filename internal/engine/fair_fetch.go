@@ -145,13 +145,14 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 	cursor := fs.cursor
 	fs.mu.Unlock()
 
-	ids, served, err := p.fetchFair(ctx, texts, params, cursor)
+	got, err := p.fetchFair(ctx, texts, params, cursor)
 	if err != nil {
 		return nil, fmt.Errorf("tributary: fetch jobs of queue %q in fair turns: %w", params.Queue, err)
 	}
+	ids := got.ids
 
 	fs.mu.Lock()
-	fs.cursor = served
+	fs.cursor = got.served
 	fs.mu.Unlock()
 
 	if len(ids) == 0 {
@@ -167,9 +168,9 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs}, nil
 }
 
-// fetchFair runs the fair fetch from cursor and returns the ids of the
-// jobs it started and the tenant its turns ended on. It is one batch, sent
-// in one round trip: the transaction's planner settings (fairPlanSQL),
+// fetchFair runs the fair fetch from cursor and returns what it fetched:
+// the ids of the jobs it started and the tenant its turns ended on. It is
+// one batch, sent in one round trip: the transaction's planner settings (fairPlanSQL),
 // then, with tenant limits for some of the client's kinds, the advisory
 // locks of the limited kinds it may fetch (so that racing producers on any
 // client count each other's starts), then the fetch with its limits and
@@ -179,7 +180,7 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 // When it started fewer jobs than it was asked for, it arms a fetch for
 // when the next token comes (rates), and marks the queue for a fetch when
 // a limited attempt ends (limits).
-func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdriver.JobGetAvailableParams, cursor string) (ids []int64, served string, err error) {
+func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdriver.JobGetAvailableParams, cursor string) (*fetched, error) {
 	args := []any{params.Queue, cursor, params.MaxToLock, params.Now,
 		params.ClientID, params.MaxAttemptedBy, params.MaxToLock * fairPlainWindow, params.Kind}
 	rated, limited := len(p.rates.kinds) > 0, len(p.limits.kinds) > 0
@@ -206,87 +207,105 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 	} = p.pool
 	var tx pgx.Tx
 	if rated {
+		var err error
 		if tx, err = p.pool.Begin(ctx); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit, a no-op
 		db = tx
 	}
-	ids, served, taken, err := p.readFetch(db.SendBatch(ctx, batch), batch.Len()-1)
+	got, err := p.readFetch(db.SendBatch(ctx, batch), batch.Len()-1)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 
 	if rated {
-		if err := p.takeTokensTx(ctx, tx, texts, taken); err != nil {
-			return nil, "", err
+		if err := p.takeTokensTx(ctx, tx, texts, got.taken); err != nil {
+			return nil, err
 		}
 		if err := tx.Commit(ctx); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 	}
-	if len(ids) < params.MaxToLock {
-		if rated {
-			p.armFetch(params.Queue, params.Schema, p.rates.every)
+	if len(got.ids) < params.MaxToLock {
+		if got.nextToken != nil {
+			p.armFetch(params.Queue, params.Schema, max(*got.nextToken, minRateFetchWait))
 		}
 		if limited {
 			p.limits.markShort(params.Queue)
 		}
 	}
-	return ids, served, nil
+	return got, nil
+}
+
+// fetched is what a fair fetch returned.
+type fetched struct {
+	ids    []int64 // the jobs started
+	served string  // the tenant at the furthest place in the rotation served (or looked at, by a short fetch)
+	// taken counts the attempts started of each rated (kind, tenant) pair.
+	taken map[[2]string]float64
+	// nextToken is how long until the soonest next token of the rated
+	// pairs a short fetch left candidates of out for want of tokens; nil
+	// when it left none out so.
+	nextToken *time.Duration
 }
 
 // readFetch reads the results of a fair fetch's batch: settings statements
 // before the fetch, then the fetch's rows (scanFetched), and closes them.
-func (p *pilot) readFetch(results pgx.BatchResults, settings int) (ids []int64, served string, taken map[[2]string]float64, err error) {
+func (p *pilot) readFetch(results pgx.BatchResults, settings int) (*fetched, error) {
 	defer results.Close()
 	for range settings {
 		if _, err := results.Exec(); err != nil {
-			return nil, "", nil, fmt.Errorf("prepare the fetch (planner settings, tenant limits' locks): %w", err)
+			return nil, fmt.Errorf("prepare the fetch (planner settings, tenant limits' locks): %w", err)
 		}
 	}
 	rows, err := results.Query()
 	if err != nil {
-		return nil, "", nil, err
+		return nil, err
 	}
-	if ids, served, taken, err = scanFetched(rows, p.rates.byKind); err != nil {
-		return nil, "", nil, err
+	got, err := scanFetched(rows, p.rates.byKind)
+	if err != nil {
+		return nil, err
 	}
-	return ids, served, taken, results.Close()
+	return got, results.Close()
 }
 
-// scanFetched reads the fair fetch's rows: the ids of the jobs started,
-// the tenant at the furthest place in the rotation served (or looked at, by
-// a fetch that started fewer than it was asked for), and how many
-// attempts of each rated (kind, tenant) pair of rated were started.
-func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (ids []int64, served string, taken map[[2]string]float64, err error) {
+// scanFetched reads the fair fetch's rows: a row per job started, and for
+// a fetch that started fewer than it was asked for one more, with a NULL
+// id, for the last place its rotation looked at and the next token.
+func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (*fetched, error) {
 	defer rows.Close()
 	var last int64 // the furthest place in the rotation served
-	taken = map[[2]string]float64{}
+	got := &fetched{taken: map[[2]string]float64{}}
 	for rows.Next() {
 		var (
-			id     *int64 // NULL for the last place of a short fetch's rotation
-			tenant *string
-			pos    int64
-			kind   string
+			id        *int64 // NULL for the last place of a short fetch's rotation
+			tenant    *string
+			pos       int64
+			kind      string
+			nextToken *float64
 		)
-		if err := rows.Scan(&id, &tenant, &pos, &kind); err != nil {
-			return nil, "", nil, err
+		if err := rows.Scan(&id, &tenant, &pos, &kind, &nextToken); err != nil {
+			return nil, err
 		}
 		if id != nil {
-			ids = append(ids, *id)
+			got.ids = append(got.ids, *id)
 		}
 		if pos > last {
-			last, served = pos, ""
+			last, got.served = pos, ""
 			if tenant != nil {
-				served = *tenant
+				got.served = *tenant
 			}
 		}
-		if _, ok := rated[kind]; ok && tenant != nil {
-			taken[[2]string{kind, *tenant}]++
+		if _, ok := rated[kind]; ok && tenant != nil && id != nil {
+			got.taken[[2]string{kind, *tenant}]++
+		}
+		if nextToken != nil {
+			wait := time.Duration(*nextToken * float64(time.Second))
+			got.nextToken = &wait
 		}
 	}
-	return ids, served, taken, rows.Err()
+	return got, rows.Err()
 }
 
 // controlled reports whether some kind of the client has a tenant limit or
@@ -350,13 +369,14 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 // with the rates of $9 (job kinds), $10 (tokens a second) and $11 (bucket
 // sizes) and the limits as $12 to $14, which may be empty.
 //
-// For rates, rates lists them, buckets creates and locks the bucket of
-// each rated (kind, tenant) pair among the candidates (a new bucket holds
-// one token, so that a tenant's first second starts no more than the rate
-// and one; ON CONFLICT DO UPDATE locks an existing one without changing
-// it), allowance is each pair's whole tokens after the refill, and a
-// candidate of a pair beyond them is left out. The caller takes the tokens
-// of what was started (takeTokensSQL) in the same transaction.
+// For rates (fairRatesCTEs, fair_rates.go), buckets creates, or locks and
+// refills to now, the bucket of each rated (kind, tenant) pair among the
+// candidates, allowance is each pair's whole tokens, and a candidate of a
+// pair beyond them is left out. The caller takes the tokens of what was
+// started (takeTokensSQL) in the same transaction. A fetch that started
+// fewer than $3 returns, in its last row's next_token_s, how long until
+// the first of the pairs it left out for want of tokens has one
+// (fairNextToken), NULL when it left none out so.
 //
 // For limits, headroom is, for each limited (kind, tenant) pair among the
 // candidates, its limit (the tenant's own, tributary_tenant_limits, else
@@ -369,11 +389,12 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 // "tenant_limit", "tenant": …, "limit": …}, written once per job (again
 // only when the limit changed), and removed when the job is fetched.
 var (
-	fairFetchSQL        = strings.NewReplacer("{controls}", "", "{allowed}", "", "{unmark}", "").Replace(fairFetchTemplate)
+	fairFetchSQL = strings.NewReplacer("{controls}", "", "{allowed}", "", "{unmark}", "",
+		"{nextToken}", "NULL").Replace(fairFetchTemplate)
 	fairFetchLimitedSQL = strings.NewReplacer("{controls}", limitsCTEs(9), "{allowed}", "\n        WHERE"+fairWithinLimit,
-		"{unmark}", fairUnmark).Replace(fairFetchTemplate)
+		"{unmark}", fairUnmark, "{nextToken}", "NULL").Replace(fairFetchTemplate)
 	fairFetchRatedSQL = strings.NewReplacer("{controls}", fairRatesCTEs+limitsCTEs(12), "{allowed}", fairAllowedFilter,
-		"{unmark}", fairUnmark).Replace(fairFetchTemplate)
+		"{unmark}", fairUnmark, "{nextToken}", fairNextToken).Replace(fairFetchTemplate)
 )
 
 // limitsCTEs are fairLimitsCTEs with the limits' parameters numbered
@@ -585,7 +606,7 @@ FROM locked
 WHERE river_job.id = locked.id
 RETURNING river_job.id, river_job.args->>'tenant' AS tenant, locked.pos, river_job.kind
 )
-SELECT id, tenant, pos, kind FROM started
+SELECT id, tenant, pos, kind, NULL::float8 AS next_token_s FROM started
 UNION ALL
-SELECT NULL, r.tenant, r.pos, '' FROM (SELECT tenant, pos FROM rotation ORDER BY pos DESC LIMIT 1) r
+SELECT NULL, r.tenant, r.pos, '', {nextToken} FROM (SELECT tenant, pos FROM rotation ORDER BY pos DESC LIMIT 1) r
 WHERE (SELECT count(*) FROM started) < $3`

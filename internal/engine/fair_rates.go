@@ -51,12 +51,20 @@ buckets AS (
     ON CONFLICT (job_kind, tenant) DO UPDATE
     SET tokens = least(excluded.burst, b.tokens + extract(epoch FROM now() - b.at) * excluded.per_second),
         at = now(), per_second = excluded.per_second, burst = excluded.burst
-    RETURNING b.job_kind, b.tenant, b.tokens
+    RETURNING b.job_kind, b.tenant, b.tokens, b.per_second
 ),
 allowance AS (
     SELECT job_kind AS kind, tenant, floor(tokens) AS n FROM buckets
 ),
 `
+
+// fairNextToken is, for a rated fair fetch, the seconds until the soonest
+// next token among the pairs it left candidates of out for want of tokens
+// (NULL for none): the take subtracts whole tokens, so a bucket's next
+// whole token comes when its fraction has grown to one, at its own rate
+// (the tenant's, when an operator set one).
+const fairNextToken = `(SELECT min((floor(b.tokens) + 1 - b.tokens) / b.per_second) FROM buckets b
+    WHERE EXISTS (SELECT 1 FROM keyed k WHERE k.kind = b.job_kind AND k.tenant = b.tenant AND k.kind_rank > floor(b.tokens)))`
 
 // takeTokensSQL takes the tokens of the attempts a rated fair fetch
 // started: per pair ($1 kinds, $2 tenants, $3 attempts started), what was
@@ -104,11 +112,7 @@ func (d *Driver) SetTenantRates(rates map[string]TenantRate) {
 		p.rates.kinds = append(p.rates.kinds, kind)
 		p.rates.perSecond = append(p.rates.perSecond, r.PerSecond)
 		p.rates.burst = append(p.rates.burst, r.Burst)
-		if p.rates.every == 0 || time.Duration(float64(time.Second)/r.PerSecond) < p.rates.every {
-			p.rates.every = time.Duration(float64(time.Second) / r.PerSecond)
-		}
 	}
-	p.rates.every = max(p.rates.every, minRateFetchWait)
 }
 
 // pilotRates are the tenant rates of a pilot, as the fetch passes them.
@@ -117,16 +121,13 @@ type pilotRates struct {
 	kinds     []string
 	perSecond []float64
 	burst     []float64
-	// every is the time a token takes at the kinds' fastest rate, at
-	// least minRateFetchWait: how long after a fetch that left rated runs
-	// for want of tokens the pilot fetches again. A tenant's own rate
-	// faster than that (tributary_tenant_rate_overrides) is not known
-	// here, so such a tenant is served only as fast as the fetches come.
-	every time.Duration
 }
 
 // minRateFetchWait bounds how often a pilot wakes its queues' producers
-// for rated tenants' tokens.
+// for rated tenants' tokens. A fetch that left rated runs out for want of
+// tokens fetches again when the soonest of their next tokens comes
+// (fairNextToken), at each tenant's own rate where an operator set one,
+// and not sooner than this.
 const minRateFetchWait = 20 * time.Millisecond
 
 // The statements of an operator's rates for tenants (migration 019), and
