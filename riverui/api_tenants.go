@@ -132,8 +132,16 @@ func (h *Handler) deleteTenantLimit(w http.ResponseWriter, r *http.Request) {
 // setTenantLimit sets the limit of the path's {type} and {tenant} and
 // answers the tenant.
 func (h *Handler) setTenantLimit(w http.ResponseWriter, r *http.Request, maxRunning int) error {
+	return h.setTenant(w, r, func(ctx context.Context, typ, tenant string) error {
+		return h.wf.SetTenantLimit(ctx, typ, tenant, maxRunning)
+	})
+}
+
+// setTenant applies set (a limit or a rate) to the path's {type} and
+// {tenant} and answers the tenant as it then stands.
+func (h *Handler) setTenant(w http.ResponseWriter, r *http.Request, set func(ctx context.Context, typ, tenant string) error) error {
 	typ, tenant := r.PathValue("type"), r.PathValue("tenant")
-	if err := typeField(h.wf.SetTenantLimit(r.Context(), typ, tenant, maxRunning)); err != nil {
+	if err := typeField(set(r.Context(), typ, tenant)); err != nil {
 		return err
 	}
 	t, err := tenantOf(r.Context(), h.wf, typ, tenant)
@@ -200,16 +208,9 @@ func (h *Handler) deleteTenantRate(w http.ResponseWriter, r *http.Request) {
 // setTenantRate sets the rate of the path's {type} and {tenant} and
 // answers the tenant.
 func (h *Handler) setTenantRate(w http.ResponseWriter, r *http.Request, rate workflow.Rate) error {
-	typ, tenant := r.PathValue("type"), r.PathValue("tenant")
-	if err := typeField(h.wf.SetTenantRate(r.Context(), typ, tenant, rate)); err != nil {
-		return err
-	}
-	t, err := tenantOf(r.Context(), h.wf, typ, tenant)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, tenantWire(t))
-	return nil
+	return h.setTenant(w, r, func(ctx context.Context, typ, tenant string) error {
+		return h.wf.SetTenantRate(ctx, typ, tenant, rate)
+	})
 }
 
 // typeField names the workflow type of a tenant's limit or rate "type",
