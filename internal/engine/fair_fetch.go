@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
+	"github.com/riverqueue/river/rivershared/uniquestates"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Fair turns across tenants.
@@ -149,23 +152,14 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 	if err != nil {
 		return nil, fmt.Errorf("tributary: fetch jobs of queue %q in fair turns: %w", params.Queue, err)
 	}
-	ids := got.ids
 
 	fs.mu.Lock()
 	fs.cursor = got.served
 	fs.mu.Unlock()
 
-	if len(ids) == 0 {
-		return &riverdriver.JobGetAvailableResult{}, nil
-	}
 	// The jobs are running and this producer's from here on, as after
-	// River's own fetch: nothing else changes them before River reads them
-	// but a cancellation's metadata, which River reads along.
-	jobs, err := exec.JobGetByIDMany(ctx, &riverdriver.JobGetByIDManyParams{ID: ids, Schema: params.Schema})
-	if err != nil {
-		return nil, fmt.Errorf("tributary: read the %d jobs fetched from queue %q: %w", len(ids), params.Queue, err)
-	}
-	return &riverdriver.JobGetAvailableResult{Jobs: jobs}, nil
+	// River's own fetch, which returns them as it updated them too.
+	return &riverdriver.JobGetAvailableResult{Jobs: got.jobs}, nil
 }
 
 // fetchFair runs the fair fetch from cursor and returns what it fetched:
@@ -240,7 +234,8 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 
 // fetched is what a fair fetch returned.
 type fetched struct {
-	ids    []int64 // the jobs started
+	jobs   []*rivertype.JobRow // the jobs started, as the fetch left them
+	ids    []int64             // their ids
 	served string  // the tenant at the furthest place in the rotation served (or looked at, by a short fetch)
 	// taken counts the attempts started of each rated (kind, tenant) pair.
 	taken map[[2]string]float64
@@ -284,12 +279,14 @@ func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (*fetched, error) {
 			pos       int64
 			kind      string
 			nextToken *float64
+			job       fetchedJob
 		)
-		if err := rows.Scan(&id, &tenant, &pos, &kind, &nextToken); err != nil {
+		if err := rows.Scan(append([]any{&id, &tenant, &pos, &kind, &nextToken}, job.dest()...)...); err != nil {
 			return nil, err
 		}
 		if id != nil {
 			got.ids = append(got.ids, *id)
+			got.jobs = append(got.jobs, job.row(*id, kind))
 		}
 		if pos > last {
 			last, got.served = pos, ""
@@ -604,9 +601,105 @@ SET state = 'running',
     ){unmark}
 FROM locked
 WHERE river_job.id = locked.id
-RETURNING river_job.id, river_job.args->>'tenant' AS tenant, locked.pos, river_job.kind
+RETURNING river_job.id, river_job.args->>'tenant' AS tenant, locked.pos, river_job.kind,
+    river_job.args, river_job.attempt, river_job.attempted_at, river_job.attempted_by, river_job.created_at,
+    river_job.errors, river_job.finalized_at, river_job.max_attempts, river_job.metadata, river_job.priority,
+    river_job.queue, river_job.state::text AS state, river_job.scheduled_at, river_job.tags, river_job.unique_key,
+    river_job.unique_states
 )
-SELECT id, tenant, pos, kind, NULL::float8 AS next_token_s FROM started
+SELECT id, tenant, pos, kind, NULL::float8 AS next_token_s,
+    args, attempt, attempted_at, attempted_by, created_at, errors, finalized_at, max_attempts, metadata, priority,
+    queue, state, scheduled_at, tags, unique_key, unique_states
+FROM started
 UNION ALL
-SELECT NULL, r.tenant, r.pos, '', {nextToken} FROM (SELECT tenant, pos FROM rotation ORDER BY pos DESC LIMIT 1) r
+SELECT NULL, r.tenant, r.pos, '', {nextToken},
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM (SELECT tenant, pos FROM rotation ORDER BY pos DESC LIMIT 1) r
 WHERE (SELECT count(*) FROM started) < $3`
+
+// fetchedJob is a job's columns as the fair fetch returns them (nullable,
+// for the row of a short fetch's last place).
+type fetchedJob struct {
+	args         []byte
+	attempt      *int16
+	attemptedAt  *time.Time
+	attemptedBy  []string
+	createdAt    *time.Time
+	errors       [][]byte
+	finalizedAt  *time.Time
+	maxAttempts  *int16
+	metadata     []byte
+	priority     *int16
+	queue        *string
+	state        *string
+	scheduledAt  *time.Time
+	tags         []string
+	uniqueKey    []byte
+	uniqueStates pgtype.Bits
+}
+
+func (j *fetchedJob) dest() []any {
+	return []any{&j.args, &j.attempt, &j.attemptedAt, &j.attemptedBy, &j.createdAt, &j.errors, &j.finalizedAt,
+		&j.maxAttempts, &j.metadata, &j.priority, &j.queue, &j.state, &j.scheduledAt, &j.tags, &j.uniqueKey, &j.uniqueStates}
+}
+
+// row is the job as River's driver makes it of the same columns
+// (riverpgxv5's jobRowFromInternalPartial, which JobGetByIDMany uses:
+// times in UTC, attempt errors that cannot be decoded left out), so that
+// River reads a fair fetch's jobs as it reads its own;
+// TestFairFetchRowsAsRiverReadsThem holds the two to each other.
+func (j *fetchedJob) row(id int64, kind string) *rivertype.JobRow {
+	utc := func(t *time.Time) *time.Time {
+		if t == nil {
+			return nil
+		}
+		u := t.UTC()
+		return &u
+	}
+	errs := make([]rivertype.AttemptError, len(j.errors))
+	for i, raw := range j.errors {
+		if err := riverdriver.UnmarshalAttemptError(raw, &errs[i]); err != nil {
+			errs = nil
+			break
+		}
+	}
+	var uniqueStates byte
+	if j.uniqueStates.Valid && len(j.uniqueStates.Bytes) > 0 {
+		uniqueStates = j.uniqueStates.Bytes[0]
+	}
+	deref16 := func(v *int16) int {
+		if v == nil {
+			return 0
+		}
+		return max(int(*v), 0)
+	}
+	job := &rivertype.JobRow{
+		ID:           id,
+		Attempt:      deref16(j.attempt),
+		AttemptedAt:  utc(j.attemptedAt),
+		AttemptedBy:  j.attemptedBy,
+		EncodedArgs:  j.args,
+		Errors:       errs,
+		FinalizedAt:  utc(j.finalizedAt),
+		Kind:         kind,
+		MaxAttempts:  deref16(j.maxAttempts),
+		Metadata:     j.metadata,
+		Priority:     deref16(j.priority),
+		Tags:         j.tags,
+		UniqueKey:    j.uniqueKey,
+		UniqueStates: uniquestates.UniqueBitmaskToStates(uniqueStates),
+	}
+	if j.createdAt != nil {
+		job.CreatedAt = j.createdAt.UTC()
+	}
+	if j.scheduledAt != nil {
+		job.ScheduledAt = j.scheduledAt.UTC()
+	}
+	if j.queue != nil {
+		job.Queue = *j.queue
+	}
+	if j.state != nil {
+		job.State = rivertype.JobState(*j.state)
+	}
+	return job
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/engine"
@@ -123,4 +124,48 @@ func TestFairFetchFewTenants(t *testing.T) {
 		`{"n": 0, "tenant": "big"}`, `{"n": 1, "tenant": "big"}`,
 		`{"n": 50, "tenant": "small"}`, `{"n": 51, "tenant": "small"}`,
 	}, got)
+}
+
+// TestFairFetchRowsAsRiverReadsThem: the jobs a fair fetch returns are
+// the rows River's own read by id gives for the same jobs, field for
+// field, errors, tags, unique states and metadata included, so that River
+// works them as it works the jobs of its own fetch.
+func TestFairFetchRowsAsRiverReadsThem(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	for i, tenant := range []string{"a", "b", "c"} {
+		_, err := db.Pool.Exec(ctx(t), `INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at, priority,
+				attempt, attempted_by, errors, metadata, tags, unique_key, unique_states)
+			VALUES (jsonb_build_object('tenant', $1::text, 'n', $2::int), 'workflow:a', 7, 'default', 'available',
+				'2026-01-01T00:00:00Z'::timestamptz + $2 * interval '1 second', 2, 1, ARRAY['earlier'],
+				ARRAY['{"at": "2026-01-01T00:00:00Z", "attempt": 1, "error": "boom", "trace": "here"}'::jsonb],
+				'{"note": "kept"}', ARRAY['x', 'y'], convert_to($1::text, 'UTF8'), B'11110101')`, tenant, i)
+		require.NoError(t, err)
+	}
+
+	f := newFairFetcher(t, db)
+	res, err := f.pilot.JobGetAvailable(ctx(t), f.driver.GetExecutor(), f.state, &riverdriver.JobGetAvailableParams{
+		ClientID: "fetcher", Kind: []string{"workflow:a"}, MaxAttemptedBy: 100, MaxToLock: 10, Queue: "default", Schema: db.Schema,
+	})
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 3)
+	ids := make([]int64, len(res.Jobs))
+	for i, j := range res.Jobs {
+		ids[i] = j.ID
+	}
+	read, err := f.driver.GetExecutor().JobGetByIDMany(ctx(t), &riverdriver.JobGetByIDManyParams{ID: ids, Schema: db.Schema})
+	require.NoError(t, err)
+	byID := map[int64]any{}
+	for _, j := range read {
+		byID[j.ID] = j
+	}
+	for _, j := range res.Jobs {
+		require.Equal(t, byID[j.ID], j)
+		require.Equal(t, rivertype.JobStateRunning, j.State)
+		require.Equal(t, 2, j.Attempt)
+		require.Equal(t, []string{"earlier", "fetcher"}, j.AttemptedBy)
+		require.Len(t, j.Errors, 1)
+		require.NotEmpty(t, j.UniqueStates)
+	}
 }
