@@ -236,7 +236,7 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 type fetched struct {
 	jobs   []*rivertype.JobRow // the jobs started, as the fetch left them
 	ids    []int64             // their ids
-	served string  // the tenant at the furthest place in the rotation served (or looked at, by a short fetch)
+	served string              // the tenant at the furthest place in the rotation served (or looked at, by a short fetch)
 	// taken counts the attempts started of each rated (kind, tenant) pair.
 	taken map[[2]string]float64
 	// nextToken is how long until the soonest next token of the rated
