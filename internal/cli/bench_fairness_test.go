@@ -12,6 +12,10 @@ import (
 
 func TestBenchFairness(t *testing.T) {
 	t.Parallel()
+	// Its two cases run at once, each with clients and pools of their own:
+	// one at a time with the other tests that hold many connections of the
+	// shared test server (max_connections 100 in CI).
+	testdb.ManyConnections(t)
 
 	// The bench makes schemas of its own: it needs only the server. Four
 	// workers keep its connections few on a shared test server.
