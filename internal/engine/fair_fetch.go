@@ -163,7 +163,7 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 }
 
 // fetchFair runs the fair fetch from cursor and returns what it fetched:
-// the ids of the jobs it started and the tenant its turns ended on. It is
+// the jobs it started and the tenant its turns ended on. It is
 // one batch, sent in one round trip: the transaction's planner settings (fairPlanSQL),
 // then, with tenant limits for some of the client's kinds, the advisory
 // locks of the limited kinds it may fetch (so that racing producers on any
@@ -221,7 +221,7 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 			return nil, err
 		}
 	}
-	if len(got.ids) < params.MaxToLock {
+	if len(got.jobs) < params.MaxToLock {
 		if got.nextToken != nil {
 			p.armFetch(params.Queue, params.Schema, max(*got.nextToken, minRateFetchWait))
 		}
@@ -235,7 +235,6 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 // fetched is what a fair fetch returned.
 type fetched struct {
 	jobs   []*rivertype.JobRow // the jobs started, as the fetch left them
-	ids    []int64             // their ids
 	served string              // the tenant at the furthest place in the rotation served (or looked at, by a short fetch)
 	// taken counts the attempts started of each rated (kind, tenant) pair.
 	taken map[[2]string]float64
@@ -285,7 +284,6 @@ func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (*fetched, error) {
 			return nil, err
 		}
 		if id != nil {
-			got.ids = append(got.ids, *id)
 			got.jobs = append(got.jobs, job.row(*id, kind))
 		}
 		if pos > last {

@@ -46,7 +46,7 @@ func TestRatedFetchNextToken(t *testing.T) {
 
 	// A new bucket holds one token: one run of each tenant starts.
 	got := fetch()
-	require.Len(t, got.ids, 2)
+	require.Len(t, got.jobs, 2)
 	require.NotNil(t, got.nextToken, "runs were left out for want of tokens")
 	require.Positive(t, *got.nextToken)
 	require.LessOrEqual(t, *got.nextToken, time.Second/50, "fast's next token comes at its own rate")
@@ -55,7 +55,7 @@ func TestRatedFetchNextToken(t *testing.T) {
 	_, err = db.Pool.Exec(ctx, `DELETE FROM river_job WHERE state = 'available' AND args->>'tenant' = 'fast'`)
 	require.NoError(t, err)
 	got = fetch()
-	require.Empty(t, got.ids)
+	require.Empty(t, got.jobs)
 	require.NotNil(t, got.nextToken)
 	require.Greater(t, *got.nextToken, 50*time.Second)
 	require.LessOrEqual(t, *got.nextToken, time.Minute)
