@@ -104,8 +104,14 @@ func (c *Client) SetTenantLimitTx(ctx context.Context, tx pgx.Tx, typ, tenant st
 	if err != nil {
 		return fmt.Errorf("workflow: set the limit of tenant %q of %s: %w", tenant, typ, err)
 	}
-	// A limit raised lets ready runs start: their queues' producers fetch
-	// when tx commits.
+	// A limit raised lets ready runs start.
+	return c.notifyTenantQueuesTx(ctx, tx, typ, tenant)
+}
+
+// notifyTenantQueuesTx notifies, when tx commits, the producers of the
+// queues where typ's tenant has runs ready, so that they fetch at once: a
+// tenant's limit or rate raised lets those runs start (sooner).
+func (c *Client) notifyTenantQueuesTx(ctx context.Context, tx pgx.Tx, typ, tenant string) error {
 	queues, err := c.db.TenantReadyQueues(ctx, tx, typ, tenant)
 	if err != nil {
 		return fmt.Errorf("workflow: find the queues of tenant %q of %s: %w", tenant, typ, err)

@@ -104,18 +104,8 @@ func (c *Client) SetTenantRateTx(ctx context.Context, tx pgx.Tx, typ, tenant str
 	if err != nil {
 		return fmt.Errorf("workflow: set the rate of tenant %q of %s: %w", tenant, typ, err)
 	}
-	// A rate raised lets ready runs start sooner: their queues' producers
-	// fetch when tx commits.
-	queues, err := c.db.TenantReadyQueues(ctx, tx, typ, tenant)
-	if err != nil {
-		return fmt.Errorf("workflow: find the queues of tenant %q of %s: %w", tenant, typ, err)
-	}
-	for _, q := range queues {
-		if err := c.jobs.NotifyQueueTx(ctx, tx, q); err != nil {
-			return err
-		}
-	}
-	return nil
+	// A rate raised lets ready runs start sooner.
+	return c.notifyTenantQueuesTx(ctx, tx, typ, tenant)
 }
 
 // checkTenantRate validates the rate of SetTenantRate: the zero Rate, or
