@@ -116,6 +116,34 @@ func (w *fireWorker) Timeout(*river.Job[fireArgs]) time.Duration { return fireTi
 // fireTimeout bounds one firing pass.
 const fireTimeout = 10 * time.Minute
 
+// NextRetry retries a failed pass soon. Its slots are due now, and River's
+// default backoff (1 s, 16 s, 81 s, …) would leave every schedule silent
+// for minutes after a failover that failed two passes in a row. The delay
+// doubles from fireRetryFirst up to fireRetryMax. When the job's attempts
+// (River's default 25, about two minutes at this pace) run out, River
+// discards it, visibly in River UI, and the reconciler fires the slots it
+// left overdue.
+func (w *fireWorker) NextRetry(job *river.Job[fireArgs]) time.Time {
+	return time.Now().Add(fireRetryDelay(job.Attempt))
+}
+
+// fireRetryDelay is the wait before a fire job's next attempt, after its
+// attempt-th failed.
+func fireRetryDelay(attempt int) time.Duration {
+	d := fireRetryFirst
+	for i := 1; i < attempt && d < fireRetryMax; i++ {
+		d *= 2
+	}
+	return min(d, fireRetryMax)
+}
+
+// fireRetryFirst and fireRetryMax bound the waits between a failed pass's
+// attempts.
+const (
+	fireRetryFirst = 250 * time.Millisecond
+	fireRetryMax   = 5 * time.Second
+)
+
 // fireEarlyWait is the longest a fire job worked before its instant waits
 // for it in place; longer, it is snoozed until then.
 const fireEarlyWait = 5 * time.Second
