@@ -237,7 +237,7 @@ type Client struct {
 	foreign            foreignFetches               // see foreign.go
 
 	testFailCompletions atomic.Bool // tests: every completion batch fails, leaving the runs to River's completer
-	testFailPilot       atomic.Bool // tests: River's completer fails too, for jobs whose run is pending completion
+	testFailPilot       atomic.Bool // tests: River's completer fails to complete workflow jobs
 	testIgnoreRepairs   atomic.Bool // tests: the announced repairs are dropped, leaving them to RepairRuns
 
 	works bool // River queues are configured: Start starts River

@@ -179,3 +179,50 @@ func jobState(t *testing.T, db *testdb.DB, jobID int64) string {
 	require.NoError(t, db.Pool.QueryRow(ctxT(t), "SELECT state::text FROM river_job WHERE id = $1", jobID).Scan(&state))
 	return state
 }
+
+// TestSyncCompletionLostToFailover plays what a failover to a standby that
+// had not received the engine's last commits does to a synchronous
+// completion: the run and its job read running again on the new primary,
+// the client has forgotten the completion, and River's completer, which
+// still holds the job, finds it running and completes it without its run.
+// The client must notice and make the job available again, so that the run
+// replays from its memos, instead of leaving it to RepairRuns, which would
+// fail it ("completed outside Tributary").
+func TestSyncCompletionLostToFailover(t *testing.T) {
+	t.Parallel()
+
+	def := pgCrashDef()
+	db := testdb.New(t)
+	config := testConfig(t, db, def)
+	lost := &atomic.Int64{}
+	config.Logger = slog.New(&countingHandler{Handler: config.Logger.Handler(), msg: lostCompletionsMsg, n: lost})
+	c, err := NewClient(db.Pool, config)
+	require.NoError(t, err)
+	c.testFailPilot.Store(true) // River's completer holds the job while the test plays the failover
+	require.NoError(t, c.Start(context.Background()))
+	t.Cleanup(func() { stopClient(t, c) })
+	ctx := ctxT(t)
+
+	h, err := def.Start(ctx, c, 1, nil)
+	require.NoError(t, err)
+	out, err := h.Result(ctx)
+	require.NoError(t, err)
+	require.Zero(t, c.pending.len(), "a synchronous completion is forgotten once committed")
+
+	// The failover takes the completion back.
+	run, err := h.Get(ctx)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, `UPDATE workflow_runs SET status = 'running', output = NULL, finished_at = NULL WHERE id = $1`, h.ID)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, `UPDATE river_job SET state = 'running', finalized_at = NULL WHERE id = $1`, run.JobID)
+	require.NoError(t, err)
+	c.testFailPilot.Store(false)
+
+	run = waitStatus(t, c, h, StatusCompleted)
+	var again pgCrashOut
+	require.NoError(t, json.Unmarshal(run.Output, &again))
+	require.Equal(t, out, again, "replayed from its memos")
+	require.Equal(t, 2, run.Attempt, "a second attempt replayed the run")
+	require.Equal(t, "completed", jobState(t, db, run.JobID))
+	require.EqualValues(t, 1, lost.Load())
+}

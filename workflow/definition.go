@@ -177,7 +177,10 @@ func validatePolicy(prefix string, maxAttempts, priority int, queue string) erro
 
 var queueRE = regexp.MustCompile(`^[a-z0-9]+(?:[_|\-]?[a-z0-9]+)*$`)
 
-func kindOf(name string) string { return "workflow:" + name }
+func kindOf(name string) string { return workflowKindPrefix + name }
+
+// workflowKindPrefix begins the River job kind of every workflow type.
+const workflowKindPrefix = "workflow:"
 
 // typeName names a Go type for memo records, so that replaying a memo into a
 // different type is caught as a divergence.

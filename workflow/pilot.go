@@ -7,9 +7,13 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // A worker frees its River slot as soon as the workflow function returns,
@@ -249,12 +253,12 @@ type completer struct{ c *Client }
 // which commits synchronously (see the comment at the top).
 func (cp completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, apply func(context.Context, pgx.Tx) error) (bool, error) {
 	c := cp.c
+	if c.testFailPilot.Load() {
+		return false, errors.New("tributary: River's completer failed by the test")
+	}
 	reqs := c.pending.of(jobIDs)
 	if len(reqs) == 0 {
 		return false, nil
-	}
-	if c.testFailPilot.Load() {
-		return false, errors.New("tributary: River's completer failed by the test")
 	}
 	var (
 		restored int
@@ -293,6 +297,52 @@ func (cp completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, apply
 		c.logger.WarnContext(ctx, restoredCompletionsMsg, slog.Int("runs", restored))
 	}
 	return true, nil
+}
+
+// lostCompletionsMsg is logged when River's completer completed workflow
+// jobs without their run, and the client made them available again.
+const lostCompletionsMsg = "tributary: The database lost the completion of runs this client had completed (a failover to a standby that had not received it); their jobs are available again and the runs replay from their memos"
+
+// CompletedByRiver is given the jobs River's completer completed itself,
+// having found them running. For a workflow job that is never right: a
+// run's job completes with its run, by the engine's batch or through
+// CompleteWithRiver. It happens when the database lost the batch's
+// synchronous commit (a failover to a standby under asynchronous
+// replication that had not received it) while River's completer still held
+// the job, so that the job reads running again on the new primary, and the
+// completion had been forgotten here. Those jobs whose run is unfinished are
+// made available again at once, and the runs replay from their memos; were
+// this to fail, RepairRuns fails the run later ("completed outside
+// Tributary"), and the failure is logged.
+func (cp completer) CompletedByRiver(ctx context.Context, jobs []*rivertype.JobRow) {
+	var ids []int64
+	for _, job := range jobs {
+		if strings.HasPrefix(job.Kind, workflowKindPrefix) {
+			ids = append(ids, job.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	c := cp.c
+	var rescued *engine.RescuedJobs
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var err error
+		rescued, err = c.jobs.RescueLostCompletionsTx(ctx, tx, ids, c.river.ID())
+		return err
+	})
+	if err != nil {
+		c.logger.ErrorContext(ctx, "tributary: River's completer completed workflow jobs without their run, and they could not be made available again; RepairRuns will fail those runs",
+			slog.Any("job_ids", ids), slog.String("err", err.Error()))
+		return
+	}
+	n := 0
+	for _, k := range rescued.ByClient {
+		n += k
+	}
+	if n > 0 {
+		c.logger.WarnContext(ctx, lostCompletionsMsg, slog.Int("runs", n))
+	}
 }
 
 // makeDurableTx makes sure, before tx commits, that its commit leaves the

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
@@ -108,8 +109,23 @@ type recordingCompleter struct {
 	pool   *pgxpool.Pool
 	handle bool
 
-	mu  sync.Mutex
-	ids []int64
+	mu        sync.Mutex
+	ids       []int64
+	riverDone []int64 // the jobs CompletedByRiver was given
+}
+
+func (rc *recordingCompleter) CompletedByRiver(_ context.Context, jobs []*rivertype.JobRow) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, job := range jobs {
+		rc.riverDone = append(rc.riverDone, job.ID)
+	}
+}
+
+func (rc *recordingCompleter) completedByRiver() []int64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.riverDone)
 }
 
 func (rc *recordingCompleter) CompleteWithRiver(ctx context.Context, jobIDs []int64, apply func(context.Context, pgx.Tx) error) (bool, error) {
@@ -169,8 +185,50 @@ func TestCompleterSeesRiverCompletions(t *testing.T) {
 			var marks int
 			require.NoError(t, db.Pool.QueryRow(ctx(t), `SELECT count(*) FROM marks WHERE job_id = $1`, res.Job.ID).Scan(&marks))
 			require.Equal(t, map[bool]int{true: 1, false: 0}[handle], marks)
+			// When the Completer declines, it hears which jobs River's own
+			// update completed: the engine relies on it to notice a workflow
+			// job completed without its run.
+			if handle {
+				require.Empty(t, completer.completedByRiver())
+			} else {
+				require.Equal(t, []int64{res.Job.ID}, completer.completedByRiver(),
+					"the driver no longer tells which jobs River's update completed itself (River's JobSetStateIfRunningMany no longer sets the finalized_at it is given?)")
+			}
 		})
 	}
+}
+
+// TestCompletedByRiverLeavesEarlierCompletions pins that a job completed
+// before River's completer gets to it (by the engine, with its run) is not
+// reported as completed by River.
+func TestCompletedByRiverLeavesEarlierCompletions(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	completer := &recordingCompleter{pool: db.Pool}
+	driver := engine.NewDriver(db.Pool, completer)
+	jobs := engine.NewJobs(engine.NewQueries(db.Schema))
+	early := insertJob(t, db, "workflow:x", "running", 1, 3, "a")
+	late := insertJob(t, db, "workflow:x", "running", 1, 3, "a")
+	require.NoError(t, pgx.BeginFunc(ctx(t), db.Pool, func(tx pgx.Tx) error { return jobs.CompleteTx(ctx(t), tx, early, nil) }))
+
+	at := time.Now()
+	params := &riverdriver.JobSetStateIfRunningManyParams{Schema: db.Schema}
+	for _, id := range []int64{early, late} {
+		p := riverdriver.JobSetStateCompleted(id, at, nil)
+		params.ID = append(params.ID, id)
+		params.Attempt = append(params.Attempt, p.Attempt)
+		params.ErrData = append(params.ErrData, p.ErrData)
+		params.FinalizedAt = append(params.FinalizedAt, p.FinalizedAt)
+		params.MetadataDoMerge = append(params.MetadataDoMerge, p.MetadataDoMerge)
+		params.MetadataUpdates = append(params.MetadataUpdates, p.MetadataUpdates)
+		params.ScheduledAt = append(params.ScheduledAt, p.ScheduledAt)
+		params.State = append(params.State, p.State)
+	}
+	rows, err := driver.PluginPilot().JobSetStateIfRunningMany(ctx(t), driver.GetExecutor(), params)
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	require.Equal(t, []int64{late}, completer.completedByRiver())
 }
 
 // TestSetStateIfRunning pins that River's JobSetStateIfRunningMany only

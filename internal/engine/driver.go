@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,6 +26,16 @@ type Completer interface {
 	// nothing to do, it returns false without calling apply, and River's
 	// update runs as it would without the Completer.
 	CompleteWithRiver(ctx context.Context, jobIDs []int64, apply func(context.Context, pgx.Tx) error) (bool, error)
+
+	// CompletedByRiver is given the jobs that River's own update, run
+	// after CompleteWithRiver returned false, found running and completed:
+	// for a workflow job that means the database lost the completion that
+	// the Completer had committed (a failover to a standby that had not
+	// received it), and the job was completed without its run. It is called
+	// after River's update, outside its transaction, and reports its
+	// failures itself: River's completer must not retry an update that has
+	// committed.
+	CompletedByRiver(ctx context.Context, jobs []*rivertype.JobRow)
 }
 
 // Driver is River's pgx driver with the engine's pilot plugged in: give it
@@ -96,7 +107,35 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 		return nil, err
 	}
 	if !handled {
-		return p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
+		rows, err := p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
+		if err != nil {
+			return nil, err
+		}
+		if done := completedNow(rows, params); len(done) > 0 {
+			p.completer.CompletedByRiver(ctx, done)
+		}
+		return rows, nil
 	}
 	return rows, nil
+}
+
+// completedNow returns those of rows, River's update's result for params,
+// that the update itself completed: River's update returns every row asked
+// for, and sets a job it completes to the finalized_at it was given, where
+// a job completed earlier keeps its own (the engine's completion sets the
+// database's clock). Costs a comparison per row, no query.
+func completedNow(rows []*rivertype.JobRow, params *riverdriver.JobSetStateIfRunningManyParams) []*rivertype.JobRow {
+	finalizedAt := make(map[int64]time.Time, len(params.ID))
+	for i, id := range params.ID {
+		if params.State[i] == rivertype.JobStateCompleted && params.FinalizedAt[i] != nil {
+			finalizedAt[id] = params.FinalizedAt[i].Truncate(time.Microsecond)
+		}
+	}
+	var done []*rivertype.JobRow
+	for _, row := range rows {
+		if at, ok := finalizedAt[row.ID]; ok && row.State == rivertype.JobStateCompleted && row.FinalizedAt != nil && row.FinalizedAt.Equal(at) {
+			done = append(done, row)
+		}
+	}
+	return done
 }

@@ -31,6 +31,15 @@ WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = $1 AND kin
 	AND attempted_at < $4
 FOR UPDATE`)
 
+	// Workflow jobs River's completer completed while their run is
+	// unfinished (Completer.CompletedByRiver), put back to running, the
+	// state River's rescue moves a job from.
+	lostCompletionsStmt = define(`
+UPDATE {s}river_job j SET state = 'running', finalized_at = NULL
+WHERE j.id = ANY($1) AND j.state = 'completed'
+	AND EXISTS (SELECT 1 FROM {s}workflow_runs r WHERE r.job_id = j.id AND r.status IN ('pending', 'running', 'sleeping', 'waiting'))
+RETURNING j.id, j.attempt, j.max_attempts, j.queue, j.attempted_by[cardinality(j.attempted_by)]`)
+
 	leaderOfStmt = define(`SELECT leader_id, elected_at FROM {s}river_leader WHERE leader_id = ANY($1)`)
 )
 
@@ -76,6 +85,24 @@ func (j *Jobs) RescueOrphansTx(ctx context.Context, tx pgx.Tx, client string, ki
 	}
 	return j.rescueTx(ctx, tx, rows, func(string) string {
 		return fmt.Sprintf("tributary: the database lost this attempt's outcome (a failover or a restore); client %s, which worked it, made it available again", client)
+	})
+}
+
+// RescueLostCompletionsTx makes available again, as RescueTx does, those of
+// jobIDs, workflow jobs River's completer has just completed itself, whose
+// run is unfinished: the engine had completed the run with its job, and the
+// database lost that commit (a failover to a standby that had not received
+// it), so River's completer, holding the job, found it running and
+// completed it without its run. The run replays from its memos, as after
+// any lost attempt. It returns what it rescued, by client (the one that
+// worked the attempt).
+func (j *Jobs) RescueLostCompletionsTx(ctx context.Context, tx pgx.Tx, jobIDs []int64, client string) (*RescuedJobs, error) {
+	rows, err := tx.Query(ctx, j.q.sql(lostCompletionsStmt), jobIDs)
+	if err != nil {
+		return nil, fmt.Errorf("find the workflow jobs completed without their run: %w", err)
+	}
+	return j.rescueTx(ctx, tx, rows, func(string) string {
+		return fmt.Sprintf("tributary: the database lost this attempt's completion (a failover to a standby that had not received it) and River's completer completed the job without its run; client %s made it available again to replay", client)
 	})
 }
 
