@@ -139,7 +139,7 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 	}
 	reconcile := c.reconcileJob()
 	err = c.engine.Bind(&engine.Binding{
-		Name: "schedule",
+		Name: bindingName,
 		Register: func(workers *river.Workers) error {
 			if err := river.AddWorkerSafely(workers, &fireWorker{c: c}); err != nil {
 				return err
@@ -149,6 +149,7 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 		Queue:        Queue,
 		QueueWorkers: QueueWorkers,
 		PeriodicJobs: []*river.PeriodicJob{reconcile.Periodic()},
+		Conns:        QueueWorkers, // see firePool
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)

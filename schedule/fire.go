@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -44,6 +45,23 @@ const Queue = engine.ScheduleQueue
 
 // QueueWorkers is how many workers a working client gives Queue.
 const QueueWorkers = 2
+
+// firePool is the pool the firing passes use: on a working client, a pool
+// of QueueWorkers connections of their own (engine.Binding.Conns), one per
+// pass that can hold a connection at once (Client.firing).
+//
+// Why not the application's pool: a batch of slot starts is the largest
+// message the client sends (fireBatchSize runs' inputs and metadata), and a
+// pgx connection keeps the buffers and arguments of its recent statements
+// until it has served more. Spread over the application's pool, every
+// connection came to hold a batch's worth, one after the other, over
+// hours: the client's heap grew, by steps, for as long as its connections
+// lived (`tributary bench soak`). On connections of their own the passes'
+// buffers are the same few, reached at the first burst.
+func (c *Client) firePool() *pgxpool.Pool { return c.engine.BindingPool(bindingName) }
+
+// bindingName names the schedule client's binding to its workflow client.
+const bindingName = "schedule"
 
 // fireBatchSize bounds the slots one firing transaction fires: each batch
 // commits, and its runs start, while the next is being fired. The first
@@ -279,7 +297,7 @@ func (c *Client) firePass(ctx context.Context, p *pass) (*passStats, error) {
 		var claimed []*Schedule
 		stats := &passStats{}
 		var deferred []uuid.UUID
-		err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		err := pgx.BeginFunc(ctx, c.firePool(), func(tx pgx.Tx) error {
 			var err error
 			if claimed, err = schedulesOf(c.q.ClaimDueTx(ctx, tx, bound, size, p.excluded)); err != nil {
 				return fmt.Errorf("claim due schedules: %w", err)
@@ -330,7 +348,7 @@ func (c *Client) firePass(ctx context.Context, p *pass) (*passStats, error) {
 // fireLockedWait of finding only locked schedules it gives up with a
 // warning; the next pass or the reconciler fires them.
 func (c *Client) dueButLocked(ctx context.Context, p *pass, bound time.Time, since *time.Time, delay *time.Duration) (bool, error) {
-	due, err := c.q.AnyDue(ctx, c.wf.Pool(), bound, p.excluded)
+	due, err := c.q.AnyDue(ctx, c.firePool(), bound, p.excluded)
 	if err != nil {
 		return false, fmt.Errorf("look for due schedules held by other transactions: %w", err)
 	}
@@ -365,7 +383,7 @@ const fireLockedWait = 5 * time.Second
 func (c *Client) fireAlone(ctx context.Context, p *pass, id uuid.UUID, now time.Time) *passStats {
 	stats := &passStats{}
 	var deferred []uuid.UUID
-	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.firePool(), func(tx pgx.Tx) error {
 		s, err := c.lockToStart(ctx, tx, id, "")
 		if errors.Is(err, ErrNotFound) {
 			return nil
@@ -403,7 +421,7 @@ func (c *Client) fireAlone(ctx context.Context, p *pass, id uuid.UUID, now time.
 // skipPoisonTx records schedule id's due slot as skipped because firing it
 // failed with cause, and advances the chain to the slot after now.
 func (c *Client) skipPoisonTx(ctx context.Context, id uuid.UUID, now time.Time, cause error) error {
-	return pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, c.firePool(), func(tx pgx.Tx) error {
 		s, err := scheduleOf(c.q.ScheduleByIDForUpdateTx(ctx, tx, id))
 		if errors.Is(err, ErrNotFound) {
 			return nil

@@ -256,6 +256,7 @@ type Client struct {
 	leaderElection bool
 	riverQueues    []string
 	bindings       []string
+	bindingConns   []bindingPool // the bindings' own pools (engine.Binding.Conns)
 }
 
 // NewClient validates config, registers the workflows on the River workers
@@ -455,6 +456,10 @@ func (c *Client) Start(ctx context.Context) error {
 			return err
 		}
 		c.batchPool.Store(bp)
+		if err := c.openBindingPools(); err != nil {
+			c.batchPool.Swap(nil).Close()
+			return err
+		}
 	}
 	if c.dbClock != nil {
 		err := c.readDatabaseClock(ctx, true, func() (time.Time, error) { return c.db.DatabaseClock(ctx, c.pool) })
@@ -468,6 +473,8 @@ func (c *Client) Start(ctx context.Context) error {
 	if c.works {
 		if err := c.river.Start(context.WithoutCancel(ctx)); err != nil {
 			c.batch.stop()
+			c.closeBindingPools()
+			c.batchPool.Swap(nil).Close()
 			return fmt.Errorf("workflow: start River client: %w", err)
 		}
 		c.registry.start(ctx)
@@ -493,6 +500,7 @@ func (c *Client) Stop(ctx context.Context) error {
 		if bp := c.batchPool.Swap(nil); bp != nil {
 			bp.Close()
 		}
+		c.closeBindingPools()
 		c.started = false
 	}
 	c.waiter.stop()

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/tributary-go/tributary/internal/engine"
@@ -82,8 +84,57 @@ func (c *Client) bind(b *engine.Binding) error {
 			}
 		}
 	}
+	if b.Conns > 0 {
+		c.bindingConns = append(c.bindingConns, bindingPool{name: b.Name, conns: b.Conns})
+	}
 	c.bindings = append(c.bindings, b.Name)
 	return nil
+}
+
+// bindingPool is the pool of its own that a binding asked for
+// (engine.Binding.Conns): open while the client is started.
+type bindingPool struct {
+	name  string
+	conns int
+	pool  atomic.Pointer[pgxpool.Pool]
+}
+
+// openBindingPools opens the bindings' pools; their connections are opened
+// as they are first needed.
+func (c *Client) openBindingPools() error {
+	for i := range c.bindingConns {
+		bp := &c.bindingConns[i]
+		config := c.pool.Config().Copy()
+		config.MaxConns, config.MinConns = int32(bp.conns), 0
+		pool, err := pgxpool.NewWithConfig(context.Background(), config)
+		if err != nil {
+			c.closeBindingPools()
+			return fmt.Errorf("workflow: open the %s pool: %w", bp.name, err)
+		}
+		bp.pool.Store(pool)
+	}
+	return nil
+}
+
+// closeBindingPools closes the bindings' pools.
+func (c *Client) closeBindingPools() {
+	for i := range c.bindingConns {
+		if pool := c.bindingConns[i].pool.Swap(nil); pool != nil {
+			pool.Close()
+		}
+	}
+}
+
+func (h *hooks) BindingPool(name string) *pgxpool.Pool {
+	c := h.client()
+	for i := range c.bindingConns {
+		if bp := &c.bindingConns[i]; bp.name == name {
+			if pool := bp.pool.Load(); pool != nil {
+				return pool
+			}
+		}
+	}
+	return c.pool
 }
 
 func (h *hooks) InputChecker(ctx context.Context, db engine.DBTX) (func(typ string, input []byte) error, error) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/tributary-go/tributary/internal/runmeta"
@@ -52,6 +53,10 @@ type Workflows interface {
 	// registry on db.
 	TypeServed(ctx context.Context, db DBTX, typ string) (bool, error)
 
+	// BindingPool is the pool of the binding named name (Binding.Conns)
+	// while the client is started, else the client's pool.
+	BindingPool(name string) *pgxpool.Pool
+
 	// Until is how long until the database's clock reaches at, as this
 	// process reads it (0 or less: it has); 0 under an injected
 	// workflow.Config.Clock, where the test's clock decides.
@@ -83,6 +88,12 @@ type Binding struct {
 	// PeriodicJobs are added to a working client that takes part in
 	// leader elections.
 	PeriodicJobs []*river.PeriodicJob
+
+	// Conns, when above 0, gives the binding on a working client a pool of
+	// its own of at most Conns connections, with the settings of the
+	// client's pool, opened as they are first needed after Start and closed
+	// by Stop (Workflows.BindingPool).
+	Conns int
 }
 
 // ScheduledStart starts (or records as skipped) the run of a schedule slot.
