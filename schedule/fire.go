@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -57,8 +56,9 @@ const QueueWorkers = 2
 // connection came to hold a batch's worth, one after the other, over
 // hours: the client's heap grew, by steps, for as long as its connections
 // lived (`tributary bench soak`). On connections of their own the passes'
-// buffers are the same few, reached at the first burst.
-func (c *Client) firePool() *pgxpool.Pool { return c.engine.BindingPool(bindingName) }
+// buffers are the same few, reached at the first burst. Its reads keep
+// nothing of the pool once done (engine.Pool).
+func (c *Client) firePool() engine.Pool { return engine.Pool{Pool: c.engine.BindingPool(bindingName)} }
 
 // bindingName names the schedule client's binding to its workflow client.
 const bindingName = "schedule"

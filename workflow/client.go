@@ -508,12 +508,13 @@ func (c *Client) Stop(ctx context.Context) error {
 }
 
 // writePool is the pool for batched writes: the batch pool while the client
-// is started, else the user's pool.
-func (c *Client) writePool() *pgxpool.Pool {
+// is started, else the user's pool; its reads keep nothing of the pool once
+// done (engine.Pool).
+func (c *Client) writePool() engine.Pool {
 	if bp := c.batchPool.Load(); bp != nil {
-		return bp
+		return engine.Pool{Pool: bp}
 	}
-	return c.pool
+	return engine.Pool{Pool: c.pool}
 }
 
 // newBatchPool opens the client's own small pool for its batched writes. It

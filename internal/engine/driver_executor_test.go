@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -42,12 +43,10 @@ func (f *firstWords) take() []string {
 	return words
 }
 
-// TestDriverExecutorOwnTransactions checks that the statements a working
-// River client repeats on the pool for as long as it runs (its leader's
-// re-election, its producers' queue upserts) run in a transaction of their
-// own, not through the pool's QueryRow, whose rows keep the pool's
-// connection wrappers reachable, and that they still do what River's do.
-func TestDriverExecutorOwnTransactions(t *testing.T) {
+// TestDriverExecutor checks that River's statements through the engine's
+// executor on the pool do what River's do, each in one statement with no
+// transaction around it, and leave no connection acquired.
+func TestDriverExecutor(t *testing.T) {
 	t.Parallel()
 
 	db := testdb.New(t)
@@ -66,21 +65,80 @@ func TestDriverExecutorOwnTransactions(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, "reports", queue.Name)
-	require.Equal(t, []string{"begin", "--", "commit"}, words.take(), "the queue upsert runs in its own transaction")
 
 	_, err = exec.LeaderAttemptReelect(ctx(t), &riverdriver.LeaderReelectParams{
 		ElectedAt: now, LeaderID: "nobody", Now: &now, TTL: 10 * time.Second, Schema: db.Schema,
 	})
 	require.ErrorIs(t, err, rivertype.ErrNotFound, "no leader to re-elect")
-	require.Equal(t, []string{"begin", "--", "rollback"}, words.take(), "a failed re-election rolls its transaction back")
 
 	leader, err := exec.LeaderAttemptElect(ctx(t), &riverdriver.LeaderElectParams{LeaderID: "me", Now: &now, TTL: 10 * time.Second, Schema: db.Schema})
 	require.NoError(t, err)
-	words.take()
 	again, err := exec.LeaderAttemptReelect(ctx(t), &riverdriver.LeaderReelectParams{
 		ElectedAt: leader.ElectedAt, LeaderID: "me", Now: &now, TTL: 10 * time.Second, Schema: db.Schema,
 	})
 	require.NoError(t, err)
 	require.Equal(t, "me", again.LeaderID)
-	require.Equal(t, []string{"begin", "--", "commit"}, words.take(), "the re-election runs in its own transaction")
+
+	queues, err := exec.QueueList(ctx(t), &riverdriver.QueueListParams{Max: 10, Schema: db.Schema})
+	require.NoError(t, err)
+	require.Len(t, queues, 1, "rows read to their end")
+
+	for _, word := range words.take() {
+		require.NotContains(t, []string{"begin", "commit", "rollback"}, word, "no transaction around River's statements")
+	}
+	require.Zero(t, pool.Stat().AcquiredConns(), "every connection went back to the pool")
+
+	tx, err := exec.Begin(ctx(t))
+	require.NoError(t, err)
+	require.NoError(t, tx.Rollback(ctx(t)))
+	require.Equal(t, []string{"begin", "rollback"}, words.take(), "a transaction River begins is a real one")
+}
+
+// TestPoolKeepsNothing checks that Pool's rows keep nothing of a query
+// once read, where pgxpool's own Query keeps each query's rows (pgx's
+// baseRows) in a slab of 128 per connection until the slab is used up,
+// which the test checks too, so that it shows what Pool is for (if
+// pgxpool stops keeping them, Pool is no longer needed). It measures the
+// live heap, so it does not run in parallel with other tests.
+func TestPoolKeepsNothing(t *testing.T) {
+	db := testdb.New(t)
+	ctx := ctx(t)
+	const queries = 100 // fewer than a slab, so that pgxpool's stays whole
+
+	// retained is the live heap that reading queries rows through query
+	// leaves, on a pool of one fresh connection.
+	retained := func(query func(*pgxpool.Pool) func(context.Context, string, ...any) (pgx.Rows, error)) int64 {
+		config := db.Pool.Config()
+		config.MaxConns = 1
+		pool, err := pgxpool.NewWithConfig(ctx, config)
+		require.NoError(t, err)
+		defer pool.Close()
+		read := func(i int) {
+			rows, err := query(pool)(ctx, "SELECT $1::int", i)
+			require.NoError(t, err)
+			got, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+			require.NoError(t, err)
+			require.Equal(t, []int32{int32(i)}, got)
+		}
+		read(0) // the connection, its caches, and pgxpool's slab
+		live := func() int64 {
+			var m runtime.MemStats
+			runtime.GC()
+			runtime.GC()
+			runtime.ReadMemStats(&m)
+			return int64(m.HeapAlloc)
+		}
+		before := live()
+		for i := range queries {
+			read(i)
+		}
+		after := live()
+		require.Zero(t, pool.Stat().AcquiredConns())
+		return after - before
+	}
+	kept := retained(func(p *pgxpool.Pool) func(context.Context, string, ...any) (pgx.Rows, error) { return engine.Pool{Pool: p}.Query })
+	keptByPgxpool := retained(func(p *pgxpool.Pool) func(context.Context, string, ...any) (pgx.Rows, error) { return p.Query })
+	t.Logf("live heap after %d queries read: %d bytes through engine.Pool, %d through pgxpool", queries, kept, keptByPgxpool)
+	require.Less(t, kept, int64(queries*64), "Pool's rows keep something of each query after they are read")
+	require.Greater(t, keptByPgxpool, int64(queries*100), "pgxpool's Query no longer keeps its rows after they are read: engine.Pool may be unneeded")
 }
