@@ -193,6 +193,11 @@ func (sc *specCache) get(expr, zone string) (*Spec, error) {
 
 func (c *Client) now() time.Time { return c.clock() }
 
+// sqlNow is the now parameter of the engine's statements: nil, for the
+// database's now(), unless the workflow client's Config.Clock is set (see
+// engine.Workflows.SQLNow).
+func (c *Client) sqlNow() *time.Time { return c.engine.SQLNow() }
+
 // Create validates p, then inserts the schedule and its first slot's fire
 // job in one transaction. Validation errors (a bad cron, an unknown zone, an
 // end before the start, no occurrence in range, an unknown workflow type,
@@ -260,6 +265,7 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 		next = &v.first
 	}
 	row := insertParams(id, p, v, next)
+	row.Now = c.sqlNow()
 	inserted, err := c.q.InsertScheduleTx(ctx, tx, &row)
 	if errors.Is(err, engine.ErrKeyExists) {
 		return c.existingTx(ctx, tx, &row)
@@ -487,7 +493,7 @@ func (c *Client) PauseTx(ctx context.Context, tx pgx.Tx, ref Ref, note string) (
 	if err != nil {
 		return nil, err
 	}
-	return scheduleOf(c.q.PauseSchedule(ctx, tx, id, note))
+	return scheduleOf(c.q.PauseSchedule(ctx, tx, id, note, c.sqlNow()))
 }
 
 // ResumeOpts say what Resume does with the slots missed while paused. A
@@ -549,7 +555,7 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *ResumeO
 	if at, ok := firstSlot(spec, deref(s.StartAt), deref(s.EndAt), now); ok {
 		next = &at
 	}
-	if s, err = scheduleOf(c.q.ResumeScheduleTx(ctx, tx, id, next)); err != nil {
+	if s, err = scheduleOf(c.q.ResumeScheduleTx(ctx, tx, id, next, c.sqlNow())); err != nil {
 		return nil, err
 	}
 	if next != nil {

@@ -156,6 +156,7 @@ func (c *Client) createManyTx(ctx context.Context, tx pgx.Tx, params []*Params, 
 		return nil, err
 	}
 	rows := engine.NewInsertSchedulesParams(len(params))
+	rows.Now = c.sqlNow()
 	var firsts []time.Time
 	at := make(map[uuid.UUID]int, len(params))
 	for i := range items {

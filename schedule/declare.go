@@ -300,7 +300,7 @@ func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*
 		decisions[ch.i] = d
 	}
 	if len(redeclared) > 0 {
-		if err := c.q.RedeclareSchedulesTx(ctx, tx, redeclared); err != nil {
+		if err := c.q.RedeclareSchedulesTx(ctx, tx, redeclared, c.sqlNow()); err != nil {
 			return nil, fmt.Errorf("schedule: mark %d schedules declared again: %w", len(redeclared), err)
 		}
 	}
@@ -311,7 +311,7 @@ func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*
 		return nil, err
 	}
 	res.Decisions = append(res.Decisions, undeclared...)
-	if err := c.q.SetDeclarationTx(ctx, tx, decl.Service, decl.Version, len(decl.Schedules)); err != nil {
+	if err := c.q.SetDeclarationTx(ctx, tx, decl.Service, decl.Version, len(decl.Schedules), c.sqlNow()); err != nil {
 		return nil, fmt.Errorf("schedule: record the declaration of service %s: %w", decl.Service, err)
 	}
 	res.AppliedVersion = decl.Version
@@ -344,7 +344,7 @@ func (c *Client) undeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration, 
 		}
 	}
 	if len(pause) > 0 {
-		if err := c.q.UndeclareSchedulesTx(ctx, tx, pause, note); err != nil {
+		if err := c.q.UndeclareSchedulesTx(ctx, tx, pause, note, c.sqlNow()); err != nil {
 			return nil, fmt.Errorf("schedule: pause %d undeclared schedules: %w", len(pause), err)
 		}
 	}

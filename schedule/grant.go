@@ -74,7 +74,7 @@ func (c *Client) CreateGrantTx(ctx context.Context, tx pgx.Tx, p *GrantParams) (
 		return nil, err
 	}
 	return grantOf(c.q.InsertGrant(ctx, c.db(tx), &engine.InsertGrantParams{
-		ID: id, Subject: p.Subject, Scopes: p.Scopes, ExpiresAt: nullTime(p.ExpiresAt),
+		ID: id, Subject: p.Subject, Scopes: p.Scopes, ExpiresAt: nullTime(p.ExpiresAt), Now: c.sqlNow(),
 	}))
 }
 
@@ -93,7 +93,7 @@ func (c *Client) RevokeGrant(ctx context.Context, id uuid.UUID, reason string) (
 // RevokeGrantTx is like RevokeGrant, within tx; the caller commits or rolls
 // back.
 func (c *Client) RevokeGrantTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason string) (*Grant, error) {
-	return grantOf(c.q.RevokeGrant(ctx, c.db(tx), id, reason))
+	return grantOf(c.q.RevokeGrant(ctx, c.db(tx), id, reason, c.sqlNow()))
 }
 
 // GrantError reports that an execution grant does not allow a run: a slot

@@ -161,7 +161,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 		MaxAttempts: params.MaxAttempts, TimeoutMS: params.Timeout.Milliseconds(), Queue: params.Queue,
 		Priority: params.Priority, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), Owner: params.Owner,
 		StartAt: nullTime(params.StartAt), EndAt: nullTime(params.EndAt), GrantID: grantID, KeepRuns: params.KeepRuns,
-		Type: params.Workflow, RunTenant: params.Tenant,
+		Type: params.Workflow, RunTenant: params.Tenant, Now: c.sqlNow(),
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
@@ -235,7 +235,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *Trigge
 		return uuid.Nil, err
 	}
 	if skip == "" {
-		if err := c.q.CountScheduleRunTx(ctx, tx, s.ID); err != nil {
+		if err := c.q.CountScheduleRunTx(ctx, tx, s.ID, c.sqlNow()); err != nil {
 			return uuid.Nil, err
 		}
 	}
@@ -567,7 +567,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 		}
 	}
 	if ran := res.Started + res.Queued; ran > 0 {
-		if err := c.q.AddScheduleRunsTx(ctx, tx, s.ID, ran); err != nil {
+		if err := c.q.AddScheduleRunsTx(ctx, tx, s.ID, ran, c.sqlNow()); err != nil {
 			return nil, err
 		}
 	}

@@ -332,7 +332,7 @@ func (c *Client) completeRuns(ctx context.Context, db engine.DBTX, reqs []comple
 		attempts = append(attempts, int32(r.attempt)) //nolint:gosec // attempts are small
 		startedAts = append(startedAts, r.startedAt)
 	}
-	p := &engine.CompleteRunsParams{JobIDs: jobIDs, RunIDs: runIDs, Outputs: outputs, Attempts: attempts, StartedAts: startedAts, Async: async}
+	p := &engine.CompleteRunsParams{JobIDs: jobIDs, RunIDs: runIDs, Outputs: outputs, Attempts: attempts, StartedAts: startedAts, Async: async, Now: c.sqlNow()}
 	for _, r := range reqs {
 		for i := range r.memos {
 			p.Memos.Add(r.memos[i].row())

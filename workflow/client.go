@@ -42,22 +42,39 @@ const (
 type Config struct {
 	// Clock is the time the engine, and a schedule client bound to it,
 	// decides and records by: a Sleep's wake time and a WaitSignal
-	// timeout's deadline, the times of steps, errors and cancellations,
-	// retention cutoffs, and a schedule's first slot, whether a slot fired
-	// late, when a slot's firing pass may start, resume and trigger times.
-	// Tests set it to replay a stretch of the calendar (DST days, say)
-	// through real firing. With a Clock set, timers, batching and River's
-	// own scheduling keep real time: a sleep past the clock's now waits for
-	// River's clock to get there.
+	// timeout's deadline, the times of runs, steps, errors, signals and
+	// cancellations (created, started, finished, updated, paused, revoked,
+	// consumed), retention and repair cutoffs, and a schedule's first slot,
+	// whether a slot fired late, when a slot's firing pass may start,
+	// resume and trigger times. Tests set it to replay a stretch of the
+	// calendar (DST days, say) through real firing, or to a virtual clock.
 	//
-	// Defaults to the database's clock: this machine's clock corrected by
-	// its offset from Postgres's clock_timestamp(), measured when the
-	// client starts and at every heartbeat of a working client (to within
-	// half a round trip). River schedules jobs by the database's clock, so
-	// every client, whatever its machine's drift, decides the same instant:
-	// no slot fires early and no sleep wakes early because a server's clock
-	// runs fast, and the exact timers that wake jobs are set by the same
-	// clock. An offset over a second is logged as a warning.
+	// With a Clock set, the engine's SQL takes the clock's time as its now
+	// (coalesce($n, now()), as River's SQL does), and River follows it too:
+	// unless River.Test.Time is set, it becomes a rivertype.TimeGenerator
+	// of this clock, so River's inserts (created_at, scheduled_at), its
+	// fetch (a job is due when its scheduled_at is not after the clock),
+	// its scheduler and its completer (finalized_at) and its leader
+	// elections use it. A job scheduled past the clock's now waits until
+	// the clock gets there: the client's exact timers only wake what the
+	// clock has reached, and River's scheduler, on the leader every few
+	// seconds of real time, wakes the rest. Real time still runs timers,
+	// batching deadlines, retry backoffs, River's job timeouts and the
+	// worker registry's heartbeats (a client's liveness is the database's
+	// now(), so a clock that jumps never makes live clients look dead), and
+	// River's maintenance services that read the machine's clock
+	// themselves (its rescuer, job and queue cleaners, reindexer) keep it.
+	//
+	// Defaults to the database's clock. In SQL the database's now()
+	// decides what a statement records or compares (the now parameter is
+	// NULL, which costs nothing), as River's own statements do, so that
+	// application servers whose clocks drift agree on when a slot is due
+	// and when a sleep ends. In Go the client reads it as this machine's
+	// clock corrected by its offset from Postgres's clock_timestamp(),
+	// measured when the client starts and at every heartbeat of a working
+	// client (to within half a round trip): a wake time or a slot decided
+	// in Go is the database's instant, and the exact timers that wake jobs
+	// are set by it. An offset over a second is logged as a warning.
 	Clock func() time.Time
 
 	// localClock replaces time.Now under the database's clock, for tests
@@ -207,9 +224,9 @@ type Config struct {
 type Client struct {
 	logger *slog.Logger
 	clock  func() time.Time // Config.Clock, or dbClock.now
-	// realNow is the database's time by this process's reading, for timers
-	// that must go off when River's clock gets somewhere: dbClock.now, or
-	// time.Now under an injected Config.Clock.
+	// realNow is the database's time by this process's reading, for what
+	// runs by real time whatever the clock (the registry's orphan rescue):
+	// dbClock.now, or time.Now under an injected Config.Clock.
 	realNow         func() time.Time
 	dbClock         *dbClock // nil under an injected Config.Clock
 	held            heldJobs // the Tributary jobs being worked; see orphans.go
@@ -352,12 +369,12 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		failedRetention:    orDefault(config.FailedRunRetention, DefaultFailedRunRetention),
 		pool:               pool,
 		db:                 db,
-		jobs:               engine.NewJobs(db),
 		maintenance:        config.Maintenance.WithDefaults(),
 		schema:             config.Schema,
 		types:              make(map[string]*registration, len(config.Workflows)),
 		works:              len(riverConfig.Queues) > 0,
 	}
+	c.jobs = engine.NewJobs(db).WithClock(clockTime{c})
 	c.pending.limit = maxPendingCompletions
 	for _, def := range config.Workflows {
 		if def == nil {
@@ -402,6 +419,10 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		driver.SetTenantLimits(limits)
 	}
 	c.driver = driver
+	// River's own scheduling follows an injected clock (see Config.Clock).
+	if config.Clock != nil && riverConfig.Test.Time == nil {
+		riverConfig.Test.Time = clockTime{c}
+	}
 	rc, err := river.NewClient[pgx.Tx](driver, riverConfig)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: build River client: %w", err)

@@ -67,3 +67,28 @@ func (d *dbClock) measure(ctx context.Context, first bool, read func() (time.Tim
 	}
 	return nil
 }
+
+// sqlNow is the now parameter of the engine's statements, which record and
+// compare times in SQL by coalesce($n::timestamptz, now()): nil, so that
+// the database's now() decides, unless Config.Clock is set; then the
+// clock's time. River passes its own statements' now the same way (a
+// stubbed time's NowOrNil), so that production costs nothing extra and a
+// test's clock decides every time written.
+func (c *Client) sqlNow() *time.Time {
+	if c.dbClock != nil {
+		return nil
+	}
+	now := c.clock()
+	return &now
+}
+
+// clockTime is the client's clock as a rivertype.TimeGenerator: the
+// engine's Jobs takes it, and, under an injected Config.Clock, River's
+// Config.Test.Time, so that River's scheduling (its scheduler, its fetch,
+// its completer's finalized_at, its inserts' created_at) follows the
+// clock too.
+type clockTime struct{ c *Client }
+
+func (t clockTime) Now() time.Time { return t.c.now() }
+
+func (t clockTime) NowOrNil() *time.Time { return t.c.sqlNow() }

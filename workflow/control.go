@@ -175,7 +175,7 @@ func (c *Client) Cancel(ctx context.Context, id uuid.UUID) error {
 
 // CancelTx is like Cancel, within tx; the caller commits or rolls back.
 func (c *Client) CancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	touched, err := c.db.TouchRunTx(ctx, tx, id)
+	touched, err := c.db.TouchRunTx(ctx, tx, id, c.sqlNow())
 	if errors.Is(err, engine.ErrNotFound) {
 		return ErrNotFound
 	}
@@ -187,12 +187,12 @@ func (c *Client) CancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 		return fmt.Errorf("%w: run %s is %s", ErrRunFinished, id, status)
 	}
 	if Status(status) == StatusRunning || touched.JobState == "running" {
-		if err := c.db.RequestCancelTx(ctx, tx, id); err != nil {
+		if err := c.db.RequestCancelTx(ctx, tx, id, c.sqlNow()); err != nil {
 			return fmt.Errorf("workflow: request cancellation of run %s: %w", id, err)
 		}
 	} else {
 		stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while " + status, At: c.now().UTC()}
-		finished, ok, err := c.db.CancelRun(ctx, tx, id, encodeRunError(stored))
+		finished, ok, err := c.db.CancelRun(ctx, tx, id, encodeRunError(stored), c.sqlNow())
 		if err == nil && !ok {
 			// Not reached: the run's row is locked and unfinished.
 			err = pgx.ErrNoRows
@@ -254,7 +254,7 @@ func (c *Client) requeueTx(ctx context.Context, tx pgx.Tx, run *Run, attemptBase
 	if err != nil {
 		return fmt.Errorf("workflow: insert a River job for run %s: %w", run.ID, err)
 	}
-	if err := c.db.ResetForRetryTx(ctx, tx, run.ID, res.Job.ID); err != nil {
+	if err := c.db.ResetForRetryTx(ctx, tx, run.ID, res.Job.ID, c.sqlNow()); err != nil {
 		return fmt.Errorf("workflow: make run %s pending on job %d: %w", run.ID, res.Job.ID, err)
 	}
 	return nil

@@ -84,7 +84,7 @@ const debounceTries = 5
 // window, if there is one, within tx. It returns the window's run (joined
 // true), or nil when the start must open a window.
 func (c *Client) joinDebounceTx(ctx context.Context, tx pgx.Tx, typ string, input []byte, d *Debounce) (*startedRun, error) {
-	j, err := c.db.JoinDebounceTx(ctx, tx, typ, d.Key, input, d.Period, d.MaxDelay)
+	j, err := c.db.JoinDebounceTx(ctx, tx, typ, d.Key, input, d.Period, d.MaxDelay, c.sqlNow())
 	if err != nil {
 		return nil, fmt.Errorf("workflow: join debounce window %q of %s: %w", d.Key, typ, err)
 	}

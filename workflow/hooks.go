@@ -30,6 +30,8 @@ func (h *hooks) Bind(b *engine.Binding) error { return h.client().bind(b) }
 
 func (h *hooks) Now() time.Time { return h.client().now() }
 
+func (h *hooks) SQLNow() *time.Time { return h.client().sqlNow() }
+
 func (h *hooks) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *engine.ScheduledStart) (*engine.Started, error) {
 	return h.client().startScheduledTx(ctx, tx, s)
 }

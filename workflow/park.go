@@ -65,6 +65,7 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 		err = c.db.InsertParkedStep(ctx, tx, &engine.ParkedStepParams{
 			RunID: w.info.ID, Name: req.name, Kind: string(req.kind), Status: string(req.stepStatus),
 			WakeAt: req.wakeAt, ChildRunID: req.childRunID, ResultType: req.resultType, Seq: req.seq, Signal: req.signal,
+			Now: c.sqlNow(),
 		})
 		if err != nil {
 			return fmt.Errorf("record %s %q: %w", req.kind, req.name, err)
@@ -72,7 +73,7 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 		if jobID, err = c.handOffTx(ctx, tx, w.job, w.args, wakeAt); err != nil {
 			return err
 		}
-		err = c.db.ParkRunTx(ctx, tx, &engine.ParkRunParams{ID: w.info.ID, Status: string(req.runStatus), JobID: jobID, Attempt: w.info.Attempt, StartedAt: w.attemptedAt()})
+		err = c.db.ParkRunTx(ctx, tx, &engine.ParkRunParams{ID: w.info.ID, Status: string(req.runStatus), JobID: jobID, Attempt: w.info.Attempt, StartedAt: w.attemptedAt(), Now: w.c.sqlNow()})
 		if err != nil {
 			return fmt.Errorf("set run %s: %w", req.runStatus, err)
 		}

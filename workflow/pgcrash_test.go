@@ -198,7 +198,7 @@ func testPostgresCrash(t *testing.T, cluster *pgcluster.Cluster, tc pgCrashCase)
 	// repair: no run has a job that ended without it.
 	var broken int
 	pgCrashQuery(t, "look for runs to repair", func(ctx context.Context) error {
-		found, err := c.db.BrokenRuns(ctx, pool, 0)
+		found, err := c.db.BrokenRuns(ctx, pool, 0, nil)
 		broken = len(found)
 		return err
 	})

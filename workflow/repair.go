@@ -43,7 +43,7 @@ const repairGrace = 5 * time.Second
 // It returns how many runs it finished. Its cost grows with the number of
 // unfinished runs, which it reads through an index on status.
 func (c *Client) RepairRuns(ctx context.Context) (int, error) {
-	found, err := c.db.BrokenRuns(ctx, c.pool, repairGrace)
+	found, err := c.db.BrokenRuns(ctx, c.pool, repairGrace, c.sqlNow())
 	if err != nil {
 		return 0, fmt.Errorf("workflow: find runs to repair: %w", err)
 	}
@@ -116,9 +116,9 @@ func (c *Client) repairRuns(ctx context.Context, found []*engine.BrokenRun) (int
 				err error
 			)
 			if cancel {
-				finished, ok, err = c.db.CancelRun(ctx, tx, b.ID, encodeRunError(stored))
+				finished, ok, err = c.db.CancelRun(ctx, tx, b.ID, encodeRunError(stored), c.sqlNow())
 			} else {
-				finished, ok, err = c.db.FailRun(ctx, tx, &engine.FailRunParams{ID: b.ID, Error: encodeRunError(stored)})
+				finished, ok, err = c.db.FailRun(ctx, tx, &engine.FailRunParams{ID: b.ID, Error: encodeRunError(stored), Now: c.sqlNow()})
 			}
 			if err != nil || !ok {
 				return err

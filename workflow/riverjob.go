@@ -61,7 +61,7 @@ func (c *Client) nextJobTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow
 // commits before (and is woken here) or sees what the caller wrote (and does
 // not park). A run that is not parked is left alone.
 func (c *Client) wakeRunTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID) error {
-	run, err := c.db.TouchRunTx(ctx, tx, runID)
+	run, err := c.db.TouchRunTx(ctx, tx, runID, c.sqlNow())
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil
 	}

@@ -112,7 +112,7 @@ func (c *Client) sendSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, n
 	}
 	// Lock the run row first (see wakeRunTx): a WaitSignal parking
 	// concurrently then either sees this signal or is woken by it.
-	run, err := c.db.TouchRunTx(ctx, tx, runID)
+	run, err := c.db.TouchRunTx(ctx, tx, runID, c.sqlNow())
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil, ErrNotFound
 	}
@@ -126,7 +126,7 @@ func (c *Client) sendSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, n
 	if run.JobState == "running" {
 		res.Status = StatusRunning // as reads show it (see engine's runReadColumns)
 	}
-	sent, err := c.db.InsertSignalTx(ctx, tx, &engine.InsertSignalParams{RunID: runID, Name: name, Payload: encoded, Waiting: run.Status == string(StatusWaiting)})
+	sent, err := c.db.InsertSignalTx(ctx, tx, &engine.InsertSignalParams{RunID: runID, Name: name, Payload: encoded, Waiting: run.Status == string(StatusWaiting), Now: c.sqlNow()})
 	if err != nil {
 		return nil, fmt.Errorf("workflow: store signal %q for run %s: %w", name, runID, err)
 	}
@@ -202,7 +202,7 @@ func WaitSignal[T any](ctx Context, name string, opts *WaitOpts) (T, error) {
 	err = w.boundary(step, StepKindSignal, func(context.Context) error {
 		_, err := w.parkTx(&parkRequest{name: step, seq: seq, signal: name, kind: StepKindSignal, stepStatus: StepStatusWaiting, runStatus: StatusWaiting, wakeAt: wakeAt, resultType: resultType},
 			func(ctx context.Context, tx pgx.Tx) (bool, error) {
-				payload, err := w.c.db.ConsumeSignalTx(ctx, tx, w.info.ID, name, step)
+				payload, err := w.c.db.ConsumeSignalTx(ctx, tx, w.info.ID, name, step, w.c.sqlNow())
 				switch {
 				case err == nil:
 					done = &memo{Name: step, Kind: StepKindSignal, Status: StepStatusCompleted, ResultType: resultType, Output: payload, Seq: &seq}
@@ -236,12 +236,13 @@ func (c *Client) finishWaitTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, d
 		err := c.db.InsertParkedStep(ctx, tx, &engine.ParkedStepParams{
 			RunID: runID, Name: done.Name, Kind: string(done.Kind), Status: string(StepStatusWaiting),
 			ChildRunID: done.ChildRunID, ResultType: done.ResultType, Seq: seq, Signal: signal,
+			Now: c.sqlNow(),
 		})
 		if err != nil {
 			return fmt.Errorf("record %s %q: %w", done.Kind, done.Name, err)
 		}
 	}
-	err := c.db.FinishWait(ctx, tx, &engine.FinishWaitParams{RunID: runID, Name: done.Name, Output: done.Output, Error: encodeRunError(done.Error)})
+	err := c.db.FinishWait(ctx, tx, &engine.FinishWaitParams{RunID: runID, Name: done.Name, Output: done.Output, Error: encodeRunError(done.Error), Now: c.sqlNow()})
 	if err != nil {
 		return fmt.Errorf("complete %s %q: %w", done.Kind, done.Name, err)
 	}

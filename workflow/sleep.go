@@ -62,7 +62,7 @@ func (w *wfContext) sleepOrPark(name string, seq int, m *memo, wakeAt func() tim
 		done := &memo{Name: name, Kind: StepKindSleep, Status: StepStatusCompleted, Output: []byte("null"), WakeAt: &wake, Seq: &seq}
 		var err error
 		if m != nil { // parked earlier: keep its start and wake time
-			err = w.c.db.FinishWait(context.WithoutCancel(w), w.c.pool, &engine.FinishWaitParams{RunID: w.info.ID, Name: name, Output: []byte("null")})
+			err = w.c.db.FinishWait(context.WithoutCancel(w), w.c.pool, &engine.FinishWaitParams{RunID: w.info.ID, Name: name, Output: []byte("null"), Now: w.c.sqlNow()})
 		} else {
 			err = w.c.writeMemo(context.WithoutCancel(w), w.info.ID, done, w.c.now().UTC(), true)
 		}

@@ -468,7 +468,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			ID: id, Type: p.typeName, IdempotencyKey: opts.IdempotencyKey, Input: p.input, MaxAttempts: maxAttempts,
 			Queue: queue, Priority: priority, JobID: jobID, ScheduleID: p.scheduleID, FireAt: p.fireAt,
 			ParentID: p.parentID, ParentStep: p.parentStep, Metadata: metadata, Tags: tags, Status: string(status), SkipReason: p.skip,
-			Tenant: tenant, DebounceKey: debounceKey,
+			Tenant: tenant, DebounceKey: debounceKey, Now: c.sqlNow(),
 		})
 		if errors.Is(err, engine.ErrNotFound) {
 			return nil, ErrNotFound

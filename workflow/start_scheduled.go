@@ -116,7 +116,7 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 		}
 	}
 	if len(runs) > 0 {
-		inserted, err := c.db.InsertScheduledRuns(ctx, tx, runs)
+		inserted, err := c.db.InsertScheduledRuns(ctx, tx, runs, c.sqlNow())
 		if err != nil {
 			return nil, fmt.Errorf("workflow: insert the runs of %d slots: %w", len(runs), err)
 		}

@@ -261,6 +261,7 @@ func (w *wfContext) stepFailed(name string, seq int, resultType string, startedA
 	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: name, Attempt: w.info.Attempt, At: w.c.now().UTC(), Stack: panicStack(cause)}
 	err := w.c.db.RecordStepFailed(context.WithoutCancel(w), w.c.pool, &engine.StepFailedParams{
 		RunID: w.info.ID, Name: name, ResultType: resultType, Error: encodeRunError(stored), StartedAt: startedAt, Seq: seq,
+		Now: w.c.sqlNow(),
 	})
 	if err != nil {
 		w.logger.ErrorContext(w, "tributary: Failed to record step failure", "step", name, "err", err)

@@ -99,7 +99,7 @@ func (c *Client) SetTenantLimitTx(ctx context.Context, tx pgx.Tx, typ, tenant st
 	if maxRunning == 0 {
 		err = c.db.ClearTenantLimitTx(ctx, tx, typ, tenant)
 	} else {
-		err = c.db.SetTenantLimitTx(ctx, tx, typ, tenant, maxRunning)
+		err = c.db.SetTenantLimitTx(ctx, tx, typ, tenant, maxRunning, c.sqlNow())
 	}
 	if err != nil {
 		return fmt.Errorf("workflow: set the limit of tenant %q of %s: %w", tenant, typ, err)

@@ -99,7 +99,7 @@ func (c *Client) SetTenantRateTx(ctx context.Context, tx pgx.Tx, typ, tenant str
 	if rate == (Rate{}) {
 		err = c.db.ClearTenantRateTx(ctx, tx, typ, tenant)
 	} else {
-		err = c.db.SetTenantRateTx(ctx, tx, typ, tenant, rate.engine())
+		err = c.db.SetTenantRateTx(ctx, tx, typ, tenant, rate.engine(), c.sqlNow())
 	}
 	if err != nil {
 		return fmt.Errorf("workflow: set the rate of tenant %q of %s: %w", tenant, typ, err)

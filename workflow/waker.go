@@ -53,7 +53,7 @@ type waker struct {
 // a started working client times it itself; any other client announces it
 // to the working clients, on commit. Far wake-ups are left to River.
 func (wk *waker) scheduleTx(ctx context.Context, tx pgx.Tx, jobID int64, queue string, wakeAt time.Time) error {
-	if wakeAt.Sub(wk.c.realNow()) > wakerHorizon {
+	if !wk.times(wakeAt.Sub(wk.c.now())) {
 		return nil
 	}
 	wk.mu.Lock()
@@ -112,11 +112,21 @@ func newWaker(c *Client) *waker {
 		repairs: repairQueue{ids: map[uuid.UUID]struct{}{}, ready: make(chan struct{}, 1)}}
 }
 
-// schedule wakes job jobID of queue at wakeAt if that is within
-// wakerHorizon.
+// times reports whether the waker times a wake-up due in d by the
+// client's clock: one within wakerHorizon. Under an injected Config.Clock
+// only one that is due already (d <= 0): a timer counts real time, which
+// such a clock need not follow, and would wake a job before the clock
+// reached its time; River's scheduler, which follows the clock, wakes the
+// others once it gets there.
+func (wk *waker) times(d time.Duration) bool {
+	return d <= wakerHorizon && (d <= 0 || wk.c.dbClock != nil)
+}
+
+// schedule wakes job jobID of queue at wakeAt if the waker times it (see
+// times).
 func (wk *waker) schedule(jobID int64, queue string, wakeAt time.Time) {
-	d := wakeAt.Sub(wk.c.realNow())
-	if d > wakerHorizon {
+	d := wakeAt.Sub(wk.c.now())
+	if !wk.times(d) {
 		return
 	}
 	wk.mu.Lock()

@@ -103,7 +103,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 		output, fnErr := w.call(wctx, st.input)
 		return w.finish(ctx, wctx, job, output, fnErr)
 	}
-	info := &AttemptInfo{Run: wctx.info, StartedAt: time.Now()}
+	info := &AttemptInfo{Run: wctx.info, StartedAt: c.now()}
 	if at := wctx.attemptedAt(); at != nil {
 		info.StartedAt = *at
 	}
@@ -251,7 +251,7 @@ func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[ru
 	finished := false
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		attempt := wctx.info.Attempt
-		ended, ok, err := c.db.FailRun(ctx, tx, &engine.FailRunParams{ID: wctx.info.ID, Error: encodeRunError(stored), Attempt: &attempt, StartedAt: wctx.attemptedAt()})
+		ended, ok, err := c.db.FailRun(ctx, tx, &engine.FailRunParams{ID: wctx.info.ID, Error: encodeRunError(stored), Attempt: &attempt, StartedAt: wctx.attemptedAt(), Now: c.sqlNow()})
 		if err != nil {
 			return fmt.Errorf("mark run failed: %w", err)
 		}
@@ -284,7 +284,7 @@ func (w *worker) cancelRun(ctx context.Context, wctx *wfContext, job *river.Job[
 	stored := &RunError{Kind: ErrorKindCancelled, Message: "run cancelled while running", Attempt: wctx.info.Attempt, At: w.c.now().UTC()}
 	finished := false
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		ended, ok, err := c.db.CancelRun(ctx, tx, wctx.info.ID, encodeRunError(stored))
+		ended, ok, err := c.db.CancelRun(ctx, tx, wctx.info.ID, encodeRunError(stored), c.sqlNow())
 		if err != nil || !ok {
 			return err
 		}
@@ -322,7 +322,7 @@ func (c *Client) afterFinishTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, 
 
 func (w *worker) recordAttemptError(ctx context.Context, wctx *wfContext, cause error, step string) {
 	stored := &RunError{Kind: errorKind(cause), Message: cause.Error(), Step: step, Attempt: wctx.info.Attempt, At: w.c.now().UTC(), Stack: panicStack(cause)}
-	err := w.c.db.RecordAttemptError(ctx, w.c.pool, &engine.RecordAttemptErrorParams{ID: wctx.info.ID, Error: encodeRunError(stored), Attempt: wctx.info.Attempt, StartedAt: wctx.attemptedAt()})
+	err := w.c.db.RecordAttemptError(ctx, w.c.pool, &engine.RecordAttemptErrorParams{ID: wctx.info.ID, Error: encodeRunError(stored), Attempt: wctx.info.Attempt, StartedAt: wctx.attemptedAt(), Now: w.c.sqlNow()})
 	if err != nil {
 		wctx.logger.ErrorContext(ctx, "tributary: Failed to record attempt error", slog.String("err", err.Error()))
 	}

@@ -289,8 +289,9 @@ func TestCompleteRunningCTE(t *testing.T) {
 	running := insertJob(t, db, "workflow:x", "running", 1, 3, "a")
 	available := insertJob(t, db, "workflow:x", "available", 0, 3)
 
-	rows, err := db.Pool.Query(ctx(t), `WITH v AS (SELECT unnest($1::bigint[]) AS job_id), `+
-		strings.ReplaceAll(engine.CompleteRunningCTE, "{s}", "")+` SELECT id FROM jobs`, []int64{running, available})
+	cte := strings.NewReplacer("{s}", "", "$now", "$2").Replace(engine.CompleteRunningCTE)
+	rows, err := db.Pool.Query(ctx(t), `WITH v AS (SELECT unnest($1::bigint[]) AS job_id), `+cte+` SELECT id FROM jobs`,
+		[]int64{running, available}, nil)
 	require.NoError(t, err)
 	completed, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	require.NoError(t, err)

@@ -27,17 +27,17 @@ WITH run AS (
 ),
 job AS (
     UPDATE {s}river_job j
-    SET scheduled_at = CASE WHEN j.state = 'scheduled' OR j.scheduled_at > now()
+    SET scheduled_at = CASE WHEN j.state = 'scheduled' OR j.scheduled_at > coalesce($6::timestamptz, now())
         THEN CASE WHEN $5::float8 > 0
-            THEN least(now() + make_interval(secs => $4::float8), run.created_at + make_interval(secs => $5::float8))
-            ELSE now() + make_interval(secs => $4::float8) END
+            THEN least(coalesce($6::timestamptz, now()) + make_interval(secs => $4::float8), run.created_at + make_interval(secs => $5::float8))
+            ELSE coalesce($6::timestamptz, now()) + make_interval(secs => $4::float8) END
         ELSE j.scheduled_at END
     FROM run
     WHERE j.id = run.job_id AND j.state IN ('scheduled', 'available')
     RETURNING j.id, j.queue, j.scheduled_at, j.state::text
 ),
 joined AS (
-    UPDATE {s}workflow_runs r SET input = $3, updated_at = now()
+    UPDATE {s}workflow_runs r SET input = $3, updated_at = coalesce($6::timestamptz, now())
     FROM run, job WHERE r.id = run.id
     RETURNING r.id
 ),
@@ -66,8 +66,9 @@ type DebounceJoin struct {
 // JoinDebounceTx joins a start of type typ with debounce key key to the
 // open window of that pair, within tx (see debounceJoinStmt): input
 // becomes the run's, and its job's time moves to period from now, bounded
-// by maxDelay after the run's first start (0: unbounded).
-func (q *Queries) JoinDebounceTx(ctx context.Context, tx pgx.Tx, typ, key string, input []byte, period, maxDelay time.Duration) (*DebounceJoin, error) {
+// by maxDelay after the run's first start (0: unbounded); now is the
+// time it moves from (nil: the database's now()).
+func (q *Queries) JoinDebounceTx(ctx context.Context, tx pgx.Tx, typ, key string, input []byte, period, maxDelay time.Duration, now *time.Time) (*DebounceJoin, error) {
 	var (
 		d           DebounceJoin
 		jobID       *int64
@@ -75,7 +76,7 @@ func (q *Queries) JoinDebounceTx(ctx context.Context, tx pgx.Tx, typ, key string
 		scheduledAt *time.Time
 		state       *string
 	)
-	err := tx.QueryRow(ctx, q.sql(debounceJoinStmt), typ, key, input, period.Seconds(), maxDelay.Seconds()).
+	err := tx.QueryRow(ctx, q.sql(debounceJoinStmt), typ, key, input, period.Seconds(), maxDelay.Seconds(), now).
 		Scan(&d.RunID, &jobID, &queue, &scheduledAt, &state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return &d, nil

@@ -134,10 +134,10 @@ const minRateFetchWait = 20 * time.Millisecond
 // what Tenants and HeldRuns (tenant.go) read of the rates.
 var (
 	setTenantRateStmt = define(`
-INSERT INTO {s}tributary_tenant_rate_overrides (workflow_type, tenant, rate_limit, per, per_second, burst)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO {s}tributary_tenant_rate_overrides (workflow_type, tenant, rate_limit, per, per_second, burst, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, coalesce($7::timestamptz, now()))
 ON CONFLICT (workflow_type, tenant) DO UPDATE SET rate_limit = excluded.rate_limit, per = excluded.per,
-	per_second = excluded.per_second, burst = excluded.burst, updated_at = now()`)
+	per_second = excluded.per_second, burst = excluded.burst, updated_at = excluded.updated_at`)
 
 	clearTenantRateStmt = define(`DELETE FROM {s}tributary_tenant_rate_overrides WHERE workflow_type = $1 AND tenant = $2`)
 
@@ -168,9 +168,10 @@ const rateTokensSQL = `CASE WHEN tr.per_second IS NULL THEN NULL
 		WHEN b.tokens IS NULL THEN least(coalesce(o.burst, tr.burst), 1)
 		ELSE least(coalesce(o.burst, tr.burst), b.tokens + extract(epoch FROM now() - b.at) * coalesce(o.per_second, tr.per_second)) END`
 
-// SetTenantRateTx sets the rate of typ's tenant to rate.
-func (q *Queries) SetTenantRateTx(ctx context.Context, tx pgx.Tx, typ, tenant string, rate TenantRate) error {
-	_, err := tx.Exec(ctx, q.sql(setTenantRateStmt), typ, tenant, rate.Limit, rate.Per, rate.PerSecond, rate.Burst)
+// SetTenantRateTx sets the rate of typ's tenant to rate, updated at now
+// (nil: the database's now()).
+func (q *Queries) SetTenantRateTx(ctx context.Context, tx pgx.Tx, typ, tenant string, rate TenantRate, now *time.Time) error {
+	_, err := tx.Exec(ctx, q.sql(setTenantRateStmt), typ, tenant, rate.Limit, rate.Per, rate.PerSecond, rate.Burst, now)
 	return err
 }
 

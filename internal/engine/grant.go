@@ -47,9 +47,9 @@ var (
 
 	grantsByIDStmt = define(`SELECT ` + grantColumns + ` FROM {s}execution_grants WHERE id = ANY($1::uuid[])`)
 
-	insertGrantStmt = define(`INSERT INTO {s}execution_grants (id, subject, scopes, expires_at) VALUES ($1, $2, $3, $4) RETURNING ` + grantColumns)
+	insertGrantStmt = define(`INSERT INTO {s}execution_grants (id, subject, scopes, expires_at, created_at) VALUES ($1, $2, $3, $4, coalesce($5::timestamptz, now())) RETURNING ` + grantColumns)
 
-	revokeGrantStmt = define(`UPDATE {s}execution_grants SET revoked_at = coalesce(revoked_at, now()), revoke_reason = $2 WHERE id = $1 RETURNING ` + grantColumns)
+	revokeGrantStmt = define(`UPDATE {s}execution_grants SET revoked_at = coalesce(revoked_at, $3::timestamptz, now()), revoke_reason = $2 WHERE id = $1 RETURNING ` + grantColumns)
 )
 
 // GrantByID reads a grant; ErrNotFound when there is none.
@@ -77,16 +77,18 @@ type InsertGrantParams struct {
 	Subject   string
 	Scopes    []string
 	ExpiresAt *time.Time // nil: it never expires
+	Now       *time.Time // its creation; nil: the database's now()
 }
 
 // InsertGrant inserts a grant and returns it as stored.
 func (q *Queries) InsertGrant(ctx context.Context, db DBTX, p *InsertGrantParams) (*Grant, error) {
-	return scanOneGrant(queryRow(ctx, db, q.sql(insertGrantStmt), p.ID, p.Subject, p.Scopes, p.ExpiresAt))
+	return scanOneGrant(queryRow(ctx, db, q.sql(insertGrantStmt), p.ID, p.Subject, p.Scopes, p.ExpiresAt, p.Now))
 }
 
 // RevokeGrant revokes a grant with reason and returns it; a grant revoked
-// already keeps its revoked_at (the reason is replaced). ErrNotFound when
-// there is none.
-func (q *Queries) RevokeGrant(ctx context.Context, db DBTX, id uuid.UUID, reason string) (*Grant, error) {
-	return scanOneGrant(queryRow(ctx, db, q.sql(revokeGrantStmt), id, reason))
+// already keeps its revoked_at (the reason is replaced); now is the
+// revocation's time (nil: the database's now()). ErrNotFound when there is
+// none.
+func (q *Queries) RevokeGrant(ctx context.Context, db DBTX, id uuid.UUID, reason string, now *time.Time) (*Grant, error) {
+	return scanOneGrant(queryRow(ctx, db, q.sql(revokeGrantStmt), id, reason, now))
 }

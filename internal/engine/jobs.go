@@ -28,24 +28,45 @@ type Jobs struct {
 	driver *riverpgxv5.Driver
 	q      *Queries
 	schema string
+	time   rivertype.TimeGenerator
 }
 
-// NewJobs returns the Jobs of q's schema.
+// NewJobs returns the Jobs of q's schema, on real time: this machine's
+// clock for the times set in Go, the database's now() in SQL (see
+// WithClock).
 func NewJobs(q *Queries) *Jobs {
-	return &Jobs{driver: riverpgxv5.New(nil), q: q, schema: q.schema}
+	return &Jobs{driver: riverpgxv5.New(nil), q: q, schema: q.schema, time: realTime{}}
 }
+
+// WithClock returns a copy of j that decides and records times by clock
+// (workflow.Config.Clock), as River's own services take their
+// TimeGenerator: Now for the times set in Go (a job's finalized_at, an
+// attempt error's time), NowOrNil as its statements' now (nil: the
+// database's now()).
+func (j *Jobs) WithClock(clock rivertype.TimeGenerator) *Jobs {
+	c := *j
+	c.time = clock
+	return &c
+}
+
+// realTime is the TimeGenerator of Jobs without a clock, as River's own
+// is in production: the machine's clock, and nil for SQL's now.
+type realTime struct{}
+
+func (realTime) Now() time.Time { return time.Now() }
+
+func (realTime) NowOrNil() *time.Time { return nil }
 
 // The statements of Jobs that read or lock River's tables.
 var (
-	lockJobStateStmt = define(`SELECT state::text, scheduled_at > now() + interval '1 second' FROM {s}river_job WHERE id = $1 FOR UPDATE`)
+	lockJobStateStmt = define(`SELECT state::text, scheduled_at > coalesce($2::timestamptz, now()) + interval '1 second' FROM {s}river_job WHERE id = $1 FOR UPDATE`)
 
 	scheduledWithinStmt = define(`SELECT id, queue, scheduled_at FROM {s}river_job
-		WHERE state = 'scheduled' AND queue = ANY($1) AND scheduled_at < now() + make_interval(secs => $2)
+		WHERE state = 'scheduled' AND queue = ANY($1) AND scheduled_at < coalesce($4::timestamptz, now()) + make_interval(secs => $2)
 		ORDER BY scheduled_at LIMIT $3`)
 )
 
 func (j *Jobs) setStateTx(ctx context.Context, tx pgx.Tx, params *riverdriver.JobSetStateIfRunningParams) error {
-	now := time.Now().UTC()
 	rows, err := j.driver.UnwrapExecutor(tx).JobSetStateIfRunningMany(ctx, &riverdriver.JobSetStateIfRunningManyParams{
 		ID:              []int64{params.ID},
 		Attempt:         []*int{params.Attempt},
@@ -53,7 +74,7 @@ func (j *Jobs) setStateTx(ctx context.Context, tx pgx.Tx, params *riverdriver.Jo
 		FinalizedAt:     []*time.Time{params.FinalizedAt},
 		MetadataDoMerge: []bool{params.MetadataDoMerge},
 		MetadataUpdates: [][]byte{params.MetadataUpdates},
-		Now:             &now,
+		Now:             j.time.NowOrNil(),
 		ScheduledAt:     []*time.Time{params.ScheduledAt},
 		Schema:          j.schema,
 		State:           []rivertype.JobState{params.State},
@@ -73,7 +94,7 @@ func (j *Jobs) setStateTx(ctx context.Context, tx pgx.Tx, params *riverdriver.Jo
 // (River merges metadata into it all the same, as it does for a worker's
 // metadata updates.)
 func (j *Jobs) CompleteTx(ctx context.Context, tx pgx.Tx, jobID int64, metadata []byte) error {
-	return j.setStateTx(ctx, tx, riverdriver.JobSetStateCompleted(jobID, time.Now().UTC(), metadata))
+	return j.setStateTx(ctx, tx, riverdriver.JobSetStateCompleted(jobID, j.time.Now().UTC(), metadata))
 }
 
 // DiscardTx ends running job as discarded (no more retries), with cause as
@@ -81,13 +102,13 @@ func (j *Jobs) CompleteTx(ctx context.Context, tx pgx.Tx, jobID int64, metadata 
 // alone: DiscardTx then returns ErrJobNotRunning, or nil when the job is
 // discarded already.
 func (j *Jobs) DiscardTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, cause error) error {
-	now := time.Now().UTC()
+	now := j.time.Now().UTC()
 	return j.setStateTx(ctx, tx, riverdriver.JobSetStateDiscarded(job.ID, now, attemptError(now, job.Attempt, cause), nil))
 }
 
 // CancelTx ends running job as cancelled, like DiscardTx.
 func (j *Jobs) CancelTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow, cause error) error {
-	now := time.Now().UTC()
+	now := j.time.Now().UTC()
 	return j.setStateTx(ctx, tx, riverdriver.JobSetStateCancelled(job.ID, now, attemptError(now, job.Attempt, cause), nil))
 }
 
@@ -118,7 +139,7 @@ const insertTopic = "river_insert"
 // later, as a debounced start does, after a wake-up was timed for it).
 // found is false when there is no such job (yet).
 func (j *Jobs) LockStateTx(ctx context.Context, tx pgx.Tx, jobID int64) (state rivertype.JobState, early, found bool, err error) {
-	err = tx.QueryRow(ctx, j.q.sql(lockJobStateStmt), jobID).Scan(&state, &early)
+	err = tx.QueryRow(ctx, j.q.sql(lockJobStateStmt), jobID, j.time.NowOrNil()).Scan(&state, &early)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, false, nil
 	}
@@ -139,7 +160,7 @@ type Scheduled struct {
 // within from now (those overdue included), the nearest first, at most
 // limit of them.
 func (j *Jobs) ScheduledWithin(ctx context.Context, db DBTX, queues []string, within time.Duration, limit int) ([]Scheduled, error) {
-	rows, err := db.Query(ctx, j.q.sql(scheduledWithinStmt), queues, within.Seconds(), limit)
+	rows, err := db.Query(ctx, j.q.sql(scheduledWithinStmt), queues, within.Seconds(), limit, j.time.NowOrNil())
 	if err != nil {
 		return nil, err
 	}
@@ -156,10 +177,12 @@ func (j *Jobs) ScheduledWithin(ctx context.Context, db DBTX, queues []string, wi
 // running (rescued, cancelled, completed by River's completer) is left
 // alone and not returned. It expects a CTE named v with a job_id column,
 // the batch's ids also in $1 (which lets Postgres use the primary key), and
-// names its own result "jobs", one id per completed job. {s} is the schema
-// prefix, qualified by the caller's statement.
+// the statement's now parameter (nil: the database's now()) in $now, which
+// the caller replaces with its own parameter's number; it names its own
+// result "jobs", one id per completed job. {s} is the schema prefix,
+// qualified by the caller's statement.
 const CompleteRunningCTE = `jobs AS (
-	UPDATE {s}river_job j SET state = 'completed', finalized_at = now()
+	UPDATE {s}river_job j SET state = 'completed', finalized_at = coalesce($now::timestamptz, now())
 	FROM v
 	WHERE j.id = ANY($1) AND j.id = v.job_id AND (j.state = 'running') IS TRUE
 	RETURNING j.id

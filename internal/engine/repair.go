@@ -23,18 +23,18 @@ WHERE r.status IN ('pending', 'running', 'sleeping', 'waiting')
 // (Cancel, Retry) and the repair put a run back on a job or stop it.
 var (
 	brokenRunsStmt = define(brokenRunsSQL + `
-	AND r.updated_at < now() - make_interval(secs => $1)
-	AND (j.id IS NULL OR j.finalized_at < now() - make_interval(secs => $1))
+	AND r.updated_at < coalesce($2::timestamptz, now()) - make_interval(secs => $1)
+	AND (j.id IS NULL OR j.finalized_at < coalesce($2::timestamptz, now()) - make_interval(secs => $1))
 LIMIT 1000`)
 
 	brokenRunsOfStmt = define(brokenRunsSQL + `
 	AND r.id = ANY($1)`)
 
-	requestCancelStmt = define(`UPDATE {s}workflow_runs SET cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now() WHERE id = $1`)
+	requestCancelStmt = define(`UPDATE {s}workflow_runs SET cancel_requested_at = coalesce(cancel_requested_at, $2::timestamptz, now()), updated_at = coalesce($2::timestamptz, now()) WHERE id = $1`)
 
 	resetForRetryStmt = define(`
 UPDATE {s}workflow_runs
-SET status = 'pending', error = NULL, cancel_requested_at = NULL, finished_at = NULL, updated_at = now(),
+SET status = 'pending', error = NULL, cancel_requested_at = NULL, finished_at = NULL, updated_at = coalesce($3::timestamptz, now()),
 	job_id = coalesce($2, job_id)
 WHERE id = $1`)
 )
@@ -54,10 +54,11 @@ type BrokenRun struct {
 // BrokenRuns finds at most 1000 unfinished runs whose River job was
 // discarded, cancelled or completed, or was deleted, leaving alone any run
 // updated, or whose job was finalized, within grace: an attempt that is
-// finishing normally is not raced. Its cost grows with the number of
-// unfinished runs, which it reads through an index on status.
-func (q *Queries) BrokenRuns(ctx context.Context, db DBTX, grace time.Duration) ([]*BrokenRun, error) {
-	return scanBrokenRuns(db.Query(ctx, q.sql(brokenRunsStmt), grace.Seconds()))
+// finishing normally is not raced (before now; nil: the database's now()).
+// Its cost grows with the number of unfinished runs, which it reads
+// through an index on status.
+func (q *Queries) BrokenRuns(ctx context.Context, db DBTX, grace time.Duration, now *time.Time) ([]*BrokenRun, error) {
+	return scanBrokenRuns(db.Query(ctx, q.sql(brokenRunsStmt), grace.Seconds(), now))
 }
 
 // BrokenRunsOf is BrokenRuns for the runs ids, without a grace.
@@ -77,17 +78,19 @@ func scanBrokenRuns(rows pgx.Rows, err error) ([]*BrokenRun, error) {
 }
 
 // RequestCancelTx records that the cancellation of run id was requested
-// (keeping the time of an earlier request), for its running attempt to
-// see; it changes nothing when there is no such run.
-func (q *Queries) RequestCancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	_, err := tx.Exec(ctx, q.sql(requestCancelStmt), id)
+// at now, nil for the database's now() (keeping the time of an earlier
+// request), for its running attempt to see; it changes nothing when there
+// is no such run.
+func (q *Queries) RequestCancelTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, now *time.Time) error {
+	_, err := tx.Exec(ctx, q.sql(requestCancelStmt), id, now)
 	return err
 }
 
 // ResetForRetryTx makes run id pending again on River job jobID, clearing
-// its error, its finish and any cancellation request; it changes nothing
-// when there is no such run. The caller inserted the job in tx.
-func (q *Queries) ResetForRetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, jobID int64) error {
-	_, err := tx.Exec(ctx, q.sql(resetForRetryStmt), id, jobID)
+// its error, its finish and any cancellation request, updated at now (nil:
+// the database's now()); it changes nothing when there is no such run. The
+// caller inserted the job in tx.
+func (q *Queries) ResetForRetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, jobID int64, now *time.Time) error {
+	_, err := tx.Exec(ctx, q.sql(resetForRetryStmt), id, jobID, now)
 	return err
 }

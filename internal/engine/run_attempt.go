@@ -35,7 +35,7 @@ FROM {s}workflow_runs r
 WHERE r.id = ANY($1) AND (r.status IN ('pending', 'running', 'sleeping', 'waiting')) IS TRUE AND r.cancel_requested_at IS NULL`)
 
 	recordAttemptErrorStmt = define(`
-UPDATE {s}workflow_runs SET status = 'pending', error = $2, attempt = $3, started_at = coalesce(started_at, $4), updated_at = now()
+UPDATE {s}workflow_runs SET status = 'pending', error = $2, attempt = $3, started_at = coalesce(started_at, $4), updated_at = coalesce($5::timestamptz, now())
 WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')`)
 
 	runStateStmt = define(`SELECT status, cancel_requested_at IS NOT NULL, coalesce(job_id, 0) FROM {s}workflow_runs WHERE id = $1`)
@@ -87,12 +87,13 @@ type RecordAttemptErrorParams struct {
 	Error     []byte     // the RunError's JSON
 	Attempt   int        // the attempt that failed
 	StartedAt *time.Time // the first attempt's start, when the row has none yet
+	Now       *time.Time // the time recorded; nil: the database's now()
 }
 
 // RecordAttemptError records a failed attempt's error on an unfinished
 // run, which is pending its next attempt. A finished run is left alone.
 func (q *Queries) RecordAttemptError(ctx context.Context, db DBTX, p *RecordAttemptErrorParams) error {
-	_, err := db.Exec(ctx, q.sql(recordAttemptErrorStmt), p.ID, p.Error, p.Attempt, p.StartedAt)
+	_, err := db.Exec(ctx, q.sql(recordAttemptErrorStmt), p.ID, p.Error, p.Attempt, p.StartedAt, p.Now)
 	return err
 }
 

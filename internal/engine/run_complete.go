@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,10 +21,10 @@ var (
 WITH v AS (
 	SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::int[], $5::timestamptz[])
 		AS v(job_id, run_id, output, attempt, started_at)
-), ` + CompleteRunningCTE + `, done AS (
+), ` + strings.ReplaceAll(CompleteRunningCTE, "$now", "$16") + `, done AS (
 	UPDATE {s}workflow_runs r
 	SET status = 'completed', output = v.output::jsonb, error = NULL, attempt = v.attempt,
-		started_at = coalesce(r.started_at, v.started_at), updated_at = now(), finished_at = now()
+		started_at = coalesce(r.started_at, v.started_at), updated_at = coalesce($16::timestamptz, now()), finished_at = coalesce($16::timestamptz, now())
 	FROM v JOIN jobs ON jobs.id = v.job_id
 	WHERE r.id = v.run_id AND r.status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 	RETURNING r.id, r.parent_run_id
@@ -57,6 +58,10 @@ type CompleteRunsParams struct {
 
 	// Async turns synchronous_commit off for the caller's transaction.
 	Async bool
+
+	// Now is the time recorded (the runs' and jobs' finish); nil: the
+	// database's now().
+	Now *time.Time
 
 	// Memos are step records to store with the runs that complete: those
 	// their attempts left unsaved.
@@ -97,6 +102,7 @@ type CompletedRun struct {
 // batches do not deadlock.
 func (q *Queries) CompleteRuns(ctx context.Context, db DBTX, p *CompleteRunsParams) ([]CompletedRun, error) {
 	args := append([]any{p.JobIDs, p.RunIDs, p.Outputs, p.Attempts, p.StartedAts, p.Async}, p.Memos.args()...)
+	args = append(args, p.Now)
 	rows, err := db.Query(ctx, q.sql(completeRunsStmt), args...)
 	if err != nil {
 		return nil, err

@@ -19,19 +19,19 @@ var (
 	failRunStmt = define(`
 UPDATE {s}workflow_runs
 SET status = 'failed', error = $2, attempt = coalesce($3, attempt), started_at = coalesce(started_at, $4),
-	updated_at = now(), finished_at = now()
+	updated_at = coalesce($5::timestamptz, now()), finished_at = coalesce($5::timestamptz, now())
 WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 RETURNING parent_run_id, workflow_type`)
 
 	cancelRunStmt = define(`
 UPDATE {s}workflow_runs
-SET status = 'cancelled', cancel_requested_at = coalesce(cancel_requested_at, now()), error = $2,
-	updated_at = now(), finished_at = now()
+SET status = 'cancelled', cancel_requested_at = coalesce(cancel_requested_at, $3::timestamptz, now()), error = $2,
+	updated_at = coalesce($3::timestamptz, now()), finished_at = coalesce($3::timestamptz, now())
 WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'skipped')
 RETURNING parent_run_id, workflow_type`)
 
 	touchRunStmt = define(`
-UPDATE {s}workflow_runs r SET updated_at = now() WHERE id = $1
+UPDATE {s}workflow_runs r SET updated_at = coalesce($2::timestamptz, now()) WHERE id = $1
 RETURNING status, coalesce(job_id, 0), queue, coalesce((SELECT j.state::text FROM {s}river_job j WHERE j.id = r.job_id), '')`)
 )
 
@@ -59,20 +59,21 @@ type FailRunParams struct {
 	Error     []byte     // the RunError's JSON
 	Attempt   *int       // the attempt that failed; nil keeps the stored one
 	StartedAt *time.Time // the first attempt's start, when the row has none yet
+	Now       *time.Time // the time recorded; nil: the database's now()
 }
 
 // FailRun marks an unfinished run failed. It returns false, and changes
 // nothing, when the run is gone or already finished.
 func (q *Queries) FailRun(ctx context.Context, db DBTX, p *FailRunParams) (*Finished, bool, error) {
-	return scanFinished(queryRow(ctx, db, q.sql(failRunStmt), p.ID, p.Error, p.Attempt, p.StartedAt))
+	return scanFinished(queryRow(ctx, db, q.sql(failRunStmt), p.ID, p.Error, p.Attempt, p.StartedAt, p.Now))
 }
 
 // CancelRun marks an unfinished run cancelled with the error given (a
-// RunError's JSON), recording the cancellation request if none was. It
-// returns false, and changes nothing, when the run is gone or already
-// finished.
-func (q *Queries) CancelRun(ctx context.Context, db DBTX, id uuid.UUID, runError []byte) (*Finished, bool, error) {
-	return scanFinished(queryRow(ctx, db, q.sql(cancelRunStmt), id, runError))
+// RunError's JSON), recording the cancellation request if none was, at
+// now (nil: the database's now()). It returns false, and changes nothing,
+// when the run is gone or already finished.
+func (q *Queries) CancelRun(ctx context.Context, db DBTX, id uuid.UUID, runError []byte, now *time.Time) (*Finished, bool, error) {
+	return scanFinished(queryRow(ctx, db, q.sql(cancelRunStmt), id, runError, now))
 }
 
 func scanFinished(row pgx.Row) (*Finished, bool, error) {
@@ -96,12 +97,13 @@ type Touched struct {
 }
 
 // TouchRunTx locks an existing run's row until tx ends (by bumping its
-// updated_at) and returns its status and River job; ErrNotFound when there
-// is no such run. Every change to a run that must not race its worker's
-// (a signal, a cancellation, a wake-up) starts with it.
-func (q *Queries) TouchRunTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) (*Touched, error) {
+// updated_at to now, nil for the database's now()) and returns its status
+// and River job; ErrNotFound when there is no such run. Every change to a
+// run that must not race its worker's (a signal, a cancellation, a
+// wake-up) starts with it.
+func (q *Queries) TouchRunTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, now *time.Time) (*Touched, error) {
 	var t Touched
-	err := tx.QueryRow(ctx, q.sql(touchRunStmt), id).Scan(&t.Status, &t.JobID, &t.Queue, &t.JobState)
+	err := tx.QueryRow(ctx, q.sql(touchRunStmt), id, now).Scan(&t.Status, &t.JobID, &t.Queue, &t.JobState)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

@@ -16,16 +16,17 @@ var (
 	// parkedStepStmt writes a parked step's record, with its run under the
 	// run's key-share lock (see the comment above insertMemosStmt).
 	parkedStepStmt = define(`
-INSERT INTO {s}step_runs (run_id, name, kind, status, wake_at, child_run_id, result_type, seq, signal_name)
-SELECT id, $2::text, $3::text, $4::text, $5::timestamptz, $6::uuid, $7::text, nullif($8::int, -1), nullif($9::text, '')
+INSERT INTO {s}step_runs (run_id, name, kind, status, wake_at, child_run_id, result_type, seq, signal_name, started_at)
+SELECT id, $2::text, $3::text, $4::text, $5::timestamptz, $6::uuid, $7::text, nullif($8::int, -1), nullif($9::text, ''),
+	coalesce($10::timestamptz, now())
 FROM {s}workflow_runs WHERE id = $1
 FOR KEY SHARE
 ON CONFLICT (run_id, name) DO NOTHING`)
 
-	parkRunStmt = define(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, started_at = coalesce(started_at, $5), updated_at = now() WHERE id = $1`)
+	parkRunStmt = define(`UPDATE {s}workflow_runs SET status = $2, job_id = $3, attempt = $4, started_at = coalesce(started_at, $5), updated_at = coalesce($6::timestamptz, now()) WHERE id = $1`)
 
 	finishWaitStmt = define(`
-UPDATE {s}step_runs SET status = 'completed', output = $3, error = $4, finished_at = now()
+UPDATE {s}step_runs SET status = 'completed', output = $3, error = $4, finished_at = coalesce($5::timestamptz, now())
 WHERE run_id = $1 AND name = $2`)
 )
 
@@ -46,8 +47,9 @@ type ParkedStepParams struct {
 	WakeAt     *time.Time // nil: no timeout
 	ChildRunID *uuid.UUID
 	ResultType string
-	Seq        int    // the record's position in the run's history; -1 for none
-	Signal     string // the signal a signal wait waits for; "" for none
+	Seq        int        // the record's position in the run's history; -1 for none
+	Signal     string     // the signal a signal wait waits for; "" for none
+	Now        *time.Time // the park's time (the record's start); nil: the database's now()
 }
 
 // InsertParkedStep writes the record of a parked step, unless the step has
@@ -55,7 +57,7 @@ type ParkedStepParams struct {
 // wake time) or the run is gone.
 func (q *Queries) InsertParkedStep(ctx context.Context, db DBTX, p *ParkedStepParams) error {
 	_, err := db.Exec(ctx, q.sql(parkedStepStmt), p.RunID, p.Name, p.Kind, p.Status,
-		p.WakeAt, p.ChildRunID, p.ResultType, p.Seq, p.Signal)
+		p.WakeAt, p.ChildRunID, p.ResultType, p.Seq, p.Signal, p.Now)
 	return err
 }
 
@@ -66,13 +68,14 @@ type ParkRunParams struct {
 	JobID     int64      // the run's next River job
 	Attempt   int        // the attempt that parked
 	StartedAt *time.Time // the first attempt's start, when the row has none yet
+	Now       *time.Time // the time recorded; nil: the database's now()
 }
 
 // ParkRunTx records that a run is parked: its status, its next River job
 // and the attempt that parked. It belongs to the park's transaction, with
 // the step's record and the hand-off of the River job.
 func (q *Queries) ParkRunTx(ctx context.Context, tx pgx.Tx, p *ParkRunParams) error {
-	_, err := tx.Exec(ctx, q.sql(parkRunStmt), p.ID, p.Status, p.JobID, p.Attempt, p.StartedAt)
+	_, err := tx.Exec(ctx, q.sql(parkRunStmt), p.ID, p.Status, p.JobID, p.Attempt, p.StartedAt, p.Now)
 	return err
 }
 
@@ -81,13 +84,14 @@ func (q *Queries) ParkRunTx(ctx context.Context, tx pgx.Tx, p *ParkRunParams) er
 type FinishWaitParams struct {
 	RunID  uuid.UUID
 	Name   string
-	Output []byte // JSON
-	Error  []byte // a RunError's JSON, or nil
+	Output []byte     // JSON
+	Error  []byte     // a RunError's JSON, or nil
+	Now    *time.Time // the wait's finish; nil: the database's now()
 }
 
 // FinishWait completes a wait's step record with its outcome. It writes
 // nothing when the step has no record.
 func (q *Queries) FinishWait(ctx context.Context, db DBTX, p *FinishWaitParams) error {
-	_, err := db.Exec(ctx, q.sql(finishWaitStmt), p.RunID, p.Name, p.Output, p.Error)
+	_, err := db.Exec(ctx, q.sql(finishWaitStmt), p.RunID, p.Name, p.Output, p.Error, p.Now)
 	return err
 }

@@ -13,9 +13,10 @@ var (
 	insertRunStmt = define(`
 INSERT INTO {s}workflow_runs (id, workflow_type, idempotency_key, input, max_attempts, queue, priority,
 	job_id, schedule_id, fire_at, parent_run_id, parent_step, metadata, tags, status, skip_reason, finished_at, tenant,
-	debounce_key, debounce_open)
+	debounce_key, debounce_open, created_at, updated_at)
 VALUES ($1, $2, nullif($3, ''), $4, $5, $6, $7, nullif($8, 0), $9, $10, $11, nullif($12, ''), $13, $14, $15::text,
-	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN now() END, nullif($17, ''), nullif($18, ''), $18 <> '')
+	nullif($16, ''), CASE WHEN $15::text = 'skipped' THEN coalesce($19::timestamptz, now()) END, nullif($17, ''), nullif($18, ''), $18 <> '',
+	coalesce($19::timestamptz, now()), coalesce($19::timestamptz, now()))
 ON CONFLICT DO NOTHING
 RETURNING ` + runColumns)
 
@@ -42,10 +43,11 @@ type InsertRunParams struct {
 	ParentStep     string // "" for none
 	Metadata       []byte // a JSON object
 	Tags           []string
-	Status         string // pending, or skipped (finished at once)
-	SkipReason     string // "" for none
-	Tenant         string // "" for none
-	DebounceKey    string // "" for none; a run with one opens its window
+	Status         string     // pending, or skipped (finished at once)
+	SkipReason     string     // "" for none
+	Tenant         string     // "" for none
+	DebounceKey    string     // "" for none; a run with one opens its window
+	Now            *time.Time // the time recorded (created, and finished when skipped); nil: the database's now()
 }
 
 // InsertRun inserts a run and returns its row. It returns ErrNotFound, and
@@ -55,7 +57,7 @@ type InsertRunParams struct {
 func (q *Queries) InsertRun(ctx context.Context, db DBTX, p *InsertRunParams) (*Run, error) {
 	return scanRun(queryRow(ctx, db, q.sql(insertRunStmt), p.ID, p.Type, p.IdempotencyKey, p.Input, p.MaxAttempts,
 		p.Queue, p.Priority, p.JobID, p.ScheduleID, p.FireAt, p.ParentID, p.ParentStep, p.Metadata, p.Tags, p.Status, p.SkipReason,
-		p.Tenant, p.DebounceKey))
+		p.Tenant, p.DebounceKey, p.Now))
 }
 
 // RunByKey reads the run of workflow type typ with idempotency key key,

@@ -19,10 +19,10 @@ JOIN {s}workflow_runs r ON r.schedule_id = s.id AND r.fire_at = s.fire_at`)
 	// one's job id is set (its job was inserted first).
 	insertScheduledRunsStmt = define(`
 INSERT INTO {s}workflow_runs (id, workflow_type, input, max_attempts, queue, priority, job_id, schedule_id, fire_at,
-	metadata, status, skip_reason, finished_at, tenant)
+	metadata, status, skip_reason, finished_at, tenant, created_at, updated_at)
 SELECT t.id, t.typ, t.input::jsonb, t.ma, t.q, t.p, nullif(t.job, 0), t.sid, t.fa, t.meta::jsonb,
-	CASE WHEN t.skip = '' THEN 'pending' ELSE 'skipped' END, nullif(t.skip, ''), CASE WHEN t.skip <> '' THEN now() END,
-	nullif(t.tenant, '')
+	CASE WHEN t.skip = '' THEN 'pending' ELSE 'skipped' END, nullif(t.skip, ''), CASE WHEN t.skip <> '' THEN coalesce($13::timestamptz, now()) END,
+	nullif(t.tenant, ''), coalesce($13::timestamptz, now()), coalesce($13::timestamptz, now())
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::bigint[], $8::uuid[],
 	$9::timestamptz[], $10::text[], $11::text[], $12::text[]) AS t(id, typ, input, ma, q, p, job, sid, fa, meta, skip, tenant)
 ON CONFLICT DO NOTHING`)
@@ -76,8 +76,9 @@ type ScheduledRun struct {
 
 // InsertScheduledRuns inserts runs in one statement and returns how many
 // it inserted: a run that conflicts with an existing one (its slot's) is
-// left out. A skipped slot's run is finished as it is recorded.
-func (q *Queries) InsertScheduledRuns(ctx context.Context, db DBTX, runs []ScheduledRun) (int, error) {
+// left out. A skipped slot's run is finished as it is recorded. now is the
+// time recorded (nil: the database's now()).
+func (q *Queries) InsertScheduledRuns(ctx context.Context, db DBTX, runs []ScheduledRun, now *time.Time) (int, error) {
 	n := len(runs)
 	var (
 		ids         = make([][16]byte, 0, n) // binary: see MemoBatch
@@ -109,7 +110,7 @@ func (q *Queries) InsertScheduledRuns(ctx context.Context, db DBTX, runs []Sched
 		tenants = append(tenants, r.Tenant)
 	}
 	tag, err := db.Exec(ctx, q.sql(insertScheduledRunsStmt), ids, types, inputs, maxAttempts,
-		queues, priorities, jobIDs, scheduleIDs, fireAts, metadata, skips, tenants)
+		queues, priorities, jobIDs, scheduleIDs, fireAts, metadata, skips, tenants, now)
 	if err != nil {
 		return 0, err
 	}

@@ -117,9 +117,10 @@ var (
 	insertScheduleStmt = define(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant)
+	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-	CASE WHEN $17 THEN now() END, $21, $22, nullif($23, ''), nullif($24, ''), $25, nullif($26, ''))
+	CASE WHEN $17 THEN coalesce($27::timestamptz, now()) END, $21, $22, nullif($23, ''), nullif($24, ''), $25, nullif($26, ''),
+	coalesce($27::timestamptz, now()), coalesce($27::timestamptz, now()))
 ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING ` + scheduleColumns)
 
@@ -135,11 +136,11 @@ ORDER BY id DESC LIMIT $5`)
 
 	pauseScheduleStmt = define(`
 UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL,
-	paused_at = CASE WHEN paused THEN paused_at ELSE now() END, updated_at = now()
+	paused_at = CASE WHEN paused THEN paused_at ELSE coalesce($3::timestamptz, now()) END, updated_at = coalesce($3::timestamptz, now())
 WHERE id = $1 RETURNING ` + scheduleColumns)
 
 	resumeScheduleStmt = define(`
-UPDATE {s}schedules SET paused = false, pause_note = '', paused_at = NULL, next_fire_at = $2, updated_at = now()
+UPDATE {s}schedules SET paused = false, pause_note = '', paused_at = NULL, next_fire_at = $2, updated_at = coalesce($3::timestamptz, now())
 WHERE id = $1 RETURNING ` + scheduleColumns)
 
 	updateScheduleStmt = define(`
@@ -147,7 +148,7 @@ UPDATE {s}schedules
 SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_policy = $7,
 	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
 	next_fire_at = $13, catchup_policy = $14, owner = $15, start_at = $16, end_at = $17, grant_id = $18,
-	keep_runs = $19, workflow_type = $20, run_tenant = nullif($21, ''), updated_at = now()
+	keep_runs = $19, workflow_type = $20, run_tenant = nullif($21, ''), updated_at = coalesce($22::timestamptz, now())
 WHERE id = $1 RETURNING ` + scheduleColumns)
 
 	// Lock the schedule's runs before the schedule, the order in which a
@@ -188,7 +189,7 @@ type InsertScheduleParams struct {
 	Queue           string
 	Priority        int
 	// Paused inserts the schedule paused, with PauseNote; its paused_at is
-	// the transaction's time.
+	// Now.
 	Paused        bool
 	PauseNote     string
 	NextFireAt    *time.Time // nil for a paused schedule
@@ -198,7 +199,8 @@ type InsertScheduleParams struct {
 	Key           string // "" for none
 	DeclaredBy    string // "" when not declared
 	CreatedBy     string
-	RunTenant     string // "" for the owner's
+	RunTenant     string     // "" for the owner's
+	Now           *time.Time // the time recorded (created, paused); nil: the database's now()
 }
 
 // ErrKeyExists is returned by InsertScheduleTx when the schedule's owner
@@ -212,7 +214,7 @@ func (q *Queries) InsertScheduleTx(ctx context.Context, tx pgx.Tx, p *InsertSche
 	s, err := scanOneSchedule(tx.QueryRow(ctx, q.sql(insertScheduleStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
 		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
-		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant))
+		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now))
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrKeyExists
 	}
@@ -252,17 +254,18 @@ func (q *Queries) ListSchedules(ctx context.Context, db DBTX, p *ListSchedulesPa
 }
 
 // PauseSchedule pauses a schedule with note, ending its chain (next_fire_at
-// NULL), and returns it; a schedule paused already keeps its paused_at.
-// ErrNotFound when there is none.
-func (q *Queries) PauseSchedule(ctx context.Context, db DBTX, id uuid.UUID, note string) (*Schedule, error) {
-	return scanOneSchedule(queryRow(ctx, db, q.sql(pauseScheduleStmt), id, note))
+// NULL), at now (nil: the database's now()), and returns it; a schedule
+// paused already keeps its paused_at. ErrNotFound when there is none.
+func (q *Queries) PauseSchedule(ctx context.Context, db DBTX, id uuid.UUID, note string, now *time.Time) (*Schedule, error) {
+	return scanOneSchedule(queryRow(ctx, db, q.sql(pauseScheduleStmt), id, note, now))
 }
 
 // ResumeScheduleTx resumes a schedule with its chain restarting at next
-// (nil: it has no slot left), and returns it; ErrNotFound when there is
-// none. The caller seeds next's fire job in the same tx.
-func (q *Queries) ResumeScheduleTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, next *time.Time) (*Schedule, error) {
-	return scanOneSchedule(tx.QueryRow(ctx, q.sql(resumeScheduleStmt), id, next))
+// (nil: it has no slot left), updated at now (nil: the database's now()),
+// and returns it; ErrNotFound when there is none. The caller seeds next's
+// fire job in the same tx.
+func (q *Queries) ResumeScheduleTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, next, now *time.Time) (*Schedule, error) {
+	return scanOneSchedule(tx.QueryRow(ctx, q.sql(resumeScheduleStmt), id, next, now))
 }
 
 // UpdateScheduleParams are the columns Update writes, all of them.
@@ -287,7 +290,8 @@ type UpdateScheduleParams struct {
 	GrantID         *uuid.UUID
 	KeepRuns        int
 	Type            string
-	RunTenant       string // "" for the owner's
+	RunTenant       string     // "" for the owner's
+	Now             *time.Time // the update's time; nil: the database's now()
 }
 
 // UpdateScheduleTx rewrites a schedule's settings and returns it;
@@ -297,7 +301,7 @@ type UpdateScheduleParams struct {
 func (q *Queries) UpdateScheduleTx(ctx context.Context, tx pgx.Tx, p *UpdateScheduleParams) (*Schedule, error) {
 	return scanOneSchedule(tx.QueryRow(ctx, q.sql(updateScheduleStmt), p.ID, p.Name, p.Description, p.Input,
 		p.Cron, p.TimeZone, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts, p.TimeoutMS, p.Queue, p.Priority,
-		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns, p.Type, p.RunTenant))
+		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns, p.Type, p.RunTenant, p.Now))
 }
 
 // DeleteSchedule deletes a schedule, after locking its runs (whose

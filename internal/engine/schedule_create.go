@@ -14,11 +14,11 @@ import (
 var insertSchedulesStmt = define(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant)
+	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant, created_at, updated_at)
 SELECT id, name, description, owner, workflow_type, input::jsonb, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, CASE WHEN paused THEN now() END, grant_id, keep_runs, nullif(key, ''), nullif(declared_by, ''),
-	created_by, nullif(run_tenant, '')
+	catchup_policy, CASE WHEN paused THEN coalesce($27::timestamptz, now()) END, grant_id, keep_runs, nullif(key, ''), nullif(declared_by, ''),
+	created_by, nullif(run_tenant, ''), coalesce($27::timestamptz, now()), coalesce($27::timestamptz, now())
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 	$9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[], $15::text[],
 	$16::smallint[], $17::boolean[], $18::text[], $19::timestamptz[], $20::text[], $21::uuid[], $22::integer[],
@@ -71,6 +71,9 @@ type InsertSchedulesParams struct {
 	DeclaredBy      []string
 	CreatedBy       []string
 	RunTenant       []string
+	// Now is the time recorded (created, paused), one for all the rows;
+	// nil: the database's now().
+	Now *time.Time
 }
 
 // NewInsertSchedulesParams returns empty params with room for n rows.
@@ -132,7 +135,7 @@ func (r *InsertSchedulesParams) Slice(from, to int) *InsertSchedulesParams {
 		Paused: r.Paused[from:to], PauseNote: r.PauseNote[from:to], NextFireAt: r.NextFireAt[from:to],
 		CatchUpPolicy: r.CatchUpPolicy[from:to], GrantID: r.GrantID[from:to], KeepRuns: r.KeepRuns[from:to],
 		Key: r.Key[from:to], DeclaredBy: r.DeclaredBy[from:to], CreatedBy: r.CreatedBy[from:to],
-		RunTenant: r.RunTenant[from:to],
+		RunTenant: r.RunTenant[from:to], Now: r.Now,
 	}
 }
 
@@ -145,5 +148,5 @@ func (q *Queries) InsertSchedulesTx(ctx context.Context, tx pgx.Tx, p *InsertSch
 	return scanSchedules(tx.Query(ctx, q.sql(insertSchedulesStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
 		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
-		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant))
+		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now))
 }

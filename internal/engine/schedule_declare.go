@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -15,7 +16,7 @@ INSERT INTO {s}schedule_declarations (service, version) VALUES ($1, 0) ON CONFLI
 	lockDeclarationStmt = define(`SELECT version FROM {s}schedule_declarations WHERE service = $1 FOR UPDATE`)
 
 	setDeclarationStmt = define(`
-UPDATE {s}schedule_declarations SET version = $2, schedules = $3, declared_at = now() WHERE service = $1`)
+UPDATE {s}schedule_declarations SET version = $2, schedules = $3, declared_at = coalesce($4::timestamptz, now()) WHERE service = $1`)
 
 	// The schedules a declaration may change, and those it must not take
 	// over, in id order.
@@ -33,10 +34,11 @@ ORDER BY id`)
 	// paused_at equals undeclared_at only when the declaration paused it.
 	undeclareSchedulesStmt = define(`
 UPDATE {s}schedules SET paused = true, pause_note = CASE WHEN paused THEN pause_note ELSE $2 END, next_fire_at = NULL,
-	paused_at = CASE WHEN paused THEN paused_at ELSE now() END, undeclared_at = now(), updated_at = now()
+	paused_at = CASE WHEN paused THEN paused_at ELSE coalesce($3::timestamptz, now()) END, undeclared_at = coalesce($3::timestamptz, now()),
+	updated_at = coalesce($3::timestamptz, now())
 WHERE id = ANY($1)`)
 
-	redeclareSchedulesStmt = define(`UPDATE {s}schedules SET undeclared_at = NULL, updated_at = now() WHERE id = ANY($1)`)
+	redeclareSchedulesStmt = define(`UPDATE {s}schedules SET undeclared_at = NULL, updated_at = coalesce($2::timestamptz, now()) WHERE id = ANY($1)`)
 )
 
 // LockDeclarationTx locks service's declaration row until tx ends, making
@@ -53,10 +55,10 @@ func (q *Queries) LockDeclarationTx(ctx context.Context, tx pgx.Tx, service stri
 }
 
 // SetDeclarationTx records that service's declaration of version, of n
-// schedules, is applied. The caller holds the row's lock
-// (LockDeclarationTx).
-func (q *Queries) SetDeclarationTx(ctx context.Context, tx pgx.Tx, service string, version int64, n int) error {
-	_, err := tx.Exec(ctx, q.sql(setDeclarationStmt), service, version, n)
+// schedules, is applied at now (nil: the database's now()). The caller
+// holds the row's lock (LockDeclarationTx).
+func (q *Queries) SetDeclarationTx(ctx context.Context, tx pgx.Tx, service string, version int64, n int, now *time.Time) error {
+	_, err := tx.Exec(ctx, q.sql(setDeclarationStmt), service, version, n, now)
 	return err
 }
 
@@ -69,16 +71,17 @@ func (q *Queries) DeclaredSchedules(ctx context.Context, db DBTX, service string
 
 // UndeclareSchedulesTx pauses the schedules ids with note (a schedule
 // paused already keeps its note and paused_at) and marks them no longer
-// declared (undeclared_at, equal to paused_at when this paused them).
-// The caller holds their locks.
-func (q *Queries) UndeclareSchedulesTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, note string) error {
-	_, err := tx.Exec(ctx, q.sql(undeclareSchedulesStmt), ids, note)
+// declared (undeclared_at, equal to paused_at when this paused them), at
+// now (nil: the database's now()). The caller holds their locks.
+func (q *Queries) UndeclareSchedulesTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, note string, now *time.Time) error {
+	_, err := tx.Exec(ctx, q.sql(undeclareSchedulesStmt), ids, note, now)
 	return err
 }
 
 // RedeclareSchedulesTx clears the mark UndeclareSchedulesTx left on the
-// schedules ids. The caller holds their locks.
-func (q *Queries) RedeclareSchedulesTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) error {
-	_, err := tx.Exec(ctx, q.sql(redeclareSchedulesStmt), ids)
+// schedules ids, updated at now (nil: the database's now()). The caller
+// holds their locks.
+func (q *Queries) RedeclareSchedulesTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, now *time.Time) error {
+	_, err := tx.Exec(ctx, q.sql(redeclareSchedulesStmt), ids, now)
 	return err
 }

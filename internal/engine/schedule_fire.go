@@ -37,8 +37,8 @@ UPDATE {s}schedules s
 SET next_fire_at = v.next, last_fire_at = v.fired, run_count = s.run_count + v.ran, next_fire_catch_up = v.catch_up,
 	paused = s.paused OR v.pause <> '',
 	pause_note = CASE WHEN v.pause <> '' THEN v.pause ELSE s.pause_note END,
-	paused_at = CASE WHEN v.pause <> '' AND NOT s.paused THEN now() ELSE s.paused_at END,
-	updated_at = now()
+	paused_at = CASE WHEN v.pause <> '' AND NOT s.paused THEN coalesce($7::timestamptz, now()) ELSE s.paused_at END,
+	updated_at = coalesce($7::timestamptz, now())
 FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::bigint[], $5::boolean[], $6::text[])
 	AS v(id, next, fired, ran, catch_up, pause)
 WHERE s.id = v.id`)
@@ -100,12 +100,15 @@ type AdvanceParams struct {
 	CatchUp []bool
 	// Pause, when not "", pauses the schedule with this note.
 	Pause []string
+	// Now is the time recorded (updated, paused), one for all the
+	// schedules; nil: the database's now().
+	Now *time.Time
 }
 
 // AdvanceSchedulesTx moves each schedule of p to its next slot, in one
 // statement, within the tx that fired (and holds) them.
 func (q *Queries) AdvanceSchedulesTx(ctx context.Context, tx pgx.Tx, p *AdvanceParams) error {
-	_, err := tx.Exec(ctx, q.sql(advanceStmt), p.IDs, p.Next, p.Fired, p.Ran, p.CatchUp, p.Pause)
+	_, err := tx.Exec(ctx, q.sql(advanceStmt), p.IDs, p.Next, p.Fired, p.Ran, p.CatchUp, p.Pause, p.Now)
 	return err
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -12,7 +13,7 @@ import (
 // one.
 var (
 	consumeSignalStmt = define(`
-UPDATE {s}workflow_signals SET consumed_at = now(), consumed_by_step = $3
+UPDATE {s}workflow_signals SET consumed_at = coalesce($4::timestamptz, now()), consumed_by_step = $3
 WHERE id = (
 	SELECT id FROM {s}workflow_signals
 	WHERE run_id = $1 AND name = $2 AND consumed_at IS NULL
@@ -26,7 +27,7 @@ RETURNING payload`)
 	// read from the default step name "signal:<name>").
 	insertSignalStmt = define(`
 WITH sent AS (
-	INSERT INTO {s}workflow_signals (run_id, name, payload) VALUES ($1, $2, $3) RETURNING id
+	INSERT INTO {s}workflow_signals (run_id, name, payload, created_at) VALUES ($1, $2, $3, coalesce($5::timestamptz, now())) RETURNING id
 )
 SELECT
 	(SELECT count(*) FROM {s}workflow_signals WHERE run_id = $1 AND name = $2 AND consumed_at IS NULL)
@@ -41,12 +42,13 @@ SELECT
 )
 
 // ConsumeSignalTx takes the oldest pending signal name of run runID for
-// step, marking it consumed by the step, and returns its payload. Signals
-// that other transactions are consuming are skipped, not waited for. It
-// returns ErrNotFound when no signal of that name is pending.
-func (q *Queries) ConsumeSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, name, step string) ([]byte, error) {
+// step, marking it consumed by the step at now (nil: the database's
+// now()), and returns its payload. Signals that other transactions are
+// consuming are skipped, not waited for. It returns ErrNotFound when no
+// signal of that name is pending.
+func (q *Queries) ConsumeSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, name, step string, now *time.Time) ([]byte, error) {
 	var payload []byte
-	err := tx.QueryRow(ctx, q.sql(consumeSignalStmt), runID, name, step).Scan(&payload)
+	err := tx.QueryRow(ctx, q.sql(consumeSignalStmt), runID, name, step, now).Scan(&payload)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -60,8 +62,9 @@ func (q *Queries) ConsumeSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUI
 type InsertSignalParams struct {
 	RunID   uuid.UUID
 	Name    string
-	Payload []byte // JSON
-	Waiting bool   // the run is parked waiting (its stored status)
+	Payload []byte     // JSON
+	Waiting bool       // the run is parked waiting (its stored status)
+	Now     *time.Time // the signal's time; nil: the database's now()
 }
 
 // SignalSent is what storing a signal found.
@@ -79,7 +82,7 @@ type SignalSent struct {
 // signal or is woken after it.
 func (q *Queries) InsertSignalTx(ctx context.Context, tx pgx.Tx, p *InsertSignalParams) (*SignalSent, error) {
 	var sent SignalSent
-	if err := tx.QueryRow(ctx, q.sql(insertSignalStmt), p.RunID, p.Name, p.Payload, p.Waiting).Scan(&sent.Pending, &sent.WaitingFor); err != nil {
+	if err := tx.QueryRow(ctx, q.sql(insertSignalStmt), p.RunID, p.Name, p.Payload, p.Waiting, p.Now).Scan(&sent.Pending, &sent.WaitingFor); err != nil {
 		return nil, err
 	}
 	return &sent, nil

@@ -44,9 +44,9 @@ SELECT
 DELETE FROM {s}workflow_runs WHERE schedule_id = $1 AND fire_at = ANY($2) AND status = 'skipped'
 RETURNING fire_at, coalesce(skip_reason, '')`)
 
-	addScheduleRunsStmt = define(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = now() WHERE id = $1`)
+	addScheduleRunsStmt = define(`UPDATE {s}schedules SET run_count = run_count + $2, updated_at = coalesce($3::timestamptz, now()) WHERE id = $1`)
 
-	countScheduleRunStmt = define(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = now() WHERE id = $1`)
+	countScheduleRunStmt = define(`UPDATE {s}schedules SET run_count = run_count + 1, updated_at = coalesce($2::timestamptz, now()) WHERE id = $1`)
 )
 
 // LockScheduleToStartTx locks schedule id until tx ends, to start runs of
@@ -106,15 +106,15 @@ func (q *Queries) DeleteSkippedSlotsTx(ctx context.Context, tx pgx.Tx, id uuid.U
 }
 
 // AddScheduleRunsTx adds n to schedule id's run count, in the tx that
-// started the runs.
-func (q *Queries) AddScheduleRunsTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, n int) error {
-	_, err := tx.Exec(ctx, q.sql(addScheduleRunsStmt), id, n)
+// started the runs, updated at now (nil: the database's now()).
+func (q *Queries) AddScheduleRunsTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, n int, now *time.Time) error {
+	_, err := tx.Exec(ctx, q.sql(addScheduleRunsStmt), id, n, now)
 	return err
 }
 
 // CountScheduleRunTx adds one to schedule id's run count, in the tx that
-// started the run.
-func (q *Queries) CountScheduleRunTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	_, err := tx.Exec(ctx, q.sql(countScheduleRunStmt), id)
+// started the run, updated at now (nil: the database's now()).
+func (q *Queries) CountScheduleRunTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, now *time.Time) error {
+	_, err := tx.Exec(ctx, q.sql(countScheduleRunStmt), id, now)
 	return err
 }

@@ -25,7 +25,7 @@ var (
 
 	stepFailedStmt = define(`
 INSERT INTO {s}step_runs (run_id, name, kind, status, result_type, error, started_at, finished_at, seq)
-SELECT id, $2::text, 'step', 'failed', $3::text, $4::jsonb, $5::timestamptz, now(), nullif($6::int, -1)
+SELECT id, $2::text, 'step', 'failed', $3::text, $4::jsonb, $5::timestamptz, coalesce($7::timestamptz, now()), nullif($6::int, -1)
 FROM {s}workflow_runs WHERE id = $1
 FOR KEY SHARE
 ON CONFLICT (run_id, name) DO UPDATE SET
@@ -201,14 +201,15 @@ type StepFailedParams struct {
 	ResultType string
 	Error      []byte // the RunError's JSON
 	StartedAt  time.Time
-	Seq        int // the record's position in the run's history; -1 for none
+	Seq        int        // the record's position in the run's history; -1 for none
+	Now        *time.Time // the step's finish; nil: the database's now()
 }
 
 // RecordStepFailed records a failed step: its error and one more attempt
 // on the step's record, which it creates if there is none. A completed
 // record stays as it is, and nothing is written for a missing run.
 func (q *Queries) RecordStepFailed(ctx context.Context, db DBTX, p *StepFailedParams) error {
-	_, err := db.Exec(ctx, q.sql(stepFailedStmt), p.RunID, p.Name, p.ResultType, p.Error, p.StartedAt, p.Seq)
+	_, err := db.Exec(ctx, q.sql(stepFailedStmt), p.RunID, p.Name, p.ResultType, p.Error, p.StartedAt, p.Seq, p.Now)
 	return err
 }
 

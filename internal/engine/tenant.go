@@ -64,8 +64,8 @@ WHERE state = 'available' AND args ? 'tenant' AND kind = 'workflow:' || $1 AND a
 LIMIT 100`)
 
 	setTenantLimitStmt = define(`
-INSERT INTO {s}tributary_tenant_limits (workflow_type, tenant, max_running) VALUES ($1, $2, $3)
-ON CONFLICT (workflow_type, tenant) DO UPDATE SET max_running = excluded.max_running, updated_at = now()`)
+INSERT INTO {s}tributary_tenant_limits (workflow_type, tenant, max_running, updated_at) VALUES ($1, $2, $3, coalesce($4::timestamptz, now()))
+ON CONFLICT (workflow_type, tenant) DO UPDATE SET max_running = excluded.max_running, updated_at = excluded.updated_at`)
 
 	clearTenantLimitStmt = define(`DELETE FROM {s}tributary_tenant_limits WHERE workflow_type = $1 AND tenant = $2`)
 
@@ -201,9 +201,10 @@ func (q *Queries) TenantReadyQueues(ctx context.Context, db DBTX, typ, tenant st
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// SetTenantLimitTx sets the limit of typ's tenant to maxRunning.
-func (q *Queries) SetTenantLimitTx(ctx context.Context, tx pgx.Tx, typ, tenant string, maxRunning int) error {
-	_, err := tx.Exec(ctx, q.sql(setTenantLimitStmt), typ, tenant, maxRunning)
+// SetTenantLimitTx sets the limit of typ's tenant to maxRunning, updated at
+// now (nil: the database's now()).
+func (q *Queries) SetTenantLimitTx(ctx context.Context, tx pgx.Tx, typ, tenant string, maxRunning int, now *time.Time) error {
+	_, err := tx.Exec(ctx, q.sql(setTenantLimitStmt), typ, tenant, maxRunning, now)
 	return err
 }
 

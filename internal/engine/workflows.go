@@ -26,6 +26,11 @@ type Workflows interface {
 	// Now is the client's time (workflow.Config.Clock).
 	Now() time.Time
 
+	// SQLNow is the now parameter of the engine's statements: nil, for
+	// the database's now(), unless workflow.Config.Clock is set; then
+	// the clock's time.
+	SQLNow() *time.Time
+
 	// StartScheduledTx starts the run of one schedule slot in tx, for an
 	// operator's explicit start: a run the engine refuses is an error, and
 	// nothing is written.
