@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,9 +17,12 @@ import (
 )
 
 // TestFiringAcrossDSTWithInjectedClock replays 2026's DST days in New York
-// through real firing: the schedule client's clock is set to 7 March 2026,
-// so its first slot is then; each slot is in River's past and fires at
-// once, and the chain walks the calendar slot by slot to today. The ledger
+// through real firing: the workflow client's clock is set to 7 March 2026,
+// so the schedules' first slots are then; the clock then moves to 3
+// November, the day after the fall-back day, and River, following the
+// clock, fires the chains' jobs, now in the clock's past. Each schedule's
+// catch-up window spans the replay, so no slot is missed: the chain walks
+// the calendar slot by slot, one pass firing slot after slot. The ledger
 // must hold the DST rule: once, right after the jump, on the spring-forward
 // day; once, at the first occurrence, on the fall-back day.
 func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
@@ -26,10 +30,10 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 
 	db := testdb.New(t)
 	start := time.Date(2026, 3, 7, 0, 0, 0, 0, time.UTC)
-	require.True(t, time.Now().After(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)),
-		"the replay walks the calendar up to today, which must be after the 2026 fall-back day: check this machine's clock")
+	var now atomic.Pointer[time.Time]
+	now.Store(&start)
 	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Clock:  func() time.Time { return start },
+		Clock:  func() time.Time { return *now.Load() },
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		River: &river.Config{
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -47,10 +51,15 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 	track(t, db, wf)
 	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
 
-	spring, err := sc.Create(ctx, &Params{Name: "spring", Workflow: "tick", Cron: "30 2 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
+	replay := 365 * 24 * time.Hour // the catch-up window: every slot of the replay runs
+	spring, err := sc.Create(ctx, &Params{Name: "spring", Workflow: "tick", Cron: "30 2 * * *", TimeZone: "America/New_York",
+		Overlap: OverlapAllow, CatchUpWindow: replay})
 	require.NoError(t, err)
-	fall, err := sc.Create(ctx, &Params{Name: "fall", Workflow: "tick", Cron: "30 1 * * *", TimeZone: "America/New_York", Overlap: OverlapAllow})
+	fall, err := sc.Create(ctx, &Params{Name: "fall", Workflow: "tick", Cron: "30 1 * * *", TimeZone: "America/New_York",
+		Overlap: OverlapAllow, CatchUpWindow: replay})
 	require.NoError(t, err)
+	end := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
+	now.Store(&end)
 
 	fired := func(id any, from, to time.Time) []time.Time {
 		rows, err := db.Pool.Query(ctx, "SELECT fire_at FROM workflow_runs WHERE schedule_id = $1 AND fire_at >= $2 AND fire_at < $3 ORDER BY fire_at", id, from, to)
@@ -89,4 +98,67 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 			require.Contains(t, metaField(t, run.Metadata, "schedule_dst_note"), "does not exist")
 		}
 	}
+}
+
+// TestScheduleTimesAreTheClocks: with workflow.Config.Clock set years from
+// real time, a schedule's recorded times are the clock's (its creation, a
+// pause, a resume), and its slot fires when the clock reaches it, not when
+// real time does: River follows the clock, and the run the slot starts is
+// created and finished at the clock's time.
+func TestScheduleTimesAreTheClocks(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	start := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	var now atomic.Pointer[time.Time]
+	setNow := func(at time.Time) time.Time { now.Store(&at); return at }
+	setNow(start)
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+		Clock:  func() time.Time { return *now.Load() },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		River: &river.Config{
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 5}},
+			TestOnly: true,
+		},
+		Schema:    db.Schema,
+		Workflows: []workflow.Registrable{tick},
+	})
+	require.NoError(t, err)
+	sc, err := New(wf, nil)
+	require.NoError(t, err)
+	ctx := ctxT(t, 60*time.Second)
+	require.NoError(t, wf.Start(ctx))
+	track(t, db, wf)
+	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
+
+	s, err := sc.Create(ctx, &Params{Name: "hourly", Workflow: "tick", Cron: "0 * * * *"})
+	require.NoError(t, err)
+	require.Equal(t, start, s.CreatedAt.UTC())
+	require.Equal(t, start, s.UpdatedAt.UTC())
+	slot := start.Add(time.Hour)
+	require.Equal(t, slot, s.NextFireAt.UTC())
+
+	pausedAt := setNow(start.Add(10 * time.Minute))
+	s, err = sc.Pause(ctx, ByID(s.ID), "a while")
+	require.NoError(t, err)
+	require.Equal(t, pausedAt, s.PausedAt.UTC())
+	require.Equal(t, pausedAt, s.UpdatedAt.UTC())
+	resumedAt := setNow(start.Add(20 * time.Minute))
+	s, err = sc.Resume(ctx, ByID(s.ID), nil)
+	require.NoError(t, err)
+	require.Nil(t, s.PausedAt)
+	require.Equal(t, resumedAt, s.UpdatedAt.UTC())
+	require.Equal(t, slot, s.NextFireAt.UTC())
+
+	// The slot fires once the clock reaches it, years before real time
+	// would.
+	setNow(slot)
+	var created, finished time.Time
+	waitDB(t, db, 30*time.Second, func(ctx context.Context) error {
+		return db.Pool.QueryRow(ctx, "SELECT created_at, finished_at FROM workflow_runs WHERE schedule_id = $1 AND fire_at = $2 AND status = 'completed'",
+			s.ID, slot).Scan(&created, &finished)
+	})
+	require.Equal(t, slot, created.UTC())
+	require.Equal(t, slot, finished.UTC())
 }
