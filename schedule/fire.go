@@ -142,7 +142,7 @@ const fireTimeout = 10 * time.Minute
 // discards it, visibly in River UI, and the reconciler fires the slots it
 // left overdue.
 func (w *fireWorker) NextRetry(job *river.Job[fireArgs]) time.Time {
-	return time.Now().Add(fireRetryDelay(job.Attempt))
+	return w.c.now().Add(fireRetryDelay(job.Attempt))
 }
 
 // fireRetryDelay is the wait before a fire job's next attempt, after its
@@ -442,7 +442,7 @@ func (c *Client) skipPoisonTx(ctx context.Context, id uuid.UUID, now time.Time, 
 		}
 		if err := c.q.AdvanceSchedulesTx(ctx, tx, &engine.AdvanceParams{
 			IDs: [][16]byte{id}, Next: []*time.Time{next}, Fired: []time.Time{fireAt}, Ran: []int64{0},
-			CatchUp: []bool{false}, Pause: []string{""},
+			CatchUp: []bool{false}, Pause: []string{""}, Now: c.sqlNow(),
 		}); err != nil {
 			return err
 		}
@@ -540,7 +540,7 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		return nil, err
 	}
 
-	adv := &engine.AdvanceParams{}
+	adv := &engine.AdvanceParams{Now: c.sqlNow()}
 	var instants []time.Time
 	logFired := c.logger.Enabled(ctx, slog.LevelInfo)
 	for i, sl := range slots {

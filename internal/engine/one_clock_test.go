@@ -76,9 +76,6 @@ var realTimes = []realTime{
 	{"riverui/render.go", "time.Now()", "the dashboard's page time, by the server's clock"},
 	{"migrations/migrator.go", "DEFAULT now()", "a migration's applied_at is when it really ran"},
 	{"migrations/migrator.go", "time.Now()", "a migration's duration is real time"},
-	// Not yet on the clock: owned by work in progress elsewhere.
-	{"internal/engine/rescue.go", "time.Now()", "TODO: a rescue's recorded times (attempt error, finalized_at, scheduled_at) should be j.time.Now(); rescue.go's owner was asked to make the change"},
-	{"schedule/fire.go", "return time.Now().Add(fireRetryDelay(job.Attempt))", "TODO: a fire job's retry time should be c.now() (River's executor compares it with its clock); fire.go's owner was asked to make the change"},
 }
 
 // TestOneClock enforces ARCHITECTURE.md's "Time": every time Tributary

@@ -110,7 +110,7 @@ func (j *Jobs) RescueLostCompletionsTx(ctx context.Context, tx pgx.Tx, jobIDs []
 // client), with errorText(client) as the attempt's error.
 func (j *Jobs) rescueTx(ctx context.Context, tx pgx.Tx, rows pgx.Rows, errorText func(client string) string) (*RescuedJobs, error) {
 	var (
-		now         = time.Now().UTC()
+		now         = j.time.Now().UTC()
 		params      = &riverdriver.JobRescueManyParams{Schema: j.schema, StuckHorizon: now.Add(time.Minute)}
 		res         = &RescuedJobs{ByClient: map[string]int{}}
 		id          int64
