@@ -123,7 +123,11 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 // that the update itself completed: River's update returns every row asked
 // for, and sets a job it completes to the finalized_at it was given, where
 // a job completed earlier keeps its own (the engine's completion sets the
-// database's clock). Costs a comparison per row, no query.
+// database's clock). Costs a comparison per row, no query. Under a clock
+// that stands still (a test's virtual clock), a job completed earlier at
+// the same instant is reported too; the Completer checks what it is given
+// (a workflow job's run must be unfinished), so that costs a query, not a
+// mistake.
 func completedNow(rows []*rivertype.JobRow, params *riverdriver.JobSetStateIfRunningManyParams) []*rivertype.JobRow {
 	finalizedAt := make(map[int64]time.Time, len(params.ID))
 	for i, id := range params.ID {

@@ -209,6 +209,18 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// MainWithout runs a package's tests, for its TestMain, as Main does,
+// without the goroutine check: for tests outside this module
+// (tributarytest.Main), whose goroutines are their own business.
+func MainWithout(m *testing.M) {
+	code := m.Run()
+	if err := stopCluster(); err != nil {
+		fmt.Fprintf(os.Stderr, "testdb: stopping the throw-away Postgres cluster: %v\n", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
+}
+
 // findServer returns TEST_DATABASE_URL, or the first of localURLs that
 // accepts a connection, or the URL of a throw-away cluster it starts.
 func findServer(getenv func(string) string, localURLs []string) (string, *pgcluster.Cluster, error) {
