@@ -251,6 +251,7 @@ type Client struct {
 	batch              *batchers
 	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 	pending            pendingCompletions           // runs completing without their worker waiting; see pilot.go
+	mocks              stepMocks                    // steps a test replaced (package tributarytest)
 	foreign            foreignFetches               // see foreign.go
 
 	testFailCompletions atomic.Bool // tests: every completion batch fails, leaving the runs to River's completer

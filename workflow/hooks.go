@@ -154,3 +154,5 @@ func (h *hooks) Until(at time.Time) time.Duration {
 	}
 	return at.Sub(c.dbClock.now())
 }
+
+func (h *hooks) MockStep(typ, step string, fn any) { h.client().mocks.set(typ, step, fn) }

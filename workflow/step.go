@@ -56,6 +56,11 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		return out, err
 	}
 
+	if mock, ok, err := mocked[func(context.Context) (T, error)](w, name, resultType); err != nil {
+		return zero, w.fail(name, err)
+	} else if ok {
+		fn = mock
+	}
 	startedAt := w.c.now().UTC()
 	var out T
 	if len(w.c.mw.step) == 0 {
@@ -97,6 +102,11 @@ func StepTx[T any](ctx Context, name string, fn func(ctx context.Context, tx pgx
 		return out, err
 	}
 
+	if mock, ok, err := mocked[func(context.Context) (T, error)](w, name, resultType); err != nil {
+		return zero, w.fail(name, err)
+	} else if ok {
+		fn = func(ctx context.Context, _ pgx.Tx) (T, error) { return mock(ctx) }
+	}
 	startedAt := w.c.now().UTC()
 	var (
 		out     T

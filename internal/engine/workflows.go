@@ -58,6 +58,11 @@ type Workflows interface {
 	// registry on db.
 	TypeServed(ctx context.Context, db DBTX, typ string) (bool, error)
 
+	// MockStep puts fn, a func(context.Context) (T, error) for the step's
+	// T, in place of the function of step of workflow type typ, for the
+	// runs this client works (package tributarytest); a nil fn removes it.
+	MockStep(typ, step string, fn any)
+
 	// BindingPool is the pool of the binding named name (Binding.Conns)
 	// while the client is started, else the client's pool.
 	BindingPool(name string) *pgxpool.Pool
