@@ -2,6 +2,7 @@ package tributarytest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -84,4 +85,31 @@ func Example_scheduleAcrossDST() {
 	// Sat 27 08:00 CET = 07:00 UTC completed
 	// Sun 28 08:00 CEST = 06:00 UTC completed
 	// Mon 29 08:00 CEST = 06:00 UTC completed
+}
+
+// Yesterday's production history, replayed against today's code, catches
+// a step renamed under runs in flight before a deploy does.
+func Example_replay() {
+	ship := func(label string) *workflow.Definition[string, string] {
+		return workflow.Define("ship", func(ctx workflow.Context, order string) (string, error) {
+			if _, err := workflow.Step(ctx, "pack", func(context.Context) (string, error) { return "packed " + order, nil }); err != nil {
+				return "", err
+			}
+			return workflow.Step(ctx, label, func(context.Context) (string, error) { return "labelled " + order, nil })
+		}, nil)
+	}
+
+	t, done := exampleT()
+	defer done()
+	yesterday := tributarytest.New(t, &tributarytest.Config{Workflows: []workflow.Registrable{ship("label")}})
+	h, _ := ship("label").Start(yesterday.Context(), yesterday.Workflows, "order-7", nil)
+	_, _ = tributarytest.Result(yesterday, h)
+	history, _ := json.Marshal(yesterday.Run(h.ID)) // or: tributary workflow get --json RUN > testdata/run.json
+
+	today := tributarytest.New(t, &tributarytest.Config{Workflows: []workflow.Registrable{ship("print_label")}})
+	err := tributarytest.Replay(today, history)
+	var div *workflow.DivergenceError
+	fmt.Println(errors.As(err, &div), div.Step, div.Expected)
+	// Output:
+	// true print_label label
 }

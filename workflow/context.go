@@ -79,6 +79,10 @@ type wfContext struct {
 	diverged   *DivergenceError
 	parkedTill *time.Time // set when a sleep or wait parked the attempt
 
+	// historyOnly marks a replay of a recorded history (replayHistory):
+	// the first boundary the history does not record as done ends it.
+	historyOnly bool
+
 	outcome AttemptOutcome // how finish ended the attempt, for AttemptMiddleware
 
 	// unsaved holds the memos of steps that have returned but are not
@@ -158,6 +162,9 @@ func (w *wfContext) check(name string, kind StepKind, asked string) (int, placem
 	seq, place, err := w.matchLocked(name, kind, asked)
 	if err != nil {
 		return 0, 0, err
+	}
+	if w.historyOnly && (place == placeNew || place == placeRecorded && w.memos[name].Status != StepStatusCompleted) {
+		return 0, 0, errHistoryEnd
 	}
 	if place != placeAhead {
 		w.seen[name] = struct{}{}

@@ -156,3 +156,11 @@ func (h *hooks) Until(at time.Time) time.Duration {
 }
 
 func (h *hooks) MockStep(typ, step string, fn any) { h.client().mocks.set(typ, step, fn) }
+
+func (h *hooks) ReplayHistory(ctx context.Context, run any) error {
+	r, ok := run.(*Run)
+	if !ok {
+		return fmt.Errorf("workflow: replay a %T; want a *workflow.Run", run)
+	}
+	return h.client().replayHistory(ctx, r)
+}

@@ -17,10 +17,14 @@ import (
 // newWorkflowGetCommand is `tributary workflow get`.
 func newWorkflowGetCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
-		Use:   "get <run-id> [flags]",
-		Short: "Show a run: its status, input, output or error, and its step timeline",
+		Use:     "get <run-id> [flags]",
+		Aliases: []string{"history"},
+		Short:   "Show a run: its status, input, output or error, and its step timeline",
+		Long: `With --json it prints the run and its recorded history (its steps, in order, with their
+outputs): the file tributarytest.Replay replays against today's code in a test, so that a
+team can keep production histories as regression tests. ` + "`workflow history`" + ` is another name for it.`,
 		Example: `tributary workflow get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
-					tributary workflow get --json 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e`,
+					tributary workflow history --json 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e > testdata/run.json`,
 	}, setupWorkflowGet)
 }
 

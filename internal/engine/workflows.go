@@ -63,6 +63,12 @@ type Workflows interface {
 	// runs this client works (package tributarytest); a nil fn removes it.
 	MockStep(typ, step string, fn any)
 
+	// ReplayHistory replays run, a *workflow.Run with its steps, against
+	// the client's code for its type, touching no database (package
+	// tributarytest's Replay): nil when the code fits the history, the
+	// *workflow.DivergenceError a deploy would hit when it does not.
+	ReplayHistory(ctx context.Context, run any) error
+
 	// BindingPool is the pool of the binding named name (Binding.Conns)
 	// while the client is started, else the client's pool.
 	BindingPool(name string) *pgxpool.Pool
