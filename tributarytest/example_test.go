@@ -12,10 +12,10 @@ import (
 	"github.com/tributary-go/tributary/workflow"
 )
 
-// Onboarding reminds a new user after three days unless they confirmed
-// their address meanwhile.
+// Onboarding reminds a new user after 30 days unless they confirmed their
+// address meanwhile.
 var Onboarding = workflow.Define("onboarding", func(ctx workflow.Context, email string) (string, error) {
-	_, err := workflow.WaitSignal[string](ctx, "confirmed", &workflow.WaitOpts{Timeout: 3 * 24 * time.Hour})
+	_, err := workflow.WaitSignal[string](ctx, "confirmed", &workflow.WaitOpts{Timeout: 30 * 24 * time.Hour})
 	if err == nil {
 		return "confirmed", nil
 	}
@@ -25,7 +25,7 @@ var Onboarding = workflow.Define("onboarding", func(ctx workflow.Context, email 
 	return workflow.Step(ctx, "remind", func(context.Context) (string, error) { return "reminded " + email, nil })
 }, nil)
 
-// A 3-day reminder, tested in milliseconds: Result moves the virtual clock
+// A 30-day reminder, tested in milliseconds: Result moves the virtual clock
 // to the signal's timeout as soon as the run has nothing to do but wait.
 func Example_reminder() {
 	t, done := exampleT() // in a test: the test's *testing.T
@@ -39,7 +39,7 @@ func Example_reminder() {
 	fmt.Println("finished", env.Now().Sub(start), "later")
 	// Output:
 	// reminded ada@example.com <nil>
-	// finished 72h0m0s later
+	// finished 720h0m0s later
 }
 
 // A signal that arrives before its timeout: the test moves the clock a day,

@@ -41,8 +41,10 @@ func TestFromAnotherModule(t *testing.T) {
 		"require github.com/tributary-go/tributary v0.0.0\n\n"+
 		"replace github.com/tributary-go/tributary => "+checkout+"\n")
 	write("go.sum", string(sum))
+	readme, err := os.ReadFile(filepath.Join(checkout, "README.md"))
+	require.NoError(t, err)
 	write("onboarding.go", outsideWorkflow)
-	write("onboarding_test.go", outsideTest)
+	write("onboarding_test.go", outsideTestHeader+readmeTestExample(t, string(readme)))
 
 	tidy := exec.Command("go", "mod", "tidy")
 	tidy.Dir = dir
@@ -76,31 +78,30 @@ var Reminder = workflow.Define("reminder", func(ctx workflow.Context, email stri
 }, nil)
 `
 
-const outsideTest = `package onboarding
+// outsideTestHeader goes before the README's test example, which has no
+// package clause or imports.
+const outsideTestHeader = `package onboarding
 
 import (
 	"testing"
-	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/tributarytest"
 	"github.com/tributary-go/tributary/workflow"
 )
 
-func TestMain(m *testing.M) { tributarytest.Main(m) }
-
-func TestReminder(t *testing.T) {
-	start := time.Date(2031, 1, 1, 9, 0, 0, 0, time.UTC)
-	env := tributarytest.New(t, &tributarytest.Config{Workflows: []workflow.Registrable{Reminder}, Start: start})
-	h, err := Reminder.Start(env.Context(), env.Workflows, "ada@example.com", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := tributarytest.Result(env, h)
-	if err != nil || out != "reminded ada@example.com" {
-		t.Fatalf("Result: %q, %v", out, err)
-	}
-	if got, want := env.Now(), start.Add(30*24*time.Hour); !got.Equal(want) {
-		t.Fatalf("the clock reads %s, want %s", got, want)
-	}
-}
 `
+
+// readmeTestExample is the Go block of the README's section on testing, so
+// that the example a reader copies is the one this test runs.
+func readmeTestExample(t *testing.T, readme string) string {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, "## Testing your workflows in virtual time")
+	require.True(t, ok, "the README has no section on testing in virtual time")
+	_, block, ok := strings.Cut(section, "```go\n")
+	require.True(t, ok, "the README's section on testing has no Go example")
+	code, _, ok := strings.Cut(block, "```")
+	require.True(t, ok)
+	return code
+}
