@@ -28,28 +28,9 @@ import (
 func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 	t.Parallel()
 
-	db := testdb.New(t)
 	start := time.Date(2026, 3, 7, 0, 0, 0, 0, time.UTC)
-	var now atomic.Pointer[time.Time]
-	now.Store(&start)
-	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Clock:  func() time.Time { return *now.Load() },
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		River: &river.Config{
-			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
-			TestOnly: true,
-		},
-		Schema:    db.Schema,
-		Workflows: []workflow.Registrable{tick},
-	})
-	require.NoError(t, err)
-	sc, err := New(wf, nil)
-	require.NoError(t, err)
+	db, sc, setNow := clockedClients(t, start, 20)
 	ctx := ctxT(t, 120*time.Second)
-	require.NoError(t, wf.Start(ctx))
-	track(t, db, wf)
-	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
 
 	replay := 365 * 24 * time.Hour // the catch-up window: every slot of the replay runs
 	spring, err := sc.Create(ctx, &Params{Name: "spring", Workflow: "tick", Cron: "30 2 * * *", TimeZone: "America/New_York",
@@ -59,7 +40,7 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 		Overlap: OverlapAllow, CatchUpWindow: replay})
 	require.NoError(t, err)
 	end := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
-	now.Store(&end)
+	setNow(end)
 
 	fired := func(id any, from, to time.Time) []time.Time {
 		rows, err := db.Pool.Query(ctx, "SELECT fire_at FROM workflow_runs WHERE schedule_id = $1 AND fire_at >= $2 AND fire_at < $3 ORDER BY fire_at", id, from, to)
@@ -108,29 +89,9 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 func TestScheduleTimesAreTheClocks(t *testing.T) {
 	t.Parallel()
 
-	db := testdb.New(t)
 	start := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
-	var now atomic.Pointer[time.Time]
-	setNow := func(at time.Time) time.Time { now.Store(&at); return at }
-	setNow(start)
-	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
-		Clock:  func() time.Time { return *now.Load() },
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		River: &river.Config{
-			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 5}},
-			TestOnly: true,
-		},
-		Schema:    db.Schema,
-		Workflows: []workflow.Registrable{tick},
-	})
-	require.NoError(t, err)
-	sc, err := New(wf, nil)
-	require.NoError(t, err)
+	db, sc, setNow := clockedClients(t, start, 5)
 	ctx := ctxT(t, 60*time.Second)
-	require.NoError(t, wf.Start(ctx))
-	track(t, db, wf)
-	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
 
 	s, err := sc.Create(ctx, &Params{Name: "hourly", Workflow: "tick", Cron: "0 * * * *"})
 	require.NoError(t, err)
@@ -161,4 +122,33 @@ func TestScheduleTimesAreTheClocks(t *testing.T) {
 	})
 	require.Equal(t, slot, created.UTC())
 	require.Equal(t, slot, finished.UTC())
+}
+
+// clockedClients starts, on a schema of its own (db), a working workflow
+// client and its schedule client, whose Config.Clock reads start until setNow moves it; setNow
+// returns the time it set.
+func clockedClients(t *testing.T, start time.Time, workers int) (db *testdb.DB, sc *Client, setNow func(time.Time) time.Time) {
+	t.Helper()
+	db = testdb.New(t)
+	var now atomic.Pointer[time.Time]
+	setNow = func(at time.Time) time.Time { now.Store(&at); return at }
+	setNow(start)
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{
+		Clock:  func() time.Time { return *now.Load() },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		River: &river.Config{
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+			TestOnly: true,
+		},
+		Schema:    db.Schema,
+		Workflows: []workflow.Registrable{tick},
+	})
+	require.NoError(t, err)
+	sc, err = New(wf, nil)
+	require.NoError(t, err)
+	require.NoError(t, wf.Start(ctxT(t, 10*time.Second)))
+	track(t, db, wf)
+	t.Cleanup(func() { require.NoError(t, wf.Stop(context.Background())) })
+	return db, sc, setNow
 }
