@@ -151,15 +151,7 @@ func TestAsyncCompletionRestoredAfterLoss(t *testing.T) {
 	require.Equal(t, 1, c.pending.len(), "the run stays pending until its completion is durable")
 
 	// The crash takes the completion back.
-	run, err := h.Get(ctx)
-	require.NoError(t, err)
-	_, err = db.Pool.Exec(ctx, `UPDATE workflow_runs SET status = 'pending', output = NULL, finished_at = NULL WHERE id = $1`, h.ID)
-	require.NoError(t, err)
-	_, err = db.Pool.Exec(ctx, `UPDATE river_job SET state = 'running', finalized_at = NULL WHERE id = $1`, run.JobID)
-	require.NoError(t, err)
-	c.testFailPilot.Store(false)
-
-	run = waitStatus(t, c, h, StatusCompleted)
+	run := completedAgain(t, c, db, h, StatusPending)
 	var again pgCrashOut
 	require.NoError(t, json.Unmarshal(run.Output, &again))
 	require.Equal(t, out, again, "completed again with the output Result returned, not replayed")
@@ -171,6 +163,22 @@ func TestAsyncCompletionRestoredAfterLoss(t *testing.T) {
 		return restored.Load() == 1, nil
 	})
 	require.Zero(t, c.pending.len())
+}
+
+// completedAgain plays the loss of run h's completion (the run back to
+// status, its job back to running), lets River's completer through, and
+// waits for the run to complete again.
+func completedAgain(t *testing.T, c *Client, db *testdb.DB, h *Handle[pgCrashOut], status Status) *Run {
+	t.Helper()
+	ctx := ctxT(t)
+	run, err := h.Get(ctx)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, `UPDATE workflow_runs SET status = $2, output = NULL, finished_at = NULL WHERE id = $1`, h.ID, string(status))
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, `UPDATE river_job SET state = 'running', finalized_at = NULL WHERE id = $1`, run.JobID)
+	require.NoError(t, err)
+	c.testFailPilot.Store(false)
+	return waitStatus(t, c, h, StatusCompleted)
 }
 
 func jobState(t *testing.T, db *testdb.DB, jobID int64) string {
@@ -210,15 +218,7 @@ func TestSyncCompletionLostToFailover(t *testing.T) {
 	require.Zero(t, c.pending.len(), "a synchronous completion is forgotten once committed")
 
 	// The failover takes the completion back.
-	run, err := h.Get(ctx)
-	require.NoError(t, err)
-	_, err = db.Pool.Exec(ctx, `UPDATE workflow_runs SET status = 'running', output = NULL, finished_at = NULL WHERE id = $1`, h.ID)
-	require.NoError(t, err)
-	_, err = db.Pool.Exec(ctx, `UPDATE river_job SET state = 'running', finalized_at = NULL WHERE id = $1`, run.JobID)
-	require.NoError(t, err)
-	c.testFailPilot.Store(false)
-
-	run = waitStatus(t, c, h, StatusCompleted)
+	run := completedAgain(t, c, db, h, StatusRunning)
 	var again pgCrashOut
 	require.NoError(t, json.Unmarshal(run.Output, &again))
 	require.Equal(t, out, again, "replayed from its memos")
