@@ -26,4 +26,10 @@
 //
 // Every time Tributary records (a run's start and end, its steps', a
 // slot's) is the virtual clock's.
+//
+// Time skips only while a test waits in Result, as in Temporal's test
+// environment, never in the background: River's maintenance jobs are
+// scheduled every few minutes forever, and a clock that skipped to each
+// would run away while the test looks at something else. Heartbeats,
+// timers and River's job timeouts keep real time (see workflow.Config.Clock).
 package tributarytest

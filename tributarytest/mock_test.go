@@ -47,3 +47,23 @@ func TestMockStepOfAnotherType(t *testing.T) {
 	require.ErrorContains(t, err, `the test's mock of step "charge_card" of charge is a func(context.Context) (int, error); the step returns string`)
 	env.RequireStatus(h.ID, workflow.StatusFailed)
 }
+
+// An operator's retry from the test: the run failed on its step; the test
+// puts a working function in its place and retries the run, which goes on
+// from the failed step.
+func TestRetryAfterFix(t *testing.T) {
+	t.Parallel()
+
+	env := tributarytest.New(t, &tributarytest.Config{Workflows: []workflow.Registrable{charge}})
+	h, err := charge.Start(env.Context(), env.Workflows, 1999, nil)
+	require.NoError(t, err)
+	_, err = tributarytest.Result(env, h)
+	require.ErrorContains(t, err, "the card network is not reachable from tests")
+	env.RequireStatus(h.ID, workflow.StatusFailed)
+
+	tributarytest.MockStep(env, "charge", "charge_card", func(context.Context) (string, error) { return "receipt-7", nil })
+	require.NoError(t, env.Workflows.Retry(env.Context(), h.ID))
+	out, err := tributarytest.Result(env, h)
+	require.NoError(t, err)
+	require.Equal(t, "emailed receipt-7", out)
+}
