@@ -243,6 +243,12 @@ func TestWorkflowCommands(t *testing.T) {
 		var run workflow.Run
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &run))
 		require.Equal(t, quick.ID, run.ID)
+
+		// workflow history is another name for it: the file
+		// tributarytest.Replay reads.
+		history := runCLI(t, vars, "workflow", "history", "--json", quick.ID.String())
+		require.Equal(t, ExitOK, history.code, history.stderr)
+		require.Equal(t, res.stdout, history.stdout)
 		require.JSONEq(t, `"hello Ada"`, string(run.Output))
 
 		res = runCLI(t, vars, "workflow", "get", failed.ID.String())
