@@ -212,8 +212,10 @@ func (bg *background) Resume() { bg.resumeOnce.Do(func() { close(bg.stdout.resum
 func (bg *background) Stop(t *testing.T) int {
 	t.Helper()
 
-	bg.Resume()
+	// Cancelled before a paused write is let go, the command sees the
+	// stop at its next check, not after whatever it would do first.
 	bg.cancel()
+	bg.Resume()
 	return bg.wait(t)
 }
 

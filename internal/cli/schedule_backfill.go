@@ -133,7 +133,13 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 			if end < len(slots) {
 				batchTo = slots[end]
 			}
-			res, err := sc.Backfill(ctx, ref, batchFrom, batchTo, opts)
+			// A stop (Ctrl-C) between batches ends the backfill before the
+			// next batch starts, so that it stops at a batch's edge.
+			err := ctx.Err()
+			var res *schedule.BackfillResult
+			if err == nil {
+				res, err = sc.Backfill(ctx, ref, batchFrom, batchTo, opts)
+			}
 			if err != nil && start > 0 {
 				return withHint(fmt.Errorf("backfill stopped at %s, after %d of %d slots: %w", zonedTime(shownFrom, loc), start, len(slots), err),
 					fmt.Sprintf("the slots before it are backfilled and stay so: to finish, run the command again with --from %s", shownFrom.UTC().Format(time.RFC3339)))
