@@ -12,6 +12,15 @@ func BenchmarkNext(b *testing.B) {
 		{"ElapsedNewYork", "*/15 * * * *", "America/New_York"},
 		{"EverySecondNewYork", "* * * * * *", "America/New_York"},
 		{"LeapDay", "0 0 29 2 *", "Europe/Paris"},
+
+		// Calendar terms, one kind each.
+		{"LastDay", "0 18 L * *", "America/New_York"},
+		{"BeforeLastDay", "0 18 L-2 * *", "America/New_York"},
+		{"NearestWeekday", "0 9 15W * *", "America/New_York"},
+		{"LastWeekday", "0 18 LW * *", "America/New_York"},
+		{"LastFriday", "0 9 * * 5L", "America/New_York"},
+		{"SecondMonday", "0 9 * * MON#2", "America/New_York"},
+		{"FifthFridayOfFebruary", "0 0 * 2 FRI#5", "America/New_York"},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			spec := mustParse(b, bb.expr, bb.zone)

@@ -8,11 +8,6 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// horizon is how far Next looks for an occurrence. Consecutive occurrences
-// of any cron expression are less than 8 years apart (29 February 2096 and
-// 2104 are the furthest); the extra year is a margin.
-const horizon = 9
-
 // nominalLayout is the layout of Occurrence.Nominal.
 const nominalLayout = "2006-01-02T15:04:05"
 
@@ -38,9 +33,25 @@ type Spec struct {
 // Go duration of whole seconds, at least 1s, such as "@every 1h30m". Fields
 // take numbers, ranges (1-5), lists (1,15), steps (*/15, 10-50/20), * and ?,
 // and English names of months and days (JAN, mon-fri). Day of week runs from
-// 0 (Sunday) to 6. Whitespace around and between fields is ignored. A
-// time zone prefix (CRON_TZ= or TZ=) is rejected: the zone is its own
-// argument.
+// 0 (Sunday) to 7 (Sunday again). Whitespace around and between fields is
+// ignored. A time zone prefix (CRON_TZ= or TZ=) is rejected: the zone is
+// its own argument.
+//
+// The day fields also take calendar terms, alone or in comma lists beside
+// plain values but not in ranges or steps:
+//
+//   - day of month: L, the last day ("0 0 L * *"); L-n, n days before it
+//     ("0 0 L-2 * *", two days before the last); nW, the Monday-to-Friday
+//     day nearest day n in the same month ("0 9 15W * *"); LW, the last
+//     Monday-to-Friday day ("0 18 LW * *", the last business day);
+//   - day of week: nL or FRIL, the last such weekday of the month
+//     ("0 9 * * 5L", the last Friday); n#k or MON#2, its k-th, k from 1 to 5
+//     ("0 9 * * MON#2", the second Monday).
+//
+// A term names no day in a month without it (L-30 in February, 31W in
+// April, FRI#5 in most months), and the day fields combine as for plain
+// values: with both restricted, a day matching either fires. See dayTerms
+// for the exact rules of nW.
 //
 // zone is an IANA time zone name such as "Europe/Paris"; "" is UTC, never
 // the server's zone, and "Local" is rejected, so that a schedule fires at
@@ -68,7 +79,15 @@ func ParseSpec(expr string, zone string) (*Spec, error) {
 		}
 	}
 
-	schedule, err := parse(normalized)
+	plain, terms, clear := normalized, (*dayTerms)(nil), fields{}
+	if !strings.HasPrefix(normalized, "@") {
+		var err error
+		if plain, terms, clear, err = takeTerms(normalized); err != nil {
+			terr := err.(*termError)
+			return nil, &CronError{Expr: expr, Field: terr.field, Term: terr.term, Reason: err.Error(), hint: termsHint}
+		}
+	}
+	schedule, err := parse(plain)
 	if err != nil {
 		return nil, &CronError{Expr: expr, Reason: err.Error()}
 	}
@@ -94,16 +113,24 @@ func ParseSpec(expr string, zone string) (*Spec, error) {
 
 	case *cron.SpecSchedule:
 		spec.fields = fieldsOf(schedule)
+		spec.fields.dom &^= clear.dom
+		spec.fields.dow &^= clear.dow
+		spec.fields.terms = terms
 		if name := spec.fields.empty(); name != "" {
 			return nil, &CronError{Expr: expr, Reason: "the " + name + " field has no values"}
 		}
 		spec.fixed = isFixedTime(normalized)
 
-		// Whether a date matches does not depend on the zone or the year
-		// but through leap years, so any 8 years will do.
+		// Whether a date matches does not depend on the zone. Plain fields
+		// depend on the year only through leap years, so any 8 years will
+		// do; calendar terms depend on the weekdays too, which repeat
+		// every 400 years, so a spec that matches no date in 400 years
+		// never does.
 		from := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-		if _, ok := spec.fields.next(from.Add(-time.Second), from.AddDate(8, 0, 0)); !ok {
-			return nil, &NoOccurrenceError{Expr: expr}
+		if _, ok := spec.fields.next(from.Add(-time.Second), from.AddDate(spec.horizon(), 0, 0)); !ok {
+			if _, ok := spec.fields.next(from.Add(-time.Second), from.AddDate(400, 0, 0)); terms == nil || !ok {
+				return nil, &NoOccurrenceError{Expr: expr}
+			}
 		}
 
 	default:
@@ -113,6 +140,26 @@ func ParseSpec(expr string, zone string) (*Spec, error) {
 }
 
 const everyHint = `use a Go duration of whole seconds, like "@every 1h30m" or "@every 90s"`
+
+const termsHint = `write calendar terms alone or in comma lists, like "0 18 LW * *" (the last weekday of the month), "0 9 * * MON#2" or "0 9 1,15,L * *"`
+
+// horizon is how many years Next looks ahead for an occurrence.
+// Consecutive occurrences of a plain cron expression are less than 8 years
+// apart (29 February 2096 and 2104 are the furthest); calendar terms can
+// be further apart (a fifth Friday in February comes in a leap year whose
+// February begins on a Friday: 2036, 2064, 2092, 2132), but never 100
+// years, which TestTermsHorizon checks over the 400-year cycle.
+func (s *Spec) horizon() int {
+	if s.fields.terms != nil {
+		return termHorizon
+	}
+	return plainHorizon
+}
+
+const (
+	plainHorizon = 9
+	termHorizon  = 100
+)
 
 // parse parses a normalized expression with robfig/cron, turning a panic of
 // the parser into an error.
@@ -191,10 +238,13 @@ type Occurrence struct {
 	Note string
 }
 
-// Next returns the first occurrence strictly after after. It returns false
-// only when there is none within 9 years, which ParseSpec rules out for cron
-// expressions except in exotic zones where every matching time falls in a
-// gap.
+// Next returns the first occurrence strictly after after, however far
+// ahead: years past 2100 too, and a rare rule's next occurrence years away
+// ("0 0 29 2 *" after 2097 is in 2104) is found without walking the years
+// between second by second. It returns false only when there is none
+// within 9 years (100 for an expression with calendar terms), which
+// ParseSpec rules out except in exotic zones where every matching time
+// falls in a gap.
 //
 // Occurrences are whole seconds, so Next(o.At) of an occurrence o is the
 // occurrence after o, and successive calls never return the same instant
@@ -249,7 +299,7 @@ func (s *Spec) nextFixedTime(after time.Time) (Occurrence, bool) {
 		}
 	}
 
-	limit := wall.AddDate(horizon, 0, 0)
+	limit := wall.AddDate(s.horizon(), 0, 0)
 	for {
 		candidate, ok := s.fields.next(wall, limit)
 		if !ok {
@@ -280,7 +330,7 @@ func (s *Spec) fixedTimeOccurrence(wall time.Time, p placement) Occurrence {
 // matches. It walks the zone's periods of constant offset, in each of which
 // wall time runs with real time.
 func (s *Spec) nextElapsed(after time.Time) (Occurrence, bool) {
-	limit := after.AddDate(horizon, 0, 0)
+	limit := after.AddDate(s.horizon(), 0, 0)
 	var notes []string
 	for t := after.Add(time.Second).In(s.loc); !t.After(limit); {
 		_, offset := t.Zone()

@@ -85,10 +85,6 @@ func TestParseSpecErrors(t *testing.T) {
 			wantMessage: `schedule: bad cron expression "x 9 * * *": failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax; use 5 fields like "0 9 * * 1-5" or a descriptor like @daily`,
 		},
 		{
-			name: "Sunday7", expr: "0 9 * * 7", wantType: &CronError{},
-			wantMessage: `schedule: bad cron expression "0 9 * * 7": end of range (7) above maximum (6): 7; use 5 fields like "0 9 * * 1-5" or a descriptor like @daily`,
-		},
-		{
 			name: "UnknownDescriptor", expr: "@fortnightly", wantType: &CronError{},
 			wantMessage: `schedule: bad cron expression "@fortnightly": unrecognized descriptor: @fortnightly; use 5 fields like "0 9 * * 1-5" or a descriptor like @daily`,
 		},

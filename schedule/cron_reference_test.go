@@ -92,7 +92,7 @@ func TestNextMatchesRobfigInUTC(t *testing.T) {
 	exprs := []string{
 		"* * * * *", "*/7 * * * *", "0 9 * * 1-5", "5 4 * * sun", "0 0,12 1 */2 *", "0 0 13 * 5", "0 0 * * 5", "15 14 1 * *",
 		"0 22 * * 1-5", "23 0-20/2 * * *", "0 0 1 1 *", "0 0 31 * *", "0 0 29 2 *", "30 59 23 31 12 *", "*/13 */7 */5 * * *",
-		"0 0 L * *", // rejected: not a number
+		"0 0 L/2 * *", // rejected: a term in a step
 		"@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@every 7m13s",
 	}
 	for _, expr := range exprs {

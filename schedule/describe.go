@@ -119,6 +119,9 @@ func (f *fields) describeTimes() (when string, daily, ok bool) {
 // "" when the spec fires every day, else a phrase such as "on Monday
 // through Friday", "on day 1 of the month" or "in January".
 func (f *fields) describeDays() (string, bool) {
+	if f.terms != nil {
+		return f.describeTermDays()
+	}
 	doms, dows, months := values(f.dom, 1, 31), values(f.dow, 0, 6), values(f.month, 1, 12)
 	allDoms, allDows := len(doms) == 31, len(dows) == 7
 
@@ -356,4 +359,97 @@ func describeDuration(d time.Duration) string {
 		return strings.TrimPrefix(words[0], "1 ") // "every hour"
 	}
 	return strings.Join(words, " ")
+}
+
+// ordinals name the k-th weekday of a month, for n#k.
+var ordinals = [...]string{1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+
+// describeTermDays describes day fields with calendar terms: "on the last
+// business day of the month", "on the second Monday of January", "on day 1
+// and the last day of the month or on the last Friday of the month". The
+// plain values of a field are listed before its terms. A business day here
+// is Monday to Friday: holidays are the calendars' business.
+func (f *fields) describeTermDays() (string, bool) {
+	doms, dows, months := values(f.dom, 1, 31), values(f.dow, 0, 6), values(f.month, 1, 12)
+	t := f.terms
+	domStar, dowStar := f.dom&starBit != 0, f.dow&starBit != 0
+
+	of := "of the month"
+	if len(months) < 12 {
+		runs := runsOf(months, nil)
+		if len(runs) > maxListed {
+			return "", false
+		}
+		of = "of " + joinList(namedRuns(runs, monthNames[:]))
+	}
+
+	var domItems []string
+	if !domStar {
+		for _, v := range doms {
+			domItems = append(domItems, "day "+strconv.Itoa(v))
+		}
+		for _, n := range t.beforeLast {
+			if n == 0 {
+				domItems = append(domItems, "the last day")
+			} else {
+				domItems = append(domItems, "the "+ordinal(n+1)+"-to-last day")
+			}
+		}
+		for _, n := range t.nearest {
+			domItems = append(domItems, fmt.Sprintf("the business day nearest day %d", n))
+		}
+		if t.lastWeekday {
+			domItems = append(domItems, "the last business day")
+		}
+	}
+	var dowItems []string
+	if !dowStar {
+		names := weekdayNames()
+		for _, v := range dows {
+			dowItems = append(dowItems, names[v])
+		}
+		for _, d := range weekOrder {
+			if t.lastOf&(1<<d) != 0 {
+				dowItems = append(dowItems, "the last "+names[d]+" "+of)
+			}
+		}
+		for k := 1; k <= 5; k++ {
+			for _, d := range weekOrder {
+				if t.nth[k]&(1<<d) != 0 {
+					dowItems = append(dowItems, "the "+ordinals[k]+" "+names[d]+" "+of)
+				}
+			}
+		}
+	}
+	if len(domItems)+len(dowItems) > maxListed {
+		return "", false
+	}
+
+	var phrases []string
+	if len(domItems) > 0 {
+		phrases = append(phrases, "on "+joinList(domItems)+" "+of)
+	}
+	if len(dowItems) > 0 {
+		phrases = append(phrases, "on "+joinList(dowItems))
+	}
+	if len(months) < 12 && len(dows) > 0 && !dowStar {
+		return "", false // "on Monday and the last Friday of May" does not say that Mondays are only May's
+	}
+	return strings.Join(phrases, " or "), true
+}
+
+// ordinal writes n as "2nd", "3rd", "11th", "21st".
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }

@@ -47,6 +47,20 @@ func TestSpecDescribe(t *testing.T) {
 		{"0 1,2,3,4,5,6,7 * * *", "every hour from 01:00 to 07:00"},
 		{"0 1,3,5,7,9,11,13 * * *", "0 1,3,5,7,9,11,13 * * *"},
 
+		// Calendar terms.
+		{"0 18 LW * *", "at 18:00 on the last business day of the month"},
+		{"0 0 L * *", "at 00:00 on the last day of the month"},
+		{"0 0 L-2 * *", "at 00:00 on the 3rd-to-last day of the month"},
+		{"0 9 15W * *", "at 09:00 on the business day nearest day 15 of the month"},
+		{"0 9 1,15,L * *", "at 09:00 on day 1, day 15 and the last day of the month"},
+		{"0 9 * * MON#2", "at 09:00 on the second Monday of the month"},
+		{"0 9 * * 5L", "at 09:00 on the last Friday of the month"},
+		{"0 9 * * 1,5L", "at 09:00 on Monday and the last Friday of the month"},
+		{"0 9 L * 5", "at 09:00 on the last day of the month or on Friday"},
+		{"0 9 L 1,7 *", "at 09:00 on the last day of January and July"},
+		{"0 0 * 2 FRI#5", "at 00:00 on the fifth Friday of February"},
+		{"0 9 * 5 1,5L", "0 9 * 5 1,5L"},
+
 		// Days of the week.
 		{"0 9 * * 1-5", "at 09:00 on Monday through Friday"},
 		{"0 9 * * MON-FRI", "at 09:00 on Monday through Friday"},

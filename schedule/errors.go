@@ -29,6 +29,10 @@ type CronError struct {
 	// to 6 fields, found 4: [0 9 * *]".
 	Reason string
 
+	// Field and Term name a malformed calendar term and its field, such as
+	// "day-of-week" and "MON#6"; empty for other errors.
+	Field, Term string
+
 	// hint says what to do; defaultCronHint when empty.
 	hint string
 }
@@ -67,8 +71,9 @@ func (e *ZoneError) Is(target error) bool { return target == ErrInvalid }
 
 // NoOccurrenceError reports a cron expression whose day-of-month, month and
 // day-of-week fields match no date at all, such as "0 0 30 2 *": a schedule
-// of it would never fire. ParseSpec looks 8 years ahead, which always
-// includes a 29 February.
+// of it would never fire. ParseSpec looks 9 years ahead, which always
+// includes a 29 February, and for an expression with calendar terms 400
+// years, the calendar's whole cycle of leap years and weekdays.
 type NoOccurrenceError struct {
 	// Expr is the expression as given.
 	Expr string
