@@ -23,7 +23,86 @@ type Spec struct {
 	fixed  bool
 	every  time.Duration // for @every; zero for a cron expression
 	loc    *time.Location
+	dst    DSTPolicy // for a fixed-time spec; complete (no zero field)
 }
+
+// DSTGap says what a fixed-time spec does with a wall time the clocks jump
+// over (spring forward).
+type DSTGap string
+
+// DST gap policies.
+const (
+	// DSTGapJump, the default, runs at the first instant after the gap:
+	// 02:30 runs at 03:00 on a day when clocks jump from 02:00 to 03:00.
+	// Several wall times of one gap run once.
+	DSTGapJump DSTGap = "jump"
+	// DSTGapShift runs at the wall time moved on by the gap's length:
+	// 02:30 runs at 03:30.
+	DSTGapShift DSTGap = "shift"
+	// DSTGapSkip does not run: the slot is recorded as skipped
+	// (Occurrence.Skipped), saying that its time did not exist that day.
+	DSTGapSkip DSTGap = "skip"
+)
+
+// DSTFold says what a fixed-time spec does with a wall time that occurs
+// twice (clocks go back).
+type DSTFold string
+
+// DST fold policies.
+const (
+	// DSTFoldFirst, the default, runs once, at the first instant.
+	DSTFoldFirst DSTFold = "first"
+	// DSTFoldLast runs once, at the second instant.
+	DSTFoldLast DSTFold = "last"
+	// DSTFoldBoth runs at both instants, each its own slot.
+	DSTFoldBoth DSTFold = "both"
+)
+
+// DSTPolicy is what a fixed-time spec does on the days clocks change. The
+// zero value is the default: jump, first. A spec that is not fixed-time
+// follows real elapsed time whatever its policy: nothing in a gap, both
+// instants of a fold. Whatever the policy, two slots that fall on the same
+// instant are one occurrence.
+type DSTPolicy struct {
+	Gap  DSTGap  // "" is DSTGapJump
+	Fold DSTFold // "" is DSTFoldFirst
+}
+
+// withDefaults returns the policy with its zero fields set to the
+// defaults, or an error naming a field that is not a policy.
+func (p DSTPolicy) withDefaults() (DSTPolicy, error) {
+	switch p.Gap {
+	case "":
+		p.Gap = DSTGapJump
+	case DSTGapJump, DSTGapShift, DSTGapSkip:
+	default:
+		return p, &ValidationError{Field: "DSTGap", Problem: fmt.Sprintf("%q is not a DST gap policy; use jump, shift or skip", p.Gap)}
+	}
+	switch p.Fold {
+	case "":
+		p.Fold = DSTFoldFirst
+	case DSTFoldFirst, DSTFoldLast, DSTFoldBoth:
+	default:
+		return p, &ValidationError{Field: "DSTFold", Problem: fmt.Sprintf("%q is not a DST fold policy; use first, last or both", p.Fold)}
+	}
+	return p, nil
+}
+
+// WithDST returns a copy of the spec with a DST policy; zero fields of
+// policy are the defaults. The error is a *ValidationError naming the
+// field (DSTGap or DSTFold) that is not a policy.
+func (s *Spec) WithDST(policy DSTPolicy) (*Spec, error) {
+	policy, err := policy.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := *s
+	c.dst = policy
+	return &c, nil
+}
+
+// DST returns the spec's DST policy, with its defaults filled in.
+func (s *Spec) DST() DSTPolicy { return s.dst }
 
 // ParseSpec parses a cron expression for a time zone.
 //
@@ -97,7 +176,7 @@ func ParseSpec(expr string, zone string) (*Spec, error) {
 		return nil, err
 	}
 
-	spec := &Spec{expr: normalized, loc: loc}
+	spec := &Spec{expr: normalized, loc: loc, dst: DSTPolicy{Gap: DSTGapJump, Fold: DSTFoldFirst}}
 	switch schedule := schedule.(type) {
 	case cron.ConstantDelaySchedule:
 		// robfig/cron rounds @every up to 1s and drops fractions of a
@@ -223,10 +302,17 @@ type Occurrence struct {
 	Nominal string
 
 	// Shifted is set when Nominal does not exist: the clocks jumped over
-	// it (spring forward), and a fixed-time spec runs at the instant the
-	// clocks jump to instead (see the package documentation). At is then the
-	// first instant after the gap, and Note says so.
+	// it (spring forward), and a fixed-time spec runs at another instant
+	// instead, as its DST policy says (see the package documentation): the
+	// first instant after the gap (jump), or Nominal moved on by the gap's
+	// length (shift). Note says so.
 	Shifted bool
+
+	// Skipped is set when Nominal does not exist and the spec's DST policy
+	// is skip: the slot does not run, and a schedule records it as skipped
+	// in its ledger. At is the instant the clocks jumped, and Note says
+	// which wall times did not exist.
+	Skipped bool
 
 	// Note explains in one sentence what daylight saving time did to this
 	// occurrence, for a run ledger: "02:30 does not exist on 2026-03-08 in
@@ -280,49 +366,183 @@ func (s *Spec) NextN(after time.Time, n int) []Occurrence {
 }
 
 // nextFixedTime returns the first occurrence after the whole second after of
-// a fixed-time spec: the first wall time that matches, placed in the zone at
-// its first instant or, when it does not exist, at the end of the gap.
-// Placing is monotonic in the wall time, so the first match placed after
-// after is the answer.
+// a fixed-time spec: the first wall time that matches, placed in the zone
+// by the spec's DST policy. It walks the zone's periods of constant
+// offset, as nextElapsed does. In each, the wall times that match fire in
+// order, but for a stretch of wall times that repeats (clocks went back)
+// the policy picks the pass (first, last or both); and where the period
+// begins with a jump forward, the wall times the clocks jumped over fire
+// at its start (jump), shifted by the jump's length (shift), or are
+// recorded as skipped at its start (skip). Of these, the earliest after
+// after is the answer; two that fall on the same instant are one
+// occurrence.
 func (s *Spec) nextFixedTime(after time.Time) (Occurrence, bool) {
-	local := after.In(s.loc)
-	wall := wallOf(local)
-
-	// In the second pass of a wall time that occurs twice, wall times up to
-	// the end of the repeated stretch already ran in the first pass.
-	if start, _ := zoneBounds(local); !start.IsZero() {
-		_, offset := local.Zone()
-		if before := offsetAt(start.Add(-time.Second), s.loc); before > offset {
-			if repeatedUntil := wallAt(start, before); wall.Before(repeatedUntil) {
-				wall = repeatedUntil.Add(-time.Second)
+	limit := after.AddDate(s.horizon(), 0, 0)
+	for t := after.Add(time.Second).In(s.loc); !t.After(limit); {
+		_, offset := t.Zone()
+		start, next := zoneBounds(t)
+		end := limit
+		if !next.IsZero() && next.Before(limit) {
+			end = next.Add(-time.Second)
+		}
+		var best Occurrence
+		if o, ok := s.nextInPeriod(t, end, start, next, offset); ok {
+			best = o
+		}
+		if !start.IsZero() {
+			if o, ok := s.nextFromGap(after, start, offset); ok && (best.At.IsZero() || !best.At.Before(o.At)) {
+				if best.At.Equal(o.At) && s.dst.Gap != DSTGapJump {
+					// A wall time that exists runs; the note says what
+					// merged into it (shift) or was skipped (skip).
+					best.Note = joinNotes(o.Note, best.Note)
+				} else {
+					best = o // jump: the note says it is merged with the time at the jump's end
+				}
 			}
+		}
+		if !best.At.IsZero() {
+			return best, true
+		}
+		if next.IsZero() {
+			break
+		}
+		t = next.In(s.loc)
+	}
+	return Occurrence{}, false
+}
+
+// nextInPeriod returns the first occurrence at or after t and at or
+// before end, in the zone period [start, next) of offset, from the wall
+// times of the period itself, those of a repeated stretch as the fold
+// policy says.
+func (s *Spec) nextInPeriod(t, end, start, next time.Time, offset int) (Occurrence, bool) {
+	// A stretch at the period's beginning repeats wall times of the
+	// previous period (clocks went back at start); one at its end repeats
+	// in the next (clocks go back at next).
+	var againTo, firstFrom time.Time // wall times
+	var before, after int
+	if !start.IsZero() {
+		if before = offsetAt(start.Add(-time.Second), s.loc); before > offset {
+			againTo = wallAt(start, before)
+		}
+	}
+	if !next.IsZero() {
+		if after = offsetAt(next, s.loc); after < offset {
+			firstFrom = wallAt(next, after)
 		}
 	}
 
-	limit := wall.AddDate(s.horizon(), 0, 0)
+	from, to := wallAt(t, offset).Add(-time.Second), wallAt(end, offset)
 	for {
-		candidate, ok := s.fields.next(wall, limit)
+		wall, ok := s.fields.next(from, to)
 		if !ok {
 			return Occurrence{}, false
 		}
-		if p := place(candidate, s.loc); p.first.After(after) {
-			return s.fixedTimeOccurrence(candidate, p), true
+		at := instantAt(wall, offset).In(s.loc)
+		o := Occurrence{At: at, Nominal: wall.Format(nominalLayout)}
+		switch {
+		case !againTo.IsZero() && wall.Before(againTo):
+			// The second pass of a repeated wall time.
+			if s.dst.Fold == DSTFoldFirst {
+				from = againTo.Add(-time.Second)
+				continue
+			}
+			p := placement{transition: start, offsetBefore: before, offsetAfter: offset}
+			o.Note = s.foldNote(wall, p, "second", offset)
+		case !firstFrom.IsZero() && !wall.Before(firstFrom):
+			// The first pass of a wall time that comes again.
+			if s.dst.Fold == DSTFoldLast {
+				return Occurrence{}, false
+			}
+			p := placement{transition: next, offsetBefore: offset, offsetAfter: after}
+			o.Note = s.foldNote(wall, p, "first", offset)
 		}
-		wall = candidate
+		return o, true
 	}
 }
 
-func (s *Spec) fixedTimeOccurrence(wall time.Time, p placement) Occurrence {
-	occurrence := Occurrence{At: p.first.In(s.loc), Nominal: wall.Format(nominalLayout)}
-	switch {
-	case p.gap:
-		occurrence.Shifted = true
-		occurrence.Note = s.gapNote(p, true)
-	case !p.second.IsZero():
-		occurrence.Note = fmt.Sprintf("%s occurs twice on %s in %s (%s); runs once, at the first (%s)",
-			clock(wall), wall.Format(time.DateOnly), s.loc, back(p), utcOffset(p.offsetBefore))
+// nextFromGap returns the first occurrence after after that the wall times
+// of the jump forward at start (from offset before it to offset) make, if
+// the period begins with one: at start (jump), shifted by the jump's
+// length (shift), or skipped at start (skip).
+func (s *Spec) nextFromGap(after, start time.Time, offset int) (Occurrence, bool) {
+	before := offsetAt(start.Add(-time.Second), s.loc)
+	if before >= offset {
+		return Occurrence{}, false
 	}
-	return occurrence
+	p := placement{first: start, gap: true, transition: start, offsetBefore: before, offsetAfter: offset}
+	gapFrom, gapTo := wallAt(start, before), wallAt(start, offset)
+	switch s.dst.Gap {
+	case DSTGapShift:
+		// A wall time w of the gap runs at w + the gap's length, the
+		// instant with wall time w at the offset before the jump.
+		from := gapFrom.Add(-time.Second)
+		if w := wallAt(after, before); w.After(from) {
+			from = w
+		}
+		wall, ok := s.fields.next(from, gapTo.Add(-time.Second))
+		if !ok {
+			return Occurrence{}, false
+		}
+		at := instantAt(wall, before).In(s.loc)
+		return Occurrence{At: at, Nominal: wall.Format(nominalLayout), Shifted: true,
+			Note: fmt.Sprintf("%s does not exist on %s in %s (clocks jump from %s to %s); runs at %s, shifted by the jump's length (%s)",
+				clock(wall), wall.Format(time.DateOnly), s.loc, clock(gapFrom), clock(gapTo), clock(wallAt(at, offset)), shortDuration(gapTo.Sub(gapFrom)))}, true
+	default:
+		if !start.After(after) {
+			return Occurrence{}, false
+		}
+		wall, ok := s.fields.next(gapFrom.Add(-time.Second), gapTo.Add(-time.Second))
+		if !ok {
+			return Occurrence{}, false
+		}
+		o := Occurrence{At: start.In(s.loc), Nominal: wall.Format(nominalLayout), Shifted: true, Note: s.gapNote(p, true)}
+		if s.dst.Gap == DSTGapSkip {
+			o.Shifted, o.Skipped, o.Note = false, true, s.skipNote(p)
+		}
+		return o, true
+	}
+}
+
+// foldNote explains which pass of a wall time that occurs twice an
+// occurrence is, for the fold policy.
+func (s *Spec) foldNote(wall time.Time, p placement, which string, offset int) string {
+	runs := "runs once, at the " + which
+	if s.dst.Fold == DSTFoldBoth {
+		runs = "its DST policy runs it at both: this is the " + which
+	}
+	return fmt.Sprintf("%s occurs twice on %s in %s (%s); %s (%s)",
+		clock(wall), wall.Format(time.DateOnly), s.loc, back(p), runs, utcOffset(offset))
+}
+
+// skipNote explains the wall times of p's gap that the skip policy
+// skipped.
+func (s *Spec) skipNote(p placement) string {
+	note, _, _ := strings.Cut(s.gapNote(p, false), "; this schedule follows elapsed time")
+	return note + "; skipped, as the schedule's DST policy says (gap: skip)"
+}
+
+// shortDuration formats d as "1h", "30m" or "1h30m".
+func shortDuration(d time.Duration) string {
+	out := d.String() // "1h0m0s", "30m0s", "1h30m0s"
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
+}
+
+// joinNotes joins two notes into one, either of which may be empty.
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + ". " + b
 }
 
 // nextElapsed returns the first occurrence after the whole second after of

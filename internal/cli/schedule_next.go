@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,9 +18,11 @@ import (
 // newScheduleNextCommand is `tributary schedule next`.
 func newScheduleNextCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
-		Use:   "next --cron <expression> [--tz <zone>] [--from <time>] [--count <n>] [--json]",
+		Use:   "next --cron <expression> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--from <time>] [--count <n>] [--json]",
 		Short: "Print when a cron expression fires next in a time zone, with its DST rules (needs no database)",
 		Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York --from 2026-03-07T00:00:00Z
+			tributary schedule next --cron "30 1 * * *" --tz America/New_York --dst-fold both --from 2026-10-31T00:00:00Z
+			tributary schedule next --cron "0 18 LW * *" --tz America/New_York --count 12
 			tributary schedule next --cron @hourly --count 24 --json`,
 	}, setupScheduleNext)
 }
@@ -28,7 +32,9 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 	zone := fs.String("tz", "UTC", "IANA time `zone` the expression is in, such as Europe/Paris (default UTC)")
 	from := fs.String("from", "", "print fire times after this RFC 3339 `time`, such as 2026-03-08T00:00:00Z (default now)")
 	count := fs.Int("count", 5, fmt.Sprintf("print the next `n` fire times, at most %d (default 5)", maxScheduleNextCount))
-	asJSON := fs.Bool("json", false, "print a JSON array of {at, nominal, shifted, note} instead of one time per line")
+	gap := fs.String("dst-gap", "jump", "what a fixed-time expression does with a time the clocks jump over: `jump|shift|skip` (run right after the jump, run later by the jump's length, or not at all) (default jump)")
+	fold := fs.String("dst-fold", "first", "what a fixed-time expression does with a time that occurs twice: run at the `first|last|both` (default first)")
+	asJSON := fs.Bool("json", false, "print a JSON array of {at, nominal, shifted, skipped, note} instead of one time per line")
 
 	return func(ctx context.Context, args []string) error {
 		switch {
@@ -58,7 +64,10 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return withHint(err, "fix --cron or --tz")
 		}
-		occurrences := spec.NextN(after, *count)
+		if spec, err = spec.WithDST(schedule.DSTPolicy{Gap: schedule.DSTGap(*gap), Fold: schedule.DSTFold(*fold)}); err != nil {
+			return dstUsageError(err)
+		}
+		occurrences := nextRuns(spec, after, *count)
 		if *asJSON {
 			return printOccurrencesJSON(env.Stdout, occurrences)
 		}
@@ -66,14 +75,53 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 	}
 }
 
+// dstUsageError turns WithDST's *schedule.ValidationError into a usage
+// error naming the flag.
+func dstUsageError(err error) error {
+	var verr *schedule.ValidationError
+	if !errors.As(err, &verr) {
+		return err
+	}
+	flag, values := "--dst-gap", "jump, shift or skip"
+	if verr.Field == "DSTFold" {
+		flag, values = "--dst-fold", "first, last or both"
+	}
+	problem, _, _ := strings.Cut(verr.Problem, ";")
+	return withHint(usageErrorf("%s %s", flag, problem), "pass "+flag+" "+values)
+}
+
 // maxScheduleNextCount bounds `schedule next --count`.
 const maxScheduleNextCount = 1000
 
+// nextRuns returns the occurrences after after up to the count-th that
+// runs: a skipped slot (DST gap policy skip) comes with them and does not
+// count.
+func nextRuns(spec *schedule.Spec, after time.Time, count int) []schedule.Occurrence {
+	var out []schedule.Occurrence
+	for runs := 0; runs < count; {
+		occurrence, ok := spec.Next(after)
+		if !ok {
+			break
+		}
+		out = append(out, occurrence)
+		if !occurrence.Skipped {
+			runs++
+		}
+		after = occurrence.At
+	}
+	return out
+}
+
 // printOccurrences prints one RFC 3339 time per line on stdout, for
-// scripts, and what daylight saving time did to any of them on stderr.
+// scripts, and what daylight saving time did to any of them on stderr,
+// with the slots it skipped.
 func printOccurrences(stdout, stderr io.Writer, occurrences []schedule.Occurrence) error {
 	for _, occurrence := range occurrences {
 		at := occurrence.At.Format(time.RFC3339)
+		if occurrence.Skipped {
+			fmt.Fprintf(stderr, "note: skipped %s: %s\n", occurrence.Nominal, occurrence.Note)
+			continue
+		}
 		if _, err := fmt.Fprintln(stdout, at); err != nil {
 			return err
 		}
@@ -89,13 +137,14 @@ type occurrenceJSON struct {
 	At      time.Time `json:"at"`
 	Nominal string    `json:"nominal"`
 	Shifted bool      `json:"shifted"`
+	Skipped bool      `json:"skipped,omitempty"` // the slot does not run (DST gap policy skip)
 	Note    string    `json:"note"`
 }
 
 func printOccurrencesJSON(w io.Writer, occurrences []schedule.Occurrence) error {
 	out := make([]occurrenceJSON, len(occurrences))
 	for i, occurrence := range occurrences {
-		out[i] = occurrenceJSON{At: occurrence.At, Nominal: occurrence.Nominal, Shifted: occurrence.Shifted, Note: occurrence.Note}
+		out[i] = occurrenceJSON{At: occurrence.At, Nominal: occurrence.Nominal, Shifted: occurrence.Shifted, Skipped: occurrence.Skipped, Note: occurrence.Note}
 	}
 	encoder := json.NewEncoder(w)
 	encoder.SetIndent("", "  ")

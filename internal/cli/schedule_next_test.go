@@ -67,6 +67,48 @@ func TestScheduleNext(t *testing.T) {
 		require.Contains(t, out[0].Note, "(clocks jump from 02:00 to 02:30); runs at 02:30, right after the jump")
 	})
 
+	t.Run("DSTPolicies", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "schedule", "next", "--cron", "30 2 * * *", "--tz", "America/New_York",
+			"--from", "2026-03-07T00:00:00-05:00", "--count", "2", "--dst-gap", "skip")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, "2026-03-07T02:30:00-05:00\n2026-03-09T02:30:00-04:00\n", res.stdout)
+		require.Equal(t, "note: skipped 2026-03-08T02:30:00: 02:30 does not exist on 2026-03-08 in America/New_York "+
+			"(clocks jump from 02:00 to 03:00); skipped, as the schedule's DST policy says (gap: skip)\n", res.stderr)
+
+		res = runCLI(t, nil, "schedule", "next", "--cron", "30 2 * * *", "--tz", "America/New_York",
+			"--from", "2026-03-08T00:00:00-05:00", "--count", "1", "--dst-gap", "shift", "--json")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.JSONEq(t, `[{"at": "2026-03-08T03:30:00-04:00", "nominal": "2026-03-08T02:30:00", "shifted": true,
+			"note": "02:30 does not exist on 2026-03-08 in America/New_York (clocks jump from 02:00 to 03:00); runs at 03:30, shifted by the jump's length (1h)"}]`, res.stdout)
+
+		res = runCLI(t, nil, "schedule", "next", "--cron", "30 2 * * *", "--tz", "America/New_York",
+			"--from", "2026-03-08T00:00:00-05:00", "--count", "1", "--dst-gap", "skip", "--json")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		var skipped []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &skipped))
+		require.Len(t, skipped, 2) // the skipped slot, then the one that runs
+		require.Equal(t, true, skipped[0]["skipped"])
+		require.NotContains(t, skipped[1], "skipped")
+
+		res = runCLI(t, nil, "schedule", "next", "--cron", "30 1 * * *", "--tz", "America/New_York",
+			"--from", "2026-11-01T00:00:00-04:00", "--count", "2", "--dst-fold", "both")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, "2026-11-01T01:30:00-04:00\n2026-11-01T01:30:00-05:00\n", res.stdout)
+
+		res = runCLI(t, nil, "schedule", "next", "--cron", "30 1 * * *", "--tz", "America/New_York",
+			"--from", "2026-11-01T00:00:00-04:00", "--count", "1", "--dst-fold", "last")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, "2026-11-01T01:30:00-05:00\n", res.stdout)
+
+		// Calendar terms: the last business day of each month of 2027.
+		res = runCLI(t, nil, "schedule", "next", "--cron", "0 18 LW * *", "--tz", "America/New_York",
+			"--from", "2027-01-01T00:00:00Z", "--count", "3")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, "2027-01-29T18:00:00-05:00\n2027-02-26T18:00:00-05:00\n2027-03-31T18:00:00-04:00\n", res.stdout)
+	})
+
 	t.Run("DefaultFromIsNow", func(t *testing.T) {
 		t.Parallel()
 
@@ -149,6 +191,20 @@ func TestScheduleNext(t *testing.T) {
 				stderr: `tributary: --from "2026-03-08 00:00" is not an RFC 3339 time; use a time like 2026-03-08T00:00:00Z or 2026-03-08T09:00:00+01:00`,
 			},
 			{
+				name: "BadDSTGap", args: []string{"--cron", "@daily", "--dst-gap", "later"}, code: ExitUsage,
+				stderr: `tributary: --dst-gap "later" is not a DST gap policy; pass --dst-gap jump, shift or skip`,
+			},
+			{
+				name: "BadDSTFold", args: []string{"--cron", "@daily", "--dst-fold", "twice"}, code: ExitUsage,
+				stderr: `tributary: --dst-fold "twice" is not a DST fold policy; pass --dst-fold first, last or both`,
+			},
+			{
+				name: "BadTerm", args: []string{"--cron", "0 9 * * MON#6"}, code: ExitError,
+				stderr: `tributary: schedule: bad cron expression "0 9 * * MON#6": the day-of-week field's "MON#6" is not a term: ` +
+					`n#k takes k from 1 to 5 (MON#2 is the second Monday of the month); write calendar terms alone or in comma lists, ` +
+					`like "0 18 LW * *" (the last weekday of the month), "0 9 * * MON#2" or "0 9 1,15,L * *"`,
+			},
+			{
 				name: "UnknownFlag", args: []string{"--cron", "@daily", "--zone", "UTC"}, code: ExitUsage,
 				stderr: `tributary: flag provided but not defined: -zone; see 'tributary schedule next --help'`,
 			},
@@ -164,7 +220,7 @@ func TestScheduleNext(t *testing.T) {
 
 		res = runCLI(t, nil, "help", "schedule", "next")
 		require.Equal(t, ExitOK, res.code)
-		require.Contains(t, res.stdout, "Usage:\n  tributary schedule next --cron <expression> [--tz <zone>] [--from <time>] [--count <n>] [--json]\n")
+		require.Contains(t, res.stdout, "Usage:\n  tributary schedule next --cron <expression> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--from <time>] [--count <n>] [--json]\n")
 		require.Contains(t, res.stdout, "  --cron expression\n")
 		require.Contains(t, res.stdout, "  --tz zone\n")
 	})
