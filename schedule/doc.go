@@ -168,4 +168,32 @@
 // Occurrence.Nominal is the wall time the expression named, Occurrence.Shifted
 // marks an occurrence moved to the end of a gap, and Occurrence.Note explains
 // in a sentence what daylight saving time did, for the run ledger.
+//
+// A DST policy (Spec.WithDST) changes what a fixed-time spec does:
+//
+//   - gap DSTGapShift runs a wall time the clocks jumped over later by the
+//     jump's length: 02:30 on New York's spring-forward day runs at 03:30.
+//   - gap DSTGapSkip does not run it: the occurrence has Skipped set, at
+//     the instant of the jump, and its Note says the time did not exist.
+//   - fold DSTFoldLast runs a wall time that occurs twice at its second
+//     instant: 01:30 EST, not 01:30 EDT.
+//   - fold DSTFoldBoth runs it at both, two occurrences.
+//
+// Whatever the policy, wall times that fall on the same instant make one
+// occurrence, and a spec that is not fixed-time follows elapsed time.
+//
+// # Calendar terms
+//
+// The day fields take terms robfig/cron does not (see ParseSpec), each in
+// one sentence:
+//
+//   - L is the last day of the month: "0 18 L * *".
+//   - L-n is n days before it: "0 18 L-2 * *" is the third-to-last day.
+//   - nW is the Monday-to-Friday day nearest day n, in the same month:
+//     "0 9 15W * *" runs on Friday the 14th when the 15th is a Saturday.
+//   - LW is the last Monday-to-Friday day: "0 18 LW * *".
+//   - nL (or FRIL) in the day of week is the month's last such weekday:
+//     "0 9 * * 5L" is the last Friday.
+//   - n#k (or MON#2) is the month's k-th such weekday: "0 9 * * MON#2" is
+//     the second Monday.
 package schedule
