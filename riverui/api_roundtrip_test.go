@@ -80,7 +80,7 @@ func TestAPIScheduleRoundTrip(t *testing.T) {
 	status, body := f.do(t, http.MethodPost, "/api/schedules", `{"name": "reports", "description": "weekday reports", "owner": "finance", "tenant": "finance-eu",
 		"workflow": "digest", "input": {"team": "finance", "n": 1.5, "tags": ["a"]}, "cron": "30 8 * * 1-5", "time_zone": "America/New_York",
 		"start_at": "2026-01-01T00:00:00+01:00", "end_at": "2099-01-01T00:00:00Z", "overlap": "queue", "catch_up_window": "0s",
-		"catch_up": "latest", "max_attempts": 3, "priority": 2, "queue": "reports", "timeout": "90m", "grant_id": "`+grant.ID.String()+`"}`, nil)
+		"catch_up": "latest", "dst_gap": "shift", "dst_fold": "both", "max_attempts": 3, "priority": 2, "queue": "reports", "timeout": "90m", "grant_id": "`+grant.ID.String()+`"}`, nil)
 	require.Equal(t, http.StatusCreated, status, body)
 	created := object(t, body)
 	require.Equal(t, "0s", created["catch_up_window"], "no window, not the default minute")
@@ -88,6 +88,8 @@ func TestAPIScheduleRoundTrip(t *testing.T) {
 	require.Equal(t, "2025-12-31T23:00:00Z", created["start_at"])
 	require.Equal(t, "finance-eu", created["tenant"])
 	require.Equal(t, "finance-eu", created["run_tenant"])
+	require.Equal(t, "shift", created["dst_gap"])
+	require.Equal(t, "both", created["dst_fold"])
 	path := "/api/schedules/" + created["id"].(string)
 
 	roundTrip := func(t *testing.T) string {
@@ -144,6 +146,7 @@ func TestAPIScheduleRoundTrip(t *testing.T) {
 		require.NotEqual(t, original["id"], copied["id"])
 		require.Equal(t, without(original, scheduleReadOnly...), without(copied, scheduleReadOnly...))
 		require.Equal(t, "0s", copied["catch_up_window"])
+		require.Equal(t, "shift", copied["dst_gap"])
 	})
 }
 
@@ -223,6 +226,10 @@ func TestAPIScheduleBodyErrors(t *testing.T) {
 		{"Zone", http.MethodPatch, path, `{"time_zone": "Mars/Olympus"}`, "time_zone", "Mars/Olympus"},
 		{"Priority", http.MethodPatch, path, `{"priority": 9}`, "priority", "invalid priority: is 9"},
 		{"Overlap", http.MethodPatch, path, `{"overlap": "sometimes"}`, "overlap", "invalid overlap"},
+		{"DSTGap", http.MethodPatch, path, `{"dst_gap": "later"}`, "dst_gap", `invalid dst_gap: "later" is not a DST gap policy; use jump, shift or skip`},
+		{"DSTFold", http.MethodPost, "/api/schedules", `{"name": "x", "workflow": "digest", "cron": "@daily", "dst_fold": "twice"}`, "dst_fold", `invalid dst_fold: "twice" is not a DST fold policy; use first, last or both`},
+		{"DSTGapType", http.MethodPatch, path, `{"dst_gap": true}`, "dst_gap", "true is not a string"},
+		{"DSTFoldNull", http.MethodPatch, path, `{"dst_fold": null}`, "dst_fold", "cannot be null"},
 		{"NotObject", http.MethodPatch, path, `[1]`, "", "JSON object"},
 		{"TwoValues", http.MethodPatch, path, `{} {}`, "", "more than one JSON value"},
 		{"TriggerField", http.MethodPost, path + "/trigger", `{"inputs": 1}`, "inputs", "the fields are input, overlap"},

@@ -25,6 +25,8 @@ type scheduleBody struct {
 	StartAt, EndAt opt[time.Time]
 	Overlap        opt[schedule.OverlapPolicy]
 	CatchUp        opt[schedule.CatchUpPolicy]
+	DSTGap         opt[schedule.DSTGap]
+	DSTFold        opt[schedule.DSTFold]
 	CatchUpWindow  opt[duration]
 	Timeout        opt[duration]
 	MaxAttempts    opt[int]
@@ -50,7 +52,8 @@ func (b *scheduleBody) spec(patch bool) *bodySpec {
 		{name: "cron", dst: &b.Cron}, {name: "time_zone", dst: &b.TimeZone},
 		{name: "start_at", dst: &b.StartAt, nullable: true}, {name: "end_at", dst: &b.EndAt, nullable: true},
 		{name: "overlap", dst: &b.Overlap}, {name: "catch_up_window", dst: &b.CatchUpWindow},
-		{name: "catch_up", dst: &b.CatchUp}, {name: "max_attempts", dst: &b.MaxAttempts}, {name: "keep_runs", dst: &b.KeepRuns},
+		{name: "catch_up", dst: &b.CatchUp}, {name: "dst_gap", dst: &b.DSTGap}, {name: "dst_fold", dst: &b.DSTFold},
+		{name: "max_attempts", dst: &b.MaxAttempts}, {name: "keep_runs", dst: &b.KeepRuns},
 		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue}, {name: "timeout", dst: &b.Timeout},
 		{name: "paused", dst: &b.Paused}, {name: "pause_note", dst: &b.PauseNote},
 		{name: "grant_id", dst: &b.GrantID, nullable: true},
@@ -88,9 +91,9 @@ func window(d duration) time.Duration {
 // require_worker (not stored) refuses with 409 when no live client serves
 // the workflow type, as schedule.Params.RequireWorker does. Fields left
 // out take schedule.Params' defaults (a catch-up window of a minute,
-// overlap skip, the workflow's run policy); "catch_up_window": "0s" is no
-// window. The schedule records that it was created through the API
-// (created_by "api").
+// overlap skip, DST policy jump and first, the workflow's run policy);
+// "catch_up_window": "0s" is no window. The schedule records that it was
+// created through the API (created_by "api").
 func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 	if h.sc == nil {
 		h.failJSON(w, r, errNoSchedules)
@@ -104,7 +107,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 	p := &schedule.Params{
 		Name: b.Name.value(), Description: b.Description.value(), Owner: b.Owner.value(), Key: b.Key.value(), CreatedBy: "api",
 		Workflow: b.Workflow.value(), Input: b.input(), Cron: b.Cron.value(), TimeZone: b.TimeZone.value(), StartAt: b.StartAt.value(), EndAt: b.EndAt.value(),
-		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
+		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), DSTGap: b.DSTGap.value(), DSTFold: b.DSTFold.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
 		Queue: b.Queue.value(), Timeout: time.Duration(b.Timeout.value()), Paused: b.Paused.value(), PauseNote: b.PauseNote.value(),
 		RequireWorker: b.RequireWorker.value(), KeepRuns: b.KeepRuns.value(), Tenant: b.Tenant.value(),
 	}
@@ -207,6 +210,12 @@ func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bo
 	if b.CatchUp.set && b.CatchUp.value() != s.CatchUp {
 		p.CatchUp, changed = b.CatchUp.ptr(), true
 	}
+	if b.DSTGap.set && b.DSTGap.value() != s.DSTGap {
+		p.DSTGap, changed = b.DSTGap.ptr(), true
+	}
+	if b.DSTFold.set && b.DSTFold.value() != s.DSTFold {
+		p.DSTFold, changed = b.DSTFold.ptr(), true
+	}
 	if b.CatchUpWindow.set && time.Duration(b.CatchUpWindow.value()) != s.CatchUpWindow {
 		v := window(b.CatchUpWindow.value())
 		p.CatchUpWindow, changed = &v, true
@@ -300,7 +309,7 @@ func (h *Handler) scheduleAnswer(ctx context.Context, ref schedule.Ref) (*schedu
 			return nil, err
 		}
 		for _, o := range occs {
-			next = append(next, occurrence{At: o.At.UTC(), Nominal: o.Nominal, Shifted: o.Shifted, Note: o.Note})
+			next = append(next, occurrence{At: o.At.UTC(), Nominal: o.Nominal, Shifted: o.Shifted, Skipped: o.Skipped, Note: o.Note})
 		}
 	}
 	live, err := h.wf.TypeServed(ctx, s.Workflow)

@@ -185,6 +185,8 @@ type scheduleJSON struct {
 	Overlap       schedule.OverlapPolicy `json:"overlap"`
 	CatchUpWindow duration               `json:"catch_up_window"`
 	CatchUp       schedule.CatchUpPolicy `json:"catch_up"`
+	DSTGap        schedule.DSTGap        `json:"dst_gap"`
+	DSTFold       schedule.DSTFold       `json:"dst_fold"`
 	MaxAttempts   int                    `json:"max_attempts"`
 	KeepRuns      int                    `json:"keep_runs"`
 	Priority      int                    `json:"priority"`
@@ -222,11 +224,14 @@ type scheduleJSON struct {
 	Existing *bool `json:"existing,omitempty"`
 }
 
-// occurrence is a fire time: schedule.Occurrence on the wire.
+// occurrence is a fire time: schedule.Occurrence on the wire. A skipped
+// one is a slot the schedule's DST policy (dst_gap skip) records as
+// skipped instead of running it.
 type occurrence struct {
 	At      time.Time `json:"at"`
 	Nominal string    `json:"nominal"`
 	Shifted bool      `json:"shifted"`
+	Skipped bool      `json:"skipped"`
 	Note    string    `json:"note"`
 }
 
@@ -235,7 +240,7 @@ func scheduleWire(s *schedule.Schedule) *scheduleJSON {
 		ID: s.ID, Name: s.Name, Description: s.Description, Owner: s.Owner, Key: s.Key, Tenant: s.Tenant, RunTenant: s.RunTenant(),
 		Workflow: s.Workflow,
 		Input:    jsonOrNull(s.Input), Cron: s.Cron, TimeZone: s.TimeZone, StartAt: utcPtr(s.StartAt), EndAt: utcPtr(s.EndAt),
-		Overlap: s.Overlap, CatchUpWindow: duration(s.CatchUpWindow), CatchUp: s.CatchUp,
+		Overlap: s.Overlap, CatchUpWindow: duration(s.CatchUpWindow), CatchUp: s.CatchUp, DSTGap: s.DSTGap, DSTFold: s.DSTFold,
 		MaxAttempts: s.MaxAttempts, KeepRuns: s.KeepRuns, Priority: s.Priority, Queue: s.Queue, Timeout: duration(s.Timeout),
 		Paused: s.Paused, PauseNote: s.PauseNote, PausedAt: utcPtr(s.PausedAt), NextFireAt: utcPtr(s.NextFireAt),
 		LastFireAt: utcPtr(s.LastFireAt), RunCount: s.RunCount, FailureCount: s.FailureCount,

@@ -345,7 +345,8 @@ func TestBrowserOperator(t *testing.T) {
 	require.Equal(t, "laptop approved by ada", out)
 
 	// A new schedule: a bad cron expression is refused beside its field,
-	// with what was typed kept; fixed, the schedule's page opens.
+	// with what was typed kept (the DST policy chosen too); fixed, the
+	// schedule's page opens and says the policy.
 	browser.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`a[data-testid=nav-schedules]`)),
 		chromedp.Click(chromedp.CSS(`a[data-testid=new-schedule]`)),
@@ -356,11 +357,13 @@ func TestBrowserOperator(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name=time_zone]`), "Europe/Paris"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=tenant]`), "acme-eu"),
 		chromedp.SendKeys(chromedp.CSS(`textarea[name=input]`), `"laptop"`),
+		chromedp.SetValue(chromedp.CSS(`select[name=dst_gap]`), "skip"),
 		chromedp.Click(chromedp.CSS(`button[data-testid=create]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=field-error]`)),
 	)
 	require.Contains(t, visibleText(t, ctx, `[data-testid=field-error]`), "bad cron expression")
 	require.Equal(t, "weekly approvals", browser.Run(t, ctx, chromedp.Evaluate[string](`document.querySelector("input[name=name]").value`)))
+	require.Equal(t, "skip", browser.Run(t, ctx, chromedp.Evaluate[string](`document.querySelector("select[name=dst_gap]").value`)))
 	browser.Do(t, ctx,
 		chromedp.SetValue(chromedp.CSS(`input[name=cron]`), "0 9 * * 1"),
 		chromedp.Click(chromedp.CSS(`button[data-testid=create]`)),
@@ -368,6 +371,7 @@ func TestBrowserOperator(t *testing.T) {
 	)
 	require.Equal(t, "weekly approvals", visibleText(t, ctx, `[data-testid=schedule-name]`))
 	require.Equal(t, "acme-eu", visibleText(t, ctx, `[data-testid=schedule-tenant]`), "the tenant typed, kept through the refused form")
+	require.True(t, strings.HasPrefix(visibleText(t, ctx, `[data-testid=schedule-dst]`), "gap skip (a time the clocks jump over does not run"), "the DST policy chosen, kept through the refused form")
 	require.Contains(t, browser.Run(t, ctx, chromedp.Location()), b.base+"/schedules/")
 	noErrorsBut(t, ctx, "400 (Bad Request) ["+b.base+"/schedules/new]") // the refused form
 

@@ -187,6 +187,40 @@ func describe(s *schedule.Schedule) (string, *time.Location) {
 	return spec.Describe(), spec.Location()
 }
 
+// dstText says what a schedule's DST policy does when it is not the
+// default: "gap skip (a time the clocks jump over does not run; the slot
+// is recorded as skipped), fold first (…)"; "" for the default, which goes
+// without saying. For a schedule that follows elapsed time, it says that
+// the policy does not apply.
+func dstText(s *schedule.Schedule) string {
+	gap, fold := s.DSTGap, s.DSTFold
+	if (gap == "" || gap == schedule.DSTGapJump) && (fold == "" || fold == schedule.DSTFoldFirst) {
+		return ""
+	}
+	var parts []string
+	switch gap {
+	case schedule.DSTGapShift:
+		parts = append(parts, "gap shift (a time the clocks jump over runs later by the jump's length)")
+	case schedule.DSTGapSkip:
+		parts = append(parts, "gap skip (a time the clocks jump over does not run; the slot is recorded as skipped)")
+	default:
+		parts = append(parts, "gap jump (a time the clocks jump over runs right after the jump)")
+	}
+	switch fold {
+	case schedule.DSTFoldLast:
+		parts = append(parts, "fold last (a time that occurs twice runs at the second)")
+	case schedule.DSTFoldBoth:
+		parts = append(parts, "fold both (a time that occurs twice runs at both)")
+	default:
+		parts = append(parts, "fold first (a time that occurs twice runs at the first)")
+	}
+	text := strings.Join(parts, ", ")
+	if spec, err := s.Spec(); err == nil && !spec.FixedTime() {
+		text += "; this schedule follows elapsed time, so it does not apply"
+	}
+	return text
+}
+
 func state(s *schedule.Schedule) string {
 	if s.Paused {
 		return "paused"
@@ -197,10 +231,13 @@ func state(s *schedule.Schedule) string {
 // scheduleView is the page of a schedule.
 type scheduleView struct {
 	chrome
-	S            *schedule.Schedule
-	State        string
-	Describe     string
-	Zone         string
+	S        *schedule.Schedule
+	State    string
+	Describe string
+	Zone     string
+	// DST says the schedule's DST policy when it is not the default (gap
+	// jump, fold first), and "" when it is.
+	DST          string
 	Input        string
 	Grant        *schedule.Grant
 	GrantExpires *moment
@@ -228,11 +265,13 @@ type scheduleView struct {
 	NoWorker string
 }
 
-// fireTime is one of a schedule's next fire times.
+// fireTime is one of a schedule's next fire times; a skipped one is a
+// slot the schedule's DST policy records as skipped instead of running it.
 type fireTime struct {
 	At      *moment
 	Nominal string
 	Shifted bool
+	Skipped bool
 	Note    string
 }
 
@@ -281,6 +320,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 	var loc *time.Location
 	v.Describe, loc = describe(s)
 	v.Zone = loc.String()
+	v.DST = dstText(s)
 	now := v.Now
 	v.PausedAt, v.StartAt, v.EndAt = momentIn(s.PausedAt, loc, now), momentIn(s.StartAt, loc, now), momentIn(s.EndAt, loc, now)
 	v.LastFire = momentIn(s.LastFireAt, loc, now)
@@ -291,7 +331,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 			return err
 		}
 		for _, o := range occs {
-			v.Next = append(v.Next, fireTime{At: momentIn(&o.At, loc, now), Nominal: o.Nominal, Shifted: o.Shifted, Note: o.Note})
+			v.Next = append(v.Next, fireTime{At: momentIn(&o.At, loc, now), Nominal: o.Nominal, Shifted: o.Shifted, Skipped: o.Skipped, Note: o.Note})
 		}
 	}
 	if s.GrantID != nil {

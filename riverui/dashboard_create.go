@@ -36,7 +36,10 @@ type newView struct {
 // newFields are the new form's fields before anything is typed: the
 // defaults of schedule.Params.
 func newFields() scheduleFields {
-	return scheduleFields{Overlap: string(schedule.OverlapSkip), CatchUp: string(schedule.CatchUpWindow)}
+	return scheduleFields{
+		Overlap: string(schedule.OverlapSkip), CatchUp: string(schedule.CatchUpWindow),
+		DSTGap: string(schedule.DSTGapJump), DSTFold: string(schedule.DSTFoldFirst),
+	}
 }
 
 func (h *Handler) newSchedulePage(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +64,7 @@ func (h *Handler) showNew(w http.ResponseWriter, r *http.Request, status int, er
 	v := &newView{
 		chrome: h.chrome(r, "New schedule", "schedules"),
 		scheduleFormView: scheduleFormView{
-			New: true, Zone: zone, Form: f, Overlaps: overlapPolicies, CatchUps: catchUpPolicies,
+			New: true, Zone: zone, Form: f, Overlaps: overlapPolicies, CatchUps: catchUpPolicies, DSTGaps: dstGaps, DSTFolds: dstFolds,
 			Types: h.wf.Types(), FieldErrors: fieldErrs,
 		},
 		Conflict: conflict,
@@ -130,6 +133,7 @@ func createParams(f scheduleFields) (*schedule.Params, error) {
 		Name: f.Name, Description: f.Description, Owner: f.Owner, Key: f.Key, Tenant: f.Tenant, CreatedBy: "dashboard",
 		Workflow: f.Workflow, Cron: f.Cron, TimeZone: f.TimeZone,
 		Overlap: schedule.OverlapPolicy(f.Overlap), CatchUp: schedule.CatchUpPolicy(f.CatchUp), Queue: f.Queue,
+		DSTGap: schedule.DSTGap(f.DSTGap), DSTFold: schedule.DSTFold(f.DSTFold),
 		Paused: f.Paused, PauseNote: f.PauseNote,
 	}
 	if f.CatchUpWindow != "" {
@@ -227,7 +231,7 @@ func inField(field string, err error) error { return &fieldError{field: field, e
 var paramFields = map[string]string{
 	"Name": "name", "Description": "description", "Owner": "owner", "Key": "key", "Tenant": "tenant", "Workflow": "workflow", "Input": "input",
 	"Cron": "cron", "TimeZone": "time_zone", "StartAt": "start_at", "EndAt": "end_at", "Overlap": "overlap",
-	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "MaxAttempts": "max_attempts", "KeepRuns": "keep_runs", "Priority": "priority",
+	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "DSTGap": "dst_gap", "DSTFold": "dst_fold", "MaxAttempts": "max_attempts", "KeepRuns": "keep_runs", "Priority": "priority",
 	"Queue": "queue", "Timeout": "timeout", "GrantID": "grant_id", "PauseNote": "pause_note",
 }
 

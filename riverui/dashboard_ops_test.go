@@ -224,6 +224,8 @@ func TestDashboardNewSchedule(t *testing.T) {
 	form.Del("paused") // formFields reads a checkbox as checked
 	require.Equal(t, "skip", form.Get("overlap"))
 	require.Equal(t, "window", form.Get("catch_up"))
+	require.Equal(t, "jump", form.Get("dst_gap"))
+	require.Equal(t, "first", form.Get("dst_fold"))
 	require.Contains(t, resp.body, `<option value="`+flow.Name()+`">`)
 	require.Equal(t, []string{"/schedules/new"}, attrs(d.page(t, "/", nil), "new-schedule", "href"))
 
@@ -334,6 +336,8 @@ func TestDashboardEditFieldErrors(t *testing.T) {
 		"timeout":      {"timeout": "long"},
 		"grant_id":     {"grant_id": "not-an-id"},
 		"max_attempts": {"max_attempts": "-1"},
+		"dst_gap":      {"dst_gap": "later"},
+		"dst_fold":     {"dst_fold": "twice"},
 	} {
 		resp := d.send(t, http.MethodPost, path, with(form, change), nil)
 		require.Equal(t, http.StatusBadRequest, resp.status, field)

@@ -93,7 +93,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 			"name": {"prefilled"}, "workflow": {flow.Name()}, "description": {"the nightly one"}, "owner": {"team-a"}, "tenant": {""},
 			"cron": {"0 3 * * *"}, "time_zone": {"Europe/Paris"},
 			"start_at": {"2098-01-01T09:00"}, "end_at": {"2099-01-01T01:00"}, // in Paris
-			"overlap": {"queue"}, "catch_up": {"latest"}, "catch_up_window": {"10m0s"},
+			"overlap": {"queue"}, "catch_up": {"latest"}, "catch_up_window": {"10m0s"}, "dst_gap": {"jump"}, "dst_fold": {"first"},
 			"max_attempts": {"3"}, "priority": {"2"}, "queue": {"reports"}, "timeout": {"1h0m0s"}, "keep_runs": {"30"},
 			"grant_id": {""}, "input": {"{\n  \"mode\": \"\",\n  \"user\": \"ada\"\n}"},
 		}, form)
@@ -212,6 +212,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 			"EndFirst":    {"end_at", "2097-01-01T08:00", "schedule: invalid EndAt"},
 			"BadPriority": {"priority", "9", "schedule: invalid Priority"},
 			"BadOverlap":  {"overlap", "sometimes", "is not an overlap policy"},
+			"BadDSTGap":   {"dst_gap", "later", "is not a DST gap policy; use jump, shift or skip"},
 			"BadGrant":    {"grant_id", "nope", `grant &#34;nope&#34; is not an id`},
 		} {
 			resp := d.send(t, http.MethodPost, path+"/edit", with(form, map[string]string{tc.field: tc.value, "description": "changed too"}), map[string]string{"Sec-Fetch-Site": "same-origin"})
@@ -222,7 +223,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 
 			// The form again, as typed.
 			again := formFields(t, resp.body, "edit-form")
-			if tc.field != "overlap" { // a select shows only its options
+			if tc.field != "overlap" && tc.field != "dst_gap" { // a select shows only its options
 				require.Equal(t, tc.value, again.Get(tc.field), name)
 			}
 			require.Equal(t, "changed too", again.Get("description"), name)

@@ -22,8 +22,8 @@
 //	GET  /schedules/{id}/edit            a form to change its spec, filled in with it
 //	GET  /schedules/{id}/delete          asks to confirm deleting it
 //	POST /schedules/{id}/edit            form: name, workflow, description, owner, tenant, cron, time_zone, start_at,
-//	                                     end_at, overlap, catch_up, catch_up_window, max_attempts, priority,
-//	                                     queue, timeout, grant_id, input (JSON)
+//	                                     end_at, overlap, catch_up, catch_up_window, dst_gap, dst_fold, max_attempts,
+//	                                     priority, queue, timeout, grant_id, input (JSON)
 //	POST /schedules/{id}/pause           form: note
 //	POST /schedules/{id}/resume          form: missed=skip|latest|backfill
 //	POST /schedules/{id}/trigger
@@ -124,7 +124,7 @@
 //	POST   /api/runs/{id}/signal         {"name": "...", "payload": ...}
 //	GET    /api/schedules                ?owner=&workflow=&paused=&limit=&after=
 //	POST   /api/schedules                a schedule's writable fields: {"name", "key", "tenant", "workflow", "cron", "time_zone",
-//	                                     "input", "overlap", "catch_up_window": "1h", …, "require_worker"}
+//	                                     "input", "overlap", "catch_up_window": "1h", "dst_gap": "skip", …, "require_worker"}
 //	GET    /api/schedules/{id}           a schedule with its next 10 fire times
 //	PATCH  /api/schedules/{id}           the fields to change; a GET's body as it is changes nothing
 //	POST   /api/schedules/{id}/pause     optional {"note": "..."}

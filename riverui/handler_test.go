@@ -127,15 +127,22 @@ type apiSchedule struct {
 	Cron          string    `json:"cron"`
 	Overlap       string    `json:"overlap"`
 	CatchUpWindow string    `json:"catch_up_window"`
+	DSTGap        string    `json:"dst_gap"`
+	DSTFold       string    `json:"dst_fold"`
 	Input         json.RawMessage
-	Paused        bool       `json:"paused"`
-	PauseNote     string     `json:"pause_note"`
-	UpdatedAt     time.Time  `json:"updated_at"`
-	NextFireAt    *time.Time `json:"next_fire_at"`
-	NextFireTimes []struct {
-		At      time.Time `json:"at"`
-		Nominal string    `json:"nominal"`
-	} `json:"next_fire_times"`
+	Paused        bool            `json:"paused"`
+	PauseNote     string          `json:"pause_note"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+	NextFireAt    *time.Time      `json:"next_fire_at"`
+	NextFireTimes []apiOccurrence `json:"next_fire_times"`
+}
+
+type apiOccurrence struct {
+	At      time.Time `json:"at"`
+	Nominal string    `json:"nominal"`
+	Shifted bool      `json:"shifted"`
+	Skipped bool      `json:"skipped"`
+	Note    string    `json:"note"`
 }
 
 type apiRun struct {

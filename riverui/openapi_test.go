@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/riverui"
+	"github.com/tributary-go/tributary/schedule"
 )
 
 // This file checks openapi.json against the handler: the routes it
@@ -416,8 +417,30 @@ func TestOpenAPIValidator(t *testing.T) {
 	require.Error(t, doc.validate(duration, decode(`60000000000`), "d"))
 	require.Error(t, doc.validate(duration, decode(`"soon"`), "d"))
 	occurrence := map[string]any{"$ref": "#/components/schemas/Occurrence"}
-	require.Error(t, doc.validate(occurrence, decode(`{"at": "yesterday", "nominal": "", "shifted": false, "note": ""}`), "o"))
+	require.Error(t, doc.validate(occurrence, decode(`{"at": "yesterday", "nominal": "", "shifted": false, "skipped": false, "note": ""}`), "o"))
 	require.Error(t, doc.validate(map[string]any{"oneOf": []any{}}, decode(`1`), "x"), "unknown keywords fail")
+}
+
+// TestOpenAPIDSTPolicies: the DST policies the document lists are the
+// ones schedule.DSTPolicy takes, and the validator refuses another.
+func TestOpenAPIDSTPolicies(t *testing.T) {
+	t.Parallel()
+
+	doc := loadOpenAPI(t)
+	enum := func(name string) []string {
+		s, err := doc.resolve("#/components/schemas/" + name)
+		require.NoError(t, err)
+		return asStrings(s.(map[string]any)["enum"])
+	}
+	require.Equal(t, []string{"jump", "shift", "skip"}, enum("DSTGap"))
+	require.Equal(t, []string{"first", "last", "both"}, enum("DSTFold"))
+	for _, gap := range enum("DSTGap") {
+		require.NoError(t, schedule.DSTPolicy{Gap: schedule.DSTGap(gap)}.Validate(), gap)
+	}
+	for _, fold := range enum("DSTFold") {
+		require.NoError(t, schedule.DSTPolicy{Fold: schedule.DSTFold(fold)}.Validate(), fold)
+	}
+	require.Error(t, doc.validate(map[string]any{"$ref": "#/components/schemas/DSTGap"}, "later", "g"))
 }
 
 // TestOpenAPIServed: the document is served as embedded, with the prefix

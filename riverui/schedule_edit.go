@@ -41,6 +41,8 @@ type scheduleFormView struct {
 	Form     scheduleFields
 	Overlaps []schedule.OverlapPolicy
 	CatchUps []schedule.CatchUpPolicy
+	DSTGaps  []schedule.DSTGap
+	DSTFolds []schedule.DSTFold
 	// Types are the workflow types this server runs, offered for the
 	// workflow type.
 	Types []string
@@ -52,11 +54,20 @@ type scheduleFormView struct {
 // catchUpPolicies are the catch-up policies, as the forms list them.
 var catchUpPolicies = []schedule.CatchUpPolicy{schedule.CatchUpWindow, schedule.CatchUpLatest}
 
+// dstGaps and dstFolds are the DST policies, as the forms list them: the
+// default first.
+var (
+	dstGaps  = []schedule.DSTGap{schedule.DSTGapJump, schedule.DSTGapShift, schedule.DSTGapSkip}
+	dstFolds = []schedule.DSTFold{schedule.DSTFoldFirst, schedule.DSTFoldLast, schedule.DSTFoldBoth}
+)
+
 // scheduleFields are the fields of the edit form, as the form holds them.
 // Empty run policy fields (attempts, priority, queue, timeout) leave the
 // workflow type's default; an empty catch-up window is the default one
 // (schedule.DefaultCatchUpWindow) and "0s" is none; empty input is null;
-// an empty start, end or grant removes it.
+// an empty start, end or grant removes it. An empty DST policy is the
+// default on the new form and unchanged on the edit form (a form loaded
+// before the field existed does not post it).
 type scheduleFields struct {
 	Name          string
 	Description   string
@@ -69,6 +80,8 @@ type scheduleFields struct {
 	Overlap       string
 	CatchUp       string
 	CatchUpWindow string
+	DSTGap        string
+	DSTFold       string
 	MaxAttempts   string
 	KeepRuns      string
 	Priority      string
@@ -90,6 +103,7 @@ func fieldsOf(s *schedule.Schedule, loc *time.Location) scheduleFields {
 		Name: s.Name, Description: s.Description, Owner: s.Owner, Tenant: s.Tenant, Workflow: s.Workflow, Cron: s.Cron, TimeZone: s.TimeZone,
 		StartAt: wallTime(s.StartAt, loc), EndAt: wallTime(s.EndAt, loc),
 		Overlap: string(s.Overlap), CatchUp: string(s.CatchUp), CatchUpWindow: s.CatchUpWindow.String(),
+		DSTGap: string(s.DSTGap), DSTFold: string(s.DSTFold),
 		Queue: s.Queue, Input: prettyJSON(s.Input),
 	}
 	if string(s.Input) == "null" {
@@ -122,7 +136,7 @@ func postedFields(r *http.Request) scheduleFields {
 	return scheduleFields{
 		Name: v("name"), Description: v("description"), Owner: v("owner"), Tenant: v("tenant"), Cron: v("cron"), TimeZone: v("time_zone"),
 		StartAt: v("start_at"), EndAt: v("end_at"), Overlap: v("overlap"), CatchUp: v("catch_up"),
-		CatchUpWindow: v("catch_up_window"), MaxAttempts: v("max_attempts"), KeepRuns: v("keep_runs"), Priority: v("priority"),
+		CatchUpWindow: v("catch_up_window"), DSTGap: v("dst_gap"), DSTFold: v("dst_fold"), MaxAttempts: v("max_attempts"), KeepRuns: v("keep_runs"), Priority: v("priority"),
 		Queue: v("queue"), Timeout: v("timeout"), Input: v("input"), GrantID: v("grant_id"),
 		Workflow: v("workflow"), Key: v("key"), Paused: r.PostFormValue("paused") != "", PauseNote: v("pause_note"),
 	}
@@ -140,7 +154,8 @@ func (h *Handler) showEdit(w http.ResponseWriter, r *http.Request, ref schedule.
 	v := &editView{
 		chrome: h.chrome(r, "Edit "+s.Name, "schedules"), S: s,
 		scheduleFormView: scheduleFormView{
-			Key: s.Key, Zone: loc.String(), Form: fieldsOf(s, loc), Overlaps: overlapPolicies, CatchUps: catchUpPolicies, Types: h.wf.Types(),
+			Key: s.Key, Zone: loc.String(), Form: fieldsOf(s, loc), Overlaps: overlapPolicies, CatchUps: catchUpPolicies,
+			DSTGaps: dstGaps, DSTFolds: dstFolds, Types: h.wf.Types(),
 		},
 	}
 	v.Error = errMsg
@@ -220,6 +235,12 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	}
 	if catchUp := schedule.CatchUpPolicy(f.CatchUp); catchUp != s.CatchUp {
 		p.CatchUp, changed = &catchUp, true
+	}
+	if gap := schedule.DSTGap(f.DSTGap); gap != "" && gap != s.DSTGap {
+		p.DSTGap, changed = &gap, true
+	}
+	if fold := schedule.DSTFold(f.DSTFold); fold != "" && fold != s.DSTFold {
+		p.DSTFold, changed = &fold, true
 	}
 
 	window := schedule.DefaultCatchUpWindow
