@@ -159,19 +159,29 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 
 // spec is s's parsed cron expression, from a cache: thousands of schedules
 // fired together mostly share a few expressions and zones.
-func (c *Client) spec(s *Schedule) (*Spec, error) { return c.specs.get(s.Cron, s.TimeZone) }
+func (c *Client) spec(s *Schedule) (*Spec, error) { return c.specs.get(s.Cron, s.TimeZone, s.dst()) }
 
 // specCache holds parsed specs by expression and zone. It is cleared when
 // it reaches specCacheSize entries: a bound, not an eviction policy.
 type specCache struct {
 	mu    sync.Mutex
-	specs map[[2]string]*Spec
+	specs map[specKey]*Spec
+}
+
+// specKey is what a cached spec was made of.
+type specKey struct {
+	expr, zone string
+	dst        DSTPolicy
 }
 
 const specCacheSize = 10_000
 
-func (sc *specCache) get(expr, zone string) (*Spec, error) {
-	key := [2]string{expr, zone}
+// parse is ParseSpec, cached: the default DST policy, which validation
+// then replaces with the schedule's.
+func (sc *specCache) parse(expr, zone string) (*Spec, error) { return sc.get(expr, zone, DSTPolicy{}) }
+
+func (sc *specCache) get(expr, zone string, dst DSTPolicy) (*Spec, error) {
+	key := specKey{expr, zone, dst}
 	sc.mu.Lock()
 	spec := sc.specs[key]
 	sc.mu.Unlock()
@@ -179,12 +189,15 @@ func (sc *specCache) get(expr, zone string) (*Spec, error) {
 		return spec, nil
 	}
 	spec, err := ParseSpec(expr, zone)
+	if err == nil {
+		spec, err = spec.WithDST(dst)
+	}
 	if err != nil {
 		return nil, err
 	}
 	sc.mu.Lock()
 	if sc.specs == nil || len(sc.specs) >= specCacheSize {
-		sc.specs = make(map[[2]string]*Spec)
+		sc.specs = make(map[specKey]*Spec)
 	}
 	sc.specs[key] = spec
 	sc.mu.Unlock()
@@ -325,6 +338,7 @@ func insertParams(id uuid.UUID, p *Params, v *validated, next *time.Time) engine
 		TimeoutMS: p.Timeout.Milliseconds(), Queue: p.Queue, Priority: p.Priority, Paused: p.Paused,
 		PauseNote: p.PauseNote, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), GrantID: p.GrantID,
 		KeepRuns: p.KeepRuns, Key: p.Key, CreatedBy: p.CreatedBy, RunTenant: p.Tenant,
+		DSTGap: string(v.spec.DST().Gap), DSTFold: string(v.spec.DST().Fold),
 	}
 }
 
@@ -382,6 +396,9 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 	}
 	spec, err := parse(p.Cron, p.TimeZone)
 	if err != nil {
+		return nil, err
+	}
+	if spec, err = spec.WithDST(DSTPolicy{Gap: p.DSTGap, Fold: p.DSTFold}); err != nil {
 		return nil, err
 	}
 	overlap, err := overlapOverride("Overlap", OverlapSkip, p.Overlap)

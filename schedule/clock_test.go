@@ -24,7 +24,9 @@ import (
 // catch-up window spans the replay, so no slot is missed: the chain walks
 // the calendar slot by slot, one pass firing slot after slot. The ledger
 // must hold the DST rule: once, right after the jump, on the spring-forward
-// day; once, at the first occurrence, on the fall-back day.
+// day; once, at the first occurrence, on the fall-back day; and, for the
+// schedules with DST policies, a skipped slot on the first and two runs on
+// the second.
 func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 	t.Parallel()
 
@@ -38,6 +40,13 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 	require.NoError(t, err)
 	fall, err := sc.Create(ctx, &Params{Name: "fall", Workflow: "tick", Cron: "30 1 * * *", TimeZone: "America/New_York",
 		Overlap: OverlapAllow, CatchUpWindow: replay})
+	require.NoError(t, err)
+	// The same with DST policies: the gap skipped, the fold run twice.
+	springSkip, err := sc.Create(ctx, &Params{Name: "spring skip", Workflow: "tick", Cron: "30 2 * * *", TimeZone: "America/New_York",
+		Overlap: OverlapAllow, CatchUpWindow: replay, DSTGap: DSTGapSkip})
+	require.NoError(t, err)
+	fallBoth, err := sc.Create(ctx, &Params{Name: "fall both", Workflow: "tick", Cron: "30 1 * * *", TimeZone: "America/New_York",
+		Overlap: OverlapAllow, CatchUpWindow: replay, DSTFold: DSTFoldBoth})
 	require.NoError(t, err)
 	end := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
 	setNow(end)
@@ -55,7 +64,9 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 	}
 	waitDB(t, db, 30*time.Second, func(context.Context) error {
 		if len(fired(fall.ID, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))) != 1 ||
-			len(fired(spring.ID, time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC))) != 1 {
+			len(fired(spring.ID, time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC))) != 1 ||
+			len(fired(fallBoth.ID, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))) != 1 ||
+			len(fired(springSkip.ID, time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC))) != 1 {
 			return errors.New("the chains have not fired the day after each DST change")
 		}
 		return nil
@@ -71,6 +82,23 @@ func TestFiringAcrossDSTWithInjectedClock(t *testing.T) {
 		time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC),  // 01:30 occurs twice: once, at the first (EDT)
 		time.Date(2026, 11, 2, 6, 30, 0, 0, time.UTC),  // 01:30 EST
 	}, fired(fall.ID, time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)))
+
+	require.Equal(t, []time.Time{
+		time.Date(2026, 3, 7, 7, 30, 0, 0, time.UTC),
+		time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC), // recorded as skipped (below)
+		time.Date(2026, 3, 9, 6, 30, 0, 0, time.UTC),
+	}, fired(springSkip.ID, start, time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)))
+	var status, reason string
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT status, skip_reason FROM workflow_runs WHERE schedule_id = $1 AND fire_at = $2",
+		springSkip.ID, time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)).Scan(&status, &reason))
+	require.Equal(t, "skipped", status)
+	require.Equal(t, SkipReasonDSTGap, reason)
+	require.Equal(t, []time.Time{
+		time.Date(2026, 10, 31, 5, 30, 0, 0, time.UTC), // 01:30 EDT
+		time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC),  // 01:30 occurs twice: both, EDT
+		time.Date(2026, 11, 1, 6, 30, 0, 0, time.UTC),  // and EST
+		time.Date(2026, 11, 2, 6, 30, 0, 0, time.UTC),  // 01:30 EST
+	}, fired(fallBoth.ID, time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)))
 
 	history, err := sc.History(ctx, ByID(spring.ID), &workflow.ListParams{Limit: 1000})
 	require.NoError(t, err)

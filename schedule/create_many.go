@@ -118,7 +118,7 @@ func (c *Client) createManyTx(ctx context.Context, tx pgx.Tx, params []*Params, 
 	keys := map[[2]string]int{}
 	now := c.now()
 	for i, p := range params {
-		v, err := c.validateAt(p, now, c.specs.get)
+		v, err := c.validateAt(p, now, c.specs.parse)
 		if err != nil {
 			return nil, itemError(i, p, err)
 		}

@@ -88,6 +88,14 @@ func (p DSTPolicy) withDefaults() (DSTPolicy, error) {
 	return p, nil
 }
 
+// Validate reports a field of p that is not a policy, as a
+// *ValidationError naming it (DSTGap or DSTFold); nil for a valid policy,
+// the zero value included.
+func (p DSTPolicy) Validate() error {
+	_, err := p.withDefaults()
+	return err
+}
+
 // WithDST returns a copy of the spec with a DST policy; zero fields of
 // policy are the defaults. The error is a *ValidationError naming the
 // field (DSTGap or DSTFold) that is not a policy.

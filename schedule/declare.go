@@ -247,7 +247,7 @@ func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*
 			return nil, itemError(i, p, takenKey(decl.Service, taken))
 		}
 		declared[row.ID] = true
-		v, err := c.validateAt(p, now, c.specs.get)
+		v, err := c.validateAt(p, now, c.specs.parse)
 		if err != nil {
 			return nil, itemError(i, p, err)
 		}
@@ -375,6 +375,7 @@ func declaredUpdate(p *Params, v *validated) *UpdateParams {
 		Cron: &p.Cron, TimeZone: &p.TimeZone, StartAt: &p.StartAt, EndAt: &p.EndAt, Overlap: &v.overlap,
 		CatchUpWindow: &window, CatchUp: &v.catchUpPolicy, MaxAttempts: &p.MaxAttempts, Priority: &p.Priority,
 		Queue: &p.Queue, Timeout: &p.Timeout, GrantID: &grant, KeepRuns: &p.KeepRuns, Tenant: &p.Tenant,
+		DSTGap: &v.spec.dst.Gap, DSTFold: &v.spec.dst.Fold,
 	}
 }
 

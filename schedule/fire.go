@@ -490,9 +490,13 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 			continue
 		}
 		sl.spec = spec
-		sl.meta = slotMetadata(spec, sl.fireAt)
+		var skipped bool
+		sl.meta, skipped = slotMetadata(spec, sl.fireAt)
 		sl.d = decideSlot(spec, s.CatchUpWindow, s.CatchUp, sl.fireAt, foundAt, now, s.nextCatchUp)
-		if sl.d.missed {
+		switch {
+		case skipped:
+			sl.skip = SkipReasonDSTGap
+		case sl.d.missed:
 			sl.skip = missedReason(spec, sl.fireAt, sl.d.after)
 		}
 		sl.next = nextSlot(spec, s, sl.d.after)
@@ -810,16 +814,19 @@ func skipKind(reason string) string {
 
 // slotMetadata explains a slot in its run's metadata, so the ledger explains
 // itself: the nominal wall time in the schedule's zone, the zone, and the
-// note when the DST rule moved or merged the slot.
-func slotMetadata(spec *Spec, fireAt time.Time) runmeta.Meta {
-	meta := runmeta.Meta{Zone: spec.Zone(), FireAt: fireAt.In(spec.Location()).Format(time.RFC3339)}
+// note when the DST policy moved, merged or skipped the slot. skipped
+// reports a slot the policy skips (DSTGapSkip): it is recorded, with
+// SkipReasonDSTGap, and does not run.
+func slotMetadata(spec *Spec, fireAt time.Time) (meta runmeta.Meta, skipped bool) {
+	meta = runmeta.Meta{Zone: spec.Zone(), FireAt: fireAt.In(spec.Location()).Format(time.RFC3339)}
 	if occ, ok := spec.Next(fireAt.Add(-time.Second)); ok && occ.At.Equal(fireAt) {
 		meta.Nominal = occ.Nominal
 		if occ.Note != "" {
 			meta.DSTNote = occ.Note
 		}
+		skipped = occ.Skipped
 	}
-	return meta
+	return meta, skipped
 }
 
 // maxPassedOverCount bounds the slots missedReason counts one by one: a

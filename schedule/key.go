@@ -176,6 +176,8 @@ func specDiff(stored *engine.Schedule, given *engine.InsertScheduleParams) []Fie
 	add("Overlap", OverlapPolicy(stored.OverlapPolicy), OverlapPolicy(given.OverlapPolicy))
 	add("CatchUpWindow", ms(stored.CatchUpWindowMS), ms(given.CatchUpWindowMS))
 	add("CatchUp", CatchUpPolicy(stored.CatchUpPolicy), CatchUpPolicy(given.CatchUpPolicy))
+	add("DSTGap", DSTGap(stored.DSTGap), DSTGap(given.DSTGap))
+	add("DSTFold", DSTFold(stored.DSTFold), DSTFold(given.DSTFold))
 	add("MaxAttempts", stored.MaxAttempts, given.MaxAttempts)
 	add("Priority", stored.Priority, given.Priority)
 	add("Queue", stored.Queue, given.Queue)

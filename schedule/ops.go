@@ -45,6 +45,11 @@ type UpdateParams struct {
 	GrantID *uuid.UUID
 	// KeepRuns replaces how many of the latest runs retention keeps.
 	KeepRuns *int
+	// DSTGap and DSTFold replace the DST policy (Params.DSTGap, DSTFold);
+	// like a new cron expression, a new policy applies from the next slot
+	// it computes.
+	DSTGap  *DSTGap
+	DSTFold *DSTFold
 	// Tenant replaces the tenant of the runs the schedule starts from now
 	// on (Params.Tenant); "" makes it the owner's again. Runs started
 	// before keep theirs.
@@ -77,7 +82,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 		Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow, Input: s.Input,
 		Cron: s.Cron, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: storedWindow(s.CatchUpWindow), CatchUp: s.CatchUp, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
-		Queue: s.Queue, Timeout: s.Timeout, KeepRuns: s.KeepRuns, Tenant: s.Tenant,
+		Queue: s.Queue, Timeout: s.Timeout, KeepRuns: s.KeepRuns, Tenant: s.Tenant, DSTGap: s.DSTGap, DSTFold: s.DSTFold,
 	}
 	set := func(dst *string, src *string) {
 		if src != nil {
@@ -143,6 +148,12 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	if p.KeepRuns != nil {
 		params.KeepRuns = *p.KeepRuns
 	}
+	if p.DSTGap != nil {
+		params.DSTGap = *p.DSTGap
+	}
+	if p.DSTFold != nil {
+		params.DSTFold = *p.DSTFold
+	}
 	v, err := c.validate(params)
 	if err != nil {
 		return nil, err
@@ -150,7 +161,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	if err := c.checkInput(ctx, tx, params.Workflow, v.input, "Input"); err != nil {
 		return nil, err
 	}
-	retimed := v.spec.Expr() != s.Cron || v.spec.Zone() != s.TimeZone || p.StartAt != nil || p.EndAt != nil
+	retimed := v.spec.Expr() != s.Cron || v.spec.Zone() != s.TimeZone || v.spec.DST() != s.dst() || p.StartAt != nil || p.EndAt != nil
 	next := s.NextFireAt
 	if retimed && !s.Paused {
 		next = &v.first
@@ -162,6 +173,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 		Priority: params.Priority, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), Owner: params.Owner,
 		StartAt: nullTime(params.StartAt), EndAt: nullTime(params.EndAt), GrantID: grantID, KeepRuns: params.KeepRuns,
 		Type: params.Workflow, RunTenant: params.Tenant, Now: c.sqlNow(),
+		DSTGap: string(v.spec.DST().Gap), DSTFold: string(v.spec.DST().Fold),
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
@@ -502,13 +514,16 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 			res.Existing++
 			continue
 		}
-		meta := slotMetadata(spec, occ.At)
+		meta, dstSkipped := slotMetadata(spec, occ.At)
 		meta.Backfill = true
 		meta.GrantSubject, meta.GrantID = grantMeta.GrantSubject, grantMeta.GrantID
 		if reason, ok := rerunOf[occ.At.UnixMicro()]; ok {
 			meta.RerunOf = reason
 		}
 		skip, startAt := grantSkip, time.Time{}
+		if skip == "" && dstSkipped {
+			skip = SkipReasonDSTGap
+		}
 		if skip == "" {
 			switch policy {
 			case OverlapBuffer:

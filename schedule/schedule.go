@@ -66,6 +66,10 @@ func overlapOverride(field string, current, override OverlapPolicy) (OverlapPoli
 const (
 	SkipReasonMissed  = "missed"
 	SkipReasonOverlap = "overlap"
+	// SkipReasonDSTGap: the slot's wall time did not exist (the clocks
+	// jumped over it) and the schedule's DST policy is DSTGapSkip; the
+	// run's metadata (the ledger's note) says which time and day.
+	SkipReasonDSTGap = "dst gap"
 	// SkipReasonCannotStart: the workflow engine refused the run (its input
 	// is over the working client's limit, its run policy is invalid).
 	SkipReasonCannotStart = "cannot start"
@@ -181,6 +185,17 @@ type Params struct {
 	// CatchUpWindow (skip it).
 	CatchUp CatchUpPolicy
 
+	// DSTGap and DSTFold are the schedule's DST policy (see DSTPolicy):
+	// what a fixed-time schedule does with a wall time the clocks jump
+	// over (DSTGapJump, the default: right after the jump; DSTGapShift:
+	// later by the jump's length; DSTGapSkip: no run, the slot recorded as
+	// skipped with reason SkipReasonDSTGap) and with one that occurs twice
+	// (DSTFoldFirst, the default; DSTFoldLast; DSTFoldBoth: two runs). A
+	// schedule that is not fixed-time follows elapsed time whatever its
+	// policy.
+	DSTGap  DSTGap
+	DSTFold DSTFold
+
 	// MaxAttempts, Priority, Queue and Timeout are the run policy of the
 	// runs started; zero leaves the workflow type's DefineOpts. Those are
 	// known only to a process that registers the type: slots fired by one
@@ -237,6 +252,8 @@ type Schedule struct {
 	Overlap       OverlapPolicy   `json:"overlap_policy"`
 	CatchUpWindow time.Duration   `json:"catchup_window"`
 	CatchUp       CatchUpPolicy   `json:"catchup_policy"`
+	DSTGap        DSTGap          `json:"dst_gap"`
+	DSTFold       DSTFold         `json:"dst_fold"`
 	MaxAttempts   int             `json:"max_attempts,omitempty"`
 	Priority      int             `json:"priority,omitempty"`
 	Queue         string          `json:"queue,omitempty"`
@@ -302,8 +319,18 @@ func (s *Schedule) Origin() string {
 	return "created by " + s.CreatedBy
 }
 
-// Spec parses the schedule's cron expression in its zone.
-func (s *Schedule) Spec() (*Spec, error) { return ParseSpec(s.Cron, s.TimeZone) }
+// Spec parses the schedule's cron expression in its zone, with its DST
+// policy.
+func (s *Schedule) Spec() (*Spec, error) {
+	spec, err := ParseSpec(s.Cron, s.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	return spec.WithDST(s.dst())
+}
+
+// dst is the schedule's DST policy.
+func (s *Schedule) dst() DSTPolicy { return DSTPolicy{Gap: s.DSTGap, Fold: s.DSTFold} }
 
 // MissedSlots are the slots paused schedule s missed by now that Resume at
 // now, with ResumeOpts.Missed set to missed, runs: none for MissedSkip (or

@@ -39,7 +39,8 @@ type SimulatedSlot struct {
 	Note    string
 	// FiredAt is when the slot was found (At, or the end of a downtime).
 	FiredAt time.Time
-	// Skipped is the skip reason ("missed"), or "" for a slot that ran.
+	// Skipped is the skip reason ("missed", or "dst gap" for a slot the
+	// DST policy skips), or "" for a slot that ran.
 	Skipped string
 }
 
@@ -64,6 +65,9 @@ func Simulate(p *Params, opts *SimulateOpts) ([]SimulatedSlot, error) {
 	}
 	spec, err := ParseSpec(p.Cron, p.TimeZone)
 	if err != nil {
+		return nil, err
+	}
+	if spec, err = spec.WithDST(DSTPolicy{Gap: p.DSTGap, Fold: p.DSTFold}); err != nil {
 		return nil, err
 	}
 	window := p.CatchUpWindow
@@ -115,7 +119,11 @@ func Simulate(p *Params, opts *SimulateOpts) ([]SimulatedSlot, error) {
 				due = nil
 			}
 			for _, occ := range due {
-				out = append(out, SimulatedSlot{At: occ.At, Nominal: occ.Nominal, Note: occ.Note, FiredAt: resumed})
+				slot := SimulatedSlot{At: occ.At, Nominal: occ.Nominal, Note: occ.Note, FiredAt: resumed}
+				if occ.Skipped {
+					slot.Skipped = SkipReasonDSTGap
+				}
+				out = append(out, slot)
 			}
 			var next Occurrence
 			next, ok = spec.Next(resumed.Add(-time.Nanosecond))
@@ -132,7 +140,10 @@ func Simulate(p *Params, opts *SimulateOpts) ([]SimulatedSlot, error) {
 		if occ.At.Equal(at) {
 			slot.Nominal, slot.Note = occ.Nominal, occ.Note
 		}
-		if d.missed {
+		switch {
+		case occ.At.Equal(at) && occ.Skipped:
+			slot.Skipped = SkipReasonDSTGap
+		case d.missed:
 			slot.Skipped = SkipReasonMissed
 		}
 		out = append(out, slot)

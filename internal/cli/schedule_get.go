@@ -178,6 +178,9 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 	field("Overlap", "%s", overlapText(s.Overlap))
 	field("Catch-up window", "%s (how late a slot may fire and still run)", humanDuration(s.CatchUpWindow))
 	field("Catch-up policy", "%s", catchUpText(s.CatchUp))
+	if (s.DSTGap != "" && s.DSTGap != schedule.DSTGapJump) || (s.DSTFold != "" && s.DSTFold != schedule.DSTFoldFirst) {
+		field("DST policy", "%s", dstText(s)) // the defaults (jump, first) go without saying, as the package documents them
+	}
 	var policy []string
 	if s.MaxAttempts != 0 {
 		policy = append(policy, fmt.Sprintf("max attempts %d", s.MaxAttempts))

@@ -459,6 +459,39 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Regexp(t, `^resumed schedule `+none.String()+` \("none"\); no slot was missed while it was paused; `+nextFire, res.stdout)
 	})
 
+	t.Run("DSTPolicy", func(t *testing.T) {
+		t.Parallel()
+
+		id := createSchedule(t, vars, "--name", "payroll", "--cron", "30 2 * * *", "--tz", "America/New_York", "--workflow", "w",
+			"--owner", "dst-policy", "--dst-gap", "skip")
+		s := getSchedule(t, vars, id)
+		require.Equal(t, schedule.DSTGapSkip, s.DSTGap)
+		require.Equal(t, schedule.DSTFoldFirst, s.DSTFold)
+		res := runCLI(t, vars, "schedule", "get", id.String())
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Contains(t, res.stdout, "\nDST policy:       gap skip (a time the clocks jump over does not run; the slot is recorded as skipped), "+
+			"fold first (a time that occurs twice runs at the first)\n")
+
+		res = runCLI(t, vars, "schedule", "update", id.String(), "--dst-gap", "shift", "--dst-fold", "both")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		s = getSchedule(t, vars, id)
+		require.Equal(t, schedule.DSTGapShift, s.DSTGap)
+		require.Equal(t, schedule.DSTFoldBoth, s.DSTFold)
+
+		// Back to the defaults: not shown.
+		res = runCLI(t, vars, "schedule", "update", id.String(), "--dst-gap", "jump", "--dst-fold", "first")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		res = runCLI(t, vars, "schedule", "get", id.String())
+		require.NotContains(t, res.stdout, "DST policy")
+
+		res = runCLI(t, vars, "schedule", "update", id.String(), "--dst-fold", "twice")
+		require.Equal(t, ExitUsage, res.code)
+		require.Equal(t, "tributary: --dst-fold \"twice\" is not a DST fold policy; pass --dst-fold first, last or both\n", res.stderr)
+		res = runCLI(t, vars, "schedule", "create", "--name", "x", "--cron", "@daily", "--workflow", "w", "--dst-gap", "later")
+		require.Equal(t, ExitUsage, res.code)
+		require.Equal(t, "tributary: --dst-gap \"later\" is not a DST gap policy; pass --dst-gap jump, shift or skip\n", res.stderr)
+	})
+
 	t.Run("CatchUpPolicy", func(t *testing.T) {
 		t.Parallel()
 
@@ -631,12 +664,12 @@ func TestScheduleMoreUsage(t *testing.T) {
 		{
 			name: "UpdateNothing", args: []string{"update", id, "--json"}, code: ExitUsage,
 			stderr: "tributary: schedule update needs a setting to change; pass one or more of --name, --description, --workflow, --cron, --tz, --input, --overlap, --catchup, " +
-				`--max-attempts, --priority, --queue, --timeout, --keep-runs and --tenant, e.g. tributary schedule update ` + id + ` --cron "0 3 * * *"`,
+				`--max-attempts, --priority, --queue, --timeout, --keep-runs, --tenant, --dst-gap and --dst-fold, e.g. tributary schedule update ` + id + ` --cron "0 3 * * *"`,
 		},
 		{
 			name: "UpdateNothingByKey", args: []string{"update", "nightly-report", "--owner", "acme corp"}, code: ExitUsage,
 			stderr: "tributary: schedule update needs a setting to change; pass one or more of --name, --description, --workflow, --cron, --tz, --input, --overlap, --catchup, " +
-				`--max-attempts, --priority, --queue, --timeout, --keep-runs and --tenant, e.g. tributary schedule update nightly-report --owner "acme corp" --cron "0 3 * * *"`,
+				`--max-attempts, --priority, --queue, --timeout, --keep-runs, --tenant, --dst-gap and --dst-fold, e.g. tributary schedule update nightly-report --owner "acme corp" --cron "0 3 * * *"`,
 		},
 		{name: "UpdateBadInput", args: []string{"update", id, "--input", "{to: ops}"}, code: ExitUsage, stderr: "tributary: " + badJSON},
 		{

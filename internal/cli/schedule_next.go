@@ -32,8 +32,8 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 	zone := fs.String("tz", "UTC", "IANA time `zone` the expression is in, such as Europe/Paris (default UTC)")
 	from := fs.String("from", "", "print fire times after this RFC 3339 `time`, such as 2026-03-08T00:00:00Z (default now)")
 	count := fs.Int("count", 5, fmt.Sprintf("print the next `n` fire times, at most %d (default 5)", maxScheduleNextCount))
-	gap := fs.String("dst-gap", "jump", "what a fixed-time expression does with a time the clocks jump over: `jump|shift|skip` (run right after the jump, run later by the jump's length, or not at all) (default jump)")
-	fold := fs.String("dst-fold", "first", "what a fixed-time expression does with a time that occurs twice: run at the `first|last|both` (default first)")
+	gap := fs.String("dst-gap", "jump", dstGapUsage)
+	fold := fs.String("dst-fold", "first", dstFoldUsage)
 	asJSON := fs.Bool("json", false, "print a JSON array of {at, nominal, shifted, skipped, note} instead of one time per line")
 
 	return func(ctx context.Context, args []string) error {
@@ -73,6 +73,41 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 		}
 		return printOccurrences(env.Stdout, env.Stderr, occurrences)
 	}
+}
+
+// The usage of the --dst-gap and --dst-fold flags.
+const (
+	dstGapUsage  = "what a fixed-time expression does with a time the clocks jump over: `jump|shift|skip` (run right after the jump, run later by the jump's length, or not at all: the slot is recorded as skipped) (default jump)"
+	dstFoldUsage = "what a fixed-time expression does with a time that occurs twice: run at the `first|last|both` (default first)"
+)
+
+// dstText says a schedule's DST policy: "jump, first (the defaults)",
+// or what a policy that is not the default does.
+func dstText(s *schedule.Schedule) string {
+	spec, err := s.Spec()
+	fixed := err == nil && spec.FixedTime()
+	var parts []string
+	switch s.DSTGap {
+	case schedule.DSTGapShift:
+		parts = append(parts, "gap shift (a time the clocks jump over runs later by the jump's length)")
+	case schedule.DSTGapSkip:
+		parts = append(parts, "gap skip (a time the clocks jump over does not run; the slot is recorded as skipped)")
+	default:
+		parts = append(parts, "gap jump (a time the clocks jump over runs right after the jump)")
+	}
+	switch s.DSTFold {
+	case schedule.DSTFoldLast:
+		parts = append(parts, "fold last (a time that occurs twice runs at the second)")
+	case schedule.DSTFoldBoth:
+		parts = append(parts, "fold both (a time that occurs twice runs at both)")
+	default:
+		parts = append(parts, "fold first (a time that occurs twice runs at the first)")
+	}
+	text := strings.Join(parts, ", ")
+	if !fixed {
+		text += "; this schedule follows elapsed time, so it does not apply"
+	}
+	return text
 }
 
 // dstUsageError turns WithDST's *schedule.ValidationError into a usage

@@ -41,6 +41,8 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	queue := fs.String("queue", "", "the new River `queue` of each run, or \"\" for the workflow type's default")
 	keepRuns := fs.Int("keep-runs", 0, "the new number `n` of latest runs kept whatever their age, or 0 to let the run retention apply to all")
 	tenant := fs.String("tenant", "", "the new `tenant` of the runs the schedule starts from now on, or \"\" for the owner's")
+	dstGap := fs.String("dst-gap", "", "the new DST gap policy: `jump|shift|skip` (see 'schedule create --help'); the pending slot is replaced like --cron's")
+	dstFold := fs.String("dst-fold", "", "the new DST fold policy: `first|last|both` (see 'schedule create --help'); the pending slot is replaced like --cron's")
 	timeout := fs.Duration("timeout", 0, "the new time limit of each run's attempts, a `duration` such as 10m, or 0 for the workflow type's default")
 	asJSON := fs.Bool("json", false, "print the schedule as it is after the update, as JSON (like get --json, without fire times)")
 
@@ -84,6 +86,10 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 				p.KeepRuns = keepRuns
 			case "tenant":
 				p.Tenant = tenant
+			case "dst-gap":
+				p.DSTGap = (*schedule.DSTGap)(dstGap)
+			case "dst-fold":
+				p.DSTFold = (*schedule.DSTFold)(dstFold)
 			}
 		})
 		if inputSet {
@@ -95,6 +101,18 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 		}
 		if err := checkTenantFlag(*tenant); err != nil {
 			return err
+		}
+		if p.DSTGap != nil || p.DSTFold != nil {
+			policy := schedule.DSTPolicy{}
+			if p.DSTGap != nil {
+				policy.Gap = *p.DSTGap
+			}
+			if p.DSTFold != nil {
+				policy.Fold = *p.DSTFold
+			}
+			if err := policy.Validate(); err != nil {
+				return dstUsageError(err)
+			}
 		}
 		switch {
 		case !changed:
@@ -150,7 +168,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 // updateFlags are the flags of update that change a setting, in the
 // order its messages list them.
 var updateFlags = []string{"name", "description", "workflow", "cron", "tz", "input", "overlap", "catchup",
-	"max-attempts", "priority", "queue", "timeout", "keep-runs", "tenant"}
+	"max-attempts", "priority", "queue", "timeout", "keep-runs", "tenant", "dst-gap", "dst-fold"}
 
 // flagNames are names with "--" before each.
 func flagNames(names []string) []string {

@@ -51,6 +51,9 @@ type Schedule struct {
 	// RunTenant is the tenant of the schedule's runs when it is not the
 	// owner; "" for the owner's (run_tenant NULL).
 	RunTenant string
+	// DSTGap and DSTFold are the schedule's DST policy: jump, shift or
+	// skip; first, last or both.
+	DSTGap, DSTFold string
 }
 
 // scheduleColumns are the columns scanSchedule reads.
@@ -58,7 +61,7 @@ const scheduleColumns = `id, name, description, owner, workflow_type, input, cro
 	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
 	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), grant_id,
 	created_at, updated_at, next_fire_catch_up, keep_runs, coalesce(key, ''), coalesce(declared_by, ''), undeclared_at,
-	created_by, coalesce(run_tenant, '')`
+	created_by, coalesce(run_tenant, ''), dst_gap, dst_fold`
 
 // scanSchedule reads a row of scheduleColumns into s; ErrNotFound when
 // there is none.
@@ -67,7 +70,7 @@ func scanSchedule(row pgx.Row, s *Schedule) error {
 		&s.StartAt, &s.EndAt, &s.OverlapPolicy, &s.CatchUpWindowMS, &s.CatchUpPolicy, &s.MaxAttempts, &s.TimeoutMS,
 		&s.Queue, &s.Priority, &s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount,
 		&s.FailureCount, &s.LastRunStatus, &s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.NextFireCatchUp, &s.KeepRuns,
-		&s.Key, &s.DeclaredBy, &s.UndeclaredAt, &s.CreatedBy, &s.RunTenant)
+		&s.Key, &s.DeclaredBy, &s.UndeclaredAt, &s.CreatedBy, &s.RunTenant, &s.DSTGap, &s.DSTFold)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -117,10 +120,11 @@ var (
 	insertScheduleStmt = define(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant, created_at, updated_at)
+	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant, created_at, updated_at,
+	dst_gap, dst_fold)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 	CASE WHEN $17 THEN coalesce($27::timestamptz, now()) END, $21, $22, nullif($23, ''), nullif($24, ''), $25, nullif($26, ''),
-	coalesce($27::timestamptz, now()), coalesce($27::timestamptz, now()))
+	coalesce($27::timestamptz, now()), coalesce($27::timestamptz, now()), $28, $29)
 ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING ` + scheduleColumns)
 
@@ -148,7 +152,8 @@ UPDATE {s}schedules
 SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_policy = $7,
 	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
 	next_fire_at = $13, catchup_policy = $14, owner = $15, start_at = $16, end_at = $17, grant_id = $18,
-	keep_runs = $19, workflow_type = $20, run_tenant = nullif($21, ''), updated_at = coalesce($22::timestamptz, now())
+	keep_runs = $19, workflow_type = $20, run_tenant = nullif($21, ''), updated_at = coalesce($22::timestamptz, now()),
+	dst_gap = $23, dst_fold = $24
 WHERE id = $1 RETURNING ` + scheduleColumns)
 
 	// Lock the schedule's runs before the schedule, the order in which a
@@ -201,6 +206,8 @@ type InsertScheduleParams struct {
 	CreatedBy     string
 	RunTenant     string     // "" for the owner's
 	Now           *time.Time // the time recorded (created, paused); nil: the database's now()
+	DSTGap        string     // jump, shift or skip
+	DSTFold       string     // first, last or both
 }
 
 // ErrKeyExists is returned by InsertScheduleTx when the schedule's owner
@@ -214,7 +221,7 @@ func (q *Queries) InsertScheduleTx(ctx context.Context, tx pgx.Tx, p *InsertSche
 	s, err := scanOneSchedule(tx.QueryRow(ctx, q.sql(insertScheduleStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
 		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
-		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now))
+		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now, p.DSTGap, p.DSTFold))
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrKeyExists
 	}
@@ -292,6 +299,8 @@ type UpdateScheduleParams struct {
 	Type            string
 	RunTenant       string     // "" for the owner's
 	Now             *time.Time // the update's time; nil: the database's now()
+	DSTGap          string     // jump, shift or skip
+	DSTFold         string     // first, last or both
 }
 
 // UpdateScheduleTx rewrites a schedule's settings and returns it;
@@ -301,7 +310,8 @@ type UpdateScheduleParams struct {
 func (q *Queries) UpdateScheduleTx(ctx context.Context, tx pgx.Tx, p *UpdateScheduleParams) (*Schedule, error) {
 	return scanOneSchedule(tx.QueryRow(ctx, q.sql(updateScheduleStmt), p.ID, p.Name, p.Description, p.Input,
 		p.Cron, p.TimeZone, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts, p.TimeoutMS, p.Queue, p.Priority,
-		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns, p.Type, p.RunTenant, p.Now))
+		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns, p.Type, p.RunTenant, p.Now,
+		p.DSTGap, p.DSTFold))
 }
 
 // DeleteSchedule deletes a schedule, after locking its runs (whose
