@@ -187,40 +187,6 @@ func describe(s *schedule.Schedule) (string, *time.Location) {
 	return spec.Describe(), spec.Location()
 }
 
-// dstText says what a schedule's DST policy does when it is not the
-// default: "gap skip (a time the clocks jump over does not run; the slot
-// is recorded as skipped), fold first (…)"; "" for the default, which goes
-// without saying. For a schedule that follows elapsed time, it says that
-// the policy does not apply.
-func dstText(s *schedule.Schedule) string {
-	gap, fold := s.DSTGap, s.DSTFold
-	if (gap == "" || gap == schedule.DSTGapJump) && (fold == "" || fold == schedule.DSTFoldFirst) {
-		return ""
-	}
-	var parts []string
-	switch gap {
-	case schedule.DSTGapShift:
-		parts = append(parts, "gap shift (a time the clocks jump over runs later by the jump's length)")
-	case schedule.DSTGapSkip:
-		parts = append(parts, "gap skip (a time the clocks jump over does not run; the slot is recorded as skipped)")
-	default:
-		parts = append(parts, "gap jump (a time the clocks jump over runs right after the jump)")
-	}
-	switch fold {
-	case schedule.DSTFoldLast:
-		parts = append(parts, "fold last (a time that occurs twice runs at the second)")
-	case schedule.DSTFoldBoth:
-		parts = append(parts, "fold both (a time that occurs twice runs at both)")
-	default:
-		parts = append(parts, "fold first (a time that occurs twice runs at the first)")
-	}
-	text := strings.Join(parts, ", ")
-	if spec, err := s.Spec(); err == nil && !spec.FixedTime() {
-		text += "; this schedule follows elapsed time, so it does not apply"
-	}
-	return text
-}
-
 func state(s *schedule.Schedule) string {
 	if s.Paused {
 		return "paused"
@@ -320,7 +286,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 	var loc *time.Location
 	v.Describe, loc = describe(s)
 	v.Zone = loc.String()
-	v.DST = dstText(s)
+	v.DST = s.DescribeDST()
 	now := v.Now
 	v.PausedAt, v.StartAt, v.EndAt = momentIn(s.PausedAt, loc, now), momentIn(s.StartAt, loc, now), momentIn(s.EndAt, loc, now)
 	v.LastFire = momentIn(s.LastFireAt, loc, now)

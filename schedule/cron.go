@@ -88,6 +88,27 @@ func (p DSTPolicy) withDefaults() (DSTPolicy, error) {
 	return p, nil
 }
 
+// Describe says what the policy does: "gap shift (a time the clocks jump
+// over runs later by the jump's length), fold first (a time that occurs
+// twice runs at the first)". Zero fields are the defaults.
+func (p DSTPolicy) Describe() string {
+	gap := "gap jump (a time the clocks jump over runs right after the jump)"
+	switch p.Gap {
+	case DSTGapShift:
+		gap = "gap shift (a time the clocks jump over runs later by the jump's length)"
+	case DSTGapSkip:
+		gap = "gap skip (a time the clocks jump over does not run; the slot is recorded as skipped)"
+	}
+	fold := "fold first (a time that occurs twice runs at the first)"
+	switch p.Fold {
+	case DSTFoldLast:
+		fold = "fold last (a time that occurs twice runs at the second)"
+	case DSTFoldBoth:
+		fold = "fold both (a time that occurs twice runs at both)"
+	}
+	return gap + ", " + fold
+}
+
 // Validate reports a field of p that is not a policy, as a
 // *ValidationError naming it (DSTGap or DSTFold); nil for a valid policy,
 // the zero value included.

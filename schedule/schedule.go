@@ -332,6 +332,23 @@ func (s *Schedule) Spec() (*Spec, error) {
 // dst is the schedule's DST policy.
 func (s *Schedule) dst() DSTPolicy { return DSTPolicy{Gap: s.DSTGap, Fold: s.DSTFold} }
 
+// DescribeDST says what the schedule's DST policy does when it is not the
+// default: "gap skip (a time the clocks jump over does not run; the slot
+// is recorded as skipped), fold first (…)"; "" for the default (jump,
+// first), which goes without saying. For a schedule that follows elapsed
+// time, it says that the policy does not apply.
+func (s *Schedule) DescribeDST() string {
+	p, err := s.dst().withDefaults()
+	if err != nil || p == (DSTPolicy{Gap: DSTGapJump, Fold: DSTFoldFirst}) {
+		return ""
+	}
+	text := p.Describe()
+	if spec, err := s.Spec(); err == nil && !spec.FixedTime() {
+		text += "; this schedule follows elapsed time, so it does not apply"
+	}
+	return text
+}
+
 // MissedSlots are the slots paused schedule s missed by now that Resume at
 // now, with ResumeOpts.Missed set to missed, runs: none for MissedSkip (or
 // ""); the most recent one for MissedLatest; each one, oldest first and at

@@ -178,8 +178,8 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 	field("Overlap", "%s", overlapText(s.Overlap))
 	field("Catch-up window", "%s (how late a slot may fire and still run)", humanDuration(s.CatchUpWindow))
 	field("Catch-up policy", "%s", catchUpText(s.CatchUp))
-	if (s.DSTGap != "" && s.DSTGap != schedule.DSTGapJump) || (s.DSTFold != "" && s.DSTFold != schedule.DSTFoldFirst) {
-		field("DST policy", "%s", dstText(s)) // the defaults (jump, first) go without saying, as the package documents them
+	if dst := s.DescribeDST(); dst != "" {
+		field("DST policy", "%s", dst) // the defaults (jump, first) go without saying, as the package documents them
 	}
 	var policy []string
 	if s.MaxAttempts != 0 {

@@ -81,35 +81,6 @@ const (
 	dstFoldUsage = "what a fixed-time expression does with a time that occurs twice: run at the `first|last|both` (default first)"
 )
 
-// dstText says a schedule's DST policy: "jump, first (the defaults)",
-// or what a policy that is not the default does.
-func dstText(s *schedule.Schedule) string {
-	spec, err := s.Spec()
-	fixed := err == nil && spec.FixedTime()
-	var parts []string
-	switch s.DSTGap {
-	case schedule.DSTGapShift:
-		parts = append(parts, "gap shift (a time the clocks jump over runs later by the jump's length)")
-	case schedule.DSTGapSkip:
-		parts = append(parts, "gap skip (a time the clocks jump over does not run; the slot is recorded as skipped)")
-	default:
-		parts = append(parts, "gap jump (a time the clocks jump over runs right after the jump)")
-	}
-	switch s.DSTFold {
-	case schedule.DSTFoldLast:
-		parts = append(parts, "fold last (a time that occurs twice runs at the second)")
-	case schedule.DSTFoldBoth:
-		parts = append(parts, "fold both (a time that occurs twice runs at both)")
-	default:
-		parts = append(parts, "fold first (a time that occurs twice runs at the first)")
-	}
-	text := strings.Join(parts, ", ")
-	if !fixed {
-		text += "; this schedule follows elapsed time, so it does not apply"
-	}
-	return text
-}
-
 // dstUsageError turns WithDST's *schedule.ValidationError into a usage
 // error naming the flag.
 func dstUsageError(err error) error {
