@@ -24,6 +24,10 @@ type Spec struct {
 	every  time.Duration // for @every; zero for a cron expression
 	loc    *time.Location
 	dst    DSTPolicy // for a fixed-time spec; complete (no zero field)
+
+	// excluded are the dates the spec does not fire on (WithExclusions);
+	// nil for none.
+	excluded *exclusions
 }
 
 // DSTGap says what a fixed-time spec does with a wall time the clocks jump
@@ -337,11 +341,18 @@ type Occurrence struct {
 	// length (shift). Note says so.
 	Shifted bool
 
-	// Skipped is set when Nominal does not exist and the spec's DST policy
-	// is skip: the slot does not run, and a schedule records it as skipped
-	// in its ledger. At is the instant the clocks jumped, and Note says
-	// which wall times did not exist.
+	// Skipped is set when the slot does not run, and a schedule records
+	// it as skipped in its ledger: Nominal does not exist and the spec's
+	// DST policy is skip (At is then the instant the clocks jumped), or
+	// Nominal's date is excluded and the spec skips excluded dates
+	// (Excluded). Note says why.
 	Skipped bool
+
+	// Excluded names the excluded date of Nominal and its calendar, such
+	// as "2026-12-25 (us-holidays)", when it is one (WithExclusions): the
+	// slot is Skipped, or moved to At on the next business day. Empty
+	// otherwise.
+	Excluded string
 
 	// Note explains in one sentence what daylight saving time did to this
 	// occurrence, for a run ledger: "02:30 does not exist on 2026-03-08 in
@@ -368,6 +379,14 @@ type Occurrence struct {
 // passing the previous occurrence.
 func (s *Spec) Next(after time.Time) (Occurrence, bool) {
 	after = time.Unix(after.Unix(), 0) // the whole second at or before after
+	if s.excluded != nil {
+		return s.nextExcluding(after)
+	}
+	return s.nextIncluding(after)
+}
+
+// nextIncluding is Next without the spec's excluded dates.
+func (s *Spec) nextIncluding(after time.Time) (Occurrence, bool) {
 	switch {
 	case s.every != 0:
 		at := after.Add(s.every).In(s.loc)

@@ -196,4 +196,14 @@
 //     "0 9 * * 5L" is the last Friday.
 //   - n#k (or MON#2) is the month's k-th such weekday: "0 9 * * MON#2" is
 //     the second Monday.
+//
+// # Excluded dates
+//
+// Spec.WithExclusions takes dates a spec does not fire on (a holiday
+// calendar's) and what a slot on one does: ExcludedSkip records it as
+// skipped, naming the calendar and the date ("0 9 * * 1-5" skips 25
+// December); ExcludedNextBusinessDay moves it to the same wall time on the
+// next Monday-to-Friday date not excluded (25 December 2026, a Friday, to
+// Monday 28 December), placed there with the DST policy, one slot with any
+// slot already at that instant.
 package schedule

@@ -199,8 +199,16 @@ type oracleFire struct {
 	merged  bool // more than one wall time fell on this instant
 }
 
-// oracleFires returns the fires in [from, to) of expr in loc under policy.
-func oracleFires(t *testing.T, expr string, loc *time.Location, policy DSTPolicy, from, to time.Time) []oracleFire {
+// oracleExclusions are excluded dates ("2006-01-02") and what their
+// slots do.
+type oracleExclusions struct {
+	dates map[string]bool
+	on    OnExcluded
+}
+
+// oracleFires returns the fires in [from, to) of expr in loc under policy
+// and the exclusions ex (nil for none).
+func oracleFires(t *testing.T, expr string, loc *time.Location, policy DSTPolicy, ex *oracleExclusions, from, to time.Time) []oracleFire {
 	o := oracleParse(t, expr)
 	policy, err := policy.withDefaults()
 	require.NoError(t, err)
@@ -216,17 +224,87 @@ func oracleFires(t *testing.T, expr string, loc *time.Location, policy DSTPolicy
 		f.skipped = f.skipped && skipped // a time that runs wins over a skipped one
 	}
 
-	first := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -3)
+	// offsetsNear are the UTC offsets loc has around date.
+	offsetsNear := func(date time.Time) []int {
+		var offsets []int
+		for i := date.Add(-36 * time.Hour); i.Before(date.Add(60 * time.Hour)); i = i.Add(30 * time.Minute) {
+			if _, off := i.In(loc).Zone(); !slices.Contains(offsets, off) {
+				offsets = append(offsets, off)
+			}
+		}
+		return offsets
+	}
+	// placed are the instants wall fires at, by the policy: skipped ones
+	// (a gap skipped) flagged.
+	type placedFire struct {
+		at      time.Time
+		skipped bool
+	}
+	placed := func(wall time.Time, offsets []int) []placedFire {
+		var instants []time.Time
+		for _, off := range offsets {
+			i := time.Unix(wall.Unix()-int64(off), 0).In(loc)
+			if _, o := i.Zone(); time.Unix(i.Unix()+int64(o), 0).UTC().Equal(wall) && !slices.ContainsFunc(instants, i.Equal) {
+				instants = append(instants, i)
+			}
+		}
+		slices.SortFunc(instants, func(a, b time.Time) int { return a.Compare(b) })
+		var out []placedFire
+		switch {
+		case !o.fixed:
+			for _, i := range instants {
+				out = append(out, placedFire{at: i})
+			}
+		case len(instants) == 2 && policy.Fold == DSTFoldFirst:
+			out = append(out, placedFire{at: instants[0]})
+		case len(instants) == 2 && policy.Fold == DSTFoldLast:
+			out = append(out, placedFire{at: instants[1]})
+		case len(instants) > 0:
+			for _, i := range instants {
+				out = append(out, placedFire{at: i})
+			}
+		default:
+			// The clocks jumped over wall: find the jump, the first
+			// instant whose wall time is later, a minute at a time.
+			lo, hi := offsets[0], offsets[0]
+			for _, off := range offsets {
+				lo, hi = min(lo, off), max(hi, off)
+			}
+			var jump time.Time
+			for i := time.Unix(wall.Unix()-int64(hi), 0).Add(-time.Hour); i.Before(time.Unix(wall.Unix()-int64(lo), 0).Add(time.Hour)); i = i.Add(time.Minute) {
+				if wallOfOracle(i, loc).After(wall) {
+					jump = i
+					break
+				}
+			}
+			require.False(t, jump.IsZero(), "oracle: no jump found for %s in %s", wall, loc)
+			_, before := jump.Add(-time.Second).In(loc).Zone()
+			switch policy.Gap {
+			case DSTGapJump:
+				out = append(out, placedFire{at: jump.In(loc)})
+			case DSTGapShift:
+				out = append(out, placedFire{at: time.Unix(wall.Unix()-int64(before), 0).In(loc)})
+			case DSTGapSkip:
+				out = append(out, placedFire{at: jump.In(loc), skipped: true})
+			}
+		}
+		return out
+	}
+	excluded := func(date time.Time) bool { return ex != nil && ex.dates[date.Format(time.DateOnly)] }
+
+	first := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -12)
 	last := to.UTC().AddDate(0, 0, 3)
 	for date := first; date.Before(last); date = date.AddDate(0, 0, 1) {
 		if !o.matchesDate(t, date) {
 			continue
 		}
-		// The offsets the zone has near this date.
-		var offsets []int
-		for i := date.Add(-36 * time.Hour); i.Before(date.Add(60 * time.Hour)); i = i.Add(30 * time.Minute) {
-			if _, off := i.In(loc).Zone(); !slices.Contains(offsets, off) {
-				offsets = append(offsets, off)
+		offsets := offsetsNear(date)
+		// Where a slot of an excluded date moves: the next Monday to
+		// Friday that is not excluded.
+		var movedTo time.Time
+		if excluded(date) && ex.on == ExcludedNextBusinessDay {
+			for movedTo = date.AddDate(0, 0, 1); movedTo.Weekday() == time.Saturday || movedTo.Weekday() == time.Sunday || excluded(movedTo); {
+				movedTo = movedTo.AddDate(0, 0, 1)
 			}
 		}
 		for h := range 24 {
@@ -235,50 +313,19 @@ func oracleFires(t *testing.T, expr string, loc *time.Location, policy DSTPolicy
 					continue
 				}
 				wall := date.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute)
-				var instants []time.Time
-				for _, off := range offsets {
-					i := time.Unix(wall.Unix()-int64(off), 0).In(loc)
-					if _, o := i.Zone(); time.Unix(i.Unix()+int64(o), 0).UTC().Equal(wall) && !slices.ContainsFunc(instants, i.Equal) {
-						instants = append(instants, i)
-					}
-				}
-				slices.SortFunc(instants, func(a, b time.Time) int { return a.Compare(b) })
 				switch {
-				case !o.fixed:
-					for _, i := range instants {
-						add(i, wall, false)
+				case !excluded(date):
+					for _, f := range placed(wall, offsets) {
+						add(f.at, wall, f.skipped)
 					}
-				case len(instants) == 2 && policy.Fold == DSTFoldFirst:
-					add(instants[0], wall, false)
-				case len(instants) == 2 && policy.Fold == DSTFoldLast:
-					add(instants[1], wall, false)
-				case len(instants) > 0:
-					for _, i := range instants {
-						add(i, wall, false)
+				case ex.on == ExcludedSkip:
+					for _, f := range placed(wall, offsets) {
+						add(f.at, wall, true)
 					}
 				default:
-					// The clocks jumped over wall: find the jump, the first
-					// instant whose wall time is later, a minute at a time.
-					lo, hi := offsets[0], offsets[0]
-					for _, off := range offsets {
-						lo, hi = min(lo, off), max(hi, off)
-					}
-					var jump time.Time
-					for i := time.Unix(wall.Unix()-int64(hi), 0).Add(-time.Hour); i.Before(time.Unix(wall.Unix()-int64(lo), 0).Add(time.Hour)); i = i.Add(time.Minute) {
-						if wallOfOracle(i, loc).After(wall) {
-							jump = i
-							break
-						}
-					}
-					require.False(t, jump.IsZero(), "oracle: no jump found for %s in %s", wall, loc)
-					_, before := jump.Add(-time.Second).In(loc).Zone()
-					switch policy.Gap {
-					case DSTGapJump:
-						add(jump.In(loc), wall, false)
-					case DSTGapShift:
-						add(time.Unix(wall.Unix()-int64(before), 0).In(loc), wall, false)
-					case DSTGapSkip:
-						add(jump.In(loc), wall, true)
+					moved := movedTo.Add(wall.Sub(date))
+					for _, f := range placed(moved, offsetsNear(movedTo)) {
+						add(f.at, wall, f.skipped)
 					}
 				}
 			}
@@ -320,7 +367,8 @@ var oracleParts = [5][]string{
 }
 
 // TestNextMatchesOracle compares Next with the oracle on thousands of
-// random expressions mixing calendar terms and DST policies, over five
+// random expressions mixing calendar terms, DST policies and excluded
+// dates (skipped or moved to the next business day), over five
 // weeks around a clock change of each of 18 zones, half of them firing
 // every day so that the clock changes' days are among their slots.
 func TestNextMatchesOracle(t *testing.T) {
@@ -333,9 +381,10 @@ func TestNextMatchesOracle(t *testing.T) {
 		t.Run(strings.ReplaceAll(zone, "/", "_"), func(t *testing.T) {
 			t.Parallel()
 
-			var cases, fires, skipped, shifted, twice int
+			var cases, fires, skipped, shifted, twice, moved int
 			defer func() {
-				t.Logf("%d expressions, %d fires (%d skipped, %d shifted, %d wall times run twice)", cases, fires, skipped, shifted, twice)
+				t.Logf("%d expressions, %d fires (%d skipped, %d shifted, %d wall times run twice, %d moved to the next business day)",
+					cases, fires, skipped, shifted, twice, moved)
 			}()
 			rng := rand.New(rand.NewPCG(uint64(zi), 27))
 			loc, err := time.LoadLocation(zone)
@@ -367,7 +416,27 @@ func TestNextMatchesOracle(t *testing.T) {
 				}
 				from, to := start, start.Add(35*24*time.Hour)
 
-				want := oracleFires(t, expr, loc, policy, from, to)
+				// Half of the cases exclude dates: runs of one to four days
+				// around the window, the clock change's day among them at
+				// times, skipped or moved to the next business day.
+				var ex *oracleExclusions
+				if rng.IntN(2) == 0 {
+					ex = &oracleExclusions{dates: map[string]bool{}, on: []OnExcluded{ExcludedSkip, ExcludedNextBusinessDay}[rng.IntN(2)]}
+					var dates []ExcludedDate
+					for range 1 + rng.IntN(5) {
+						day := time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, rng.IntN(42)-7)
+						for range 1 + rng.IntN(4) {
+							ex.dates[day.Format(time.DateOnly)] = true
+							dates = append(dates, ExcludedDate{Date: day, Calendar: "holidays"})
+							day = day.AddDate(0, 0, 1)
+						}
+					}
+					if spec, err = spec.WithExclusions(dates, ex.on); err != nil {
+						t.Fatal(err)
+					}
+				}
+
+				want := oracleFires(t, expr, loc, policy, ex, from, to)
 				var got []Occurrence
 				for after := from.Add(-time.Second); ; {
 					occurrence, ok := spec.Next(after)
@@ -379,7 +448,7 @@ func TestNextMatchesOracle(t *testing.T) {
 				}
 				describe := func() string {
 					var b strings.Builder
-					fmt.Fprintf(&b, "%q in %s, %+v, from %s:\n", expr, zone, policy, from)
+					fmt.Fprintf(&b, "%q in %s, %+v, from %s, excluding %v:\n", expr, zone, policy, from, ex)
 					for _, w := range want {
 						fmt.Fprintf(&b, "  want %s %s skipped=%v\n", w.at.Format(time.RFC3339), w.nominal, w.skipped)
 					}
@@ -394,6 +463,8 @@ func TestNextMatchesOracle(t *testing.T) {
 				cases, fires = cases+1, fires+len(got)
 				for i, g := range got {
 					switch {
+					case g.Excluded != "" && !g.Skipped:
+						moved++
 					case g.Skipped:
 						skipped++
 					case g.Shifted:

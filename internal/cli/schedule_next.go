@@ -18,11 +18,12 @@ import (
 // newScheduleNextCommand is `tributary schedule next`.
 func newScheduleNextCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
-		Use:   "next --cron <expression> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--from <time>] [--count <n>] [--json]",
+		Use:   "next --cron <expression> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--exclude <dates>] [--on-excluded skip|next-business-day] [--from <time>] [--count <n>] [--json]",
 		Short: "Print when a cron expression fires next in a time zone, with its DST rules (needs no database)",
 		Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York --from 2026-03-07T00:00:00Z
 			tributary schedule next --cron "30 1 * * *" --tz America/New_York --dst-fold both --from 2026-10-31T00:00:00Z
-			tributary schedule next --cron "0 18 LW * *" --tz America/New_York --count 12
+			tributary schedule next --cron "0 18 LW * *" --tz America/New_York --count 12 --exclude 2027-12-31
+			tributary schedule next --cron "0 9 * * 1-5" --exclude 2026-12-25,2027-01-01 --on-excluded next-business-day
 			tributary schedule next --cron @hourly --count 24 --json`,
 	}, setupScheduleNext)
 }
@@ -34,7 +35,9 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 	count := fs.Int("count", 5, fmt.Sprintf("print the next `n` fire times, at most %d (default 5)", maxScheduleNextCount))
 	gap := fs.String("dst-gap", "jump", dstGapUsage)
 	fold := fs.String("dst-fold", "first", dstFoldUsage)
-	asJSON := fs.Bool("json", false, "print a JSON array of {at, nominal, shifted, skipped, note} instead of one time per line")
+	exclude := fs.String("exclude", "", "local `dates` the expression does not fire on, comma-separated, such as 2026-12-25,2027-01-01 (a holiday calendar's, for a preview)")
+	onExcluded := fs.String("on-excluded", string(schedule.ExcludedSkip), "what a slot on an --exclude date does: `skip|next-business-day` (skip it, or run at the same time on the next Monday-to-Friday date not excluded) (default skip)")
+	asJSON := fs.Bool("json", false, "print a JSON array of {at, nominal, shifted, skipped, excluded, note} instead of one time per line")
 
 	return func(ctx context.Context, args []string) error {
 		switch {
@@ -66,6 +69,28 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 		}
 		if spec, err = spec.WithDST(schedule.DSTPolicy{Gap: schedule.DSTGap(*gap), Fold: schedule.DSTFold(*fold)}); err != nil {
 			return dstUsageError(err)
+		}
+		var excluded []schedule.ExcludedDate
+		for _, text := range strings.Split(*exclude, ",") {
+			if text = strings.TrimSpace(text); text == "" {
+				continue
+			}
+			date, err := time.Parse(time.DateOnly, text)
+			if err != nil {
+				return withHint(usageErrorf("--exclude %q is not a date", text), "use dates like 2026-12-25, comma-separated")
+			}
+			excluded = append(excluded, schedule.ExcludedDate{Date: date, Calendar: "--exclude"})
+		}
+		if spec, err = spec.WithExclusions(excluded, schedule.OnExcluded(*onExcluded)); err != nil {
+			var verr *schedule.ValidationError
+			if errors.As(err, &verr) {
+				problem, _, _ := strings.Cut(verr.Problem, "; use")
+				if !strings.HasPrefix(problem, `"`) {
+					return withHint(usageErrorf("%s", problem), "pass --on-excluded skip")
+				}
+				return withHint(usageErrorf("--on-excluded %s", problem), "pass --on-excluded skip or next-business-day")
+			}
+			return err
 		}
 		occurrences := nextRuns(spec, after, *count)
 		if *asJSON {
@@ -140,17 +165,19 @@ func printOccurrences(stdout, stderr io.Writer, occurrences []schedule.Occurrenc
 
 // occurrenceJSON is the shape of one element of `schedule next --json`.
 type occurrenceJSON struct {
-	At      time.Time `json:"at"`
-	Nominal string    `json:"nominal"`
-	Shifted bool      `json:"shifted"`
-	Skipped bool      `json:"skipped,omitempty"` // the slot does not run (DST gap policy skip)
-	Note    string    `json:"note"`
+	At       time.Time `json:"at"`
+	Nominal  string    `json:"nominal"`
+	Shifted  bool      `json:"shifted"`
+	Skipped  bool      `json:"skipped,omitempty"`  // the slot does not run (DST gap policy skip, an excluded date)
+	Excluded string    `json:"excluded,omitempty"` // the excluded date the slot is skipped on or moved from
+	Note     string    `json:"note"`
 }
 
 func printOccurrencesJSON(w io.Writer, occurrences []schedule.Occurrence) error {
 	out := make([]occurrenceJSON, len(occurrences))
 	for i, occurrence := range occurrences {
-		out[i] = occurrenceJSON{At: occurrence.At, Nominal: occurrence.Nominal, Shifted: occurrence.Shifted, Skipped: occurrence.Skipped, Note: occurrence.Note}
+		out[i] = occurrenceJSON{At: occurrence.At, Nominal: occurrence.Nominal, Shifted: occurrence.Shifted, Skipped: occurrence.Skipped,
+			Excluded: occurrence.Excluded, Note: occurrence.Note}
 	}
 	encoder := json.NewEncoder(w)
 	encoder.SetIndent("", "  ")

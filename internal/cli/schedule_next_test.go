@@ -109,6 +109,27 @@ func TestScheduleNext(t *testing.T) {
 		require.Equal(t, "2027-01-29T18:00:00-05:00\n2027-02-26T18:00:00-05:00\n2027-03-31T18:00:00-04:00\n", res.stdout)
 	})
 
+	t.Run("Excluded", func(t *testing.T) {
+		t.Parallel()
+
+		// The last business day of each month of 2027 at 18:00 in New
+		// York, skipping the US federal holidays of 2027 (observed dates).
+		holidays := "2027-01-01,2027-01-18,2027-02-15,2027-05-31,2027-06-18,2027-07-05,2027-09-06,2027-10-11,2027-11-11,2027-11-25,2027-12-24,2027-12-31"
+		res := runCLI(t, nil, "schedule", "next", "--cron", "0 18 LW * *", "--tz", "America/New_York",
+			"--from", "2027-01-01T00:00:00Z", "--count", "10", "--exclude", holidays)
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, "2027-01-29T18:00:00-05:00\n2027-02-26T18:00:00-05:00\n2027-03-31T18:00:00-04:00\n2027-04-30T18:00:00-04:00\n"+
+			"2027-06-30T18:00:00-04:00\n2027-07-30T18:00:00-04:00\n2027-08-31T18:00:00-04:00\n2027-09-30T18:00:00-04:00\n"+
+			"2027-10-29T18:00:00-04:00\n2027-11-30T18:00:00-05:00\n", res.stdout)
+		require.Equal(t, "note: skipped 2027-05-31T18:00:00: 2027-05-31 is excluded by calendar --exclude; skipped\n", res.stderr)
+
+		res = runCLI(t, nil, "schedule", "next", "--cron", "0 9 * * 1-5", "--from", "2026-12-24T12:00:00Z", "--count", "1",
+			"--exclude", "2026-12-25", "--on-excluded", "next-business-day", "--json")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.JSONEq(t, `[{"at": "2026-12-28T09:00:00Z", "nominal": "2026-12-28T09:00:00", "shifted": false,
+			"note": "2026-12-25 is excluded by calendar --exclude; runs on the next business day, 2026-12-28"}]`, res.stdout)
+	})
+
 	t.Run("DefaultFromIsNow", func(t *testing.T) {
 		t.Parallel()
 
@@ -199,6 +220,18 @@ func TestScheduleNext(t *testing.T) {
 				stderr: `tributary: --dst-fold "twice" is not a DST fold policy; pass --dst-fold first, last or both`,
 			},
 			{
+				name: "BadExclude", args: []string{"--cron", "@daily", "--exclude", "12/25"}, code: ExitUsage,
+				stderr: `tributary: --exclude "12/25" is not a date; use dates like 2026-12-25, comma-separated`,
+			},
+			{
+				name: "BadOnExcluded", args: []string{"--cron", "@daily", "--on-excluded", "later"}, code: ExitUsage,
+				stderr: `tributary: --on-excluded "later" is not a policy for excluded dates; pass --on-excluded skip or next-business-day`,
+			},
+			{
+				name: "EveryMoved", args: []string{"--cron", "@every 1h", "--exclude", "2026-12-25", "--on-excluded", "next-business-day"}, code: ExitUsage,
+				stderr: `tributary: an @every schedule's slots follow each other by 1h0m0s, not by the calendar, so they cannot move to the next business day; pass --on-excluded skip`,
+			},
+			{
 				name: "BadTerm", args: []string{"--cron", "0 9 * * MON#6"}, code: ExitError,
 				stderr: `tributary: schedule: bad cron expression "0 9 * * MON#6": the day-of-week field's "MON#6" is not a term: ` +
 					`n#k takes k from 1 to 5 (MON#2 is the second Monday of the month); write calendar terms alone or in comma lists, ` +
@@ -220,7 +253,7 @@ func TestScheduleNext(t *testing.T) {
 
 		res = runCLI(t, nil, "help", "schedule", "next")
 		require.Equal(t, ExitOK, res.code)
-		require.Contains(t, res.stdout, "Usage:\n  tributary schedule next --cron <expression> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--from <time>] [--count <n>] [--json]\n")
+		require.Contains(t, res.stdout, "Usage:\n  tributary schedule next --cron <expression> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--exclude <dates>] [--on-excluded skip|next-business-day] [--from <time>] [--count <n>] [--json]\n")
 		require.Contains(t, res.stdout, "  --cron expression\n")
 		require.Contains(t, res.stdout, "  --tz zone\n")
 	})
