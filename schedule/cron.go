@@ -28,6 +28,22 @@ type Spec struct {
 	// excluded are the dates the spec does not fire on (WithExclusions);
 	// nil for none.
 	excluded *exclusions
+
+	// rule is what the spec matches wall times with: its cron fields, or
+	// its RRULE (ParseRRule); nil for @every.
+	rule rule
+	// rrule is the spec's RRULE; nil for a cron expression.
+	rrule *rrule
+}
+
+// rule matches wall times (see fields): a cron expression's fields or an
+// RRULE.
+type rule interface {
+	// next returns the first wall time after after that matches, unless
+	// it is later than limit.
+	next(after, limit time.Time) (time.Time, bool)
+	// matches reports whether the wall time w matches.
+	matches(w time.Time) bool
 }
 
 // DSTGap says what a fixed-time spec does with a wall time the clocks jump
@@ -228,6 +244,7 @@ func ParseSpec(expr string, zone string) (*Spec, error) {
 		spec.fields.dom &^= clear.dom
 		spec.fields.dow &^= clear.dow
 		spec.fields.terms = terms
+		spec.rule = &spec.fields
 		if name := spec.fields.empty(); name != "" {
 			return nil, &CronError{Expr: expr, Reason: "the " + name + " field has no values"}
 		}
@@ -262,6 +279,9 @@ const termsHint = `write calendar terms alone or in comma lists, like "0 18 LW *
 // February begins on a Friday: 2036, 2064, 2092, 2132), but never 100
 // years, which TestTermsHorizon checks over the 400-year cycle.
 func (s *Spec) horizon() int {
+	if s.rrule != nil {
+		return rruleHorizon
+	}
 	if s.fields.terms != nil {
 		return termHorizon
 	}
@@ -271,6 +291,11 @@ func (s *Spec) horizon() int {
 const (
 	plainHorizon = 9
 	termHorizon  = 100
+	// rruleHorizon bounds an RRULE's search: a rule that fires at all
+	// fires within one cycle of its own (400 years times its INTERVAL,
+	// which ParseRRule checks), and one whose COUNT or UNTIL has passed
+	// ends at once.
+	rruleHorizon = 400
 )
 
 // parse parses a normalized expression with robfig/cron, turning a panic of
@@ -379,6 +404,9 @@ type Occurrence struct {
 // passing the previous occurrence.
 func (s *Spec) Next(after time.Time) (Occurrence, bool) {
 	after = time.Unix(after.Unix(), 0) // the whole second at or before after
+	if s.rrule != nil && wallOf(after.In(s.loc)).Unix() > s.rrule.end+int64(maxOffset/time.Second) {
+		return Occurrence{}, false // COUNT or UNTIL has passed
+	}
 	if s.excluded != nil {
 		return s.nextExcluding(after)
 	}
@@ -482,7 +510,7 @@ func (s *Spec) nextInPeriod(t, end, start, next time.Time, offset int) (Occurren
 
 	from, to := wallAt(t, offset).Add(-time.Second), wallAt(end, offset)
 	for {
-		wall, ok := s.fields.next(from, to)
+		wall, ok := s.rule.next(from, to)
 		if !ok {
 			return Occurrence{}, false
 		}
@@ -528,7 +556,7 @@ func (s *Spec) nextFromGap(after, start time.Time, offset int) (Occurrence, bool
 		if w := wallAt(after, before); w.After(from) {
 			from = w
 		}
-		wall, ok := s.fields.next(from, gapTo.Add(-time.Second))
+		wall, ok := s.rule.next(from, gapTo.Add(-time.Second))
 		if !ok {
 			return Occurrence{}, false
 		}
@@ -540,7 +568,7 @@ func (s *Spec) nextFromGap(after, start time.Time, offset int) (Occurrence, bool
 		if !start.After(after) {
 			return Occurrence{}, false
 		}
-		wall, ok := s.fields.next(gapFrom.Add(-time.Second), gapTo.Add(-time.Second))
+		wall, ok := s.rule.next(gapFrom.Add(-time.Second), gapTo.Add(-time.Second))
 		if !ok {
 			return Occurrence{}, false
 		}
@@ -607,7 +635,7 @@ func (s *Spec) nextElapsed(after time.Time) (Occurrence, bool) {
 		if !next.IsZero() && next.Before(limit) {
 			end = next.Add(-time.Second)
 		}
-		if wall, ok := s.fields.next(wallAt(t, offset).Add(-time.Second), wallAt(end, offset)); ok {
+		if wall, ok := s.rule.next(wallAt(t, offset).Add(-time.Second), wallAt(end, offset)); ok {
 			at := instantAt(wall, offset).In(s.loc)
 			occurrence := Occurrence{At: at, Nominal: wall.Format(nominalLayout)}
 			if p := place(wall, s.loc); !p.second.IsZero() {
@@ -642,13 +670,13 @@ func (s *Spec) nextElapsed(after time.Time) (Occurrence, bool) {
 // empty when none match.
 func (s *Spec) gapNote(p placement, shifted bool) string {
 	from, to := wallAt(p.transition, p.offsetBefore), wallAt(p.transition, p.offsetAfter)
-	first, ok := s.fields.next(from.Add(-time.Second), to.Add(-time.Second))
+	first, ok := s.rule.next(from.Add(-time.Second), to.Add(-time.Second))
 	if !ok {
 		return ""
 	}
 	last, count := first, 1
 	for {
-		wall, ok := s.fields.next(last, to.Add(-time.Second))
+		wall, ok := s.rule.next(last, to.Add(-time.Second))
 		if !ok {
 			break
 		}
@@ -679,7 +707,7 @@ func (s *Spec) gapNote(p placement, shifted bool) string {
 		verb, run = "do", "they run once, at"
 	}
 	merged := ""
-	if s.fields.matches(to) {
+	if s.rule.matches(to) {
 		merged = ", merged with the " + clock(to) + " time"
 	}
 	return fmt.Sprintf("%s %s not exist on %s in %s %s; %s %s, right after the jump%s",

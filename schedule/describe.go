@@ -30,6 +30,9 @@ func (s *Spec) Describe() string {
 	if s.every != 0 {
 		return "every " + describeDuration(s.every)
 	}
+	if s.rrule != nil {
+		return s.expr // the rule, normalized: RFC 5545 is its own description
+	}
 	when, daily, ok := s.fields.describeTimes()
 	if !ok {
 		return s.expr

@@ -201,7 +201,7 @@ func (s *Spec) movedAfter(day int64, after time.Time) (Occurrence, bool) {
 	start, end := dayOf(day), dayOf(day+1).Add(-time.Second)
 	for wall := start.Add(-time.Second); ; {
 		var ok bool
-		if wall, ok = s.fields.next(wall, end); !ok {
+		if wall, ok = s.rule.next(wall, end); !ok {
 			return Occurrence{}, false
 		}
 		for _, moved := range s.placeWall(wall.Add(shift)) {

@@ -18,18 +18,20 @@ import (
 // newScheduleNextCommand is `tributary schedule next`.
 func newScheduleNextCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
-		Use:   "next --cron <expression> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--exclude <dates>] [--on-excluded skip|next-business-day] [--from <time>] [--count <n>] [--json]",
+		Use:   "next --cron <expression> | --rrule <rule> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--exclude <dates>] [--on-excluded skip|next-business-day] [--from <time>] [--count <n>] [--json]",
 		Short: "Print when a cron expression fires next in a time zone, with its DST rules (needs no database)",
 		Example: `tributary schedule next --cron "30 2 * * *" --tz America/New_York --from 2026-03-07T00:00:00Z
 			tributary schedule next --cron "30 1 * * *" --tz America/New_York --dst-fold both --from 2026-10-31T00:00:00Z
 			tributary schedule next --cron "0 18 LW * *" --tz America/New_York --count 12 --exclude 2027-12-31
 			tributary schedule next --cron "0 9 * * 1-5" --exclude 2026-12-25,2027-01-01 --on-excluded next-business-day
+			tributary schedule next --rrule "DTSTART:20270105T090000;RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU" --tz Europe/Paris
 			tributary schedule next --cron @hourly --count 24 --json`,
 	}, setupScheduleNext)
 }
 
 func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (required)")
+	rruleText := fs.String("rrule", "", "an RFC 5545 recurrence `rule` instead of --cron: a DTSTART (the first occurrence's local time) and the RULE, on two lines or joined by ;, such as \"DTSTART:20270105T090000;RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU\"")
 	zone := fs.String("tz", "UTC", "IANA time `zone` the expression is in, such as Europe/Paris (default UTC)")
 	from := fs.String("from", "", "print fire times after this RFC 3339 `time`, such as 2026-03-08T00:00:00Z (default now)")
 	count := fs.Int("count", 5, fmt.Sprintf("print the next `n` fire times, at most %d (default 5)", maxScheduleNextCount))
@@ -41,12 +43,14 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 
 	return func(ctx context.Context, args []string) error {
 		switch {
-		case len(args) > 0 && *expr != "":
+		case *expr != "" && *rruleText != "":
+			return withHint(usageErrorf("pass --cron or --rrule, not both"), "a schedule has one rule")
+		case len(args) > 0 && (*expr != "" || *rruleText != ""):
 			return withHint(usageErrorf("unexpected argument %q", args[0]),
 				`quote the whole cron expression, e.g. --cron "0 9 * * 1-5"`)
 		case len(args) > 0:
 			return noArgs(args)
-		case *expr == "":
+		case *expr == "" && *rruleText == "":
 			return withHint(usageErrorf("schedule next needs --cron"),
 				`pass a cron expression, e.g. --cron "0 9 * * 1-5" or --cron @daily`)
 		case *count < 1 || *count > maxScheduleNextCount:
@@ -63,8 +67,13 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 			}
 		}
 
-		spec, err := schedule.ParseSpec(*expr, *zone)
-		if err != nil {
+		var spec *schedule.Spec
+		var err error
+		if *rruleText != "" {
+			if spec, err = schedule.ParseRRule(rruleLines(*rruleText), *zone); err != nil {
+				return withHint(err, "fix --rrule or --tz")
+			}
+		} else if spec, err = schedule.ParseSpec(*expr, *zone); err != nil {
 			return withHint(err, "fix --cron or --tz")
 		}
 		if spec, err = spec.WithDST(schedule.DSTPolicy{Gap: schedule.DSTGap(*gap), Fold: schedule.DSTFold(*fold)}); err != nil {
@@ -98,6 +107,12 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 		}
 		return printOccurrences(env.Stdout, env.Stderr, occurrences)
 	}
+}
+
+// rruleLines splits a one-line --rrule ("DTSTART:…;RRULE:…") into the
+// lines ParseRRule reads.
+func rruleLines(text string) string {
+	return strings.Replace(text, ";RRULE:", "\nRRULE:", 1)
 }
 
 // The usage of the --dst-gap and --dst-fold flags.

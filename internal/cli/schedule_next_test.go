@@ -130,6 +130,22 @@ func TestScheduleNext(t *testing.T) {
 			"note": "2026-12-25 is excluded by calendar --exclude; runs on the next business day, 2026-12-28"}]`, res.stdout)
 	})
 
+	t.Run("RRule", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, nil, "schedule", "next", "--rrule", "DTSTART:20270105T090000;RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU",
+			"--tz", "Europe/Paris", "--from", "2027-01-01T00:00:00Z", "--count", "3")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Equal(t, "2027-01-05T09:00:00+01:00\n2027-01-19T09:00:00+01:00\n2027-02-02T09:00:00+01:00\n", res.stdout)
+
+		res = runCLI(t, nil, "schedule", "next", "--rrule", "RRULE:FREQ=DAILY", "--cron", "@daily")
+		require.Equal(t, ExitUsage, res.code)
+		require.Equal(t, "tributary: pass --cron or --rrule, not both; a schedule has one rule\n", res.stderr)
+		res = runCLI(t, nil, "schedule", "next", "--rrule", "RRULE:FREQ=DAILY")
+		require.Equal(t, ExitError, res.code)
+		require.Contains(t, res.stderr, "DTSTART")
+	})
+
 	t.Run("DefaultFromIsNow", func(t *testing.T) {
 		t.Parallel()
 
@@ -253,7 +269,7 @@ func TestScheduleNext(t *testing.T) {
 
 		res = runCLI(t, nil, "help", "schedule", "next")
 		require.Equal(t, ExitOK, res.code)
-		require.Contains(t, res.stdout, "Usage:\n  tributary schedule next --cron <expression> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--exclude <dates>] [--on-excluded skip|next-business-day] [--from <time>] [--count <n>] [--json]\n")
+		require.Contains(t, res.stdout, "Usage:\n  tributary schedule next --cron <expression> | --rrule <rule> [--tz <zone>] [--dst-gap jump|shift|skip] [--dst-fold first|last|both] [--exclude <dates>] [--on-excluded skip|next-business-day] [--from <time>] [--count <n>] [--json]\n")
 		require.Contains(t, res.stdout, "  --cron expression\n")
 		require.Contains(t, res.stdout, "  --tz zone\n")
 	})
