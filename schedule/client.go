@@ -159,7 +159,7 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 
 // spec is s's parsed cron expression, from a cache: thousands of schedules
 // fired together mostly share a few expressions and zones.
-func (c *Client) spec(s *Schedule) (*Spec, error) { return c.specs.get(s.Cron, s.TimeZone, s.dst()) }
+func (c *Client) spec(s *Schedule) (*Spec, error) { return c.specs.get(s.rule(), s.TimeZone, s.dst()) }
 
 // specCache holds parsed specs by expression and zone. It is cleared when
 // it reaches specCacheSize entries: a bound, not an eviction policy.
@@ -188,7 +188,7 @@ func (sc *specCache) get(expr, zone string, dst DSTPolicy) (*Spec, error) {
 	if spec != nil {
 		return spec, nil
 	}
-	spec, err := ParseSpec(expr, zone)
+	spec, err := parseRule(expr, zone)
 	if err == nil {
 		spec, err = spec.WithDST(dst)
 	}
@@ -351,7 +351,7 @@ type validated struct {
 	spec          *Spec
 }
 
-func (c *Client) validate(p *Params) (*validated, error) { return c.validateAt(p, c.now(), ParseSpec) }
+func (c *Client) validate(p *Params) (*validated, error) { return c.validateAt(p, c.now(), parseRule) }
 
 // validateAt is validate with the first slot taken after now (or StartAt)
 // and parse in place of ParseSpec: CreateManyTx gives a batch one now, and
@@ -394,7 +394,21 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 	if types := c.wf.Types(); len(types) > 0 && !slices.Contains(types, p.Workflow) {
 		return nil, &ValidationError{Field: "Workflow", Problem: fmt.Sprintf("%q is not a workflow type of this client (registered: %v)", p.Workflow, types)}
 	}
-	spec, err := parse(p.Cron, p.TimeZone)
+	rule := p.Cron
+	if p.RRule == "" && strings.HasPrefix(strings.ToUpper(strings.TrimSpace(p.Cron)), rrulePrefix) {
+		return nil, &ValidationError{Field: "Cron", Problem: "is an RRULE (it begins with DTSTART:); set it as RRule"}
+	}
+	if p.RRule != "" {
+		if strings.TrimSpace(p.Cron) != "" {
+			return nil, &ValidationError{Field: "RRule", Problem: "is set with Cron; a schedule has one rule: set Cron or RRule"}
+		}
+		if rule = strings.TrimSpace(p.RRule); !strings.HasPrefix(strings.ToUpper(rule), rrulePrefix) {
+			return nil, &RRuleError{Rule: p.RRule, Part: "DTSTART", Reason: "the rule must begin with its DTSTART line",
+				hint: "write the first occurrence's local time first, such as DTSTART:20270105T090000, then the RRULE line"}
+		}
+		rule = rrulePrefix + rule[len(rrulePrefix):]
+	}
+	spec, err := parse(rule, p.TimeZone)
 	if err != nil {
 		return nil, err
 	}

@@ -372,7 +372,7 @@ func declaredUpdate(p *Params, v *validated) *UpdateParams {
 	}
 	return &UpdateParams{
 		Name: &p.Name, Description: &p.Description, Workflow: &p.Workflow, Input: json.RawMessage(v.input),
-		Cron: &p.Cron, TimeZone: &p.TimeZone, StartAt: &p.StartAt, EndAt: &p.EndAt, Overlap: &v.overlap,
+		Cron: &p.Cron, RRule: &p.RRule, TimeZone: &p.TimeZone, StartAt: &p.StartAt, EndAt: &p.EndAt, Overlap: &v.overlap,
 		CatchUpWindow: &window, CatchUp: &v.catchUpPolicy, MaxAttempts: &p.MaxAttempts, Priority: &p.Priority,
 		Queue: &p.Queue, Timeout: &p.Timeout, GrantID: &grant, KeepRuns: &p.KeepRuns, Tenant: &p.Tenant,
 		DSTGap: &v.spec.dst.Gap, DSTFold: &v.spec.dst.Fold,

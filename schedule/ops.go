@@ -43,6 +43,10 @@ type UpdateParams struct {
 	EndAt   *time.Time
 	// GrantID replaces the execution grant; uuid.Nil removes it.
 	GrantID *uuid.UUID
+	// RRule replaces the schedule's rule with an RRULE (Params.RRule),
+	// and Cron with a cron expression: either takes the place of the
+	// other. Setting both is an error.
+	RRule *string
 	// KeepRuns replaces how many of the latest runs retention keeps.
 	KeepRuns *int
 	// DSTGap and DSTFold replace the DST policy (Params.DSTGap, DSTFold);
@@ -80,7 +84,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	}
 	params := &Params{
 		Name: s.Name, Description: s.Description, Owner: s.Owner, Workflow: s.Workflow, Input: s.Input,
-		Cron: s.Cron, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
+		Cron: s.Cron, RRule: s.RRule, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: storedWindow(s.CatchUpWindow), CatchUp: s.CatchUp, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
 		Queue: s.Queue, Timeout: s.Timeout, KeepRuns: s.KeepRuns, Tenant: s.Tenant, DSTGap: s.DSTGap, DSTFold: s.DSTFold,
 	}
@@ -92,6 +96,13 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	set(&params.Name, p.Name)
 	set(&params.Description, p.Description)
 	set(&params.Cron, p.Cron)
+	set(&params.RRule, p.RRule)
+	switch {
+	case p.Cron != nil && *p.Cron != "" && p.RRule == nil:
+		params.RRule = "" // a cron expression in place of the RRULE
+	case p.RRule != nil && *p.RRule != "" && p.Cron == nil:
+		params.Cron = "" // and the other way round
+	}
 	set(&params.TimeZone, p.TimeZone)
 	set(&params.Queue, p.Queue)
 	set(&params.Owner, p.Owner)
@@ -161,7 +172,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	if err := c.checkInput(ctx, tx, params.Workflow, v.input, "Input"); err != nil {
 		return nil, err
 	}
-	retimed := v.spec.Expr() != s.Cron || v.spec.Zone() != s.TimeZone || v.spec.DST() != s.dst() || p.StartAt != nil || p.EndAt != nil
+	retimed := v.spec.Expr() != s.rule() || v.spec.Zone() != s.TimeZone || v.spec.DST() != s.dst() || p.StartAt != nil || p.EndAt != nil
 	next := s.NextFireAt
 	if retimed && !s.Paused {
 		next = &v.first

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -166,8 +167,15 @@ type Params struct {
 	// Input is the workflow input, encoded as JSON.
 	Input any
 
-	// Cron is the cron expression (see ParseSpec).
+	// Cron is the cron expression (see ParseSpec). A schedule has a Cron
+	// or an RRule, not both.
 	Cron string
+	// RRule is an RFC 5545 recurrence rule in place of Cron (see
+	// ParseRRule): a DTSTART line, the first occurrence's local time, and
+	// an RRULE line, such as "DTSTART:20270105T090000\nRRULE:FREQ=WEEKLY;
+	// INTERVAL=2;BYDAY=TU". Its slots have the DST policy, catch-up,
+	// overlap and ledger of a cron schedule's.
+	RRule string
 	// TimeZone is an IANA zone name. Defaults to "" (UTC).
 	TimeZone string
 	// StartAt, when set, is the earliest time a slot may fire.
@@ -246,6 +254,7 @@ type Schedule struct {
 	Workflow      string          `json:"workflow_type"`
 	Input         json.RawMessage `json:"input"`
 	Cron          string          `json:"cron"`
+	RRule         string          `json:"rrule,omitempty"`
 	TimeZone      string          `json:"time_zone"`
 	StartAt       *time.Time      `json:"start_at,omitempty"`
 	EndAt         *time.Time      `json:"end_at,omitempty"`
@@ -319,14 +328,37 @@ func (s *Schedule) Origin() string {
 	return "created by " + s.CreatedBy
 }
 
-// Spec parses the schedule's cron expression in its zone, with its DST
-// policy.
+// Spec parses the schedule's cron expression (or RRULE) in its zone, with
+// its DST policy.
 func (s *Schedule) Spec() (*Spec, error) {
-	spec, err := ParseSpec(s.Cron, s.TimeZone)
+	spec, err := parseRule(s.rule(), s.TimeZone)
 	if err != nil {
 		return nil, err
 	}
 	return spec.WithDST(s.dst())
+}
+
+// rule is the schedule's rule as stored: its cron expression, or its
+// RRULE (RRule).
+func (s *Schedule) rule() string {
+	if s.RRule != "" {
+		return s.RRule
+	}
+	return s.Cron
+}
+
+// rrulePrefix begins a stored RRULE (a Spec's Expr of one): the column of
+// a schedule's rule holds a cron expression or an RRULE, which never
+// begins so.
+const rrulePrefix = "DTSTART:"
+
+// parseRule parses a stored rule: an RRULE (ParseRRule) when it begins
+// with rrulePrefix, a cron expression (ParseSpec) otherwise.
+func parseRule(rule, zone string) (*Spec, error) {
+	if strings.HasPrefix(rule, rrulePrefix) {
+		return ParseRRule(rule, zone)
+	}
+	return ParseSpec(rule, zone)
 }
 
 // dst is the schedule's DST policy.

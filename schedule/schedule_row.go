@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/tributary-go/tributary/internal/engine"
@@ -51,5 +52,8 @@ func fillSchedule(s *Schedule, r *engine.Schedule) {
 		LastRunStatus: r.LastRunStatus, GrantID: r.GrantID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		Key: r.Key, DeclaredBy: r.DeclaredBy, UndeclaredAt: r.UndeclaredAt, CreatedBy: r.CreatedBy,
 		Tenant: r.RunTenant, nextCatchUp: r.NextFireCatchUp,
+	}
+	if strings.HasPrefix(r.Cron, rrulePrefix) {
+		s.Cron, s.RRule = "", r.Cron // one column holds either
 	}
 }

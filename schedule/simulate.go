@@ -63,7 +63,11 @@ func Simulate(p *Params, opts *SimulateOpts) ([]SimulatedSlot, error) {
 	if !opts.To.After(opts.From) {
 		return nil, &ValidationError{Field: "SimulateOpts.To", Problem: "is not after From"}
 	}
-	spec, err := ParseSpec(p.Cron, p.TimeZone)
+	rule := p.Cron
+	if p.RRule != "" {
+		rule = p.RRule
+	}
+	spec, err := parseRule(rule, p.TimeZone)
 	if err != nil {
 		return nil, err
 	}

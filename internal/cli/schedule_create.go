@@ -39,7 +39,8 @@ func newScheduleCreateCommand(env *Env) *cobra.Command {
 func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	name := fs.String("name", "", "the schedule's `name`, shown to operators (required)")
-	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (required)")
+	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (this or --rrule is required)")
+	rruleText := fs.String("rrule", "", "an RFC 5545 recurrence `rule` instead of --cron: a DTSTART (the first occurrence's local time) and the RULE, on two lines or joined by ;, such as \"DTSTART:20270105T090000;RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU\"")
 	workflowType := fs.String("workflow", "", "the workflow `type` each slot starts, as a service registers it (required)")
 	zone := fs.String("tz", "UTC", "IANA time `zone` the expression is in, such as Europe/Paris (default UTC)")
 	input := fs.String("input", "null", "the input of each run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default null)")
@@ -78,10 +79,13 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			return withHint(usageErrorf("--key is empty"), "pass a key such as nightly-report, or leave --key out for a schedule without one")
 		}
 		var missing []string
-		for flagName, value := range map[string]string{"name": *name, "cron": *expr, "workflow": *workflowType} {
+		for flagName, value := range map[string]string{"name": *name, "cron": *expr + *rruleText, "workflow": *workflowType} {
 			if strings.TrimSpace(value) == "" {
 				missing = append(missing, "--"+flagName)
 			}
+		}
+		if *expr != "" && *rruleText != "" {
+			return withHint(usageErrorf("pass --cron or --rrule, not both"), "a schedule has one rule")
 		}
 		if len(missing) > 0 {
 			slices.Sort(missing)
@@ -129,7 +133,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 		params := &schedule.Params{
 			Name: *name, Description: *description, Owner: *owner, Key: *key, CreatedBy: "cli",
 			Workflow: *workflowType, Input: inputJSON,
-			Cron: *expr, TimeZone: *zone, StartAt: startAt, EndAt: endAt,
+			Cron: *expr, RRule: rruleLines(*rruleText), TimeZone: *zone, StartAt: startAt, EndAt: endAt,
 			Overlap: schedule.OverlapPolicy(*overlap), CatchUpWindow: *catchUp,
 			MaxAttempts: *maxAttempts, Priority: *priority, Queue: *queue, Timeout: *timeout,
 			Paused: *paused, PauseNote: *note, CatchUp: schedule.CatchUpPolicy(*catchUpPolicy), GrantID: grantID,

@@ -167,7 +167,11 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 		field("Workflow", "%s (warning: %s)", s.Workflow, workflow.NoWorkerWarning(s.Workflow))
 	}
 	field("Input", "%s", jsonText(s.Input))
-	field("Cron", "%s", s.Cron)
+	if s.RRule != "" {
+		field("RRULE", "%s", strings.ReplaceAll(s.RRule, "\n", "; "))
+	} else {
+		field("Cron", "%s", s.Cron)
+	}
 	field("Time zone", "%s", s.TimeZone)
 	if s.StartAt != nil {
 		field("Start", "%s (%s)", zonedTime(*s.StartAt, loc), s.StartAt.UTC().Format(time.RFC3339))

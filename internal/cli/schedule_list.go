@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -92,7 +93,7 @@ func printSchedulesTable(w io.Writer, schedules []*schedule.Schedule, now time.T
 			next = zonedTime(*s.NextFireAt, loc) + " (" + relativeDays(*s.NextFireAt, now) + ")"
 		}
 		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, shorten(oneLine(s.Name), nameColumnWidth),
-			orDash(oneLine(s.Owner)), orDash(s.Key), runTenantText(s), oneLine(s.Workflow), oneLine(s.Cron), s.TimeZone, next, s.RunCount, s.FailureCount, yesNo(s.Paused))
+			orDash(oneLine(s.Owner)), orDash(s.Key), runTenantText(s), oneLine(s.Workflow), oneLine(orDash(s.Cron+strings.ReplaceAll(s.RRule, "\n", "; "))), s.TimeZone, next, s.RunCount, s.FailureCount, yesNo(s.Paused))
 	}
 	return table.Flush()
 }

@@ -492,6 +492,40 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Equal(t, "tributary: --dst-gap \"later\" is not a DST gap policy; pass --dst-gap jump, shift or skip\n", res.stderr)
 	})
 
+	t.Run("RRule", func(t *testing.T) {
+		t.Parallel()
+
+		id := createSchedule(t, vars, "--name", "fortnightly", "--rrule", "DTSTART:20270105T090000;RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU",
+			"--tz", "Europe/Paris", "--workflow", "w", "--owner", "rrule")
+		s := getSchedule(t, vars, id)
+		require.Equal(t, "DTSTART:20270105T090000\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU", s.RRule)
+		require.Empty(t, s.Cron)
+		require.Equal(t, time.Tuesday, s.NextFireAt.In(scheduleLocation(s.Schedule)).Weekday())
+		res := runCLI(t, vars, "schedule", "get", id.String())
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Contains(t, res.stdout, "\nRRULE:            DTSTART:20270105T090000; RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU\n")
+		res = runCLI(t, vars, "schedule", "list", "--owner", "rrule")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Contains(t, res.stdout, "DTSTART:20270105T090000; RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU")
+
+		res = runCLI(t, vars, "schedule", "update", id.String(), "--cron", "0 9 * * 2")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		s = getSchedule(t, vars, id)
+		require.Equal(t, "0 9 * * 2", s.Cron)
+		require.Empty(t, s.RRule)
+		res = runCLI(t, vars, "schedule", "update", id.String(), "--rrule", "DTSTART:20270105T090000;RRULE:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		s = getSchedule(t, vars, id)
+		require.Equal(t, "DTSTART:20270105T090000\nRRULE:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1", s.RRule)
+
+		res = runCLI(t, vars, "schedule", "update", id.String(), "--cron", "@daily", "--rrule", "DTSTART:20270105T090000;RRULE:FREQ=DAILY")
+		require.Equal(t, ExitUsage, res.code)
+		require.Equal(t, "tributary: pass --cron or --rrule, not both; a schedule has one rule\n", res.stderr)
+		res = runCLI(t, vars, "schedule", "create", "--name", "x", "--workflow", "w", "--rrule", "DTSTART:20270105T090000;RRULE:FREQ=FORTNIGHTLY")
+		require.NotEqual(t, ExitOK, res.code)
+		require.Contains(t, res.stderr, "FREQ=FORTNIGHTLY")
+	})
+
 	t.Run("CatchUpPolicy", func(t *testing.T) {
 		t.Parallel()
 

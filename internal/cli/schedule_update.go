@@ -32,6 +32,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	description := fs.String("description", "", "the schedule's new description, free `text` (\"\" clears it)")
 	workflowType := fs.String("workflow", "", "the new workflow `type` the next slots start, as a service registers it")
 	expr := fs.String("cron", "", "the new cron `expression`; the pending slot is replaced by the first slot of the new timing")
+	rruleText := fs.String("rrule", "", "a new RFC 5545 recurrence `rule` in place of the schedule's cron expression or rule (see 'schedule create --help'); the pending slot is replaced like --cron's")
 	zone := fs.String("tz", "", "the new IANA time `zone` of the expression, such as Europe/Paris (\"\" for UTC); the pending slot is replaced like --cron's")
 	input := fs.String("input", "", "the new input of each run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input")
 	overlap := fs.String("overlap", "", "the new overlap `policy`: "+overlapPolicies+" (see 'schedule create --help')")
@@ -66,6 +67,9 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 				p.Description = description
 			case "cron":
 				p.Cron = expr
+			case "rrule":
+				lines := rruleLines(*rruleText)
+				p.RRule = &lines
 			case "tz":
 				p.TimeZone = zone
 			case "input":
@@ -115,6 +119,8 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 			}
 		}
 		switch {
+		case p.Cron != nil && p.RRule != nil:
+			return withHint(usageErrorf("pass --cron or --rrule, not both"), "a schedule has one rule")
 		case !changed:
 			return withHint(usageErrorf("schedule update needs a setting to change"),
 				fmt.Sprintf(`pass one or more of %s, e.g. tributary schedule update %s --cron "0 3 * * *"`, joinWords(flagNames(updateFlags)), refArgs(ref)))
@@ -167,7 +173,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 
 // updateFlags are the flags of update that change a setting, in the
 // order its messages list them.
-var updateFlags = []string{"name", "description", "workflow", "cron", "tz", "input", "overlap", "catchup",
+var updateFlags = []string{"name", "description", "workflow", "cron", "rrule", "tz", "input", "overlap", "catchup",
 	"max-attempts", "priority", "queue", "timeout", "keep-runs", "tenant", "dst-gap", "dst-fold"}
 
 // flagNames are names with "--" before each.
