@@ -159,7 +159,13 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 
 // spec is s's parsed cron expression, from a cache: thousands of schedules
 // fired together mostly share a few expressions and zones.
-func (c *Client) spec(s *Schedule) (*Spec, error) { return c.specs.get(s.rule(), s.TimeZone, s.dst()) }
+func (c *Client) spec(s *Schedule) (*Spec, error) {
+	spec, err := c.specs.get(s.rule(), s.TimeZone, s.dst())
+	if err != nil || len(s.Calendars) == 0 || !s.calendarsRead {
+		return spec, err
+	}
+	return spec.WithExclusions(s.excluded, s.OnExcluded)
+}
 
 // specCache holds parsed specs by expression and zone. It is cleared when
 // it reaches specCacheSize entries: a bound, not an eviction policy.
@@ -248,7 +254,7 @@ func inputError(err error, field string) error {
 
 // CreateTx is like Create, within tx; the caller commits or rolls back.
 func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule, error) {
-	v, err := c.validate(p)
+	v, err := c.validate(ctx, c.db(tx), p)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +298,7 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 			return nil, err
 		}
 	}
-	return s, nil
+	return s, c.loadCalendarsTx(ctx, tx, s)
 }
 
 // existingTx is what Create returns when row's owner has its key already:
@@ -339,10 +345,13 @@ func insertParams(id uuid.UUID, p *Params, v *validated, next *time.Time) engine
 		PauseNote: p.PauseNote, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), GrantID: p.GrantID,
 		KeepRuns: p.KeepRuns, Key: p.Key, CreatedBy: p.CreatedBy, RunTenant: p.Tenant,
 		DSTGap: string(v.spec.DST().Gap), DSTFold: string(v.spec.DST().Fold),
+		Calendars: v.calendars, OnExcluded: string(v.onExcluded),
 	}
 }
 
 type validated struct {
+	calendars     []string   // Params.Calendars, checked, each once, in order
+	onExcluded    OnExcluded // with its default
 	catchUp       time.Duration
 	catchUpPolicy CatchUpPolicy
 	first         time.Time
@@ -351,12 +360,38 @@ type validated struct {
 	spec          *Spec
 }
 
-func (c *Client) validate(p *Params) (*validated, error) { return c.validateAt(p, c.now(), parseRule) }
+func (c *Client) validate(ctx context.Context, db engine.DBTX, p *Params) (*validated, error) {
+	var names []string
+	if p != nil {
+		names = p.Calendars
+	}
+	cal, err := c.calendarDates(ctx, db, names)
+	if err != nil {
+		return nil, err
+	}
+	return c.validateAt(p, c.now(), parseRule, cal)
+}
+
+// paramsCalendars reads the dates of every calendar that params name.
+func (c *Client) paramsCalendars(ctx context.Context, db engine.DBTX, params []*Params) (map[string][]ExcludedDate, error) {
+	var names []string
+	for _, p := range params {
+		if p != nil {
+			for _, name := range p.Calendars {
+				if !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	return c.calendarDates(ctx, db, names)
+}
 
 // validateAt is validate with the first slot taken after now (or StartAt)
 // and parse in place of ParseSpec: CreateManyTx gives a batch one now, and
 // parses each distinct expression and zone once.
-func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone string) (*Spec, error)) (*validated, error) {
+// cal holds the dates of the calendars p names (calendarDates).
+func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone string) (*Spec, error), cal map[string][]ExcludedDate) (*validated, error) {
 	if p == nil {
 		return nil, &ValidationError{Field: "Params", Problem: "is nil"}
 	}
@@ -415,6 +450,17 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 	if spec, err = spec.WithDST(DSTPolicy{Gap: p.DSTGap, Fold: p.DSTFold}); err != nil {
 		return nil, err
 	}
+	calendars, excluded, err := checkCalendars(p.Calendars, cal)
+	if err != nil {
+		return nil, err
+	}
+	if spec, err = spec.WithExclusions(excluded, p.OnExcluded); err != nil {
+		return nil, err
+	}
+	onExcluded := p.OnExcluded
+	if onExcluded == "" {
+		onExcluded = ExcludedSkip
+	}
 	overlap, err := overlapOverride("Overlap", OverlapSkip, p.Overlap)
 	if err != nil {
 		return nil, err
@@ -445,7 +491,8 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 	if !ok {
 		return nil, &ValidationError{Field: "Cron", Problem: fmt.Sprintf("%q has no occurrence between now (or StartAt) and EndAt; widen the range or change the expression", p.Cron)}
 	}
-	return &validated{catchUp: max(catchUp, 0), catchUpPolicy: catchUpPolicy, first: first, input: input, overlap: overlap, spec: spec}, nil
+	return &validated{catchUp: max(catchUp, 0), catchUpPolicy: catchUpPolicy, first: first, input: input, overlap: overlap, spec: spec,
+		calendars: calendars, onExcluded: onExcluded}, nil
 }
 
 // firstSlot is the first occurrence after max(now, start) and before end.
@@ -467,14 +514,17 @@ func (c *Client) Get(ctx context.Context, ref Ref) (*Schedule, error) {
 	if err := ref.check(); err != nil {
 		return nil, err
 	}
+	var s *Schedule
+	var err error
 	if ref.Key == "" {
-		return scheduleOf(c.q.ScheduleByID(ctx, c.wf.Pool(), ref.ID))
-	}
-	s, err := scheduleOf(c.q.ScheduleByKey(ctx, c.wf.Pool(), ref.Owner, ref.Key))
-	if errors.Is(err, ErrNotFound) {
+		s, err = scheduleOf(c.q.ScheduleByID(ctx, c.wf.Pool(), ref.ID))
+	} else if s, err = scheduleOf(c.q.ScheduleByKey(ctx, c.wf.Pool(), ref.Owner, ref.Key)); errors.Is(err, ErrNotFound) {
 		return nil, notFoundByKey(ref)
 	}
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	return s, c.loadCalendarsTx(ctx, c.wf.Pool(), s)
 }
 
 // ListParams filter and page List. The zero value lists the 100 newest
@@ -509,7 +559,11 @@ func (c *Client) List(ctx context.Context, p *ListParams) ([]*Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schedule: list: %w", err)
 	}
-	return schedulesOf(rows, nil)
+	out, err := schedulesOf(rows, nil)
+	if err != nil {
+		return nil, err
+	}
+	return out, c.loadCalendarsTx(ctx, c.wf.Pool(), out...)
 }
 
 // Pause pauses a schedule: no slot fires until Resume. The pending slot's
@@ -562,6 +616,9 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *ResumeO
 	if !s.Paused {
 		return s, nil
 	}
+	if err := c.loadCalendarsTx(ctx, tx, s); err != nil {
+		return nil, err
+	}
 	spec, err := s.Spec()
 	if err != nil {
 		return nil, err
@@ -594,7 +651,7 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *ResumeO
 			return nil, err
 		}
 	}
-	return s, nil
+	return s, c.loadCalendarsTx(ctx, tx, s)
 }
 
 // Delete deletes a schedule. Its past runs stay, with their schedule id set

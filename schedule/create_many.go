@@ -117,8 +117,12 @@ func (c *Client) createManyTx(ctx context.Context, tx pgx.Tx, params []*Params, 
 	var keyed []int
 	keys := map[[2]string]int{}
 	now := c.now()
+	cal, err := c.paramsCalendars(ctx, tx, params)
+	if err != nil {
+		return nil, err
+	}
 	for i, p := range params {
-		v, err := c.validateAt(p, now, c.specs.parse)
+		v, err := c.validateAt(p, now, c.specs.parse, cal)
 		if err != nil {
 			return nil, itemError(i, p, err)
 		}
@@ -202,7 +206,7 @@ func (c *Client) createManyTx(ctx context.Context, tx pgx.Tx, params []*Params, 
 	if err := c.seedTx(ctx, tx, firsts...); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out, c.loadCalendarsTx(ctx, tx, out...)
 }
 
 // existingKeysTx reads the schedules that have the keys of items idx

@@ -226,6 +226,10 @@ func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*
 
 	// Check every item against what is stored before writing anything.
 	now := c.now()
+	cal, err := c.paramsCalendars(ctx, tx, decl.Schedules)
+	if err != nil {
+		return nil, err
+	}
 	type change struct {
 		i      int
 		row    *engine.Schedule
@@ -247,7 +251,7 @@ func (c *Client) DeclareTx(ctx context.Context, tx pgx.Tx, decl *Declaration) (*
 			return nil, itemError(i, p, takenKey(decl.Service, taken))
 		}
 		declared[row.ID] = true
-		v, err := c.validateAt(p, now, c.specs.parse)
+		v, err := c.validateAt(p, now, c.specs.parse, cal)
 		if err != nil {
 			return nil, itemError(i, p, err)
 		}
@@ -375,7 +379,7 @@ func declaredUpdate(p *Params, v *validated) *UpdateParams {
 		Cron: &p.Cron, RRule: &p.RRule, TimeZone: &p.TimeZone, StartAt: &p.StartAt, EndAt: &p.EndAt, Overlap: &v.overlap,
 		CatchUpWindow: &window, CatchUp: &v.catchUpPolicy, MaxAttempts: &p.MaxAttempts, Priority: &p.Priority,
 		Queue: &p.Queue, Timeout: &p.Timeout, GrantID: &grant, KeepRuns: &p.KeepRuns, Tenant: &p.Tenant,
-		DSTGap: &v.spec.dst.Gap, DSTFold: &v.spec.dst.Fold,
+		DSTGap: &v.spec.dst.Gap, DSTFold: &v.spec.dst.Fold, Calendars: &v.calendars, OnExcluded: &v.onExcluded,
 	}
 }
 

@@ -478,6 +478,9 @@ type slot struct {
 // replace, those whose unfinished runs another transaction holds.
 func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule, foundAt, now time.Time, stats *passStats) ([]uuid.UUID, error) {
 	slots := make([]*slot, 0, len(claimed))
+	if err := c.loadCalendarsTx(ctx, tx, claimed...); err != nil {
+		return nil, err
+	}
 	for _, s := range claimed {
 		sl := &slot{s: s, fireAt: *s.NextFireAt}
 		spec, err := c.spec(s)
@@ -490,12 +493,12 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 			continue
 		}
 		sl.spec = spec
-		var skipped bool
+		var skipped string
 		sl.meta, skipped = slotMetadata(spec, sl.fireAt)
 		sl.d = decideSlot(spec, s.CatchUpWindow, s.CatchUp, sl.fireAt, foundAt, now, s.nextCatchUp)
 		switch {
-		case skipped:
-			sl.skip = SkipReasonDSTGap
+		case skipped != "":
+			sl.skip = skipped
 		case sl.d.missed:
 			sl.skip = missedReason(spec, sl.fireAt, sl.d.after)
 		}
@@ -804,7 +807,7 @@ func decideSlotSpan(span trace.Span, st engine.Started) {
 // skipKind is the reason without its details: "cannot start" for
 // "cannot start: input is 4108 bytes…".
 func skipKind(reason string) string {
-	for _, prefix := range []string{SkipReasonCannotFire, SkipReasonCannotStart, SkipReasonMissed} {
+	for _, prefix := range []string{SkipReasonCannotFire, SkipReasonCannotStart, SkipReasonMissed, SkipReasonExcluded} {
 		if len(reason) >= len(prefix) && reason[:len(prefix)] == prefix {
 			return prefix
 		}
@@ -814,17 +817,23 @@ func skipKind(reason string) string {
 
 // slotMetadata explains a slot in its run's metadata, so the ledger explains
 // itself: the nominal wall time in the schedule's zone, the zone, and the
-// note when the DST policy moved, merged or skipped the slot. skipped
-// reports a slot the policy skips (DSTGapSkip): it is recorded, with
-// SkipReasonDSTGap, and does not run.
-func slotMetadata(spec *Spec, fireAt time.Time) (meta runmeta.Meta, skipped bool) {
+// note when the DST policy or a calendar moved, merged or skipped the
+// slot. skipped is the skip reason of a slot the spec skips (DSTGapSkip:
+// SkipReasonDSTGap; an excluded date: SkipReasonExcluded and the date):
+// it is recorded, and does not run.
+func slotMetadata(spec *Spec, fireAt time.Time) (meta runmeta.Meta, skipped string) {
 	meta = runmeta.Meta{Zone: spec.Zone(), FireAt: fireAt.In(spec.Location()).Format(time.RFC3339)}
 	if occ, ok := spec.Next(fireAt.Add(-time.Second)); ok && occ.At.Equal(fireAt) {
 		meta.Nominal = occ.Nominal
 		if occ.Note != "" {
 			meta.DSTNote = occ.Note
 		}
-		skipped = occ.Skipped
+		switch {
+		case occ.Skipped && occ.Excluded != "":
+			skipped = SkipReasonExcluded + ": " + occ.Excluded
+		case occ.Skipped:
+			skipped = SkipReasonDSTGap
+		}
 	}
 	return meta, skipped
 }

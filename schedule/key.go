@@ -178,6 +178,8 @@ func specDiff(stored *engine.Schedule, given *engine.InsertScheduleParams) []Fie
 	add("CatchUp", CatchUpPolicy(stored.CatchUpPolicy), CatchUpPolicy(given.CatchUpPolicy))
 	add("DSTGap", DSTGap(stored.DSTGap), DSTGap(given.DSTGap))
 	add("DSTFold", DSTFold(stored.DSTFold), DSTFold(given.DSTFold))
+	add("Calendars", plain(strings.Join(stored.Calendars, ",")), plain(strings.Join(given.Calendars, ",")))
+	add("OnExcluded", OnExcluded(stored.OnExcluded), OnExcluded(given.OnExcluded))
 	add("MaxAttempts", stored.MaxAttempts, given.MaxAttempts)
 	add("Priority", stored.Priority, given.Priority)
 	add("Queue", stored.Queue, given.Queue)

@@ -49,6 +49,12 @@ type UpdateParams struct {
 	RRule *string
 	// KeepRuns replaces how many of the latest runs retention keeps.
 	KeepRuns *int
+	// Calendars and OnExcluded replace the holiday calendars the schedule
+	// excludes and what their slots do (Params.Calendars, OnExcluded); an
+	// empty slice removes them all. Like a new cron expression, they apply
+	// from the next slot they compute.
+	Calendars  *[]string
+	OnExcluded *OnExcluded
 	// DSTGap and DSTFold replace the DST policy (Params.DSTGap, DSTFold);
 	// like a new cron expression, a new policy applies from the next slot
 	// it computes.
@@ -87,6 +93,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 		Cron: s.Cron, RRule: s.RRule, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: storedWindow(s.CatchUpWindow), CatchUp: s.CatchUp, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
 		Queue: s.Queue, Timeout: s.Timeout, KeepRuns: s.KeepRuns, Tenant: s.Tenant, DSTGap: s.DSTGap, DSTFold: s.DSTFold,
+		Calendars: s.Calendars, OnExcluded: s.OnExcluded,
 	}
 	set := func(dst *string, src *string) {
 		if src != nil {
@@ -165,14 +172,21 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	if p.DSTFold != nil {
 		params.DSTFold = *p.DSTFold
 	}
-	v, err := c.validate(params)
+	if p.Calendars != nil {
+		params.Calendars = *p.Calendars
+	}
+	if p.OnExcluded != nil {
+		params.OnExcluded = *p.OnExcluded
+	}
+	v, err := c.validate(ctx, tx, params)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.checkInput(ctx, tx, params.Workflow, v.input, "Input"); err != nil {
 		return nil, err
 	}
-	retimed := v.spec.Expr() != s.rule() || v.spec.Zone() != s.TimeZone || v.spec.DST() != s.dst() || p.StartAt != nil || p.EndAt != nil
+	retimed := v.spec.Expr() != s.rule() || v.spec.Zone() != s.TimeZone || v.spec.DST() != s.dst() ||
+		!slices.Equal(v.calendars, s.Calendars) || v.onExcluded != s.OnExcluded || p.StartAt != nil || p.EndAt != nil
 	next := s.NextFireAt
 	if retimed && !s.Paused {
 		next = &v.first
@@ -185,6 +199,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 		StartAt: nullTime(params.StartAt), EndAt: nullTime(params.EndAt), GrantID: grantID, KeepRuns: params.KeepRuns,
 		Type: params.Workflow, RunTenant: params.Tenant, Now: c.sqlNow(),
 		DSTGap: string(v.spec.DST().Gap), DSTFold: string(v.spec.DST().Fold),
+		Calendars: v.calendars, OnExcluded: string(v.onExcluded),
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
@@ -194,7 +209,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 			return nil, err
 		}
 	}
-	return updated, nil
+	return updated, c.loadCalendarsTx(ctx, tx, updated)
 }
 
 // TriggerOpts override, for one triggered run, the schedule's input and
@@ -450,6 +465,9 @@ func (c *Client) BackfillTx(ctx context.Context, tx pgx.Tx, ref Ref, from, to ti
 	} else if err := c.checkInput(ctx, tx, s.Workflow, s.Input, "Input"); err != nil {
 		return nil, fmt.Errorf("%w (the schedule's input; pass BackfillOpts.Input, or Update the schedule)", err)
 	}
+	if err := c.loadCalendarsTx(ctx, tx, s); err != nil {
+		return nil, err
+	}
 	spec, err := s.Spec()
 	if err != nil {
 		return nil, err
@@ -532,8 +550,8 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 			meta.RerunOf = reason
 		}
 		skip, startAt := grantSkip, time.Time{}
-		if skip == "" && dstSkipped {
-			skip = SkipReasonDSTGap
+		if skip == "" {
+			skip = dstSkipped
 		}
 		if skip == "" {
 			switch policy {

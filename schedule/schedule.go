@@ -71,6 +71,10 @@ const (
 	// jumped over it) and the schedule's DST policy is DSTGapSkip; the
 	// run's metadata (the ledger's note) says which time and day.
 	SkipReasonDSTGap = "dst gap"
+	// SkipReasonExcluded: the slot's date is excluded by one of the
+	// schedule's calendars and its OnExcluded is ExcludedSkip; the run's
+	// metadata (the ledger's note) names the calendar and the date.
+	SkipReasonExcluded = "excluded"
 	// SkipReasonCannotStart: the workflow engine refused the run (its input
 	// is over the working client's limit, its run policy is invalid).
 	SkipReasonCannotStart = "cannot start"
@@ -204,6 +208,15 @@ type Params struct {
 	DSTGap  DSTGap
 	DSTFold DSTFold
 
+	// Calendars name the holiday calendars (CreateCalendar) whose dates
+	// the schedule excludes; each must exist. OnExcluded is what a slot on
+	// an excluded date does: ExcludedSkip (the default) records it as
+	// skipped, naming the calendar and the date (SkipReasonExcluded);
+	// ExcludedNextBusinessDay moves it to the same wall time on the next
+	// Monday-to-Friday date not excluded (see Spec.WithExclusions).
+	Calendars  []string
+	OnExcluded OnExcluded
+
 	// MaxAttempts, Priority, Queue and Timeout are the run policy of the
 	// runs started; zero leaves the workflow type's DefineOpts. Those are
 	// known only to a process that registers the type: slots fired by one
@@ -263,6 +276,8 @@ type Schedule struct {
 	CatchUp       CatchUpPolicy   `json:"catchup_policy"`
 	DSTGap        DSTGap          `json:"dst_gap"`
 	DSTFold       DSTFold         `json:"dst_fold"`
+	Calendars     []string        `json:"calendars,omitempty"`
+	OnExcluded    OnExcluded      `json:"on_excluded"`
 	MaxAttempts   int             `json:"max_attempts,omitempty"`
 	Priority      int             `json:"priority,omitempty"`
 	Queue         string          `json:"queue,omitempty"`
@@ -303,6 +318,12 @@ type Schedule struct {
 	// nextCatchUp marks NextFireAt as the slot the "latest" catch-up policy
 	// jumped to: it runs however late it is found.
 	nextCatchUp bool
+
+	// excluded are the dates of Calendars, as the client read them with
+	// the schedule (loadCalendars); Spec applies them. calendarsRead
+	// reports that it did.
+	excluded      []ExcludedDate
+	calendarsRead bool
 }
 
 // Origin says where the schedule comes from, for operators: "declared by
@@ -330,12 +351,20 @@ func (s *Schedule) Origin() string {
 
 // Spec parses the schedule's cron expression (or RRULE) in its zone, with
 // its DST policy.
+//
+// With Calendars, the spec excludes their dates as the client read them
+// with the schedule (a schedule from Get, List, Create, Update and the
+// like); a Schedule made otherwise, or decoded from JSON, has a spec
+// without them.
 func (s *Schedule) Spec() (*Spec, error) {
 	spec, err := parseRule(s.rule(), s.TimeZone)
 	if err != nil {
 		return nil, err
 	}
-	return spec.WithDST(s.dst())
+	if spec, err = spec.WithDST(s.dst()); err != nil || !s.calendarsRead {
+		return spec, err
+	}
+	return spec.WithExclusions(s.excluded, s.OnExcluded)
 }
 
 // rule is the schedule's rule as stored: its cron expression, or its

@@ -45,6 +45,7 @@ func fillSchedule(s *Schedule, r *engine.Schedule) {
 		CatchUpWindow: time.Duration(r.CatchUpWindowMS) * time.Millisecond,
 		CatchUp:       CatchUpPolicy(r.CatchUpPolicy),
 		DSTGap:        DSTGap(r.DSTGap), DSTFold: DSTFold(r.DSTFold),
+		Calendars: r.Calendars, OnExcluded: OnExcluded(r.OnExcluded),
 		MaxAttempts: r.MaxAttempts, Priority: r.Priority, Queue: r.Queue,
 		Timeout:  time.Duration(r.TimeoutMS) * time.Millisecond,
 		KeepRuns: r.KeepRuns, Paused: r.Paused, PauseNote: r.PauseNote, PausedAt: r.PausedAt,

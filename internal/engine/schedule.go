@@ -54,6 +54,11 @@ type Schedule struct {
 	// DSTGap and DSTFold are the schedule's DST policy: jump, shift or
 	// skip; first, last or both.
 	DSTGap, DSTFold string
+	// Calendars are the holiday calendars whose dates the schedule
+	// excludes, and OnExcluded what their slots do: skip or
+	// next-business-day.
+	Calendars  []string
+	OnExcluded string
 }
 
 // scheduleColumns are the columns scanSchedule reads.
@@ -61,7 +66,7 @@ const scheduleColumns = `id, name, description, owner, workflow_type, input, cro
 	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
 	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), grant_id,
 	created_at, updated_at, next_fire_catch_up, keep_runs, coalesce(key, ''), coalesce(declared_by, ''), undeclared_at,
-	created_by, coalesce(run_tenant, ''), dst_gap, dst_fold`
+	created_by, coalesce(run_tenant, ''), dst_gap, dst_fold, calendars, on_excluded`
 
 // scanSchedule reads a row of scheduleColumns into s; ErrNotFound when
 // there is none.
@@ -70,7 +75,7 @@ func scanSchedule(row pgx.Row, s *Schedule) error {
 		&s.StartAt, &s.EndAt, &s.OverlapPolicy, &s.CatchUpWindowMS, &s.CatchUpPolicy, &s.MaxAttempts, &s.TimeoutMS,
 		&s.Queue, &s.Priority, &s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount,
 		&s.FailureCount, &s.LastRunStatus, &s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.NextFireCatchUp, &s.KeepRuns,
-		&s.Key, &s.DeclaredBy, &s.UndeclaredAt, &s.CreatedBy, &s.RunTenant, &s.DSTGap, &s.DSTFold)
+		&s.Key, &s.DeclaredBy, &s.UndeclaredAt, &s.CreatedBy, &s.RunTenant, &s.DSTGap, &s.DSTFold, &s.Calendars, &s.OnExcluded)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -121,10 +126,10 @@ var (
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
 	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant, created_at, updated_at,
-	dst_gap, dst_fold)
+	dst_gap, dst_fold, calendars, on_excluded)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 	CASE WHEN $17 THEN coalesce($27::timestamptz, now()) END, $21, $22, nullif($23, ''), nullif($24, ''), $25, nullif($26, ''),
-	coalesce($27::timestamptz, now()), coalesce($27::timestamptz, now()), $28, $29)
+	coalesce($27::timestamptz, now()), coalesce($27::timestamptz, now()), $28, $29, coalesce($30::text[], '{}'), $31)
 ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING ` + scheduleColumns)
 
@@ -153,7 +158,7 @@ SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_
 	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
 	next_fire_at = $13, catchup_policy = $14, owner = $15, start_at = $16, end_at = $17, grant_id = $18,
 	keep_runs = $19, workflow_type = $20, run_tenant = nullif($21, ''), updated_at = coalesce($22::timestamptz, now()),
-	dst_gap = $23, dst_fold = $24
+	dst_gap = $23, dst_fold = $24, calendars = coalesce($25::text[], '{}'), on_excluded = $26
 WHERE id = $1 RETURNING ` + scheduleColumns)
 
 	// Lock the schedule's runs before the schedule, the order in which a
@@ -208,6 +213,8 @@ type InsertScheduleParams struct {
 	Now           *time.Time // the time recorded (created, paused); nil: the database's now()
 	DSTGap        string     // jump, shift or skip
 	DSTFold       string     // first, last or both
+	Calendars     []string   // the holiday calendars excluded
+	OnExcluded    string     // skip or next-business-day
 }
 
 // ErrKeyExists is returned by InsertScheduleTx when the schedule's owner
@@ -221,7 +228,7 @@ func (q *Queries) InsertScheduleTx(ctx context.Context, tx pgx.Tx, p *InsertSche
 	s, err := scanOneSchedule(tx.QueryRow(ctx, q.sql(insertScheduleStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
 		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
-		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now, p.DSTGap, p.DSTFold))
+		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now, p.DSTGap, p.DSTFold, p.Calendars, p.OnExcluded))
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrKeyExists
 	}
@@ -301,6 +308,8 @@ type UpdateScheduleParams struct {
 	Now             *time.Time // the update's time; nil: the database's now()
 	DSTGap          string     // jump, shift or skip
 	DSTFold         string     // first, last or both
+	Calendars       []string   // the holiday calendars excluded
+	OnExcluded      string     // skip or next-business-day
 }
 
 // UpdateScheduleTx rewrites a schedule's settings and returns it;
@@ -311,7 +320,7 @@ func (q *Queries) UpdateScheduleTx(ctx context.Context, tx pgx.Tx, p *UpdateSche
 	return scanOneSchedule(tx.QueryRow(ctx, q.sql(updateScheduleStmt), p.ID, p.Name, p.Description, p.Input,
 		p.Cron, p.TimeZone, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts, p.TimeoutMS, p.Queue, p.Priority,
 		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns, p.Type, p.RunTenant, p.Now,
-		p.DSTGap, p.DSTFold))
+		p.DSTGap, p.DSTFold, p.Calendars, p.OnExcluded))
 }
 
 // DeleteSchedule deletes a schedule, after locking its runs (whose
