@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,7 +20,7 @@ import (
 // /api/schedules/{id}: the writable fields of a schedule, as GET answers
 // them. A PATCH changes the fields it names that differ from the schedule.
 type scheduleBody struct {
-	Name, Description, Owner, Key, Tenant, Workflow, Cron, TimeZone, Queue, PauseNote opt[string]
+	Name, Description, Owner, Key, Tenant, Workflow, Cron, RRule, TimeZone, Queue, PauseNote opt[string]
 
 	Input          opt[json.RawMessage]
 	StartAt, EndAt opt[time.Time]
@@ -49,7 +50,7 @@ func (b *scheduleBody) spec(patch bool) *bodySpec {
 	members := []member{
 		{name: "name", dst: &b.Name}, {name: "description", dst: &b.Description}, {name: "owner", dst: &b.Owner},
 		{name: "key", dst: &b.Key}, {name: "tenant", dst: &b.Tenant}, {name: "workflow", dst: &b.Workflow}, {name: "input", dst: &b.Input, nullable: true},
-		{name: "cron", dst: &b.Cron}, {name: "time_zone", dst: &b.TimeZone},
+		{name: "cron", dst: &b.Cron}, {name: "rrule", dst: &b.RRule}, {name: "time_zone", dst: &b.TimeZone},
 		{name: "start_at", dst: &b.StartAt, nullable: true}, {name: "end_at", dst: &b.EndAt, nullable: true},
 		{name: "overlap", dst: &b.Overlap}, {name: "catch_up_window", dst: &b.CatchUpWindow},
 		{name: "catch_up", dst: &b.CatchUp}, {name: "dst_gap", dst: &b.DSTGap}, {name: "dst_fold", dst: &b.DSTFold},
@@ -84,7 +85,8 @@ func window(d duration) time.Duration {
 }
 
 // createSchedule answers POST /api/schedules: 201 with the schedule and its
-// next fire times, and "existing": false. With a key the owner has already
+// next fire times, and "existing": false. The body has a cron expression
+// ("cron") or an RRULE ("rrule"): both, or neither, is a 400. With a key the owner has already
 // (schedule.Params.Key), it writes nothing: when the schedule's spec is
 // the one sent, it answers 200 with that schedule and "existing": true;
 // when it differs, 409 with a KeyConflict naming the fields that differ.
@@ -104,9 +106,18 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		h.failJSON(w, r, err)
 		return
 	}
+	cron, rrule := strings.TrimSpace(b.Cron.value()), strings.TrimSpace(b.RRule.value())
+	switch {
+	case cron != "" && rrule != "":
+		h.failJSON(w, r, bothRules(cron))
+		return
+	case cron == "" && rrule == "":
+		h.failJSON(w, r, errNoRule)
+		return
+	}
 	p := &schedule.Params{
 		Name: b.Name.value(), Description: b.Description.value(), Owner: b.Owner.value(), Key: b.Key.value(), CreatedBy: "api",
-		Workflow: b.Workflow.value(), Input: b.input(), Cron: b.Cron.value(), TimeZone: b.TimeZone.value(), StartAt: b.StartAt.value(), EndAt: b.EndAt.value(),
+		Workflow: b.Workflow.value(), Input: b.input(), Cron: b.Cron.value(), RRule: b.RRule.value(), TimeZone: b.TimeZone.value(), StartAt: b.StartAt.value(), EndAt: b.EndAt.value(),
 		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), DSTGap: b.DSTGap.value(), DSTFold: b.DSTFold.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
 		Queue: b.Queue.value(), Timeout: time.Duration(b.Timeout.value()), Paused: b.Paused.value(), PauseNote: b.PauseNote.value(),
 		RequireWorker: b.RequireWorker.value(), KeepRuns: b.KeepRuns.value(), Tenant: b.Tenant.value(),
@@ -118,6 +129,9 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		p.GrantID = b.GrantID.ptr()
 	}
 	s, err := h.sc.Create(r.Context(), p)
+	if rrule != "" {
+		err = rruleError(err)
+	}
 	var conflict *schedule.KeyConflictError
 	if errors.As(err, &conflict) {
 		writeJSON(w, http.StatusConflict, h.keyConflictWire(conflict))
@@ -147,7 +161,8 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 // pause_note must be the schedule's (a key never changes; pause and resume
 // have their routes), and an unchanged start or end does not re-time the
 // pending slot. The owner of a keyed schedule does not change either
-// (schedule.UpdateParams).
+// (schedule.UpdateParams). A new "rrule" replaces the cron expression, and
+// a new "cron" the RRULE.
 func (h *Handler) updateSchedule(r *http.Request, ref schedule.Ref) error {
 	var b scheduleBody
 	ignored, err := b.spec(true).read(r)
@@ -171,6 +186,9 @@ func (h *Handler) updateSchedule(r *http.Request, ref schedule.Ref) error {
 			return err
 		}
 		_, err = h.sc.UpdateTx(ctx, tx, schedule.ByID(s.ID), p)
+		if _, rrule := ruleAfter(s, p); rrule != "" {
+			err = rruleError(err)
+		}
 		return err
 	})
 }
@@ -202,6 +220,17 @@ func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bo
 	str(&p.Tenant, &b.Tenant, s.Tenant)
 	str(&p.Workflow, &b.Workflow, s.Workflow)
 	str(&p.Cron, &b.Cron, s.Cron)
+	str(&p.RRule, &b.RRule, s.RRule)
+	switch cron, rrule := ruleAfter(s, p); {
+	case p.Cron != nil && p.RRule != nil && cron != "" && rrule != "":
+		return nil, false, bothRules(cron)
+	case cron == "" && rrule == "":
+		field := "cron"
+		if p.RRule != nil {
+			field = "rrule"
+		}
+		return nil, false, badField(field, "is \"\", which would leave the schedule without a rule; send cron, a cron expression such as \"0 9 * * 1-5\", or rrule, an RFC 5545 recurrence rule such as %q", rruleExample)
+	}
 	str(&p.TimeZone, &b.TimeZone, s.TimeZone)
 	str(&p.Queue, &b.Queue, s.Queue)
 	if b.Overlap.set && b.Overlap.value() != s.Overlap {
@@ -266,6 +295,26 @@ func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bo
 		}
 	}
 	return p, changed, nil
+}
+
+// ruleAfter is the cron expression and the RRULE s has after the update
+// p, as schedule.Client.Update applies it: a new rule of either kind
+// replaces the other.
+func ruleAfter(s *schedule.Schedule, p *schedule.UpdateParams) (cron, rrule string) {
+	cron, rrule = s.Cron, s.RRule
+	switch {
+	case p.Cron != nil && p.RRule != nil:
+		cron, rrule = *p.Cron, *p.RRule
+	case p.Cron != nil && *p.Cron != "":
+		cron, rrule = *p.Cron, ""
+	case p.Cron != nil:
+		cron = ""
+	case p.RRule != nil && *p.RRule != "":
+		cron, rrule = "", *p.RRule
+	case p.RRule != nil:
+		rrule = ""
+	}
+	return strings.TrimSpace(cron), strings.TrimSpace(rrule)
 }
 
 // sameJSON reports whether a and b encode the same JSON value (jsonb

@@ -179,6 +179,7 @@ type scheduleJSON struct {
 	Workflow      string                 `json:"workflow"`
 	Input         json.RawMessage        `json:"input"`
 	Cron          string                 `json:"cron"`
+	RRule         string                 `json:"rrule"`
 	TimeZone      string                 `json:"time_zone"`
 	StartAt       *time.Time             `json:"start_at"`
 	EndAt         *time.Time             `json:"end_at"`
@@ -239,7 +240,7 @@ func scheduleWire(s *schedule.Schedule) *scheduleJSON {
 	return &scheduleJSON{
 		ID: s.ID, Name: s.Name, Description: s.Description, Owner: s.Owner, Key: s.Key, Tenant: s.Tenant, RunTenant: s.RunTenant(),
 		Workflow: s.Workflow,
-		Input:    jsonOrNull(s.Input), Cron: s.Cron, TimeZone: s.TimeZone, StartAt: utcPtr(s.StartAt), EndAt: utcPtr(s.EndAt),
+		Input:    jsonOrNull(s.Input), Cron: s.Cron, RRule: s.RRule, TimeZone: s.TimeZone, StartAt: utcPtr(s.StartAt), EndAt: utcPtr(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: duration(s.CatchUpWindow), CatchUp: s.CatchUp, DSTGap: s.DSTGap, DSTFold: s.DSTFold,
 		MaxAttempts: s.MaxAttempts, KeepRuns: s.KeepRuns, Priority: s.Priority, Queue: s.Queue, Timeout: duration(s.Timeout),
 		Paused: s.Paused, PauseNote: s.PauseNote, PausedAt: utcPtr(s.PausedAt), NextFireAt: utcPtr(s.NextFireAt),
@@ -269,10 +270,11 @@ type keyConflictJSON struct {
 // schedule that has the key: a PATCH of its URL, which a declared
 // schedule's service undoes when it next declares it.
 func (h *Handler) keyConflictWire(e *schedule.KeyConflictError) *keyConflictJSON {
-	out := &keyConflictJSON{ID: e.ID, Owner: e.Owner, Key: e.Key, DeclaredBy: e.DeclaredBy, Diffs: make([]schedule.FieldDiff, len(e.Diffs))}
-	diffs := make([]string, len(e.Diffs))
-	for i, d := range e.Diffs {
-		d.Field = snakeCase(d.Field)
+	rule := ruleDiffs(e.Diffs)
+	out := &keyConflictJSON{ID: e.ID, Owner: e.Owner, Key: e.Key, DeclaredBy: e.DeclaredBy, Diffs: make([]schedule.FieldDiff, len(rule))}
+	diffs := make([]string, len(rule))
+	for i, d := range rule {
+		d.Field = apiName(d.Field)
 		out.Diffs[i], diffs[i] = d, d.String()
 	}
 	ref := schedule.ByKey(e.Owner, e.Key)

@@ -253,9 +253,10 @@ func visibleText(t *testing.T, ctx context.Context, sel string) string {
 
 // TestBrowserOperator drives what an operator does at 3 a.m., signed in
 // with a token: the overview, a search of the runs, a run's timeline, a
-// signal to a waiting run whose page refreshes itself, and a new schedule
-// whose form first refuses a bad cron expression. Every page is checked
-// at a phone's width too, for content wider than the screen.
+// signal to a waiting run whose page refreshes itself, a new schedule
+// whose form first refuses a bad cron expression, and one of an RRULE.
+// Every page is checked at a phone's width too, for content wider than
+// the screen.
 func TestBrowserOperator(t *testing.T) {
 	t.Parallel()
 
@@ -375,10 +376,32 @@ func TestBrowserOperator(t *testing.T) {
 	require.Contains(t, browser.Run(t, ctx, chromedp.Location()), b.base+"/schedules/")
 	noErrorsBut(t, ctx, "400 (Bad Request) ["+b.base+"/schedules/new]") // the refused form
 
+	// An RRULE in place of a cron expression: chosen, its textarea takes
+	// the cron field's place; the schedule's page shows the rule on its
+	// two lines and its next fire times.
+	browser.Do(t, ctx,
+		chromedp.Navigate(b.base+"/schedules/new"),
+		chromedp.WaitVisible(chromedp.CSS(`form[data-testid=new-schedule-form]`)),
+		chromedp.WaitNotVisible(chromedp.CSS(`textarea[name=rrule]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=name]`), "fortnightly approvals"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=workflow]`), browserApproval.Name()),
+		chromedp.Click(chromedp.CSS(`input[name=rule][value=rrule]`)),
+		chromedp.WaitVisible(chromedp.CSS(`textarea[name=rrule]`)),
+		chromedp.WaitNotVisible(chromedp.CSS(`input[name=cron]`)),
+		chromedp.SendKeys(chromedp.CSS(`textarea[name=rrule]`), fortnightly),
+		chromedp.SendKeys(chromedp.CSS(`input[name=time_zone]`), "Europe/Paris"),
+		chromedp.Click(chromedp.CSS(`button[data-testid=create]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash]`)),
+	)
+	require.Equal(t, "fortnightly approvals", visibleText(t, ctx, `[data-testid=schedule-name]`))
+	require.Equal(t, fortnightly, visibleText(t, ctx, `[data-testid=schedule-rrule]`))
+	require.Equal(t, 10, browser.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("ol[data-testid=next-fires] li").length`)))
+	rruleSchedule := browser.Run(t, ctx, chromedp.Location())
+
 	// At a phone's width no page is wider than the screen: tables scroll
 	// in their own box.
 	browser.Do(t, ctx, chromedp.EmulateViewport(390, 844))
-	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs?tenant=acme", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath} {
+	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs?tenant=acme", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath, strings.TrimPrefix(rruleSchedule, b.base)} {
 		browser.Do(t, ctx,
 			chromedp.Navigate(b.base+path),
 			chromedp.WaitVisible(chromedp.CSS(`main`)),

@@ -89,7 +89,11 @@ func (h *Handler) createForm(w http.ResponseWriter, r *http.Request) {
 	p, err := createParams(f)
 	if err == nil {
 		var s *schedule.Schedule
-		if s, err = h.sc.Create(r.Context(), p); err == nil {
+		s, err = h.sc.Create(r.Context(), p)
+		if p.RRule != "" {
+			err = rruleError(err)
+		}
+		if err == nil {
 			notice := "created"
 			if s.Existing {
 				notice = "existing"
@@ -112,8 +116,9 @@ func (h *Handler) createForm(w http.ResponseWriter, r *http.Request) {
 // conflictMessage says, for the new form, that its key names a schedule
 // with another spec, and what to do.
 func conflictMessage(e *schedule.KeyConflictError) string {
-	diffs := make([]string, len(e.Diffs))
-	for i, d := range e.Diffs {
+	rule := ruleDiffs(e.Diffs)
+	diffs := make([]string, len(rule))
+	for i, d := range rule {
 		diffs[i] = d.String()
 	}
 	todo := "Edit that schedule, or give this one another key."
@@ -129,9 +134,13 @@ func conflictMessage(e *schedule.KeyConflictError) string {
 // time zone (or RFC 3339 times); an unknown zone is left for Create to
 // refuse. Empty fields are the defaults the form's labels name.
 func createParams(f scheduleFields) (*schedule.Params, error) {
+	cron, rrule, err := f.rule()
+	if err != nil {
+		return nil, err
+	}
 	p := &schedule.Params{
 		Name: f.Name, Description: f.Description, Owner: f.Owner, Key: f.Key, Tenant: f.Tenant, CreatedBy: "dashboard",
-		Workflow: f.Workflow, Cron: f.Cron, TimeZone: f.TimeZone,
+		Workflow: f.Workflow, Cron: cron, RRule: rrule, TimeZone: f.TimeZone,
 		Overlap: schedule.OverlapPolicy(f.Overlap), CatchUp: schedule.CatchUpPolicy(f.CatchUp), Queue: f.Queue,
 		DSTGap: schedule.DSTGap(f.DSTGap), DSTFold: schedule.DSTFold(f.DSTFold),
 		Paused: f.Paused, PauseNote: f.PauseNote,
@@ -230,7 +239,7 @@ func inField(field string, err error) error { return &fieldError{field: field, e
 // UpdateParams, as a schedule.ValidationError names them.
 var paramFields = map[string]string{
 	"Name": "name", "Description": "description", "Owner": "owner", "Key": "key", "Tenant": "tenant", "Workflow": "workflow", "Input": "input",
-	"Cron": "cron", "TimeZone": "time_zone", "StartAt": "start_at", "EndAt": "end_at", "Overlap": "overlap",
+	"Cron": "cron", "RRule": "rrule", "TimeZone": "time_zone", "StartAt": "start_at", "EndAt": "end_at", "Overlap": "overlap",
 	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "DSTGap": "dst_gap", "DSTFold": "dst_fold", "MaxAttempts": "max_attempts", "KeepRuns": "keep_runs", "Priority": "priority",
 	"Queue": "queue", "Timeout": "timeout", "GrantID": "grant_id", "PauseNote": "pause_note",
 }
@@ -241,6 +250,7 @@ func fieldOf(err error) string {
 		fieldErr  *fieldError
 		invalid   *schedule.ValidationError
 		cronErr   *schedule.CronError
+		rruleErr  *schedule.RRuleError
 		neverErr  *schedule.NoOccurrenceError
 		zoneErr   *schedule.ZoneError
 		fieldName string
@@ -250,6 +260,8 @@ func fieldOf(err error) string {
 		fieldName = fieldErr.field
 	case errors.As(err, &cronErr), errors.As(err, &neverErr):
 		fieldName = "cron"
+	case errors.As(err, &rruleErr):
+		fieldName = "rrule"
 	case errors.As(err, &zoneErr):
 		fieldName = "time_zone"
 	case errors.As(err, &invalid):

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 )
 
 // formFields returns the fields of the form with data-testid=testid as a
-// browser would submit them: its inputs' values, its selects' selected
-// options and its textareas' text, unescaped.
+// browser would submit them: its inputs' values (a radio button's when it
+// is checked), its selects' selected options and its textareas' text,
+// unescaped.
 func formFields(t *testing.T, body, testid string) url.Values {
 	t.Helper()
 
@@ -26,6 +28,9 @@ func formFields(t *testing.T, body, testid string) url.Values {
 	out := url.Values{}
 	value := regexp.MustCompile(` value="([^"]*)"`)
 	for _, m := range regexp.MustCompile(`<input [^>]*name="([^"]+)"[^>]*>`).FindAllStringSubmatch(form[1], -1) {
+		if strings.Contains(m[0], `type="radio"`) && !strings.Contains(m[0], " checked") {
+			continue
+		}
 		v := ""
 		if vm := value.FindStringSubmatch(m[0]); vm != nil {
 			v = html.UnescapeString(vm[1])
@@ -91,7 +96,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		form := formFields(t, resp.body, "edit-form")
 		require.Equal(t, url.Values{
 			"name": {"prefilled"}, "workflow": {flow.Name()}, "description": {"the nightly one"}, "owner": {"team-a"}, "tenant": {""},
-			"cron": {"0 3 * * *"}, "time_zone": {"Europe/Paris"},
+			"rule": {"cron"}, "cron": {"0 3 * * *"}, "rrule": {""}, "time_zone": {"Europe/Paris"},
 			"start_at": {"2098-01-01T09:00"}, "end_at": {"2099-01-01T01:00"}, // in Paris
 			"overlap": {"queue"}, "catch_up": {"latest"}, "catch_up_window": {"10m0s"}, "dst_gap": {"jump"}, "dst_fold": {"first"},
 			"max_attempts": {"3"}, "priority": {"2"}, "queue": {"reports"}, "timeout": {"1h0m0s"}, "keep_runs": {"30"},
@@ -124,7 +129,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 		}))
 		require.Equal(t, path+"?notice=updated", to)
 		body := d.page(t, to, nil)
-		require.Equal(t, []string{"Schedule updated. A new cron expression, time zone, start or end applies at once; other changes from the next slot."}, texts(body, "flash"))
+		require.Equal(t, []string{"Schedule updated. A new cron expression or RRULE, time zone, start or end applies at once; other changes from the next slot."}, texts(body, "flash"))
 		require.Contains(t, body, "<dt>Time zone</dt><dd>Asia/Tokyo</dd>")
 
 		got, err := d.sc.Get(t.Context(), schedule.ByID(s.ID))

@@ -21,7 +21,8 @@
 //	GET  /schedules/{id}                 a schedule: spec, key and origin, next 10 fire times, run ledger (?after=&limit=)
 //	GET  /schedules/{id}/edit            a form to change its spec, filled in with it
 //	GET  /schedules/{id}/delete          asks to confirm deleting it
-//	POST /schedules/{id}/edit            form: name, workflow, description, owner, tenant, cron, time_zone, start_at,
+//	POST /schedules/{id}/edit            form: name, workflow, description, owner, tenant, rule=cron|rrule, cron or
+//	                                     rrule (DTSTART and RRULE lines; "DTSTART:…;RRULE:…" too), time_zone, start_at,
 //	                                     end_at, overlap, catch_up, catch_up_window, dst_gap, dst_fold, max_attempts,
 //	                                     priority, queue, timeout, grant_id, input (JSON)
 //	POST /schedules/{id}/pause           form: note
@@ -124,7 +125,8 @@
 //	POST   /api/runs/{id}/signal         {"name": "...", "payload": ...}
 //	GET    /api/schedules                ?owner=&workflow=&paused=&limit=&after=
 //	POST   /api/schedules                a schedule's writable fields: {"name", "key", "tenant", "workflow", "cron", "time_zone",
-//	                                     "input", "overlap", "catch_up_window": "1h", "dst_gap": "skip", …, "require_worker"}
+//	                                     "input", "overlap", "catch_up_window": "1h", "dst_gap": "skip", …, "require_worker"};
+//	                                     "rrule": "DTSTART:20270105T090000\nRRULE:FREQ=WEEKLY;BYDAY=TU" in place of "cron"
 //	GET    /api/schedules/{id}           a schedule with its next 10 fire times
 //	PATCH  /api/schedules/{id}           the fields to change; a GET's body as it is changes nothing
 //	POST   /api/schedules/{id}/pause     optional {"note": "..."}

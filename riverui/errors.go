@@ -84,6 +84,7 @@ func (h *Handler) apiErrorOf(err error) (int, apiErrorBody) {
 		sv      *schedule.ValidationError
 		wv      *workflow.ValidationError
 		cronErr *schedule.CronError
+		rrErr   *schedule.RRuleError
 		zoneErr *schedule.ZoneError
 		noOcc   *schedule.NoOccurrenceError
 	)
@@ -96,6 +97,8 @@ func (h *Handler) apiErrorOf(err error) (int, apiErrorBody) {
 		body.Field, body.Error = apiValidation(wv.Field, wv.Problem, msg)
 	case errors.As(err, &cronErr), errors.As(err, &noOcc):
 		body.Field, body.Error = "cron", "cron: "+strings.TrimPrefix(msg, "schedule: ")
+	case errors.As(err, &rrErr):
+		body.Field, body.Error = "rrule", "rrule: "+strings.TrimPrefix(msg, "schedule: ")
 	case errors.As(err, &zoneErr):
 		body.Field, body.Error = "time_zone", "time_zone: "+strings.TrimPrefix(msg, "schedule: ")
 	}
@@ -117,12 +120,24 @@ func apiValidation(field, problem, msg string) (string, string) {
 	if i := strings.LastIndexByte(field, '.'); i >= 0 {
 		field = field[i+1:]
 	}
-	name := snakeCase(field)
+	if field == "Cron" || field == "RRule" { // "set it as RRule"
+		problem = strings.NewReplacer("RRule", "rrule", "Cron", "cron").Replace(problem)
+	}
+	name := apiName(field)
 	switch name {
 	case "", "params", "range", "run", "pool", "fn":
 		return "", msg
 	}
 	return name, "invalid " + name + ": " + problem
+}
+
+// apiName is the API's name of a Go field name: its snake case, but for
+// RRule, which the API spells rrule (as RFC 5545 does), not r_rule.
+func apiName(field string) string {
+	if field == "RRule" {
+		return "rrule"
+	}
+	return snakeCase(field)
 }
 
 // snakeCase spells a Go field name as the API does: CatchUpWindow is

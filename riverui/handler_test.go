@@ -125,6 +125,7 @@ type apiSchedule struct {
 	Workflow      string    `json:"workflow"`
 	TimeZone      string    `json:"time_zone"`
 	Cron          string    `json:"cron"`
+	RRule         string    `json:"rrule"`
 	Overlap       string    `json:"overlap"`
 	CatchUpWindow string    `json:"catch_up_window"`
 	DSTGap        string    `json:"dst_gap"`

@@ -120,7 +120,7 @@ func (c *chrome) live(r *http.Request, running bool) {
 var notices = map[string]string{
 	"paused":        "Schedule paused: no slot fires until it is resumed.",
 	"resumed":       "Schedule resumed.",
-	"updated":       "Schedule updated. A new cron expression, time zone, start or end applies at once; other changes from the next slot.",
+	"updated":       "Schedule updated. A new cron expression or RRULE, time zone, start or end applies at once; other changes from the next slot.",
 	"unchanged":     "Nothing to update: the form matched the schedule.",
 	"triggered":     "Triggered a run.",
 	"deleted":       "Schedule deleted. Its past runs are kept.",

@@ -67,13 +67,17 @@ var (
 // (schedule.DefaultCatchUpWindow) and "0s" is none; empty input is null;
 // an empty start, end or grant removes it. An empty DST policy is the
 // default on the new form and unchanged on the edit form (a form loaded
-// before the field existed does not post it).
+// before the field existed does not post it). Rule is the rule chosen,
+// "cron" (Cron) or "rrule" (RRule); "", a form posted without the choice,
+// takes the one filled in.
 type scheduleFields struct {
 	Name          string
 	Description   string
 	Owner         string
 	Tenant        string
+	Rule          string
 	Cron          string
+	RRule         string
 	TimeZone      string
 	StartAt       string
 	EndAt         string
@@ -100,11 +104,14 @@ type scheduleFields struct {
 // end as wall times in loc.
 func fieldsOf(s *schedule.Schedule, loc *time.Location) scheduleFields {
 	f := scheduleFields{
-		Name: s.Name, Description: s.Description, Owner: s.Owner, Tenant: s.Tenant, Workflow: s.Workflow, Cron: s.Cron, TimeZone: s.TimeZone,
-		StartAt: wallTime(s.StartAt, loc), EndAt: wallTime(s.EndAt, loc),
+		Name: s.Name, Description: s.Description, Owner: s.Owner, Tenant: s.Tenant, Workflow: s.Workflow, Rule: "cron", Cron: s.Cron, RRule: s.RRule,
+		TimeZone: s.TimeZone, StartAt: wallTime(s.StartAt, loc), EndAt: wallTime(s.EndAt, loc),
 		Overlap: string(s.Overlap), CatchUp: string(s.CatchUp), CatchUpWindow: s.CatchUpWindow.String(),
 		DSTGap: string(s.DSTGap), DSTFold: string(s.DSTFold),
 		Queue: s.Queue, Input: prettyJSON(s.Input),
+	}
+	if s.RRule != "" {
+		f.Rule = "rrule"
 	}
 	if string(s.Input) == "null" {
 		f.Input = ""
@@ -134,7 +141,7 @@ func postedFields(r *http.Request) scheduleFields {
 		return strings.ReplaceAll(strings.TrimSpace(r.PostFormValue(name)), "\r\n", "\n")
 	}
 	return scheduleFields{
-		Name: v("name"), Description: v("description"), Owner: v("owner"), Tenant: v("tenant"), Cron: v("cron"), TimeZone: v("time_zone"),
+		Name: v("name"), Description: v("description"), Owner: v("owner"), Tenant: v("tenant"), Rule: v("rule"), Cron: v("cron"), RRule: v("rrule"), TimeZone: v("time_zone"),
 		StartAt: v("start_at"), EndAt: v("end_at"), Overlap: v("overlap"), CatchUp: v("catch_up"),
 		CatchUpWindow: v("catch_up_window"), DSTGap: v("dst_gap"), DSTFold: v("dst_fold"), MaxAttempts: v("max_attempts"), KeepRuns: v("keep_runs"), Priority: v("priority"),
 		Queue: v("queue"), Timeout: v("timeout"), Input: v("input"), GrantID: v("grant_id"),
@@ -203,6 +210,9 @@ func (h *Handler) edit(w http.ResponseWriter, r *http.Request, ref schedule.Ref)
 		return nil
 	}
 	if _, err := h.sc.Update(r.Context(), schedule.ByID(s.ID), p); err != nil {
+		if _, rrule := ruleAfter(s, p); rrule != "" {
+			err = rruleError(err)
+		}
 		return err
 	}
 	h.seeOther(w, r, refPath(ref, ""), "updated", nil)
@@ -227,7 +237,20 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	if f.Workflow != "" {
 		str(&p.Workflow, f.Workflow, s.Workflow)
 	}
-	str(&p.Cron, f.Cron, s.Cron)
+	cron, rrule, err := f.rule()
+	if err != nil {
+		return nil, false, err
+	}
+	str(&p.Cron, cron, s.Cron) // either replaces the other
+	str(&p.RRule, rrule, s.RRule)
+	if p.Cron != nil && p.RRule != nil {
+		p.Cron, p.RRule = nil, nil
+		if cron != "" {
+			p.Cron = &cron
+		} else {
+			p.RRule = &rrule
+		}
+	}
 	str(&p.TimeZone, f.TimeZone, s.TimeZone)
 	str(&p.Queue, f.Queue, s.Queue)
 	if overlap := schedule.OverlapPolicy(f.Overlap); overlap != s.Overlap {
