@@ -489,6 +489,9 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 	}
 	first, ok := firstSlot(spec, p.StartAt, p.EndAt, now)
 	if !ok {
+		if p.RRule != "" {
+			return nil, &ValidationError{Field: "RRule", Problem: "has no occurrence between now (or StartAt) and EndAt; widen the range, or change the rule's DTSTART, COUNT or UNTIL"}
+		}
 		return nil, &ValidationError{Field: "Cron", Problem: fmt.Sprintf("%q has no occurrence between now (or StartAt) and EndAt; widen the range or change the expression", p.Cron)}
 	}
 	return &validated{catchUp: max(catchUp, 0), catchUpPolicy: catchUpPolicy, first: first, input: input, overlap: overlap, spec: spec,

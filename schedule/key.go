@@ -169,7 +169,11 @@ func specDiff(stored *engine.Schedule, given *engine.InsertScheduleParams) []Fie
 	if !sameJSON(stored.Input, given.Input) {
 		out = append(out, FieldDiff{Field: "Input", Stored: string(compactJSON(stored.Input)), Given: string(compactJSON(given.Input))})
 	}
-	add("Cron", stored.Cron, given.Cron)
+	rule := "Cron"
+	if strings.HasPrefix(stored.Cron, rrulePrefix) || strings.HasPrefix(given.Cron, rrulePrefix) {
+		rule = "RRule" // one column holds either
+	}
+	add(rule, stored.Cron, given.Cron)
 	add("TimeZone", stored.TimeZone, given.TimeZone)
 	add("StartAt", microTime(stored.StartAt), microTime(given.StartAt))
 	add("EndAt", microTime(stored.EndAt), microTime(given.EndAt))

@@ -44,8 +44,9 @@ type UpdateParams struct {
 	// GrantID replaces the execution grant; uuid.Nil removes it.
 	GrantID *uuid.UUID
 	// RRule replaces the schedule's rule with an RRULE (Params.RRule),
-	// and Cron with a cron expression: either takes the place of the
-	// other. Setting both is an error.
+	// and Cron with a cron expression: either, set alone and not empty,
+	// takes the place of the other. Both set and not empty is a
+	// *ValidationError.
 	RRule *string
 	// KeepRuns replaces how many of the latest runs retention keeps.
 	KeepRuns *int

@@ -142,6 +142,7 @@ func newRootCommand(env *Env) *cobra.Command {
 			tributary completion bash > /etc/bash_completion.d/tributary`,
 	},
 		newBenchCommand(env),
+		newCalendarCommand(env),
 		newCompletionCommand(env),
 		newDemoCommand(env),
 		newMigrateCommand(env),

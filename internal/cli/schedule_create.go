@@ -52,6 +52,8 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	overlap := fs.String("overlap", string(schedule.OverlapSkip), "the overlap `policy`, what a slot does while the previous run is unfinished: skip (the slot), allow (a run alongside), queue (the run until the previous one finishes) or replace (cancel the previous run) (default skip)")
 	catchUp := fs.Duration("catchup", schedule.DefaultCatchUpWindow, "how late a slot may fire and still run, a `duration` such as 5m (0: not at all); --catchup-policy says what a slot found later does (default 1m)")
 	catchUpPolicy := fs.String("catchup-policy", string(schedule.CatchUpWindow), "what a slot found later than --catchup does, a `policy`: window (it is skipped as missed) or latest (of the slots found that late, only the most recent runs, once) (default window)")
+	calendars := fs.String("calendars", "", "holiday `calendars` whose dates the schedule excludes, comma-separated (see 'tributary calendar')")
+	onExcluded := fs.String("on-excluded", string(schedule.ExcludedSkip), onExcludedUsage)
 	dstGap := fs.String("dst-gap", string(schedule.DSTGapJump), dstGapUsage)
 	dstFold := fs.String("dst-fold", string(schedule.DSTFoldFirst), dstFoldUsage)
 	start := fs.String("start", "", "the RFC 3339 `time` of the earliest slot, such as 2026-03-08T00:00:00Z (default now)")
@@ -139,6 +141,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			Paused: *paused, PauseNote: *note, CatchUp: schedule.CatchUpPolicy(*catchUpPolicy), GrantID: grantID,
 			RequireWorker: *requireWorker, KeepRuns: *keepRuns, Tenant: *tenant,
 			DSTGap: schedule.DSTGap(*dstGap), DSTFold: schedule.DSTFold(*dstFold),
+			Calendars: splitList(*calendars), OnExcluded: schedule.OnExcluded(*onExcluded),
 		}
 		if err := (schedule.DSTPolicy{Gap: params.DSTGap, Fold: params.DSTFold}).Validate(); err != nil {
 			return dstUsageError(err)
@@ -203,6 +206,7 @@ var createFlags = map[string]string{
 	"Overlap": "overlap", "CatchUpWindow": "catchup", "CatchUp": "catchup-policy",
 	"MaxAttempts": "max-attempts", "Priority": "priority", "Queue": "queue", "Timeout": "timeout",
 	"GrantID": "grant", "KeepRuns": "keep-runs", "Tenant": "tenant", "DSTGap": "dst-gap", "DSTFold": "dst-fold",
+	"RRule": "rrule", "Calendars": "calendars", "OnExcluded": "on-excluded",
 }
 
 // keyConflictError is the error of create with a key whose schedule has

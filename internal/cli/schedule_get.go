@@ -182,6 +182,13 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 	field("Overlap", "%s", overlapText(s.Overlap))
 	field("Catch-up window", "%s (how late a slot may fire and still run)", humanDuration(s.CatchUpWindow))
 	field("Catch-up policy", "%s", catchUpText(s.CatchUp))
+	if len(s.Calendars) > 0 {
+		what := "a slot on their dates is skipped"
+		if s.OnExcluded == schedule.ExcludedNextBusinessDay {
+			what = "a slot on their dates moves to the next business day"
+		}
+		field("Calendars", "%s (%s)", strings.Join(s.Calendars, ", "), what)
+	}
 	if dst := s.DescribeDST(); dst != "" {
 		field("DST policy", "%s", dst) // the defaults (jump, first) go without saying, as the package documents them
 	}

@@ -38,7 +38,7 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 	gap := fs.String("dst-gap", "jump", dstGapUsage)
 	fold := fs.String("dst-fold", "first", dstFoldUsage)
 	exclude := fs.String("exclude", "", "local `dates` the expression does not fire on, comma-separated, such as 2026-12-25,2027-01-01 (a holiday calendar's, for a preview)")
-	onExcluded := fs.String("on-excluded", string(schedule.ExcludedSkip), "what a slot on an --exclude date does: `skip|next-business-day` (skip it, or run at the same time on the next Monday-to-Friday date not excluded) (default skip)")
+	onExcluded := fs.String("on-excluded", string(schedule.ExcludedSkip), onExcludedUsage)
 	asJSON := fs.Bool("json", false, "print a JSON array of {at, nominal, shifted, skipped, excluded, note} instead of one time per line")
 
 	return func(ctx context.Context, args []string) error {
@@ -109,16 +109,29 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 	}
 }
 
+// splitList splits a comma-separated flag into its items, without
+// blanks; an empty slice for "".
+func splitList(text string) []string {
+	out := []string{}
+	for _, item := range strings.Split(text, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
 // rruleLines splits a one-line --rrule ("DTSTART:…;RRULE:…") into the
 // lines ParseRRule reads.
 func rruleLines(text string) string {
 	return strings.Replace(text, ";RRULE:", "\nRRULE:", 1)
 }
 
-// The usage of the --dst-gap and --dst-fold flags.
+// The usage of the --dst-gap, --dst-fold and --on-excluded flags.
 const (
-	dstGapUsage  = "what a fixed-time expression does with a time the clocks jump over: `jump|shift|skip` (run right after the jump, run later by the jump's length, or not at all: the slot is recorded as skipped) (default jump)"
-	dstFoldUsage = "what a fixed-time expression does with a time that occurs twice: run at the `first|last|both` (default first)"
+	onExcludedUsage = "what a slot on an excluded date does: `skip|next-business-day` (skip it, or run at the same time on the next Monday-to-Friday date not excluded) (default skip)"
+	dstGapUsage     = "what a fixed-time expression does with a time the clocks jump over: `jump|shift|skip` (run right after the jump, run later by the jump's length, or not at all: the slot is recorded as skipped) (default jump)"
+	dstFoldUsage    = "what a fixed-time expression does with a time that occurs twice: run at the `first|last|both` (default first)"
 )
 
 // dstUsageError turns WithDST's *schedule.ValidationError into a usage

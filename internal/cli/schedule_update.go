@@ -42,6 +42,8 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	queue := fs.String("queue", "", "the new River `queue` of each run, or \"\" for the workflow type's default")
 	keepRuns := fs.Int("keep-runs", 0, "the new number `n` of latest runs kept whatever their age, or 0 to let the run retention apply to all")
 	tenant := fs.String("tenant", "", "the new `tenant` of the runs the schedule starts from now on, or \"\" for the owner's")
+	calendars := fs.String("calendars", "", "the new holiday `calendars` the schedule excludes, comma-separated, or \"\" for none (see 'tributary calendar')")
+	onExcluded := fs.String("on-excluded", "", "the new `policy` of slots on excluded dates: skip or next-business-day")
 	dstGap := fs.String("dst-gap", "", "the new DST gap policy: `jump|shift|skip` (see 'schedule create --help'); the pending slot is replaced like --cron's")
 	dstFold := fs.String("dst-fold", "", "the new DST fold policy: `first|last|both` (see 'schedule create --help'); the pending slot is replaced like --cron's")
 	timeout := fs.Duration("timeout", 0, "the new time limit of each run's attempts, a `duration` such as 10m, or 0 for the workflow type's default")
@@ -90,6 +92,11 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 				p.KeepRuns = keepRuns
 			case "tenant":
 				p.Tenant = tenant
+			case "calendars":
+				list := splitList(*calendars)
+				p.Calendars = &list
+			case "on-excluded":
+				p.OnExcluded = (*schedule.OnExcluded)(onExcluded)
 			case "dst-gap":
 				p.DSTGap = (*schedule.DSTGap)(dstGap)
 			case "dst-fold":
@@ -174,7 +181,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 // updateFlags are the flags of update that change a setting, in the
 // order its messages list them.
 var updateFlags = []string{"name", "description", "workflow", "cron", "rrule", "tz", "input", "overlap", "catchup",
-	"max-attempts", "priority", "queue", "timeout", "keep-runs", "tenant", "dst-gap", "dst-fold"}
+	"max-attempts", "priority", "queue", "timeout", "keep-runs", "tenant", "calendars", "on-excluded", "dst-gap", "dst-fold"}
 
 // flagNames are names with "--" before each.
 func flagNames(names []string) []string {
