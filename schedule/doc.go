@@ -205,5 +205,16 @@
 // December); ExcludedNextBusinessDay moves it to the same wall time on the
 // next Monday-to-Friday date not excluded (25 December 2026, a Friday, to
 // Monday 28 December), placed there with the DST policy, one slot with any
-// slot already at that instant.
+// slot already at that instant. A schedule names holiday calendars
+// (Params.Calendars, Client.CreateCalendar) and the policy
+// (Params.OnExcluded); a change to a calendar applies to the slots not yet
+// fired.
+//
+// # Recurrence rules
+//
+// ParseRRule (and Params.RRule) takes an RFC 5545 rule in place of a cron
+// expression, with its DTSTART in the schedule's zone: "DTSTART:20270105T090000"
+// and "RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU" is every other Tuesday at
+// 09:00. A rule of FREQ=DAILY or coarser is fixed-time, a finer one follows
+// elapsed time; DST policies and excluded dates apply as to cron.
 package schedule
