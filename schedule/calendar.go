@@ -166,6 +166,13 @@ func (c *Client) AddCalendarDatesTx(ctx context.Context, tx pgx.Tx, name string,
 		return nil, err
 	}
 	found, err := c.q.AddCalendarDays(ctx, tx, name, days, notes, c.sqlNow())
+	return c.calendarChangedTx(ctx, tx, name, found, err)
+}
+
+// calendarChangedTx ends a change to calendar name's dates (found: the
+// calendar exists, err: the change's error): the schedules that exclude
+// it get their next slot again, and it returns the calendar as changed.
+func (c *Client) calendarChangedTx(ctx context.Context, tx pgx.Tx, name string, found bool, err error) (*Calendar, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -196,16 +203,7 @@ func (c *Client) RemoveCalendarDatesTx(ctx context.Context, tx pgx.Tx, name stri
 		return nil, err
 	}
 	found, err := c.q.RemoveCalendarDays(ctx, tx, name, days, c.sqlNow())
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, fmt.Errorf("%w: %q", ErrCalendarNotFound, name)
-	}
-	if err := c.recalendarTx(ctx, tx, name); err != nil {
-		return nil, err
-	}
-	return c.GetCalendarTx(ctx, tx, name)
+	return c.calendarChangedTx(ctx, tx, name, found, err)
 }
 
 // GetCalendar reads a calendar with its dates; ErrCalendarNotFound when

@@ -115,15 +115,23 @@ func (f *fields) next(after, limit time.Time) (time.Time, bool) {
 // timeOfDay returns the first time of day at or after h:m:s that matches the
 // hour, minute and second fields.
 func (f *fields) timeOfDay(h, m, s int) (int, int, int, bool) {
+	return firstTimeOfDay(f.hour, f.minute, f.second, h, m, s)
+}
+
+// firstTimeOfDay returns the first time of day at or after h:m:s whose
+// hour, minute and second are in the sets hours, minutes and seconds (bit
+// i for value i): the search of a cron expression's fields and of an
+// RRULE's times of day alike.
+func firstTimeOfDay(hours, minutes, seconds uint64, h, m, s int) (int, int, int, bool) {
 	for {
-		hh, ok := nextBit(f.hour, h)
+		hh, ok := nextBit(hours, h)
 		if !ok {
 			return 0, 0, 0, false
 		}
 		if hh != h {
 			h, m, s = hh, 0, 0
 		}
-		mm, ok := nextBit(f.minute, m)
+		mm, ok := nextBit(minutes, m)
 		if !ok {
 			h, m, s = h+1, 0, 0
 			continue
@@ -131,7 +139,7 @@ func (f *fields) timeOfDay(h, m, s int) (int, int, int, bool) {
 		if mm != m {
 			m, s = mm, 0
 		}
-		if ss, ok := nextBit(f.second, s); ok {
+		if ss, ok := nextBit(seconds, s); ok {
 			return h, m, ss, true
 		}
 		m, s = m+1, 0 // no second left in this minute

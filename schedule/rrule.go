@@ -1045,40 +1045,8 @@ func (b rrTimeBox) first(tod int64) (int64, bool) {
 	if tod >= rrSecondsPerDay {
 		return 0, false
 	}
-	h, m, s := tod/3600, tod/60%60, tod%60
-	for {
-		hh, ok := rrBitAtOrAfter(b.hours, h)
-		if !ok {
-			return 0, false
-		}
-		if hh != h {
-			h, m, s = hh, 0, 0
-		}
-		mm, ok := rrBitAtOrAfter(b.minutes, m)
-		if !ok {
-			h, m, s = h+1, 0, 0
-			continue
-		}
-		if mm != m {
-			m, s = mm, 0
-		}
-		if ss, ok := rrBitAtOrAfter(b.seconds, s); ok {
-			return h*3600 + m*60 + ss, true
-		}
-		m, s = m+1, 0 // no second left in this minute
-	}
-}
-
-// rrBitAtOrAfter returns the lowest set bit of set at or above from.
-func rrBitAtOrAfter(set uint64, from int64) (int64, bool) {
-	if from > 63 {
-		return 0, false
-	}
-	above := set >> from << from
-	if above == 0 {
-		return 0, false
-	}
-	return int64(bits.TrailingZeros64(above)), true
+	h, m, sec, ok := firstTimeOfDay(b.hours, b.minutes, b.seconds, int(tod/3600), int(tod/60%60), int(tod%60))
+	return int64(h)*3600 + int64(m)*60 + int64(sec), ok
 }
 
 // rrNthBit returns the ith lowest set bit of set, from 0.
