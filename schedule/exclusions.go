@@ -206,7 +206,7 @@ func (s *Spec) movedAfter(day int64, after time.Time) (Occurrence, bool) {
 		}
 		for _, moved := range s.placeWall(wall.Add(shift)) {
 			if moved.At.After(after) {
-				moved.Nominal, moved.Excluded = wall.Format(nominalLayout), e.name(day)
+				moved.Nominal, moved.Excluded = nominal(wall), e.name(day)
 				moved.Note = joinNotes(note, moved.Note)
 				return moved, true
 			}
@@ -221,7 +221,7 @@ func (s *Spec) movedAfter(day int64, after time.Time) (Occurrence, bool) {
 // spec skips), each with a note when DST played a part.
 func (s *Spec) placeWall(w time.Time) []Occurrence {
 	p := place(w, s.loc)
-	o := Occurrence{At: p.first.In(s.loc), Nominal: w.Format(nominalLayout)}
+	o := Occurrence{At: p.first.In(s.loc), Nominal: nominal(w)}
 	gapFrom, gapTo := wallAt(p.transition, p.offsetBefore), wallAt(p.transition, p.offsetAfter)
 	missing := fmt.Sprintf("%s does not exist on %s in %s (clocks jump from %s to %s)",
 		clock(w), w.Format(time.DateOnly), s.loc, clock(gapFrom), clock(gapTo))

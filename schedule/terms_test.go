@@ -147,3 +147,15 @@ func TestTermsParseErrors(t *testing.T) {
 		require.True(t, errors.Is(err, ErrNoOccurrence), "%s: %v", expr, err)
 	}
 }
+
+// TestNominal: nominal writes what Format(nominalLayout) does.
+func TestNominal(t *testing.T) {
+	t.Parallel()
+
+	for _, w := range []time.Time{
+		time.Date(2026, 3, 8, 2, 30, 0, 0, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 6, 15, 12, 0, 7, 0, time.UTC), time.Date(2104, 2, 29, 0, 0, 0, 0, time.UTC),
+	} {
+		require.Equal(t, w.Format(nominalLayout), nominal(w))
+	}
+}
