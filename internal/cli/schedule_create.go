@@ -81,7 +81,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			return withHint(usageErrorf("--key is empty"), "pass a key such as nightly-report, or leave --key out for a schedule without one")
 		}
 		var missing []string
-		for flagName, value := range map[string]string{"name": *name, "cron": *expr + *rruleText, "workflow": *workflowType} {
+		for flagName, value := range map[string]string{"name": *name, "cron (or --rrule)": *expr + *rruleText, "workflow": *workflowType} {
 			if strings.TrimSpace(value) == "" {
 				missing = append(missing, "--"+flagName)
 			}
