@@ -1,7 +1,6 @@
 package riverui
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,6 +42,7 @@ type apiRoute struct {
 func (h *Handler) apiRoutes() []apiRoute {
 	run := func(fn idHandler) http.Handler { return h.byID(fn, h.failJSON) }
 	sched := func(fn refHandler) http.Handler { return h.byRef(fn, h.failJSON) }
+	cal := h.calendarRoute
 	return []apiRoute{
 		{http.MethodGet, "/api/openapi.json", http.HandlerFunc(h.serveOpenAPI)},
 		{http.MethodGet, "/api/runs", http.HandlerFunc(h.listRuns)},
@@ -61,6 +61,12 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{http.MethodPost, "/api/schedules/{id}/trigger", sched(h.triggerSchedule)},
 		{http.MethodPost, "/api/schedules/{id}/backfill", sched(h.backfillSchedule)},
 		{http.MethodGet, "/api/schedules/{id}/history", sched(h.scheduleHistory)},
+		{http.MethodGet, "/api/calendars", cal(h.listCalendars)},
+		{http.MethodPost, "/api/calendars", cal(h.createCalendar)},
+		{http.MethodGet, "/api/calendars/{name}", cal(h.getCalendar)},
+		{http.MethodDelete, "/api/calendars/{name}", cal(h.deleteCalendar)},
+		{http.MethodPost, "/api/calendars/{name}/dates", cal(h.addCalendarDates)},
+		{http.MethodDelete, "/api/calendars/{name}/dates", cal(h.removeCalendarDates)},
 		{http.MethodGet, "/api/tenants", http.HandlerFunc(h.listTenants)},
 		{http.MethodPut, "/api/tenants/{type}/{tenant}/limit", http.HandlerFunc(h.putTenantLimit)},
 		{http.MethodDelete, "/api/tenants/{type}/{tenant}/limit", http.HandlerFunc(h.deleteTenantLimit)},
@@ -142,35 +148,7 @@ func (b *debounceBody) members() []member {
 // unknown or null member, or a value of the wrong kind, is a *memberError
 // naming it.
 func (b *debounceBody) UnmarshalJSON(raw []byte) error {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return &valueError{fmt.Sprintf("%s is not %s", clip(raw), debounceWant)}
-	}
-	members := b.members()
-	names := make([]string, 0, len(obj))
-	for name := range obj {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		raw := bytes.TrimSpace(obj[name])
-		i := slices.IndexFunc(members, func(m member) bool { return m.name == name })
-		if i < 0 {
-			return &memberError{name, "unknown field in debounce; the fields are key, period and max_delay"}
-		}
-		m := members[i]
-		if string(raw) == "null" {
-			return &memberError{name, fmt.Sprintf("cannot be null; send %s, or leave the field out", m.dst.want())}
-		}
-		if err := m.dst.decode(raw); err != nil {
-			var ve *valueError
-			if errors.As(err, &ve) {
-				return &memberError{name, ve.msg}
-			}
-			return &memberError{name, fmt.Sprintf("%s is not %s", clip(raw), m.dst.want())}
-		}
-	}
-	return nil
+	return readObject(raw, debounceWant, "debounce", "key, period and max_delay", b.members(), func() {})
 }
 
 // debounceWant is what "debounce" takes.

@@ -61,6 +61,8 @@ func (o *opt[T]) want() string {
 		return "a JSON object"
 	case *debounceBody:
 		return debounceWant
+	case *calendarDateList:
+		return calendarDateListWant
 	}
 	return "a string"
 }
@@ -184,7 +186,11 @@ func (spec *bodySpec) read(r *http.Request) (map[string]json.RawMessage, error) 
 			var ve *valueError
 			var me *memberError
 			if errors.As(err, &me) {
-				return nil, badField(key+"."+me.member, "%s", me.msg)
+				name := key + "." + me.member
+				if strings.HasPrefix(me.member, "[") { // an item of an array
+					name = key + me.member
+				}
+				return nil, badField(name, "%s", me.msg)
 			}
 			if errors.As(err, &ve) {
 				return nil, badField(key, "%s", ve.msg)
@@ -230,5 +236,42 @@ func tooLargeError(err error) error {
 	if errors.As(err, &tooLarge) {
 		return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body is larger than %d bytes; send a smaller input or payload", tooLarge.Limit)}
 	}
+	return nil
+}
+
+// readObject reads raw, a field's value that is a JSON object (want says
+// what it takes; what names it in errors, fields lists its members), into
+// members as a body's fields are read: an unknown or null member, or a
+// value of the wrong kind, is a *memberError naming it. done is called
+// once every member is read.
+func readObject(raw []byte, want, what, fields string, members []member, done func()) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return &valueError{fmt.Sprintf("%s is not %s", clip(raw), want)}
+	}
+	names := make([]string, 0, len(obj))
+	for name := range obj {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		raw := bytes.TrimSpace(obj[name])
+		i := slices.IndexFunc(members, func(m member) bool { return m.name == name })
+		if i < 0 {
+			return &memberError{name, fmt.Sprintf("unknown field in %s; the fields are %s", what, fields)}
+		}
+		m := members[i]
+		if string(raw) == "null" {
+			return &memberError{name, fmt.Sprintf("cannot be null; send %s, or leave the field out", m.dst.want())}
+		}
+		if err := m.dst.decode(raw); err != nil {
+			var ve *valueError
+			if errors.As(err, &ve) {
+				return &memberError{name, ve.msg}
+			}
+			return &memberError{name, fmt.Sprintf("%s is not %s", clip(raw), m.dst.want())}
+		}
+	}
+	done()
 	return nil
 }

@@ -37,6 +37,9 @@ func APIBodyFields() map[string][]string {
 		"POST /api/schedules/{id}/trigger":       fields((&triggerBody{}).spec()),
 		"POST /api/schedules/{id}/backfill":      fields((&backfillBody{}).spec()),
 		"PUT /api/tenants/{type}/{tenant}/limit": fields((&tenantLimitBody{}).spec()),
+		"POST /api/calendars":                    fields((&calendarBody{}).spec()),
+		"POST /api/calendars/{name}/dates":       fields((&calendarDatesBody{}).spec()),
+		"DELETE /api/calendars/{name}/dates":     fields((&calendarRemovalBody{}).spec()),
 		"PUT /api/tenants/{type}/{tenant}/rate":  fields((&tenantRateBody{}).spec()),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,8 @@ type scheduleBody struct {
 	CatchUp        opt[schedule.CatchUpPolicy]
 	DSTGap         opt[schedule.DSTGap]
 	DSTFold        opt[schedule.DSTFold]
+	Calendars      opt[[]string]
+	OnExcluded     opt[schedule.OnExcluded]
 	CatchUpWindow  opt[duration]
 	Timeout        opt[duration]
 	MaxAttempts    opt[int]
@@ -54,6 +57,7 @@ func (b *scheduleBody) spec(patch bool) *bodySpec {
 		{name: "start_at", dst: &b.StartAt, nullable: true}, {name: "end_at", dst: &b.EndAt, nullable: true},
 		{name: "overlap", dst: &b.Overlap}, {name: "catch_up_window", dst: &b.CatchUpWindow},
 		{name: "catch_up", dst: &b.CatchUp}, {name: "dst_gap", dst: &b.DSTGap}, {name: "dst_fold", dst: &b.DSTFold},
+		{name: "calendars", dst: &b.Calendars}, {name: "on_excluded", dst: &b.OnExcluded},
 		{name: "max_attempts", dst: &b.MaxAttempts}, {name: "keep_runs", dst: &b.KeepRuns},
 		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue}, {name: "timeout", dst: &b.Timeout},
 		{name: "paused", dst: &b.Paused}, {name: "pause_note", dst: &b.PauseNote},
@@ -121,6 +125,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), DSTGap: b.DSTGap.value(), DSTFold: b.DSTFold.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
 		Queue: b.Queue.value(), Timeout: time.Duration(b.Timeout.value()), Paused: b.Paused.value(), PauseNote: b.PauseNote.value(),
 		RequireWorker: b.RequireWorker.value(), KeepRuns: b.KeepRuns.value(), Tenant: b.Tenant.value(),
+		Calendars: b.Calendars.value(), OnExcluded: b.OnExcluded.value(),
 	}
 	if b.CatchUpWindow.set {
 		p.CatchUpWindow = window(b.CatchUpWindow.value())
@@ -245,6 +250,16 @@ func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bo
 	if b.DSTFold.set && b.DSTFold.value() != s.DSTFold {
 		p.DSTFold, changed = b.DSTFold.ptr(), true
 	}
+	if b.Calendars.set && !slices.Equal(b.Calendars.value(), s.Calendars) && (len(b.Calendars.value()) > 0 || len(s.Calendars) > 0) {
+		v := b.Calendars.value()
+		if v == nil {
+			v = []string{}
+		}
+		p.Calendars, changed = &v, true
+	}
+	if b.OnExcluded.set && b.OnExcluded.value() != s.OnExcluded {
+		p.OnExcluded, changed = b.OnExcluded.ptr(), true
+	}
 	if b.CatchUpWindow.set && time.Duration(b.CatchUpWindow.value()) != s.CatchUpWindow {
 		v := window(b.CatchUpWindow.value())
 		p.CatchUpWindow, changed = &v, true
@@ -358,7 +373,7 @@ func (h *Handler) scheduleAnswer(ctx context.Context, ref schedule.Ref) (*schedu
 			return nil, err
 		}
 		for _, o := range occs {
-			next = append(next, occurrence{At: o.At.UTC(), Nominal: o.Nominal, Shifted: o.Shifted, Skipped: o.Skipped, Note: o.Note})
+			next = append(next, occurrenceWire(o))
 		}
 	}
 	live, err := h.wf.TypeServed(ctx, s.Workflow)

@@ -188,25 +188,29 @@ type scheduleJSON struct {
 	CatchUp       schedule.CatchUpPolicy `json:"catch_up"`
 	DSTGap        schedule.DSTGap        `json:"dst_gap"`
 	DSTFold       schedule.DSTFold       `json:"dst_fold"`
-	MaxAttempts   int                    `json:"max_attempts"`
-	KeepRuns      int                    `json:"keep_runs"`
-	Priority      int                    `json:"priority"`
-	Queue         string                 `json:"queue"`
-	Timeout       duration               `json:"timeout"`
-	Paused        bool                   `json:"paused"`
-	PauseNote     string                 `json:"pause_note"`
-	PausedAt      *time.Time             `json:"paused_at"`
-	NextFireAt    *time.Time             `json:"next_fire_at"`
-	LastFireAt    *time.Time             `json:"last_fire_at"`
-	RunCount      int64                  `json:"run_count"`
-	FailureCount  int64                  `json:"failure_count"`
-	LastRunStatus string                 `json:"last_run_status"`
-	GrantID       *uuid.UUID             `json:"grant_id"`
-	CreatedAt     time.Time              `json:"created_at"`
-	UpdatedAt     time.Time              `json:"updated_at"`
-	DeclaredBy    string                 `json:"declared_by"`
-	UndeclaredAt  *time.Time             `json:"undeclared_at"`
-	CreatedBy     string                 `json:"created_by"`
+	// Calendars are Schedule.Calendars, [] for none; OnExcluded what a
+	// slot on one of their dates does.
+	Calendars     []string            `json:"calendars"`
+	OnExcluded    schedule.OnExcluded `json:"on_excluded"`
+	MaxAttempts   int                 `json:"max_attempts"`
+	KeepRuns      int                 `json:"keep_runs"`
+	Priority      int                 `json:"priority"`
+	Queue         string              `json:"queue"`
+	Timeout       duration            `json:"timeout"`
+	Paused        bool                `json:"paused"`
+	PauseNote     string              `json:"pause_note"`
+	PausedAt      *time.Time          `json:"paused_at"`
+	NextFireAt    *time.Time          `json:"next_fire_at"`
+	LastFireAt    *time.Time          `json:"last_fire_at"`
+	RunCount      int64               `json:"run_count"`
+	FailureCount  int64               `json:"failure_count"`
+	LastRunStatus string              `json:"last_run_status"`
+	GrantID       *uuid.UUID          `json:"grant_id"`
+	CreatedAt     time.Time           `json:"created_at"`
+	UpdatedAt     time.Time           `json:"updated_at"`
+	DeclaredBy    string              `json:"declared_by"`
+	UndeclaredAt  *time.Time          `json:"undeclared_at"`
+	CreatedBy     string              `json:"created_by"`
 	// Origin is Schedule.Origin: where the schedule comes from, for people.
 	Origin string `json:"origin"`
 	// RunTenant is Schedule.RunTenant: the tenant the schedule's runs
@@ -226,18 +230,30 @@ type scheduleJSON struct {
 }
 
 // occurrence is a fire time: schedule.Occurrence on the wire. A skipped
-// one is a slot the schedule's DST policy (dst_gap skip) records as
-// skipped instead of running it.
+// one is a slot the schedule records as skipped instead of running it: its
+// DST policy (dst_gap skip) or one of its calendars (on_excluded skip)
+// says so. Excluded names the excluded date of a slot skipped or moved
+// for a calendar, with the calendar: "2027-12-24 (us-holidays)".
 type occurrence struct {
-	At      time.Time `json:"at"`
-	Nominal string    `json:"nominal"`
-	Shifted bool      `json:"shifted"`
-	Skipped bool      `json:"skipped"`
-	Note    string    `json:"note"`
+	At       time.Time `json:"at"`
+	Nominal  string    `json:"nominal"`
+	Shifted  bool      `json:"shifted"`
+	Skipped  bool      `json:"skipped"`
+	Excluded string    `json:"excluded"`
+	Note     string    `json:"note"`
+}
+
+func occurrenceWire(o schedule.Occurrence) occurrence {
+	return occurrence{At: o.At.UTC(), Nominal: o.Nominal, Shifted: o.Shifted, Skipped: o.Skipped, Excluded: o.Excluded, Note: o.Note}
 }
 
 func scheduleWire(s *schedule.Schedule) *scheduleJSON {
+	calendars := s.Calendars
+	if calendars == nil {
+		calendars = []string{}
+	}
 	return &scheduleJSON{
+		Calendars: calendars, OnExcluded: s.OnExcluded,
 		ID: s.ID, Name: s.Name, Description: s.Description, Owner: s.Owner, Key: s.Key, Tenant: s.Tenant, RunTenant: s.RunTenant(),
 		Workflow: s.Workflow,
 		Input:    jsonOrNull(s.Input), Cron: s.Cron, RRule: s.RRule, TimeZone: s.TimeZone, StartAt: utcPtr(s.StartAt), EndAt: utcPtr(s.EndAt),

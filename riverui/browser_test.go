@@ -398,10 +398,24 @@ func TestBrowserOperator(t *testing.T) {
 	require.Equal(t, 10, browser.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("ol[data-testid=next-fires] li").length`)))
 	rruleSchedule := browser.Run(t, ctx, chromedp.Location())
 
+	// A holiday calendar from the Calendars page: dates a line, a range
+	// among them; its page lists each date with its note.
+	browser.Do(t, ctx,
+		chromedp.Click(chromedp.CSS(`a[data-testid=nav-calendars]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[data-testid=new-calendar-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=name]`), "winter-break"),
+		chromedp.SendKeys(chromedp.CSS(`textarea[name=dates]`), "2098-12-24..2098-12-26 Christmas\n2098-12-31 New Year's Eve"),
+		chromedp.Click(chromedp.CSS(`button[data-testid=create-calendar]`)),
+		chromedp.WaitVisible(chromedp.CSS(`table[data-testid=calendar-dates]`)),
+	)
+	require.Equal(t, "winter-break", visibleText(t, ctx, `[data-testid=calendar-name]`))
+	require.Equal(t, 4, browser.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("tr[data-testid=date-row]").length`)))
+	require.Equal(t, "New Year's Eve", visibleText(t, ctx, `tr[data-date="2098-12-31"] [data-testid=date-note]`))
+
 	// At a phone's width no page is wider than the screen: tables scroll
 	// in their own box.
 	browser.Do(t, ctx, chromedp.EmulateViewport(390, 844))
-	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs?tenant=acme", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath, strings.TrimPrefix(rruleSchedule, b.base)} {
+	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs?tenant=acme", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath, strings.TrimPrefix(rruleSchedule, b.base), "/calendars", "/calendars/winter-break"} {
 		browser.Do(t, ctx,
 			chromedp.Navigate(b.base+path),
 			chromedp.WaitVisible(chromedp.CSS(`main`)),

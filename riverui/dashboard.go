@@ -53,6 +53,12 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.HandleFunc("GET "+p+"/tenants", h.tenantsPage)
 	mux.HandleFunc("POST "+p+"/tenants/limit", h.tenantLimitForm)
 	mux.HandleFunc("POST "+p+"/tenants/rate", h.tenantRateForm)
+	mux.HandleFunc("GET "+p+"/calendars", h.calendarsPage)
+	mux.HandleFunc("POST "+p+"/calendars", h.createCalendarForm)
+	mux.Handle("GET "+p+"/calendars/{name}", h.calendarPageRoute(h.calendarPage))
+	mux.Handle("POST "+p+"/calendars/{name}/dates", h.calendarPageRoute(h.addDatesForm))
+	mux.Handle("POST "+p+"/calendars/{name}/remove", h.calendarPageRoute(h.removeDateForm))
+	mux.Handle("POST "+p+"/calendars/{name}/delete", h.calendarPageRoute(h.deleteCalendarForm))
 	mux.HandleFunc("GET "+p+"/schedules/new", h.newSchedulePage)
 	mux.HandleFunc("POST "+p+"/schedules/new", h.createForm)
 	mux.HandleFunc("GET "+p+"/assets/refresh.js", serveRefreshJS)
@@ -203,7 +209,10 @@ type scheduleView struct {
 	Zone     string
 	// DST says the schedule's DST policy when it is not the default (gap
 	// jump, fold first), and "" when it is.
-	DST          string
+	DST string
+	// OnExcluded says what a slot on a date of the schedule's calendars
+	// does, when it has calendars.
+	OnExcluded   string
 	Input        string
 	Grant        *schedule.Grant
 	GrantExpires *moment
@@ -232,13 +241,16 @@ type scheduleView struct {
 }
 
 // fireTime is one of a schedule's next fire times; a skipped one is a
-// slot the schedule's DST policy records as skipped instead of running it.
+// slot the schedule's DST policy or one of its calendars records as
+// skipped instead of running it. Excluded names the excluded date and its
+// calendar of a slot skipped or moved to the next business day.
 type fireTime struct {
-	At      *moment
-	Nominal string
-	Shifted bool
-	Skipped bool
-	Note    string
+	At       *moment
+	Nominal  string
+	Shifted  bool
+	Skipped  bool
+	Excluded string
+	Note     string
 }
 
 // ledgerRow is a run in a schedule's ledger.
@@ -287,6 +299,9 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 	v.Describe, loc = describe(s)
 	v.Zone = loc.String()
 	v.DST = s.DescribeDST()
+	if len(s.Calendars) > 0 {
+		v.OnExcluded = describeOnExcluded(s.OnExcluded)
+	}
 	now := v.Now
 	v.PausedAt, v.StartAt, v.EndAt = momentIn(s.PausedAt, loc, now), momentIn(s.StartAt, loc, now), momentIn(s.EndAt, loc, now)
 	v.LastFire = momentIn(s.LastFireAt, loc, now)
@@ -297,7 +312,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 			return err
 		}
 		for _, o := range occs {
-			v.Next = append(v.Next, fireTime{At: momentIn(&o.At, loc, now), Nominal: o.Nominal, Shifted: o.Shifted, Skipped: o.Skipped, Note: o.Note})
+			v.Next = append(v.Next, fireTime{At: momentIn(&o.At, loc, now), Nominal: o.Nominal, Shifted: o.Shifted, Skipped: o.Skipped, Excluded: o.Excluded, Note: o.Note})
 		}
 	}
 	if s.GrantID != nil {

@@ -39,6 +39,7 @@ func newFields() scheduleFields {
 	return scheduleFields{
 		Overlap: string(schedule.OverlapSkip), CatchUp: string(schedule.CatchUpWindow),
 		DSTGap: string(schedule.DSTGapJump), DSTFold: string(schedule.DSTFoldFirst),
+		CalendarsPosted: true, OnExcluded: string(schedule.ExcludedSkip),
 	}
 }
 
@@ -54,6 +55,11 @@ func (h *Handler) newSchedulePage(w http.ResponseWriter, r *http.Request) {
 // fieldErrs beside the fields; conflict links the schedule that has the
 // form's key.
 func (h *Handler) showNew(w http.ResponseWriter, r *http.Request, status int, errMsg string, f scheduleFields, fieldErrs map[string]string, conflict string) {
+	names, err := h.calendarNames(r.Context())
+	if err != nil {
+		h.failPage(w, r, err)
+		return
+	}
 	zone := "UTC"
 	if f.TimeZone != "" {
 		zone = f.TimeZone
@@ -65,7 +71,7 @@ func (h *Handler) showNew(w http.ResponseWriter, r *http.Request, status int, er
 		chrome: h.chrome(r, "New schedule", "schedules"),
 		scheduleFormView: scheduleFormView{
 			New: true, Zone: zone, Form: f, Overlaps: overlapPolicies, CatchUps: catchUpPolicies, DSTGaps: dstGaps, DSTFolds: dstFolds,
-			Types: h.wf.Types(), FieldErrors: fieldErrs,
+			CalendarNames: names, OnExcludeds: onExcludedPolicies, Types: h.wf.Types(), FieldErrors: fieldErrs,
 		},
 		Conflict: conflict,
 	}
@@ -143,6 +149,7 @@ func createParams(f scheduleFields) (*schedule.Params, error) {
 		Workflow: f.Workflow, Cron: cron, RRule: rrule, TimeZone: f.TimeZone,
 		Overlap: schedule.OverlapPolicy(f.Overlap), CatchUp: schedule.CatchUpPolicy(f.CatchUp), Queue: f.Queue,
 		DSTGap: schedule.DSTGap(f.DSTGap), DSTFold: schedule.DSTFold(f.DSTFold),
+		Calendars: f.Calendars, OnExcluded: schedule.OnExcluded(f.OnExcluded),
 		Paused: f.Paused, PauseNote: f.PauseNote,
 	}
 	if f.CatchUpWindow != "" {
@@ -240,7 +247,7 @@ func inField(field string, err error) error { return &fieldError{field: field, e
 var paramFields = map[string]string{
 	"Name": "name", "Description": "description", "Owner": "owner", "Key": "key", "Tenant": "tenant", "Workflow": "workflow", "Input": "input",
 	"Cron": "cron", "RRule": "rrule", "TimeZone": "time_zone", "StartAt": "start_at", "EndAt": "end_at", "Overlap": "overlap",
-	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "DSTGap": "dst_gap", "DSTFold": "dst_fold", "MaxAttempts": "max_attempts", "KeepRuns": "keep_runs", "Priority": "priority",
+	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "DSTGap": "dst_gap", "DSTFold": "dst_fold", "Calendars": "calendars", "OnExcluded": "on_excluded", "MaxAttempts": "max_attempts", "KeepRuns": "keep_runs", "Priority": "priority",
 	"Queue": "queue", "Timeout": "timeout", "GrantID": "grant_id", "PauseNote": "pause_note",
 }
 

@@ -17,9 +17,9 @@ import (
 )
 
 // formFields returns the fields of the form with data-testid=testid as a
-// browser would submit them: its inputs' values (a radio button's when it
-// is checked), its selects' selected options and its textareas' text,
-// unescaped.
+// browser would submit them: its inputs' values (a radio button's or a
+// checkbox's when it is checked), its selects' selected options and its
+// textareas' text, unescaped.
 func formFields(t *testing.T, body, testid string) url.Values {
 	t.Helper()
 
@@ -28,12 +28,16 @@ func formFields(t *testing.T, body, testid string) url.Values {
 	out := url.Values{}
 	value := regexp.MustCompile(` value="([^"]*)"`)
 	for _, m := range regexp.MustCompile(`<input [^>]*name="([^"]+)"[^>]*>`).FindAllStringSubmatch(form[1], -1) {
-		if strings.Contains(m[0], `type="radio"`) && !strings.Contains(m[0], " checked") {
+		if (strings.Contains(m[0], `type="radio"`) || strings.Contains(m[0], `type="checkbox"`)) && !strings.Contains(m[0], " checked") {
 			continue
 		}
 		v := ""
 		if vm := value.FindStringSubmatch(m[0]); vm != nil {
 			v = html.UnescapeString(vm[1])
+		}
+		if strings.Contains(m[0], `type="checkbox"`) && strings.Contains(m[0], " checked") {
+			out.Add(m[1], v) // a checkbox checked, one of several of a name
+			continue
 		}
 		out.Set(m[1], v)
 	}
@@ -99,6 +103,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 			"rule": {"cron"}, "cron": {"0 3 * * *"}, "rrule": {""}, "time_zone": {"Europe/Paris"},
 			"start_at": {"2098-01-01T09:00"}, "end_at": {"2099-01-01T01:00"}, // in Paris
 			"overlap": {"queue"}, "catch_up": {"latest"}, "catch_up_window": {"10m0s"}, "dst_gap": {"jump"}, "dst_fold": {"first"},
+			"calendars_field": {"1"}, "on_excluded": {"skip"}, // no calendar checked: none
 			"max_attempts": {"3"}, "priority": {"2"}, "queue": {"reports"}, "timeout": {"1h0m0s"}, "keep_runs": {"30"},
 			"grant_id": {""}, "input": {"{\n  \"mode\": \"\",\n  \"user\": \"ada\"\n}"},
 		}, form)

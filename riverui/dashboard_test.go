@@ -282,6 +282,7 @@ func requireNav(t *testing.T, body, prefix string) {
 	t.Helper()
 
 	require.Equal(t, []string{prefix + "/"}, attrs(body, "nav-schedules", "href"))
+	require.Equal(t, []string{prefix + "/calendars"}, attrs(body, "nav-calendars", "href"))
 	require.Equal(t, []string{prefix + "/runs"}, attrs(body, "nav-runs", "href"))
 	require.Equal(t, []string{prefix + "/tenants"}, attrs(body, "nav-tenants", "href"))
 	require.Equal(t, []string{prefix + "/riverui/"}, attrs(body, "nav-riverui", "href"))

@@ -23,13 +23,20 @@
 //	GET  /schedules/{id}/delete          asks to confirm deleting it
 //	POST /schedules/{id}/edit            form: name, workflow, description, owner, tenant, rule=cron|rrule, cron or
 //	                                     rrule (DTSTART and RRULE lines; "DTSTART:…;RRULE:…" too), time_zone, start_at,
-//	                                     end_at, overlap, catch_up, catch_up_window, dst_gap, dst_fold, max_attempts,
+//	                                     end_at, overlap, catch_up, catch_up_window, dst_gap, dst_fold, calendars (one
+//	                                     a calendar checked, with calendars_field), on_excluded, max_attempts,
 //	                                     priority, queue, timeout, grant_id, input (JSON)
 //	POST /schedules/{id}/pause           form: note
 //	POST /schedules/{id}/resume          form: missed=skip|latest|backfill
 //	POST /schedules/{id}/trigger
 //	POST /schedules/{id}/backfill        form: from, to, overlap
 //	POST /schedules/{id}/delete
+//	GET  /calendars                      holiday calendars: their dates and the schedules that exclude them; a form to create one
+//	POST /calendars                      form: name, description, dates (a date or a range 2027-12-24..2027-12-26 a line, then a note)
+//	GET  /calendars/{name}               a calendar's dates and notes, forms to add dates, remove one, delete it
+//	POST /calendars/{name}/dates         form: dates, as above
+//	POST /calendars/{name}/remove        form: date
+//	POST /calendars/{name}/delete        refused, with the reason, while schedules exclude it
 //	GET  /runs                           runs: ?q=&from=&to=&type=&status=&tenant=&schedule=&after=&limit=
 //	GET  /runs/{id}                      a run: input, output or error, its steps on a time axis
 //	POST /runs/{id}/cancel
@@ -127,6 +134,7 @@
 //	POST   /api/schedules                a schedule's writable fields: {"name", "key", "tenant", "workflow", "cron", "time_zone",
 //	                                     "input", "overlap", "catch_up_window": "1h", "dst_gap": "skip", …, "require_worker"};
 //	                                     "rrule": "DTSTART:20270105T090000\nRRULE:FREQ=WEEKLY;BYDAY=TU" in place of "cron"
+//	                                     "calendars": ["us-holidays"], "on_excluded": "skip|next-business-day"
 //	GET    /api/schedules/{id}           a schedule with its next 10 fire times
 //	PATCH  /api/schedules/{id}           the fields to change; a GET's body as it is changes nothing
 //	POST   /api/schedules/{id}/pause     optional {"note": "..."}
@@ -135,6 +143,12 @@
 //	POST   /api/schedules/{id}/backfill  {"from": "2026-11-01T00:00:00Z", "to": …, "input": …, "overlap": …, "rerun_skipped": …}
 //	DELETE /api/schedules/{id}
 //	GET    /api/schedules/{id}/history   ?status=&limit=&after=
+//	GET    /api/calendars                the holiday calendars, each with date_count and schedules (how many exclude it)
+//	POST   /api/calendars                {"name": "us-holidays", "description": …, "dates": [{"date": "2027-12-24", "note": …}]}
+//	GET    /api/calendars/{name}         a calendar with its dates
+//	DELETE /api/calendars/{name}         409 while schedules exclude it
+//	POST   /api/calendars/{name}/dates   {"dates": [{"date": "2027-12-24", "note": …}]}: adds them
+//	DELETE /api/calendars/{name}/dates   {"dates": ["2027-12-24"]}: removes them
 //	GET    /api/tenants                  ?type=&tenant=&limit=: the tenants with runs working or waiting, or a limit or rate of their own
 //	PUT    /api/tenants/{type}/{tenant}/limit  {"max_running": 5}: a tenant's own limit (0 removes it)
 //	DELETE /api/tenants/{type}/{tenant}/limit  removes a tenant's own limit

@@ -49,12 +49,13 @@ func (h *Handler) statusOf(err error) (int, string) {
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr.status, apiErr.msg
-	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, schedule.ErrNotFound), errors.Is(err, schedule.ErrGrantNotFound):
+	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, schedule.ErrNotFound), errors.Is(err, schedule.ErrGrantNotFound),
+		errors.Is(err, schedule.ErrCalendarNotFound):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, workflow.ErrInvalid), errors.Is(err, schedule.ErrInvalid), errors.Is(err, workflow.ErrUnknownType):
 		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, workflow.ErrRunFinished), errors.Is(err, workflow.ErrRunNotRetryable), errors.As(err, new(*workflow.NoWorkerError)),
-		errors.Is(err, schedule.ErrKeyConflict):
+		errors.Is(err, schedule.ErrKeyConflict), errors.As(err, new(*schedule.CalendarInUseError)):
 		return http.StatusConflict, err.Error()
 	default:
 		h.logger.Error("riverui: request failed", "error", err)

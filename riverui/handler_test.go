@@ -130,6 +130,8 @@ type apiSchedule struct {
 	CatchUpWindow string    `json:"catch_up_window"`
 	DSTGap        string    `json:"dst_gap"`
 	DSTFold       string    `json:"dst_fold"`
+	Calendars     []string  `json:"calendars"`
+	OnExcluded    string    `json:"on_excluded"`
 	Input         json.RawMessage
 	Paused        bool            `json:"paused"`
 	PauseNote     string          `json:"pause_note"`
@@ -139,11 +141,12 @@ type apiSchedule struct {
 }
 
 type apiOccurrence struct {
-	At      time.Time `json:"at"`
-	Nominal string    `json:"nominal"`
-	Shifted bool      `json:"shifted"`
-	Skipped bool      `json:"skipped"`
-	Note    string    `json:"note"`
+	At       time.Time `json:"at"`
+	Nominal  string    `json:"nominal"`
+	Shifted  bool      `json:"shifted"`
+	Skipped  bool      `json:"skipped"`
+	Excluded string    `json:"excluded"`
+	Note     string    `json:"note"`
 }
 
 type apiRun struct {

@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,11 @@ var (
 		// suffix such as "/edit", of its other pages and actions), as
 		// the dashboard links it: see refOf.
 		"schedulePath": func(s *schedule.Schedule, suffix string) string { return refPath(refOf(s), suffix) },
+		// calendarPath is the path of a calendar's page (and, with a
+		// suffix such as "/dates", of its actions).
+		"calendarPath": calendarPath,
+		// has reports whether list holds s: a checkbox checked.
+		"has": func(list []string, s string) bool { return slices.Contains(list, s) },
 	}
 
 	schedulesTemplate      = page("schedules.html")
@@ -56,6 +62,8 @@ var (
 	runsTemplate           = page("runs.html")
 	runTemplate            = page("run.html")
 	tenantsTemplate        = page("tenants.html")
+	calendarsTemplate      = page("calendars.html")
+	calendarTemplate       = page("calendar.html")
 	overviewTemplate       = page("overview.html")
 	loginTemplate          = page("login.html")
 	errorTemplate          = page("error.html")
@@ -86,7 +94,7 @@ type chrome struct {
 	Prefix string
 	Title  string
 	// Nav is the navigation link of the page: "overview", "schedules",
-	// "runs" or "tenants".
+	// "calendars", "runs" or "tenants".
 	Nav string
 	// Notice is the flash notice of the action that led here.
 	Notice string
@@ -134,6 +142,11 @@ var notices = map[string]string{
 	"limit-cleared": "The tenant's own limit is removed: the workflow type's limit applies, if it has one.",
 	"rate-set":      "Tenant rate set. It applies from the next fetch: the tenant's bucket keeps its tokens and refills at the new rate.",
 	"rate-cleared":  "The tenant's own rate is removed: the workflow type's rate applies, if it has one.",
+
+	"calendar-created": "Calendar created. A schedule excludes its dates once the schedule's edit form names it.",
+	"dates-added":      "Dates added. The schedules that exclude this calendar have their next slot computed again.",
+	"date-removed":     "Date removed. The schedules that exclude this calendar have their next slot computed again.",
+	"calendar-deleted": "Calendar deleted.",
 }
 
 func (h *Handler) chrome(r *http.Request, title, nav string) chrome {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,10 @@ type scheduleFormView struct {
 	CatchUps []schedule.CatchUpPolicy
 	DSTGaps  []schedule.DSTGap
 	DSTFolds []schedule.DSTFold
+	// CalendarNames are the holiday calendars, offered for the
+	// schedule's calendars; OnExcludeds the policies for their dates.
+	CalendarNames []string
+	OnExcludeds   []schedule.OnExcluded
 	// Types are the workflow types this server runs, offered for the
 	// workflow type.
 	Types []string
@@ -69,7 +74,10 @@ var (
 // default on the new form and unchanged on the edit form (a form loaded
 // before the field existed does not post it). Rule is the rule chosen,
 // "cron" (Cron) or "rrule" (RRule); "", a form posted without the choice,
-// takes the one filled in.
+// takes the one filled in. Calendars are the calendars checked; a form
+// loaded before the field existed does not post calendars_field
+// (CalendarsPosted false), and leaves them unchanged, as it leaves an empty
+// OnExcluded.
 type scheduleFields struct {
 	Name          string
 	Description   string
@@ -86,14 +94,18 @@ type scheduleFields struct {
 	CatchUpWindow string
 	DSTGap        string
 	DSTFold       string
-	MaxAttempts   string
-	KeepRuns      string
-	Priority      string
-	Queue         string
-	Timeout       string
-	Input         string
-	GrantID       string
-	Workflow      string
+	Calendars     []string
+	// CalendarsPosted says the form has the calendars' checkboxes.
+	CalendarsPosted bool
+	OnExcluded      string
+	MaxAttempts     string
+	KeepRuns        string
+	Priority        string
+	Queue           string
+	Timeout         string
+	Input           string
+	GrantID         string
+	Workflow        string
 	// Only on the new form.
 	Key       string
 	Paused    bool
@@ -108,6 +120,7 @@ func fieldsOf(s *schedule.Schedule, loc *time.Location) scheduleFields {
 		TimeZone: s.TimeZone, StartAt: wallTime(s.StartAt, loc), EndAt: wallTime(s.EndAt, loc),
 		Overlap: string(s.Overlap), CatchUp: string(s.CatchUp), CatchUpWindow: s.CatchUpWindow.String(),
 		DSTGap: string(s.DSTGap), DSTFold: string(s.DSTFold),
+		Calendars: s.Calendars, CalendarsPosted: true, OnExcluded: string(s.OnExcluded),
 		Queue: s.Queue, Input: prettyJSON(s.Input),
 	}
 	if s.RRule != "" {
@@ -140,7 +153,14 @@ func postedFields(r *http.Request) scheduleFields {
 	v := func(name string) string {
 		return strings.ReplaceAll(strings.TrimSpace(r.PostFormValue(name)), "\r\n", "\n")
 	}
+	var calendars []string
+	for _, name := range r.PostForm["calendars"] {
+		if name = strings.TrimSpace(name); name != "" {
+			calendars = append(calendars, name)
+		}
+	}
 	return scheduleFields{
+		Calendars: calendars, CalendarsPosted: r.PostFormValue("calendars_field") != "", OnExcluded: v("on_excluded"),
 		Name: v("name"), Description: v("description"), Owner: v("owner"), Tenant: v("tenant"), Rule: v("rule"), Cron: v("cron"), RRule: v("rrule"), TimeZone: v("time_zone"),
 		StartAt: v("start_at"), EndAt: v("end_at"), Overlap: v("overlap"), CatchUp: v("catch_up"),
 		CatchUpWindow: v("catch_up_window"), DSTGap: v("dst_gap"), DSTFold: v("dst_fold"), MaxAttempts: v("max_attempts"), KeepRuns: v("keep_runs"), Priority: v("priority"),
@@ -157,12 +177,16 @@ func (h *Handler) showEdit(w http.ResponseWriter, r *http.Request, ref schedule.
 	if err != nil {
 		return err
 	}
+	names, err := h.calendarNames(r.Context())
+	if err != nil {
+		return err
+	}
 	_, loc := describe(s)
 	v := &editView{
 		chrome: h.chrome(r, "Edit "+s.Name, "schedules"), S: s,
 		scheduleFormView: scheduleFormView{
 			Key: s.Key, Zone: loc.String(), Form: fieldsOf(s, loc), Overlaps: overlapPolicies, CatchUps: catchUpPolicies,
-			DSTGaps: dstGaps, DSTFolds: dstFolds, Types: h.wf.Types(),
+			DSTGaps: dstGaps, DSTFolds: dstFolds, CalendarNames: names, OnExcludeds: onExcludedPolicies, Types: h.wf.Types(),
 		},
 	}
 	v.Error = errMsg
@@ -264,6 +288,13 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	}
 	if fold := schedule.DSTFold(f.DSTFold); fold != "" && fold != s.DSTFold {
 		p.DSTFold, changed = &fold, true
+	}
+	if f.CalendarsPosted && !slices.Equal(f.Calendars, s.Calendars) && (len(f.Calendars) > 0 || len(s.Calendars) > 0) {
+		calendars := append([]string{}, f.Calendars...) // empty: none
+		p.Calendars, changed = &calendars, true
+	}
+	if on := schedule.OnExcluded(f.OnExcluded); on != "" && on != s.OnExcluded {
+		p.OnExcluded, changed = &on, true
 	}
 
 	window := schedule.DefaultCatchUpWindow

@@ -38,15 +38,16 @@ func rruleError(err error) error {
 	return err
 }
 
-// ruleDiffs is diffs with a difference of the rule ("Cron", which holds
-// an RRULE too) told apart as the API and the forms tell it: a Cron diff
+// ruleDiffs is diffs with a difference of the rule ("Cron", or "RRule"
+// when either side is an RRULE: one column holds both) told apart as the
+// API and the forms tell it: a Cron diff
 // between two cron expressions, an RRule diff between two RRULEs, and
 // both when a cron expression and an RRULE differ, each "" in the
 // schedule that has the other.
 func ruleDiffs(diffs []schedule.FieldDiff) []schedule.FieldDiff {
 	out := make([]schedule.FieldDiff, 0, len(diffs))
 	for _, d := range diffs {
-		if d.Field != "Cron" {
+		if d.Field != "Cron" && d.Field != "RRule" { // either names the one column of the rule
 			out = append(out, d)
 			continue
 		}
