@@ -83,6 +83,56 @@ func (c *Client) GetGrant(ctx context.Context, id uuid.UUID) (*Grant, error) {
 	return grantOf(c.q.GrantByID(ctx, c.wf.Pool(), id))
 }
 
+// ListGrantsParams filter and page ListGrants.
+type ListGrantsParams struct {
+	// Subject lists only the grants of this subject; "" for any.
+	Subject string
+	// Revoked includes revoked grants, which are left out by default.
+	Revoked bool
+	// After pages: the grants older than this one (by id).
+	After *uuid.UUID
+	// Limit is how many, 1 to 1000; 0 is 50.
+	Limit int
+}
+
+// ListGrants lists grants, newest first.
+func (c *Client) ListGrants(ctx context.Context, p *ListGrantsParams) ([]*Grant, error) {
+	if p == nil {
+		p = &ListGrantsParams{}
+	}
+	limit := p.Limit
+	switch {
+	case limit == 0:
+		limit = 50
+	case limit < 1 || limit > 1000:
+		return nil, &ValidationError{Field: "ListGrantsParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
+	}
+	rows, err := c.q.ListGrants(ctx, c.wf.Pool(), &engine.ListGrantsParams{Subject: p.Subject, After: p.After, Revoked: p.Revoked, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Grant, len(rows))
+	for i := range rows {
+		out[i] = grantFrom(&rows[i])
+	}
+	return out, nil
+}
+
+// GrantSchedules returns up to limit schedules that run under grant id,
+// oldest first, with their calendars read (as Get returns them): for an
+// operator auditing a grant, and to warn of one that expires before a
+// schedule's next slot.
+func (c *Client) GrantSchedules(ctx context.Context, id uuid.UUID, limit int) ([]*Schedule, error) {
+	if limit < 1 || limit > 1000 {
+		return nil, &ValidationError{Field: "limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
+	}
+	out, err := schedulesOf(c.q.GrantSchedules(ctx, c.wf.Pool(), id, limit))
+	if err != nil {
+		return nil, err
+	}
+	return out, c.loadCalendarsTx(ctx, c.wf.Pool(), out...)
+}
+
 // RevokeGrant revokes a grant: from the next slot on, the schedules under
 // it record their slots as skipped ("grant revoked"), and their chains go on.
 // Revoking is final; reason is kept for the ledger.

@@ -145,6 +145,7 @@ func newRootCommand(env *Env) *cobra.Command {
 		newCalendarCommand(env),
 		newCompletionCommand(env),
 		newDemoCommand(env),
+		newGrantCommand(env),
 		newMigrateCommand(env),
 		newScheduleCommand(env),
 		newServeCommand(env),

@@ -49,6 +49,12 @@ var (
 
 	insertGrantStmt = define(`INSERT INTO {s}execution_grants (id, subject, scopes, expires_at, created_at) VALUES ($1, $2, $3, $4, coalesce($5::timestamptz, now())) RETURNING ` + grantColumns)
 
+	listGrantsStmt = define(`SELECT ` + grantColumns + ` FROM {s}execution_grants
+WHERE ($1 = '' OR subject = $1) AND ($2::uuid IS NULL OR id < $2) AND ($3 OR revoked_at IS NULL)
+ORDER BY id DESC LIMIT $4`)
+
+	grantSchedulesStmt = define(`SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE grant_id = $1 ORDER BY id LIMIT $2`)
+
 	revokeGrantStmt = define(`UPDATE {s}execution_grants SET revoked_at = coalesce(revoked_at, $3::timestamptz, now()), revoke_reason = $2 WHERE id = $1 RETURNING ` + grantColumns)
 )
 
@@ -91,4 +97,30 @@ func (q *Queries) InsertGrant(ctx context.Context, db DBTX, p *InsertGrantParams
 // none.
 func (q *Queries) RevokeGrant(ctx context.Context, db DBTX, id uuid.UUID, reason string, now *time.Time) (*Grant, error) {
 	return scanOneGrant(queryRow(ctx, db, q.sql(revokeGrantStmt), id, reason, now))
+}
+
+// ListGrantsParams filter and page ListGrants.
+type ListGrantsParams struct {
+	Subject string     // "" for any
+	After   *uuid.UUID // newest first, after this id
+	Revoked bool       // include revoked grants
+	Limit   int
+}
+
+// ListGrants lists grants newest first (by id).
+func (q *Queries) ListGrants(ctx context.Context, db DBTX, p *ListGrantsParams) ([]Grant, error) {
+	rows, err := db.Query(ctx, q.sql(listGrantsStmt), p.Subject, p.After, p.Revoked, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Grant, error) {
+		var g Grant
+		err := scanGrant(row, &g)
+		return g, err
+	})
+}
+
+// GrantSchedules reads up to limit schedules that run under grant id.
+func (q *Queries) GrantSchedules(ctx context.Context, db DBTX, id uuid.UUID, limit int) ([]Schedule, error) {
+	return scanSchedules(db.Query(ctx, q.sql(grantSchedulesStmt), id, limit))
 }
