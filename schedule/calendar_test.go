@@ -36,6 +36,10 @@ func TestCalendars(t *testing.T) {
 	require.Equal(t, "Dates[0]", verr.Field)
 	_, err = sc.GetCalendar(ctx, "bad-date")
 	require.ErrorIs(t, err, ErrCalendarNotFound, "nothing written")
+	_, err = sc.AddCalendarDates(ctx, "no-such", []CalendarDate{{Date: "2027-01-01"}})
+	require.ErrorIs(t, err, ErrCalendarNotFound)
+	_, err = sc.RemoveCalendarDates(ctx, "no-such", []string{"2027-01-01"})
+	require.ErrorIs(t, err, ErrCalendarNotFound)
 
 	// The last business day of each month at 18:00 in New York, skipping
 	// the calendar's dates: December 2027's (the 31st) is skipped.

@@ -47,6 +47,7 @@ FROM {s}tributary_calendar_dates GROUP BY calendar`)
 WITH days AS (
 	INSERT INTO {s}tributary_calendar_dates (calendar, day, note)
 	SELECT $1, d::date, n FROM unnest($2::timestamptz[], $3::text[]) AS v(d, n)
+	WHERE EXISTS (SELECT 1 FROM {s}tributary_calendars WHERE name = $1)
 	ON CONFLICT (calendar, day) DO UPDATE SET note = excluded.note
 	RETURNING 1
 )
