@@ -493,13 +493,19 @@ func (c *Client) Start(ctx context.Context) error {
 	c.batch.start()
 	c.waker.start()
 	if c.works {
+		// Registered before River fetches a job: a client killed at any
+		// instant after its first fetch is in the registry, so the next
+		// live client's heartbeat sees it dead and rescues its jobs at
+		// once. Registered after, a client killed in between left its jobs
+		// to River's rescuer, an hour later.
+		c.registry.start(ctx)
 		if err := c.river.Start(context.WithoutCancel(ctx)); err != nil {
+			c.registry.stop(true)
 			c.batch.stop()
 			c.closeBindingPools()
 			c.batchPool.Swap(nil).Close()
 			return fmt.Errorf("workflow: start River client: %w", err)
 		}
-		c.registry.start(ctx)
 	}
 	c.started = true
 	return nil
