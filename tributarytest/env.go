@@ -35,6 +35,16 @@ type Config struct {
 	// Logger receives the clients' logs; defaults to the test's log, at
 	// warning level and above.
 	Logger *slog.Logger
+
+	// CompletedRunRetention and FailedRunRetention are
+	// workflow.Config's. Unlike in production, they default to keeping
+	// every finished run (0 here is -1 there): the retention job runs on
+	// River's leader, whose election takes real time, so under a virtual
+	// clock that skips days a test's runs would be deleted or not
+	// depending on how fast the machine elected it. Set them to test
+	// retention itself.
+	CompletedRunRetention time.Duration
+	FailedRunRetention    time.Duration
 }
 
 // Env is a test's Tributary: a schema of its own on a real Postgres, a
@@ -93,8 +103,10 @@ func New(t testing.TB, config *Config) *Env {
 			Test:              river.TestConfig{Time: riverTime{clock}},
 			TestOnly:          true,
 		},
-		Schema:    db.Schema,
-		Workflows: config.Workflows,
+		Schema:                db.Schema,
+		Workflows:             config.Workflows,
+		CompletedRunRetention: keepByDefault(config.CompletedRunRetention),
+		FailedRunRetention:    keepByDefault(config.FailedRunRetention),
 	})
 	if err != nil {
 		t.Fatalf("tributarytest: %v", err)
@@ -265,4 +277,13 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
+}
+
+// keepByDefault is a retention for workflow.Config: d, or -1 (keep every
+// run) for 0.
+func keepByDefault(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
