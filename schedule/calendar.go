@@ -39,7 +39,10 @@ type Calendar struct {
 }
 
 // CalendarDate is a date of a calendar: its local date, "2026-12-25", and
-// a note such as "Christmas Day".
+// a note such as "Christmas Day". Given to CreateCalendar and
+// AddCalendarDates (and RemoveCalendarDates' dates), Date may be a range,
+// "2026-12-24..2026-12-26", its first and last day, at most a year apart:
+// each of its days is a date of the calendar, with the note.
 type CalendarDate struct {
 	Date string `json:"date"`
 	Note string `json:"note,omitempty"`
@@ -78,14 +81,25 @@ func parseCalendarDates(field string, dates []CalendarDate) ([]time.Time, []stri
 	}
 	byDay := map[time.Time]string{}
 	for i, d := range dates {
-		day, err := time.Parse(time.DateOnly, strings.TrimSpace(d.Date))
+		from, to, ranged := strings.Cut(strings.TrimSpace(d.Date), "..")
+		first, err := time.Parse(time.DateOnly, strings.TrimSpace(from))
+		last := first
+		if err == nil && ranged {
+			if last, err = time.Parse(time.DateOnly, strings.TrimSpace(to)); err == nil && (last.Before(first) || last.Sub(first) > 366*24*time.Hour) {
+				return nil, nil, &ValidationError{Field: fmt.Sprintf("%s[%d]", field, i), Problem: fmt.Sprintf(
+					"%q is not a range of dates, first to last, of at most a year; such as 2026-12-24..2026-12-26", d.Date)}
+			}
+		}
 		if err != nil {
-			return nil, nil, &ValidationError{Field: fmt.Sprintf("%s[%d]", field, i), Problem: fmt.Sprintf("%q is not a date; use YYYY-MM-DD, such as 2026-12-25", d.Date)}
+			return nil, nil, &ValidationError{Field: fmt.Sprintf("%s[%d]", field, i), Problem: fmt.Sprintf(
+				"%q is not a date; use YYYY-MM-DD, such as 2026-12-25, or a range such as 2026-12-24..2026-12-26", d.Date)}
 		}
 		if len(d.Note) > 200 {
 			return nil, nil, &ValidationError{Field: fmt.Sprintf("%s[%d].Note", field, i), Problem: fmt.Sprintf("is %d bytes, the limit is 200", len(d.Note))}
 		}
-		byDay[day] = d.Note
+		for day := first; !day.After(last); day = day.AddDate(0, 0, 1) {
+			byDay[day] = d.Note
+		}
 	}
 	days := make([]time.Time, 0, len(byDay))
 	for day := range byDay {
