@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -136,9 +137,14 @@ func TestPoolKeepsNothing(t *testing.T) {
 		require.Zero(t, pool.Stat().AcquiredConns())
 		return after - before
 	}
-	kept := retained(func(p *pgxpool.Pool) func(context.Context, string, ...any) (pgx.Rows, error) {
-		return engine.Pool{Pool: p}.Query
-	})
+	// The least of three tries: what other goroutines of the process
+	// (clients of earlier tests winding down) allocate meanwhile only adds.
+	kept := int64(math.MaxInt64)
+	for range 3 {
+		kept = min(kept, retained(func(p *pgxpool.Pool) func(context.Context, string, ...any) (pgx.Rows, error) {
+			return engine.Pool{Pool: p}.Query
+		}))
+	}
 	keptByPgxpool := retained(func(p *pgxpool.Pool) func(context.Context, string, ...any) (pgx.Rows, error) { return p.Query })
 	t.Logf("live heap after %d queries read: %d bytes through engine.Pool, %d through pgxpool", queries, kept, keptByPgxpool)
 	require.Less(t, kept, int64(queries*64), "Pool's rows keep something of each query after they are read")
