@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgconn"
 	"io"
 	"net/url"
 	"os"
@@ -272,7 +273,7 @@ func stopCluster() error {
 
 // execOnce runs one statement on a connection of its own.
 func execOnce(ctx context.Context, connString, sql string) error {
-	conn, err := pgx.Connect(ctx, connString)
+	conn, err := connectWhenRoom(ctx, connString)
 	if err != nil {
 		return err
 	}
@@ -364,4 +365,25 @@ func RunExample(t *testing.T, run func(ctx context.Context, pool *pgxpool.Pool, 
 		t.Fatalf("run: %v", err)
 	}
 	return db, out.String()
+}
+
+// connectWhenRoom connects to connString, waiting (until ctx ends) while
+// the server has no connection left (SQLSTATE 53300): `go test ./...` runs
+// packages side by side, and a test that starts at the peak of another
+// package's connections waits for it to pass instead of failing. It is the
+// admission of a test's schema, so that the test's own clients find room
+// too.
+func connectWhenRoom(ctx context.Context, connString string) (*pgx.Conn, error) {
+	for {
+		conn, err := pgx.Connect(ctx, connString)
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "53300" {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
