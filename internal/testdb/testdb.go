@@ -153,6 +153,23 @@ func NewEmpty(t testing.TB) *DB {
 	if db.Pool, err = pgxpool.NewWithConfig(ctx, config); err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
+	// The pool's first connection, kept idle for the migrations, waits
+	// for the server to have room too (see connectWhenRoom).
+	for {
+		conn, err := db.Pool.Acquire(ctx)
+		if err == nil {
+			conn.Release()
+			break
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "53300" || ctx.Err() != nil {
+			t.Fatalf("testdb: connecting to schema %s: %v", schema, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 
 	t.Cleanup(func() {
 		db.Pool.Close()
