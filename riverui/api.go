@@ -43,6 +43,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 	run := func(fn idHandler) http.Handler { return h.byID(fn, h.failJSON) }
 	sched := func(fn refHandler) http.Handler { return h.byRef(fn, h.failJSON) }
 	cal := h.calendarRoute
+	grant := h.grantRoute
 	return []apiRoute{
 		{http.MethodGet, "/api/openapi.json", http.HandlerFunc(h.serveOpenAPI)},
 		{http.MethodGet, "/api/runs", http.HandlerFunc(h.listRuns)},
@@ -67,6 +68,10 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{http.MethodDelete, "/api/calendars/{name}", cal(h.deleteCalendar)},
 		{http.MethodPost, "/api/calendars/{name}/dates", cal(h.addCalendarDates)},
 		{http.MethodDelete, "/api/calendars/{name}/dates", cal(h.removeCalendarDates)},
+		{http.MethodGet, "/api/grants", grant(h.listGrants)},
+		{http.MethodPost, "/api/grants", grant(h.createGrant)},
+		{http.MethodGet, "/api/grants/{id}", grant(h.getGrant)},
+		{http.MethodPost, "/api/grants/{id}/revoke", grant(h.revokeGrant)},
 		{http.MethodGet, "/api/tenants", http.HandlerFunc(h.listTenants)},
 		{http.MethodPut, "/api/tenants/{type}/{tenant}/limit", http.HandlerFunc(h.putTenantLimit)},
 		{http.MethodDelete, "/api/tenants/{type}/{tenant}/limit", http.HandlerFunc(h.deleteTenantLimit)},

@@ -41,5 +41,7 @@ func APIBodyFields() map[string][]string {
 		"POST /api/calendars/{name}/dates":       fields((&calendarDatesBody{}).spec()),
 		"DELETE /api/calendars/{name}/dates":     fields((&calendarRemovalBody{}).spec()),
 		"PUT /api/tenants/{type}/{tenant}/rate":  fields((&tenantRateBody{}).spec()),
+		"POST /api/grants":                       fields((&grantBody{}).spec()),
+		"POST /api/grants/{id}/revoke":           fields((&revokeBody{}).spec()),
 	}
 }
