@@ -59,6 +59,10 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.Handle("POST "+p+"/calendars/{name}/dates", h.calendarPageRoute(h.addDatesForm))
 	mux.Handle("POST "+p+"/calendars/{name}/remove", h.calendarPageRoute(h.removeDateForm))
 	mux.Handle("POST "+p+"/calendars/{name}/delete", h.calendarPageRoute(h.deleteCalendarForm))
+	mux.HandleFunc("GET "+p+"/grants", h.grantsPage)
+	mux.HandleFunc("POST "+p+"/grants", h.createGrantForm)
+	mux.Handle("GET "+p+"/grants/{id}", h.grantPageRoute(h.grantPage))
+	mux.Handle("POST "+p+"/grants/{id}/revoke", h.grantPageRoute(h.revokeGrantForm))
 	mux.HandleFunc("GET "+p+"/schedules/new", h.newSchedulePage)
 	mux.HandleFunc("POST "+p+"/schedules/new", h.createForm)
 	mux.HandleFunc("GET "+p+"/assets/refresh.js", serveRefreshJS)
@@ -216,6 +220,9 @@ type scheduleView struct {
 	Input        string
 	Grant        *schedule.Grant
 	GrantExpires *moment
+	// GrantWarning says, when the schedule's grant skips its next slot,
+	// why and from when (grantWarning).
+	GrantWarning string
 	PausedAt     *moment
 	StartAt      *moment
 	EndAt        *moment
@@ -243,7 +250,9 @@ type scheduleView struct {
 // fireTime is one of a schedule's next fire times; a skipped one is a
 // slot the schedule's DST policy or one of its calendars records as
 // skipped instead of running it. Excluded names the excluded date and its
-// calendar of a slot skipped or moved to the next business day.
+// calendar of a slot skipped or moved to the next business day. Grant is
+// the skip reason of a slot the schedule's grant does not allow, as it is
+// now ("grant expired").
 type fireTime struct {
 	At       *moment
 	Nominal  string
@@ -251,6 +260,7 @@ type fireTime struct {
 	Skipped  bool
 	Excluded string
 	Note     string
+	Grant    string
 }
 
 // ledgerRow is a run in a schedule's ledger.
@@ -305,6 +315,17 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 	now := v.Now
 	v.PausedAt, v.StartAt, v.EndAt = momentIn(s.PausedAt, loc, now), momentIn(s.StartAt, loc, now), momentIn(s.EndAt, loc, now)
 	v.LastFire = momentIn(s.LastFireAt, loc, now)
+	if s.GrantID != nil {
+		g, err := h.sc.GetGrant(ctx, *s.GrantID)
+		switch {
+		case errors.Is(err, schedule.ErrGrantNotFound): // g is nil: it skips every slot
+		case err != nil:
+			return err
+		default:
+			v.Grant, v.GrantExpires = g, momentIn(g.ExpiresAt, time.UTC, now)
+		}
+		v.GrantWarning = grantWarning(v.Grant, s, loc, now)
+	}
 	if !s.Paused {
 		v.NextFire = momentIn(s.NextFireAt, loc, now)
 		occs, err := h.sc.Next(ctx, schedule.ByID(id), nextFireTimes)
@@ -312,17 +333,12 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 			return err
 		}
 		for _, o := range occs {
-			v.Next = append(v.Next, fireTime{At: momentIn(&o.At, loc, now), Nominal: o.Nominal, Shifted: o.Shifted, Skipped: o.Skipped, Excluded: o.Excluded, Note: o.Note})
-		}
-	}
-	if s.GrantID != nil {
-		g, err := h.sc.GetGrant(ctx, *s.GrantID)
-		switch {
-		case errors.Is(err, schedule.ErrGrantNotFound):
-		case err != nil:
-			return err
-		default:
-			v.Grant, v.GrantExpires = g, momentIn(g.ExpiresAt, loc, now)
+			ft := fireTime{At: momentIn(&o.At, loc, now), Nominal: o.Nominal, Shifted: o.Shifted, Skipped: o.Skipped, Excluded: o.Excluded, Note: o.Note}
+			var ge *schedule.GrantError
+			if s.GrantID != nil && !o.Skipped && errors.As(v.Grant.Check(s.Workflow, o.At), &ge) {
+				ft.Grant = ge.Reason
+			}
+			v.Next = append(v.Next, ft)
 		}
 	}
 

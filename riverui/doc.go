@@ -37,6 +37,12 @@
 //	POST /calendars/{name}/dates         form: dates, as above
 //	POST /calendars/{name}/remove        form: date
 //	POST /calendars/{name}/delete        refused, with the reason, while schedules exclude it
+//	GET  /grants                         execution grants: ?subject=&revoked=1&after=; a form to create one
+//	POST /grants                         form: subject, scopes (separated by commas, spaces or lines), expires_in
+//	                                     (a Go duration) or expires_at (UTC)
+//	GET  /grants/{id}                    a grant and the schedules under it (a warning beside each one it skips),
+//	                                     a form to revoke it
+//	POST /grants/{id}/revoke             form: reason; refused, with the reason, for a grant revoked already
 //	GET  /runs                           runs: ?q=&from=&to=&type=&status=&tenant=&schedule=&after=&limit=
 //	GET  /runs/{id}                      a run: input, output or error, its steps on a time axis
 //	POST /runs/{id}/cancel
@@ -149,6 +155,11 @@
 //	DELETE /api/calendars/{name}         409 while schedules exclude it
 //	POST   /api/calendars/{name}/dates   {"dates": [{"date": "2027-12-24", "note": …}]}: adds them
 //	DELETE /api/calendars/{name}/dates   {"dates": ["2027-12-24"]}: removes them
+//	GET    /api/grants                   ?subject=&revoked=true&limit=&after=: execution grants, newest first
+//	POST   /api/grants                   {"subject": "user-42", "scopes": ["workflow:execute:send_report"], "expires_in": "720h"}
+//	                                     (or "expires_at": an RFC 3339 time, or neither)
+//	GET    /api/grants/{id}              a grant with "schedules": the ids of the schedules under it
+//	POST   /api/grants/{id}/revoke       optional {"reason": "..."}; 409 for a grant revoked already
 //	GET    /api/tenants                  ?type=&tenant=&limit=: the tenants with runs working or waiting, or a limit or rate of their own
 //	PUT    /api/tenants/{type}/{tenant}/limit  {"max_running": 5}: a tenant's own limit (0 removes it)
 //	DELETE /api/tenants/{type}/{tenant}/limit  removes a tenant's own limit

@@ -50,6 +50,9 @@ var (
 		// calendarPath is the path of a calendar's page (and, with a
 		// suffix such as "/dates", of its actions).
 		"calendarPath": calendarPath,
+		// grantPath is the path of a grant's page (and, with a suffix
+		// such as "/revoke", of its action).
+		"grantPath": grantPath,
 		// has reports whether list holds s: a checkbox checked.
 		"has": func(list []string, s string) bool { return slices.Contains(list, s) },
 	}
@@ -64,6 +67,8 @@ var (
 	tenantsTemplate        = page("tenants.html")
 	calendarsTemplate      = page("calendars.html")
 	calendarTemplate       = page("calendar.html")
+	grantsTemplate         = page("grants.html")
+	grantTemplate          = page("grant.html")
 	overviewTemplate       = page("overview.html")
 	loginTemplate          = page("login.html")
 	errorTemplate          = page("error.html")
@@ -94,7 +99,7 @@ type chrome struct {
 	Prefix string
 	Title  string
 	// Nav is the navigation link of the page: "overview", "schedules",
-	// "calendars", "runs" or "tenants".
+	// "calendars", "grants", "runs" or "tenants".
 	Nav string
 	// Notice is the flash notice of the action that led here.
 	Notice string
@@ -147,6 +152,9 @@ var notices = map[string]string{
 	"dates-added":      "Dates added. The schedules that exclude this calendar have their next slot computed again.",
 	"date-removed":     "Date removed. The schedules that exclude this calendar have their next slot computed again.",
 	"calendar-deleted": "Calendar deleted.",
+
+	"grant-created": "Grant created. A schedule runs under it once its grant is set to the grant's id (the schedule's Edit page, or grant_id in the API).",
+	"grant-revoked": "Grant revoked. From the next slot on, the schedules under it record their slots as skipped (grant revoked); their chains go on.",
 }
 
 func (h *Handler) chrome(r *http.Request, title, nav string) chrome {
