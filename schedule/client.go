@@ -345,7 +345,7 @@ func insertParams(id uuid.UUID, p *Params, v *validated, next *time.Time) engine
 		PauseNote: p.PauseNote, NextFireAt: next, CatchUpPolicy: string(v.catchUpPolicy), GrantID: p.GrantID,
 		KeepRuns: p.KeepRuns, Key: p.Key, CreatedBy: p.CreatedBy, RunTenant: p.Tenant,
 		DSTGap: string(v.spec.DST().Gap), DSTFold: string(v.spec.DST().Fold),
-		Calendars: v.calendars, OnExcluded: string(v.onExcluded),
+		Calendars: v.calendars, OnExcluded: string(v.onExcluded), Retry: v.retry,
 	}
 }
 
@@ -357,6 +357,7 @@ type validated struct {
 	first         time.Time
 	input         []byte
 	overlap       OverlapPolicy
+	retry         []byte // Params.Retry's JSON, nil for none
 	spec          *Spec
 }
 
@@ -425,6 +426,10 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 		return nil, &ValidationError{Field: "Priority", Problem: fmt.Sprintf("is %d; use 0 for the workflow's default, or 1 (highest) to 4", p.Priority)}
 	case p.Queue != "" && !queueRE.MatchString(p.Queue):
 		return nil, &ValidationError{Field: "Queue", Problem: fmt.Sprintf("%q is not a valid River queue name; use lowercase letters, digits, _ and -", p.Queue)}
+	}
+	retry, err := retryJSON(p.Retry)
+	if err != nil {
+		return nil, err
 	}
 	if types := c.wf.Types(); len(types) > 0 && !slices.Contains(types, p.Workflow) {
 		return nil, &ValidationError{Field: "Workflow", Problem: fmt.Sprintf("%q is not a workflow type of this client (registered: %v)", p.Workflow, types)}
@@ -495,7 +500,7 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 		return nil, &ValidationError{Field: "Cron", Problem: fmt.Sprintf("%q has no occurrence between now (or StartAt) and EndAt; widen the range or change the expression", p.Cron)}
 	}
 	return &validated{catchUp: max(catchUp, 0), catchUpPolicy: catchUpPolicy, first: first, input: input, overlap: overlap, spec: spec,
-		calendars: calendars, onExcluded: onExcluded}, nil
+		calendars: calendars, onExcluded: onExcluded, retry: retry}, nil
 }
 
 // firstSlot is the first occurrence after max(now, start) and before end.

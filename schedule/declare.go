@@ -380,6 +380,7 @@ func declaredUpdate(p *Params, v *validated) *UpdateParams {
 		CatchUpWindow: &window, CatchUp: &v.catchUpPolicy, MaxAttempts: &p.MaxAttempts, Priority: &p.Priority,
 		Queue: &p.Queue, Timeout: &p.Timeout, GrantID: &grant, KeepRuns: &p.KeepRuns, Tenant: &p.Tenant,
 		DSTGap: &v.spec.dst.Gap, DSTFold: &v.spec.dst.Fold, Calendars: &v.calendars, OnExcluded: &v.onExcluded,
+		Retry: orZeroRetry(p.Retry),
 	}
 }
 

@@ -537,7 +537,7 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 	for i, sl := range slots {
 		s := sl.s
 		starts[i] = &engine.ScheduledStart{
-			FireAt: sl.fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: sl.meta, Priority: s.Priority,
+			FireAt: sl.fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Retry: s.retryJSON, Metadata: sl.meta, Priority: s.Priority,
 			Queue: s.Queue, ScheduleID: s.ID, Skip: sl.skip, StartAt: sl.startAt, Timeout: s.Timeout, Type: s.Workflow,
 			Tenant: s.RunTenant(),
 		}

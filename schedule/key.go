@@ -191,6 +191,9 @@ func specDiff(stored *engine.Schedule, given *engine.InsertScheduleParams) []Fie
 	add("GrantID", grantString(stored.GrantID), grantString(given.GrantID))
 	add("KeepRuns", stored.KeepRuns, given.KeepRuns)
 	add("Tenant", stored.RunTenant, given.RunTenant)
+	if a, b := retryOf(stored.Retry), retryOf(given.Retry); !reflect.DeepEqual(a, b) {
+		out = append(out, FieldDiff{Field: "Retry", Stored: diffValue(plain(retryText(a))), Given: diffValue(plain(retryText(b)))})
+	}
 	return out
 }
 

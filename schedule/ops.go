@@ -50,6 +50,10 @@ type UpdateParams struct {
 	RRule *string
 	// KeepRuns replaces how many of the latest runs retention keeps.
 	KeepRuns *int
+	// Retry replaces the retry policy of the runs started from now on
+	// (Params.Retry); the zero RetryPolicy removes it, leaving the
+	// workflow type's. Runs started before keep theirs.
+	Retry *workflow.RetryPolicy
 	// Calendars and OnExcluded replace the holiday calendars the schedule
 	// excludes and what their slots do (Params.Calendars, OnExcluded); an
 	// empty slice removes them all. Like a new cron expression, they apply
@@ -94,7 +98,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 		Cron: s.Cron, RRule: s.RRule, TimeZone: s.TimeZone, StartAt: deref(s.StartAt), EndAt: deref(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: storedWindow(s.CatchUpWindow), CatchUp: s.CatchUp, MaxAttempts: s.MaxAttempts, Priority: s.Priority,
 		Queue: s.Queue, Timeout: s.Timeout, KeepRuns: s.KeepRuns, Tenant: s.Tenant, DSTGap: s.DSTGap, DSTFold: s.DSTFold,
-		Calendars: s.Calendars, OnExcluded: s.OnExcluded,
+		Calendars: s.Calendars, OnExcluded: s.OnExcluded, Retry: s.Retry,
 	}
 	set := func(dst *string, src *string) {
 		if src != nil {
@@ -167,6 +171,9 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	if p.KeepRuns != nil {
 		params.KeepRuns = *p.KeepRuns
 	}
+	if p.Retry != nil {
+		params.Retry = p.Retry
+	}
 	if p.DSTGap != nil {
 		params.DSTGap = *p.DSTGap
 	}
@@ -200,7 +207,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 		StartAt: nullTime(params.StartAt), EndAt: nullTime(params.EndAt), GrantID: grantID, KeepRuns: params.KeepRuns,
 		Type: params.Workflow, RunTenant: params.Tenant, Now: c.sqlNow(),
 		DSTGap: string(v.spec.DST().Gap), DSTFold: string(v.spec.DST().Fold),
-		Calendars: v.calendars, OnExcluded: string(v.onExcluded),
+		Calendars: v.calendars, OnExcluded: string(v.onExcluded), Retry: v.retry,
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("schedule: update %s: %w", id, err)
@@ -266,7 +273,7 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *Trigge
 	// microsecond Postgres keeps.
 	at := c.now().UTC().Truncate(time.Microsecond)
 	started, err := c.engine.StartScheduledTx(ctx, tx, &engine.ScheduledStart{
-		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
+		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Retry: s.retryJSON, Metadata: meta, Priority: s.Priority,
 		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: engine.TriggerAPI, Type: s.Workflow,
 		Tenant: s.RunTenant(),
 	})
@@ -580,7 +587,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 			}
 		}
 		starts = append(starts, &engine.ScheduledStart{
-			FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Metadata: meta, Priority: s.Priority,
+			FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Retry: s.retryJSON, Metadata: meta, Priority: s.Priority,
 			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: engine.TriggerBackfill, Type: s.Workflow,
 			Tenant: tenant,
 		})

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/tributary-go/tributary/workflow"
 )
 
 // ErrNotFound is returned for a schedule that does not exist (or no longer
@@ -228,6 +230,17 @@ type Params struct {
 	Queue       string
 	Timeout     time.Duration
 
+	// Retry is the retry policy of the schedule's runs (see
+	// workflow.RetryPolicy): it replaces the workflow type's
+	// DefineOpts.Retry, whole, for every run the schedule starts (a slot's,
+	// a trigger's, a backfill's). The policy is written on each run's job
+	// when the run starts; an Update applies to the runs started after it.
+	// A process that fires slots without registering the type writes the
+	// schedule's policy all the same.
+	//
+	// Defaults to nil, as does the zero RetryPolicy: the type's policy.
+	Retry *workflow.RetryPolicy
+
 	// Paused creates the schedule paused, with PauseNote.
 	Paused    bool
 	PauseNote string
@@ -282,18 +295,21 @@ type Schedule struct {
 	Priority      int             `json:"priority,omitempty"`
 	Queue         string          `json:"queue,omitempty"`
 	Timeout       time.Duration   `json:"timeout,omitempty"`
-	KeepRuns      int             `json:"keep_runs,omitempty"`
-	Paused        bool            `json:"paused"`
-	PauseNote     string          `json:"pause_note,omitempty"`
-	PausedAt      *time.Time      `json:"paused_at,omitempty"`
-	NextFireAt    *time.Time      `json:"next_fire_at,omitempty"`
-	LastFireAt    *time.Time      `json:"last_fire_at,omitempty"`
-	RunCount      int64           `json:"run_count"`
-	FailureCount  int64           `json:"failure_count"`
-	LastRunStatus string          `json:"last_run_status,omitempty"`
-	GrantID       *uuid.UUID      `json:"grant_id,omitempty"`
-	CreatedAt     time.Time       `json:"created_at"`
-	UpdatedAt     time.Time       `json:"updated_at"`
+	// Retry is the retry policy of the schedule's runs (Params.Retry);
+	// nil for the workflow type's.
+	Retry         *workflow.RetryPolicy `json:"retry,omitempty"`
+	KeepRuns      int                   `json:"keep_runs,omitempty"`
+	Paused        bool                  `json:"paused"`
+	PauseNote     string                `json:"pause_note,omitempty"`
+	PausedAt      *time.Time            `json:"paused_at,omitempty"`
+	NextFireAt    *time.Time            `json:"next_fire_at,omitempty"`
+	LastFireAt    *time.Time            `json:"last_fire_at,omitempty"`
+	RunCount      int64                 `json:"run_count"`
+	FailureCount  int64                 `json:"failure_count"`
+	LastRunStatus string                `json:"last_run_status,omitempty"`
+	GrantID       *uuid.UUID            `json:"grant_id,omitempty"`
+	CreatedAt     time.Time             `json:"created_at"`
+	UpdatedAt     time.Time             `json:"updated_at"`
 	// Key is the schedule's name within its Owner (Params.Key); "" for none.
 	Key string `json:"key,omitempty"`
 	// DeclaredBy is the service whose declaration (Declare) made the
@@ -318,6 +334,9 @@ type Schedule struct {
 	// nextCatchUp marks NextFireAt as the slot the "latest" catch-up policy
 	// jumped to: it runs however late it is found.
 	nextCatchUp bool
+	// retryJSON is Retry as stored, which the schedule's runs' starts
+	// carry (engine.ScheduledStart.Retry).
+	retryJSON []byte
 
 	// excluded are the dates of Calendars, as the client read them with
 	// the schedule (loadCalendars); Spec applies them. calendarsRead

@@ -52,7 +52,7 @@ func fillSchedule(s *Schedule, r *engine.Schedule) {
 		NextFireAt: r.NextFireAt, LastFireAt: r.LastFireAt, RunCount: r.RunCount, FailureCount: r.FailureCount,
 		LastRunStatus: r.LastRunStatus, GrantID: r.GrantID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		Key: r.Key, DeclaredBy: r.DeclaredBy, UndeclaredAt: r.UndeclaredAt, CreatedBy: r.CreatedBy,
-		Tenant: r.RunTenant, nextCatchUp: r.NextFireCatchUp,
+		Tenant: r.RunTenant, nextCatchUp: r.NextFireCatchUp, Retry: retryOf(r.Retry), retryJSON: r.Retry,
 	}
 	if strings.HasPrefix(r.Cron, rrulePrefix) {
 		s.Cron, s.RRule = "", r.Cron // one column holds either

@@ -247,7 +247,7 @@ func (c *Client) requeueTx(ctx context.Context, tx pgx.Tx, run *Run, attemptBase
 	if old, err := c.river.JobGetTx(ctx, tx, run.JobID); err == nil {
 		var oldArgs runArgs
 		if json.Unmarshal(old.EncodedArgs, &oldArgs) == nil {
-			args.TimeoutMS = oldArgs.TimeoutMS
+			args.TimeoutMS, args.Retry = oldArgs.TimeoutMS, oldArgs.Retry
 		}
 	}
 	res, err := c.river.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: maxAttempts, Priority: run.Priority, Queue: run.Queue, Tags: run.Tags})

@@ -26,6 +26,12 @@ type DefineOpts struct {
 	// Defaults to 10.
 	MaxAttempts int
 
+	// Retry is how long a run waits between a failed attempt and the next
+	// (see RetryPolicy); StartOpts.Retry and a schedule's replace it whole.
+	//
+	// Defaults to nil: River's backoff (attempt^4 seconds).
+	Retry *RetryPolicy
+
 	// Priority is the River priority (1 highest, 4 lowest) of the run's job.
 	//
 	// Defaults to 1.
@@ -138,6 +144,11 @@ func (d *Definition[In, Out]) validate() error {
 	}
 	if err := d.opts.TenantRate.check("DefineOpts.TenantRate"); err != nil {
 		return err
+	}
+	if d.opts.Retry != nil {
+		if err := d.opts.Retry.check("DefineOpts.Retry"); err != nil {
+			return err
+		}
 	}
 	if d.opts.TenantLimit < 0 {
 		return &ValidationError{Field: "DefineOpts.TenantLimit", Problem: fmt.Sprintf("is %d; use 1 or more, or 0 for no limit", d.opts.TenantLimit)}

@@ -60,12 +60,17 @@ type Run struct {
 	// tenant_rate.go). "" for a run that is not held back. It is read with
 	// the run (GetRun, ListRuns), not stored; Tenant.Why and
 	// Tenant.RateWhy say why for people.
-	Held              string          `json:"held,omitempty"`
-	Input             json.RawMessage `json:"input"`
-	Output            json.RawMessage `json:"output,omitempty"`
-	Error             *RunError       `json:"error,omitempty"`
-	Attempt           int             `json:"attempt"`
-	MaxAttempts       int             `json:"max_attempts"`
+	Held        string          `json:"held,omitempty"`
+	Input       json.RawMessage `json:"input"`
+	Output      json.RawMessage `json:"output,omitempty"`
+	Error       *RunError       `json:"error,omitempty"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"max_attempts"`
+	// NextAttemptAt is when the next attempt of a run whose last attempt
+	// failed is due (its RetryPolicy's wait, or River's backoff, from the
+	// failure): set while the run is pending on its retry, nil otherwise.
+	// It is read with the run (GetRun, ListRuns) from its River job.
+	NextAttemptAt     *time.Time      `json:"next_attempt_at,omitempty"`
 	Queue             string          `json:"queue"`
 	Priority          int             `json:"priority"`
 	JobID             int64           `json:"job_id,omitempty"`

@@ -34,6 +34,13 @@ type StartOpts struct {
 	// MaxAttempts overrides DefineOpts.MaxAttempts for this run.
 	MaxAttempts int
 
+	// Retry overrides DefineOpts.Retry for this run, whole (see
+	// RetryPolicy); the zero RetryPolicy asks for River's backoff whatever
+	// the type's policy.
+	//
+	// Defaults to nil: the type's policy.
+	Retry *RetryPolicy
+
 	// Metadata is stored with the run (a JSON object) and shown by the
 	// dashboard; workflow code reads it from RunInfo. The keys grant_subject,
 	// grant_id and schedule_* are reserved for the runs schedules start, and
@@ -277,11 +284,13 @@ type runArgs struct {
 	Input       json.RawMessage `json:"input,omitempty"`
 	Metadata    json.RawMessage `json:"metadata,omitempty"`
 	ParentRunID *uuid.UUID      `json:"parent_run_id,omitempty"`
-	RunID       uuid.UUID       `json:"run_id"`
-	ScheduleID  *uuid.UUID      `json:"schedule_id,omitempty" river:"unique"`
-	Tenant      string          `json:"tenant,omitempty"`
-	TimeoutMS   int64           `json:"timeout_ms,omitempty"`
-	Workflow    string          `json:"workflow"`
+	// Retry is the run's retry policy (runRetry), nil for none.
+	Retry      *RetryPolicy `json:"retry,omitempty"`
+	RunID      uuid.UUID    `json:"run_id"`
+	ScheduleID *uuid.UUID   `json:"schedule_id,omitempty" river:"unique"`
+	Tenant     string       `json:"tenant,omitempty"`
+	TimeoutMS  int64        `json:"timeout_ms,omitempty"`
+	Workflow   string       `json:"workflow"`
 }
 
 // inlineStartBytes bounds the input and metadata a run's first job carries
@@ -379,6 +388,11 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	if err := validatePolicy("StartOpts", maxAttempts, priority, queue); err != nil {
 		return nil, err
 	}
+	if opts.Retry != nil {
+		if err := opts.Retry.check("StartOpts.Retry"); err != nil {
+			return nil, err
+		}
+	}
 	if len(p.input) > c.maxInputBytes {
 		return nil, &ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (Config.MaxInputBytes); store large data elsewhere and pass a reference", len(p.input), c.maxInputBytes)}
 	}
@@ -439,7 +453,8 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	if err != nil {
 		return nil, fmt.Errorf("workflow: new run id: %w", err)
 	}
-	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: tenant}
+	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: tenant,
+		Retry: runRetry(opts.Retry, nil, p.defaults.Retry)}
 	if debounce == nil { // a later start of the window changes the input
 		args.inlineStart(p.input, metadata, p.parentID)
 	}

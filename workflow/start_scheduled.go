@@ -190,6 +190,7 @@ type scheduledPolicy struct {
 	metadata    []byte
 	priority    int
 	queue       string
+	retry       *RetryPolicy
 	timeoutMS   int64
 }
 
@@ -226,6 +227,17 @@ func (c *Client) scheduledParams(s *engine.ScheduledStart) (*scheduledPolicy, er
 	if err := validatePolicy("schedule run policy", p.maxAttempts, p.priority, p.queue); err != nil {
 		return p, err
 	}
+	var scheduled *RetryPolicy
+	if len(s.Retry) > 0 {
+		scheduled = new(RetryPolicy)
+		if err := json.Unmarshal(s.Retry, scheduled); err != nil {
+			return p, &ValidationError{Field: "schedule run policy.Retry", Problem: fmt.Sprintf("cannot be decoded: %v", err)}
+		}
+		if err := scheduled.check("schedule run policy.Retry"); err != nil {
+			return p, err
+		}
+	}
+	p.retry = runRetry(nil, scheduled, defaults.Retry)
 	if n := len(scheduledInput(s)); n > c.maxInputBytes {
 		return p, &ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (the working client's Config.MaxInputBytes); make the schedule's input smaller", n, c.maxInputBytes)}
 	}
@@ -234,7 +246,7 @@ func (c *Client) scheduledParams(s *engine.ScheduledStart) (*scheduledPolicy, er
 
 func (p *scheduledPolicy) args(runID uuid.UUID, s *engine.ScheduledStart) runArgs {
 	scheduleID, fireAt := s.ScheduleID, s.FireAt
-	args := runArgs{kind: p.kind, RunID: runID, Workflow: s.Type, ScheduleID: &scheduleID, FireAt: &fireAt, TimeoutMS: p.timeoutMS, Tenant: s.Tenant}
+	args := runArgs{kind: p.kind, RunID: runID, Workflow: s.Type, ScheduleID: &scheduleID, FireAt: &fireAt, TimeoutMS: p.timeoutMS, Tenant: s.Tenant, Retry: p.retry}
 	args.inlineStart(scheduledInput(s), p.metadata, nil)
 	return args
 }

@@ -41,6 +41,10 @@ type Run struct {
 	UpdatedAt         time.Time
 	StartedAt         *time.Time
 	FinishedAt        *time.Time
+	// NextAttemptAt is when the run's next attempt is due, for a run whose
+	// attempt failed and whose job waits to retry (runReadColumns); nil
+	// otherwise.
+	NextAttemptAt *time.Time
 }
 
 // Step is a row of step_runs as the engine reads it.
@@ -63,11 +67,13 @@ type Step struct {
 const runColumns = `id, workflow_type, coalesce(idempotency_key, ''), coalesce(tenant, ''), status, input, output, error, attempt,
 	max_attempts, queue, priority, coalesce(job_id, 0), schedule_id, fire_at, parent_run_id,
 	coalesce(parent_step, ''), metadata, tags, coalesce(skip_reason, ''), cancel_requested_at,
-	created_at, updated_at, started_at, finished_at, coalesce(debounce_key, '')`
+	created_at, updated_at, started_at, finished_at, coalesce(debounce_key, ''), NULL::timestamptz`
 
 // runReadColumns are runColumns for reads, with the run's River job joined
 // as j: a run whose job River is working right now reads as running, with
-// the job's attempt. (The row itself is only written when an attempt ends:
+// the job's attempt; a pending run whose job has been attempted and waits
+// (River's retryable, or available or scheduled again) has its next
+// attempt's time, the job's scheduled_at. (The row itself is only written when an attempt ends:
 // starting an attempt is a read, which keeps a run's hot path short.)
 const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''), coalesce(r.tenant, ''),
 	CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END,
@@ -77,7 +83,8 @@ const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''), 
 	r.max_attempts, r.queue, r.priority, coalesce(r.job_id, 0), r.schedule_id, r.fire_at, r.parent_run_id,
 	coalesce(r.parent_step, ''), r.metadata, r.tags, coalesce(r.skip_reason, ''), r.cancel_requested_at,
 	r.created_at, r.updated_at, coalesce(r.started_at, CASE WHEN j.state = 'running' THEN j.attempted_at END), r.finished_at,
-	coalesce(r.debounce_key, '')`
+	coalesce(r.debounce_key, ''),
+	CASE WHEN r.status = 'pending' AND j.attempt > 0 AND j.state IN ('retryable', 'available', 'scheduled') THEN j.scheduled_at END`
 
 // runReadFrom is the FROM clause of runReadColumns.
 const runReadFrom = ` FROM {s}workflow_runs r LEFT JOIN {s}river_job j ON j.id = r.job_id `
@@ -92,7 +99,7 @@ func scanRun(row pgx.Row) (*Run, error) {
 	err := row.Scan(&r.ID, &r.Type, &r.IdempotencyKey, &r.Tenant, &r.Status, &r.Input, &r.Output, &r.Error, &r.Attempt,
 		&r.MaxAttempts, &r.Queue, &r.Priority, &r.JobID, &r.ScheduleID, &r.FireAt, &r.ParentID,
 		&r.ParentStep, &r.Metadata, &r.Tags, &r.SkipReason, &r.CancelRequestedAt,
-		&r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.FinishedAt, &r.DebounceKey)
+		&r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.FinishedAt, &r.DebounceKey, &r.NextAttemptAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

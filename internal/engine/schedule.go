@@ -59,6 +59,9 @@ type Schedule struct {
 	// next-business-day.
 	Calendars  []string
 	OnExcluded string
+	// Retry is the retry policy of the schedule's runs, a
+	// workflow.RetryPolicy's JSON; nil for the workflow type's.
+	Retry []byte
 }
 
 // scheduleColumns are the columns scanSchedule reads.
@@ -66,7 +69,7 @@ const scheduleColumns = `id, name, description, owner, workflow_type, input, cro
 	overlap_policy, catchup_window_ms, catchup_policy, max_attempts, timeout_ms, queue, priority, paused, pause_note,
 	paused_at, next_fire_at, last_fire_at, run_count, failure_count, coalesce(last_run_status, ''), grant_id,
 	created_at, updated_at, next_fire_catch_up, keep_runs, coalesce(key, ''), coalesce(declared_by, ''), undeclared_at,
-	created_by, coalesce(run_tenant, ''), dst_gap, dst_fold, calendars, on_excluded`
+	created_by, coalesce(run_tenant, ''), dst_gap, dst_fold, calendars, on_excluded, retry`
 
 // scanSchedule reads a row of scheduleColumns into s; ErrNotFound when
 // there is none.
@@ -75,7 +78,7 @@ func scanSchedule(row pgx.Row, s *Schedule) error {
 		&s.StartAt, &s.EndAt, &s.OverlapPolicy, &s.CatchUpWindowMS, &s.CatchUpPolicy, &s.MaxAttempts, &s.TimeoutMS,
 		&s.Queue, &s.Priority, &s.Paused, &s.PauseNote, &s.PausedAt, &s.NextFireAt, &s.LastFireAt, &s.RunCount,
 		&s.FailureCount, &s.LastRunStatus, &s.GrantID, &s.CreatedAt, &s.UpdatedAt, &s.NextFireCatchUp, &s.KeepRuns,
-		&s.Key, &s.DeclaredBy, &s.UndeclaredAt, &s.CreatedBy, &s.RunTenant, &s.DSTGap, &s.DSTFold, &s.Calendars, &s.OnExcluded)
+		&s.Key, &s.DeclaredBy, &s.UndeclaredAt, &s.CreatedBy, &s.RunTenant, &s.DSTGap, &s.DSTFold, &s.Calendars, &s.OnExcluded, &s.Retry)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -126,10 +129,10 @@ var (
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
 	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant, created_at, updated_at,
-	dst_gap, dst_fold, calendars, on_excluded)
+	dst_gap, dst_fold, calendars, on_excluded, retry)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 	CASE WHEN $17 THEN coalesce($27::timestamptz, now()) END, $21, $22, nullif($23, ''), nullif($24, ''), $25, nullif($26, ''),
-	coalesce($27::timestamptz, now()), coalesce($27::timestamptz, now()), $28, $29, coalesce($30::text[], '{}'), $31)
+	coalesce($27::timestamptz, now()), coalesce($27::timestamptz, now()), $28, $29, coalesce($30::text[], '{}'), $31, $32::jsonb)
 ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING ` + scheduleColumns)
 
@@ -158,7 +161,7 @@ SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_
 	catchup_window_ms = $8, max_attempts = $9, timeout_ms = $10, queue = $11, priority = $12,
 	next_fire_at = $13, catchup_policy = $14, owner = $15, start_at = $16, end_at = $17, grant_id = $18,
 	keep_runs = $19, workflow_type = $20, run_tenant = nullif($21, ''), updated_at = coalesce($22::timestamptz, now()),
-	dst_gap = $23, dst_fold = $24, calendars = coalesce($25::text[], '{}'), on_excluded = $26
+	dst_gap = $23, dst_fold = $24, calendars = coalesce($25::text[], '{}'), on_excluded = $26, retry = $27::jsonb
 WHERE id = $1 RETURNING ` + scheduleColumns)
 
 	// Lock the schedule's runs before the schedule, the order in which a
@@ -215,6 +218,7 @@ type InsertScheduleParams struct {
 	DSTFold       string     // first, last or both
 	Calendars     []string   // the holiday calendars excluded
 	OnExcluded    string     // skip or next-business-day
+	Retry         []byte     // the runs' retry policy's JSON; nil for the workflow type's
 }
 
 // ErrKeyExists is returned by InsertScheduleTx when the schedule's owner
@@ -228,7 +232,7 @@ func (q *Queries) InsertScheduleTx(ctx context.Context, tx pgx.Tx, p *InsertSche
 	s, err := scanOneSchedule(tx.QueryRow(ctx, q.sql(insertScheduleStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
 		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
-		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now, p.DSTGap, p.DSTFold, p.Calendars, p.OnExcluded))
+		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now, p.DSTGap, p.DSTFold, p.Calendars, p.OnExcluded, jsonOrNil(p.Retry)))
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrKeyExists
 	}
@@ -310,6 +314,7 @@ type UpdateScheduleParams struct {
 	DSTFold         string     // first, last or both
 	Calendars       []string   // the holiday calendars excluded
 	OnExcluded      string     // skip or next-business-day
+	Retry           []byte     // the runs' retry policy's JSON; nil for the workflow type's
 }
 
 // UpdateScheduleTx rewrites a schedule's settings and returns it;
@@ -320,7 +325,17 @@ func (q *Queries) UpdateScheduleTx(ctx context.Context, tx pgx.Tx, p *UpdateSche
 	return scanOneSchedule(tx.QueryRow(ctx, q.sql(updateScheduleStmt), p.ID, p.Name, p.Description, p.Input,
 		p.Cron, p.TimeZone, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts, p.TimeoutMS, p.Queue, p.Priority,
 		p.NextFireAt, p.CatchUpPolicy, p.Owner, p.StartAt, p.EndAt, p.GrantID, p.KeepRuns, p.Type, p.RunTenant, p.Now,
-		p.DSTGap, p.DSTFold, p.Calendars, p.OnExcluded))
+		p.DSTGap, p.DSTFold, p.Calendars, p.OnExcluded, jsonOrNil(p.Retry)))
+}
+
+// jsonOrNil is a JSON document as a statement's text parameter, nil (SQL
+// NULL) for none.
+func jsonOrNil(doc []byte) *string {
+	if len(doc) == 0 {
+		return nil
+	}
+	s := string(doc)
+	return &s
 }
 
 // DeleteSchedule deletes a schedule, after locking its runs (whose

@@ -16,19 +16,19 @@ var insertSchedulesStmt = define(`
 INSERT INTO {s}schedules (id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
 	catchup_policy, paused_at, grant_id, keep_runs, key, declared_by, created_by, run_tenant, created_at, updated_at,
-	dst_gap, dst_fold, calendars, on_excluded)
+	dst_gap, dst_fold, calendars, on_excluded, retry)
 SELECT id, name, description, owner, workflow_type, input::jsonb, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
 	catchup_policy, CASE WHEN paused THEN coalesce($27::timestamptz, now()) END, grant_id, keep_runs, nullif(key, ''), nullif(declared_by, ''),
 	created_by, nullif(run_tenant, ''), coalesce($27::timestamptz, now()), coalesce($27::timestamptz, now()),
-	dst_gap, dst_fold, coalesce(string_to_array(nullif(calendars, ''), ','), '{}'), on_excluded
+	dst_gap, dst_fold, coalesce(string_to_array(nullif(calendars, ''), ','), '{}'), on_excluded, nullif(retry, '')::jsonb
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 	$9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[], $15::text[],
 	$16::smallint[], $17::boolean[], $18::text[], $19::timestamptz[], $20::text[], $21::uuid[], $22::integer[],
-	$23::text[], $24::text[], $25::text[], $26::text[], $28::text[], $29::text[], $30::text[], $31::text[])
+	$23::text[], $24::text[], $25::text[], $26::text[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[])
 	AS v(id, name, description, owner, workflow_type, input, cron, time_zone, start_at, end_at,
 	overlap_policy, catchup_window_ms, max_attempts, timeout_ms, queue, priority, paused, pause_note, next_fire_at,
-	catchup_policy, grant_id, keep_runs, key, declared_by, created_by, run_tenant, dst_gap, dst_fold, calendars, on_excluded)
+	catchup_policy, grant_id, keep_runs, key, declared_by, created_by, run_tenant, dst_gap, dst_fold, calendars, on_excluded, retry)
 ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING ` + scheduleColumns)
 
@@ -78,6 +78,7 @@ type InsertSchedulesParams struct {
 	DSTFold         []string
 	Calendars       []string // each row's calendars, comma-separated (names hold no comma)
 	OnExcluded      []string
+	Retry           []string // each row's retry policy's JSON, "" for none
 	// Now is the time recorded (created, paused), one for all the rows;
 	// nil: the database's now().
 	Now *time.Time
@@ -96,6 +97,7 @@ func NewInsertSchedulesParams(n int) *InsertSchedulesParams {
 		KeepRuns: make([]int32, 0, n), Key: make([]string, 0, n), DeclaredBy: make([]string, 0, n),
 		CreatedBy: make([]string, 0, n), RunTenant: make([]string, 0, n), DSTGap: make([]string, 0, n),
 		DSTFold: make([]string, 0, n), Calendars: make([]string, 0, n), OnExcluded: make([]string, 0, n),
+		Retry: make([]string, 0, n),
 	}
 }
 
@@ -131,6 +133,7 @@ func (r *InsertSchedulesParams) Add(p *InsertScheduleParams) {
 	r.DSTFold = append(r.DSTFold, p.DSTFold)
 	r.Calendars = append(r.Calendars, strings.Join(p.Calendars, ","))
 	r.OnExcluded = append(r.OnExcluded, p.OnExcluded)
+	r.Retry = append(r.Retry, string(p.Retry))
 }
 
 // Len is how many rows r holds.
@@ -148,7 +151,7 @@ func (r *InsertSchedulesParams) Slice(from, to int) *InsertSchedulesParams {
 		CatchUpPolicy: r.CatchUpPolicy[from:to], GrantID: r.GrantID[from:to], KeepRuns: r.KeepRuns[from:to],
 		Key: r.Key[from:to], DeclaredBy: r.DeclaredBy[from:to], CreatedBy: r.CreatedBy[from:to],
 		RunTenant: r.RunTenant[from:to], DSTGap: r.DSTGap[from:to], DSTFold: r.DSTFold[from:to],
-		Calendars: r.Calendars[from:to], OnExcluded: r.OnExcluded[from:to], Now: r.Now,
+		Calendars: r.Calendars[from:to], OnExcluded: r.OnExcluded[from:to], Retry: r.Retry[from:to], Now: r.Now,
 	}
 }
 
@@ -161,5 +164,5 @@ func (q *Queries) InsertSchedulesTx(ctx context.Context, tx pgx.Tx, p *InsertSch
 	return scanSchedules(tx.Query(ctx, q.sql(insertSchedulesStmt), p.ID, p.Name, p.Description, p.Owner, p.Type,
 		p.Input, p.Cron, p.TimeZone, p.StartAt, p.EndAt, p.OverlapPolicy, p.CatchUpWindowMS, p.MaxAttempts,
 		p.TimeoutMS, p.Queue, p.Priority, p.Paused, p.PauseNote, p.NextFireAt, p.CatchUpPolicy, p.GrantID, p.KeepRuns,
-		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now, p.DSTGap, p.DSTFold, p.Calendars, p.OnExcluded))
+		p.Key, p.DeclaredBy, p.CreatedBy, p.RunTenant, p.Now, p.DSTGap, p.DSTFold, p.Calendars, p.OnExcluded, p.Retry))
 }

@@ -119,9 +119,12 @@ type ScheduledStart struct {
 	MaxAttempts int
 	// Metadata is stored with the run (Tributary's part of it: package
 	// runmeta).
-	Metadata   runmeta.Meta
-	Priority   int
-	Queue      string
+	Metadata runmeta.Meta
+	Priority int
+	Queue    string
+	// Retry is the schedule's retry policy, a workflow.RetryPolicy's JSON
+	// (schedules.retry); nil for none.
+	Retry      []byte
 	ScheduleID uuid.UUID
 	// Skip, when set, records the slot as a skipped run with this reason and
 	// inserts no job.

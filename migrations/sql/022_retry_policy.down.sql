@@ -1,0 +1,1 @@
+ALTER TABLE /* TEMPLATE: schema */schedules DROP COLUMN retry;
