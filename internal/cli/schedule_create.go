@@ -59,6 +59,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	start := fs.String("start", "", "the RFC 3339 `time` of the earliest slot, such as 2026-03-08T00:00:00Z (default now)")
 	end := fs.String("end", "", "the RFC 3339 `time` the schedule ends: slots fire before it only (default never)")
 	maxAttempts := fs.Int("max-attempts", 0, "the number `n` of attempts each run gets, at least 1 (default the workflow type's)")
+	retry := addRetryFlags(fs, "each run's", "the workflow type's policy")
 	keepRuns := fs.Int("keep-runs", 0, "keep the schedule's last `n` runs whatever their age; older finished runs follow the run retention (default 0: all do)")
 	queue := fs.String("queue", "", "River `queue` of each run (default the workflow type's)")
 	priority := fs.Int("priority", 0, "River priority of each run, `n` from 1 (highest) to 4 (default the workflow type's)")
@@ -124,6 +125,10 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			return withHint(usageErrorf("--catchup-policy %q is not window or latest", *catchUpPolicy),
 				"pass --catchup-policy window to skip the slots found late, or latest to run the most recent of them")
 		}
+		retryPolicy, err := retry.policy(fs)
+		if err != nil {
+			return err
+		}
 		var grantID *uuid.UUID
 		if *grant != "" {
 			id, err := parseGrantID(*grant)
@@ -139,7 +144,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			Overlap: schedule.OverlapPolicy(*overlap), CatchUpWindow: *catchUp,
 			MaxAttempts: *maxAttempts, Priority: *priority, Queue: *queue, Timeout: *timeout,
 			Paused: *paused, PauseNote: *note, CatchUp: schedule.CatchUpPolicy(*catchUpPolicy), GrantID: grantID,
-			RequireWorker: *requireWorker, KeepRuns: *keepRuns, Tenant: *tenant,
+			RequireWorker: *requireWorker, KeepRuns: *keepRuns, Tenant: *tenant, Retry: retryPolicy,
 			DSTGap: schedule.DSTGap(*dstGap), DSTFold: schedule.DSTFold(*dstFold),
 			Calendars: splitList(*calendars), OnExcluded: schedule.OnExcluded(*onExcluded),
 		}

@@ -205,6 +205,9 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 	if s.Timeout != 0 {
 		policy = append(policy, "timeout "+humanDuration(s.Timeout))
 	}
+	if s.Retry != nil {
+		policy = append(policy, "retry after "+s.Retry.String())
+	}
 	if len(policy) > 0 {
 		field("Run policy", "%s (the rest: the workflow type's defaults)", strings.Join(policy, ", "))
 	} else {

@@ -698,12 +698,12 @@ func TestScheduleMoreUsage(t *testing.T) {
 		{
 			name: "UpdateNothing", args: []string{"update", id, "--json"}, code: ExitUsage,
 			stderr: "tributary: schedule update needs a setting to change; pass one or more of --name, --description, --workflow, --cron, --rrule, --tz, --input, --overlap, --catchup, " +
-				`--max-attempts, --priority, --queue, --timeout, --keep-runs, --tenant, --calendars, --on-excluded, --dst-gap and --dst-fold, e.g. tributary schedule update ` + id + ` --cron "0 3 * * *"`,
+				`--max-attempts, --priority, --queue, --timeout, --keep-runs, --tenant, --calendars, --on-excluded, --dst-gap, --dst-fold, --retry-delay, --retry-backoff and --retry-jitter, e.g. tributary schedule update ` + id + ` --cron "0 3 * * *"`,
 		},
 		{
 			name: "UpdateNothingByKey", args: []string{"update", "nightly-report", "--owner", "acme corp"}, code: ExitUsage,
 			stderr: "tributary: schedule update needs a setting to change; pass one or more of --name, --description, --workflow, --cron, --rrule, --tz, --input, --overlap, --catchup, " +
-				`--max-attempts, --priority, --queue, --timeout, --keep-runs, --tenant, --calendars, --on-excluded, --dst-gap and --dst-fold, e.g. tributary schedule update nightly-report --owner "acme corp" --cron "0 3 * * *"`,
+				`--max-attempts, --priority, --queue, --timeout, --keep-runs, --tenant, --calendars, --on-excluded, --dst-gap, --dst-fold, --retry-delay, --retry-backoff and --retry-jitter, e.g. tributary schedule update nightly-report --owner "acme corp" --cron "0 3 * * *"`,
 		},
 		{name: "UpdateBadInput", args: []string{"update", id, "--input", "{to: ops}"}, code: ExitUsage, stderr: "tributary: " + badJSON},
 		{

@@ -40,6 +40,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	maxAttempts := fs.Int("max-attempts", 0, "the new number `n` of attempts of each run, or 0 for the workflow type's default")
 	priority := fs.Int("priority", 0, "the new River priority of each run, `n` from 1 (highest) to 4, or 0 for the workflow type's default")
 	queue := fs.String("queue", "", "the new River `queue` of each run, or \"\" for the workflow type's default")
+	retry := addRetryFlags(fs, "each run's", "the schedule's; given, they replace its whole policy, and --retry-delay 0 alone removes it, leaving the workflow type's")
 	keepRuns := fs.Int("keep-runs", 0, "the new number `n` of latest runs kept whatever their age, or 0 to let the run retention apply to all")
 	tenant := fs.String("tenant", "", "the new `tenant` of the runs the schedule starts from now on, or \"\" for the owner's")
 	calendars := fs.String("calendars", "", "the new holiday `calendars` the schedule excludes, comma-separated, or \"\" for none (see 'tributary calendar')")
@@ -113,6 +114,9 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 		if err := checkTenantFlag(*tenant); err != nil {
 			return err
 		}
+		if p.Retry, err = retry.policy(fs); err != nil {
+			return err
+		}
 		if p.DSTGap != nil || p.DSTFold != nil {
 			policy := schedule.DSTPolicy{}
 			if p.DSTGap != nil {
@@ -181,7 +185,8 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 // updateFlags are the flags of update that change a setting, in the
 // order its messages list them.
 var updateFlags = []string{"name", "description", "workflow", "cron", "rrule", "tz", "input", "overlap", "catchup",
-	"max-attempts", "priority", "queue", "timeout", "keep-runs", "tenant", "calendars", "on-excluded", "dst-gap", "dst-fold"}
+	"max-attempts", "priority", "queue", "timeout", "keep-runs", "tenant", "calendars", "on-excluded", "dst-gap", "dst-fold",
+	"retry-delay", "retry-backoff", "retry-jitter"}
 
 // flagNames are names with "--" before each.
 func flagNames(names []string) []string {

@@ -84,7 +84,11 @@ func printRun(w io.Writer, run *workflow.Run, held string, now time.Time) error 
 	if run.CancelRequestedAt != nil {
 		field("Cancel requested", "%s", absoluteTime(*run.CancelRequestedAt, now))
 	}
-	field("Attempts", "%d/%d", run.Attempt, run.MaxAttempts)
+	if run.NextAttemptAt != nil {
+		field("Attempts", "%s", nextAttemptText(run, now))
+	} else {
+		field("Attempts", "%d/%d", run.Attempt, run.MaxAttempts)
+	}
 	field("Queue", "%s (priority %d)", run.Queue, run.Priority)
 	if run.JobID != 0 {
 		field("River job", "%d", run.JobID)

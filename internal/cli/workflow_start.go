@@ -44,6 +44,8 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 	debounceKey := fs.String("debounce", "", "collapse the starts of the type with this `key` (such as the document's id) into one run, which starts --debounce-period after the last of them; needs --debounce-period")
 	debouncePeriod := fs.Duration("debounce-period", 0, "with --debounce: the run starts this `duration` after the last start with the key, such as 30s")
 	debounceMax := fs.Duration("debounce-max", 0, "with --debounce: the run starts at most this `duration` after the first start with the key, at least --debounce-period (default 0: no bound)")
+	maxAttempts := fs.Int("max-attempts", 0, "the number `n` of attempts the run gets, at least 1 (default the type's, else 10)")
+	retry := addRetryFlags(fs, "the run's", "the type's policy, else River's backoff; --retry-delay 0 alone: River's backoff")
 	requireWorker := fs.Bool("require-worker", false, "refuse to start the run when no live worker serves the type (without it: start it and warn)")
 	asJSON := fs.Bool("json", false, "print the run as JSON (like get --json) instead of its id")
 
@@ -64,6 +66,13 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return err
 		}
+		retryPolicy, err := retry.policy(fs)
+		if err != nil {
+			return err
+		}
+		if *maxAttempts < 0 {
+			return withHint(usageErrorf("--max-attempts must be at least 1, not %d", *maxAttempts), "leave it out for the type's default")
+		}
 		client, closePool, err := dbFlags.workflowClient(ctx)
 		if err != nil {
 			return err
@@ -72,7 +81,7 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 
 		run, err := client.StartByName(ctx, typ, inputJSON, &workflow.StartOpts{
 			IdempotencyKey: *key, Queue: *queue, Priority: *priority, RequireWorker: *requireWorker, Tenant: *tenant,
-			Debounce: debounce,
+			Debounce: debounce, MaxAttempts: *maxAttempts, Retry: retryPolicy,
 		})
 		var noWorker *workflow.NoWorkerError
 		if errors.As(err, &noWorker) {
