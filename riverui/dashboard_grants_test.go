@@ -55,6 +55,9 @@ func TestDashboardGrants(t *testing.T) {
 		require.Regexp(t, `name="`+tc.field+`"[^>]* aria-invalid="true"`, resp.body)
 		require.Equal(t, tc.form.Get("subject"), formFields(t, resp.body, "new-grant-form").Get("subject"))
 	}
+	// A cross-site form is refused, as every state-changing request is.
+	resp := d.send(t, http.MethodPost, "/grants", url.Values{"subject": {"user-42"}, "scopes": {scope}}, map[string]string{"Sec-Fetch-Site": "cross-site"})
+	require.Equal(t, http.StatusForbidden, resp.status, resp.body)
 	grants, err := d.sc.ListGrants(t.Context(), &schedule.ListGrantsParams{Revoked: true})
 	require.NoError(t, err)
 	require.Empty(t, grants, "nothing written")
@@ -115,7 +118,7 @@ func TestDashboardGrants(t *testing.T) {
 	require.NotContains(t, body, "<left>", "escaped")
 	require.Empty(t, attrs(body, "revoke-form", "action"))
 	require.Len(t, texts(body, "grant-schedule-warning"), 1)
-	resp := d.send(t, http.MethodPost, "/grants/"+g.ID.String()+"/revoke", url.Values{"reason": {"again"}}, same)
+	resp = d.send(t, http.MethodPost, "/grants/"+g.ID.String()+"/revoke", url.Values{"reason": {"again"}}, same)
 	require.Equal(t, http.StatusConflict, resp.status, resp.body)
 	require.Contains(t, unescapeAll(texts(resp.body, "error"))[0], "a revocation is final, so there is nothing to revoke: to let its schedules run again, create a new grant on the Grants page and set it on each schedule's Edit page")
 	revoked, err := d.sc.GetGrant(t.Context(), g.ID)
