@@ -56,6 +56,7 @@ type runJSON struct {
 	Error             *runErrorJSON   `json:"error"`
 	Attempt           int             `json:"attempt"`
 	MaxAttempts       int             `json:"max_attempts"`
+	NextAttemptAt     *time.Time      `json:"next_attempt_at"`
 	Queue             string          `json:"queue"`
 	Priority          int             `json:"priority"`
 	JobID             *int64          `json:"job_id"`
@@ -101,7 +102,7 @@ func runWire(run *workflow.Run, withSteps bool) *runJSON {
 	out := &runJSON{
 		ID: run.ID, Type: run.Type, Status: run.Status, IdempotencyKey: run.IdempotencyKey, Tenant: run.Tenant,
 		DebounceKey: run.DebounceKey, Input: jsonOrNull(run.Input), Output: jsonOrNull(run.Output), Error: runErrorWire(run.Error),
-		Attempt: run.Attempt, MaxAttempts: run.MaxAttempts, Queue: run.Queue, Priority: run.Priority,
+		Attempt: run.Attempt, MaxAttempts: run.MaxAttempts, NextAttemptAt: utcPtr(run.NextAttemptAt), Queue: run.Queue, Priority: run.Priority,
 		ScheduleID: run.ScheduleID, FireAt: utcPtr(run.FireAt), ParentID: run.ParentID, ParentStep: run.ParentStep,
 		Metadata: run.Metadata, Tags: run.Tags, SkipReason: run.SkipReason, Held: run.Held,
 		CancelRequestedAt: utcPtr(run.CancelRequestedAt), CreatedAt: run.CreatedAt.UTC(), UpdatedAt: run.UpdatedAt.UTC(),

@@ -419,15 +419,18 @@ type runView struct {
 	Ended           *moment
 	CancelRequested *moment
 	Duration        string
-	Schedule        *schedule.Schedule
-	FireAt          *moment
-	Triggered       bool
-	Nominal         string
-	DSTNote         string
-	GrantSubject    string
-	Children        []childRun
-	Steps           []stepRow
-	Timeline        *timeline
+	// NextAttempt is when the next attempt of a run waiting to retry is
+	// due, relative to now ("in 40 s"); "" for a run not waiting to retry.
+	NextAttempt  string
+	Schedule     *schedule.Schedule
+	FireAt       *moment
+	Triggered    bool
+	Nominal      string
+	DSTNote      string
+	GrantSubject string
+	Children     []childRun
+	Steps        []stepRow
+	Timeline     *timeline
 	// Held says why a held run waits: "acme has 5 of 5 running (limit
 	// set for the tenant)", or, HeldByRate, "acme is at its rate, 100 per
 	// 1m0s; next token in 2.3s (the workflow type's rate)"; TenantLink
@@ -487,6 +490,9 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	v.Started, v.Ended = momentIn(run.StartedAt, time.UTC, now), momentIn(run.FinishedAt, time.UTC, now)
 	v.CancelRequested = momentIn(run.CancelRequestedAt, time.UTC, now)
 	v.Duration = runDuration(run)
+	if run.NextAttemptAt != nil {
+		v.NextAttempt = relative(*run.NextAttemptAt, now)
+	}
 	if isHeld(run) {
 		t, err := tenantOf(ctx, h.wf, run.Type, run.Tenant)
 		if err != nil {
