@@ -374,7 +374,8 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 // (fairNextToken), NULL when it left none out so.
 //
 // For limits, headroom is, for each limited (kind, tenant) pair among the
-// candidates, its limit (the tenant's own, tributary_tenant_limits, else
+// candidates (pair_limits, materialized: inlined, its two subqueries ran
+// twice per pair), its limit (the tenant's own, tributary_tenant_limits, else
 // the type's) less its jobs running now (through the partial index
 // river_job_tributary_tenant_running), and a candidate of a pair beyond it
 // is left out. The caller holds the kinds' locks (lockLimitedKindsSQL)
@@ -402,7 +403,7 @@ func limitsCTEs(first int) string {
 const fairLimitsCTEs = `limits AS (
     SELECT * FROM unnest($K::text[], $T::text[], $M::int[]) AS l(kind, workflow_type, max_running)
 ),
-pair_limits AS (
+pair_limits AS MATERIALIZED (
     SELECT p.kind, p.tenant,
         coalesce((SELECT t.max_running FROM {s}tributary_tenant_limits t
                   WHERE t.workflow_type = l.workflow_type AND t.tenant = p.tenant), l.max_running) AS max_running,
