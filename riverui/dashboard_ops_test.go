@@ -173,14 +173,18 @@ func TestDashboardRunLive(t *testing.T) {
 		body := resp.body
 		require.Contains(t, body, `<meta name="tributary-refresh" content="5">`)
 
-		// The timeline has a bar for the run and one per step, on one axis;
-		// the sleep's wake time is drawn ahead, and now is marked.
+		// The timeline has a bar for the run and one per step, on one axis
+		// that ends now: the hour's sleep does not stretch it, its bar is
+		// open-ended and its label says when it wakes.
 		require.Contains(t, body, `<figure class="timeline" data-testid="timeline">`)
 		require.Equal(t, []string{"run", "fetch", "nap"}, attrs(body, "timeline-row", "data-name"))
 		require.Equal(t, []string{"sleeping", "completed", "sleeping"}, attrs(body, "timeline-row", "data-status"))
-		require.Regexp(t, `data-name="nap"(?s:.*?)<rect class="tl-planned" x="[0-9.]+" y="3" width="[0-9.]+" height="4"/>`, body)
-		require.Regexp(t, `<line class="tl-now" x1="0\.[0-9]+"`, body) // a minute or so of an hour
-		require.Regexp(t, `sleeping [0-9.]+ (ms|s), wakes in (59m[0-9]+s|1h0m0s)`, body)
+		require.Equal(t, []string{"true", "true"}, attrs(body, "timeline-row", "data-open"))
+		require.Regexp(t, `data-name="nap"(?s:.*?)<polygon class="tl-open"`, body)
+		span := texts(body, "timeline-span")
+		require.Len(t, span, 1)
+		require.Regexp(t, `^[0-9.]+ (ms|s) \(now\)$`, span[0]) // not an hour
+		require.Regexp(t, `sleeping [0-9.]+ (ms|s), wakes in (59 min|1 h)`, body)
 		require.NotContains(t, body, `data-testid="waits-for"`)
 	})
 
@@ -192,7 +196,21 @@ func TestDashboardRunLive(t *testing.T) {
 		require.NotContains(t, body, "tributary-refresh")
 		require.Equal(t, []string{"run", "fetch", "send"}, attrs(body, "timeline-row", "data-name"))
 		require.Regexp(t, `<rect class="tl-bar bar-completed" x="[0-9.]+" y="1" width="[0-9.]+" height="8"/>`, body)
-		require.NotContains(t, body, `<line class="tl-now"`)
+		require.NotContains(t, body, `class="tl-open"`)
+		require.Regexp(t, `^[0-9.]+ (ms|s)$`, texts(body, "timeline-span")[0])
+	})
+
+	t.Run("Waiting", func(t *testing.T) {
+		t.Parallel()
+
+		// A wait for a signal is open-ended on an axis that ends now, and
+		// says what it waits for.
+		run := d.start(t, flowInput{User: "cy", Mode: "wait"})
+		body := d.page(t, "/runs/"+run.ID.String(), nil)
+		require.Equal(t, []string{"run", "fetch", "signal:approve"}, attrs(body, "timeline-row", "data-name"))
+		require.Regexp(t, `data-name="signal:approve"[^>]*data-open="true"`, body)
+		require.Regexp(t, `waiting [0-9.]+ (ms|s) for signal approve`, body)
+		require.Regexp(t, `^[0-9.]+ (ms|s) \(now\)$`, texts(body, "timeline-span")[0])
 	})
 
 	t.Run("SignalFormNotRefreshedAfterPost", func(t *testing.T) {

@@ -3,14 +3,19 @@ package riverui
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tributary-go/tributary/workflow"
 )
 
 // timeline is a run's steps drawn on a time axis: one bar per step from
-// its start to its end, on an axis from the run's creation to its end (or
-// now, or the wake time of a sleep, whichever is later). The bars are SVG
+// its start to its end, on an axis from the run's creation to what has
+// happened: its end, or now while it is live. What is still to come (the
+// wake time of a sleep, the timeout of a wait for a signal) does not
+// stretch the axis, or an hour's timeout would make a 2 s sleep a sliver:
+// its bar runs to the axis's end, open-ended, and its label says when it
+// wakes or times out. The bars are SVG
 // rectangles placed by attributes, in a viewBox 100 units wide, so the
 // page needs no inline style (the CSP allows none).
 type timeline struct {
@@ -20,9 +25,8 @@ type timeline struct {
 	Span string
 	// Mid is the duration at the middle of the axis.
 	Mid string
-	// Now is where now is on the axis, when the run is live and the axis
-	// goes past it (a sleep's wake time); else negative.
-	Now string
+	// Live says the axis ends now: the run is in flight.
+	Live bool
 	// Rows are the run itself, then its steps in start order.
 	Rows []timelineRow
 }
@@ -34,9 +38,9 @@ type timelineRow struct {
 	Class string // the bar's colour: a run or step status
 	// X and W place the bar: its start and width, in percent of the axis.
 	X, W string
-	// PlannedX and PlannedW place what is still to come (a sleep until its
-	// wake time, a wait until its timeout), drawn lighter; W of "" for none.
-	PlannedX, PlannedW string
+	// Open says the bar goes on past the axis's end: a sleep or a wait
+	// still pending, drawn open-ended.
+	Open bool
 	// Label is the bar's duration or state, written beside it.
 	Label string
 	Title string
@@ -66,9 +70,6 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 		if st.FinishedAt != nil && st.FinishedAt.After(axisEnd) {
 			axisEnd = *st.FinishedAt
 		}
-		if st.WakeAt != nil && st.WakeAt.After(axisEnd) && !run.Status.Finished() {
-			axisEnd = *st.WakeAt
-		}
 	}
 	span := axisEnd.Sub(start)
 	if span <= 0 {
@@ -88,10 +89,7 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 		row.X, row.W = num(x), num(w)
 	}
 
-	t := &timeline{Start: momentIn(&start, time.UTC, now), Span: formatDuration(span), Mid: formatDuration(span / 2), Now: "-1"}
-	if !run.Status.Finished() && axisEnd.After(now) {
-		t.Now = num(pct(now))
-	}
+	t := &timeline{Start: momentIn(&start, time.UTC, now), Span: formatDuration(span), Mid: formatDuration(span / 2), Live: !run.Status.Finished()}
 
 	runRow := timelineRow{Name: "run", Kind: "run", Class: string(run.Status)}
 	runFrom := run.CreatedAt
@@ -102,6 +100,7 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 	runRow.Label = formatDuration(end.Sub(runFrom))
 	if !run.Status.Finished() {
 		runRow.Label += " so far"
+		runRow.Open = true
 	}
 	runRow.Title = fmt.Sprintf("run %s: %s", run.Status, runRow.Label)
 	t.Rows = append(t.Rows, runRow)
@@ -114,12 +113,8 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 			to = *st.FinishedAt
 			row.Label = formatDuration(st.Duration())
 		case st.Status == workflow.StepStatusSleeping || st.Status == workflow.StepStatusWaiting:
-			to = now
-			row.Label = string(st.Status) + " " + formatDuration(now.Sub(st.StartedAt))
-			if st.WakeAt != nil && st.WakeAt.After(now) {
-				row.PlannedX, row.PlannedW = num(pct(now)), num(max(pct(*st.WakeAt)-pct(now), minBarWidth))
-				row.Label += ", wakes in " + formatDuration(st.WakeAt.Sub(now))
-			}
+			to, row.Open = now, true
+			row.Label = pendingLabel(st, now)
 		default: // interrupted by the run's end
 			row.Label = string(st.Status)
 		}
@@ -131,4 +126,25 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// pendingLabel says how long step st has slept or waited at now, and when
+// it wakes or times out: "sleeping 10.0 s, wakes in 20 s", "waiting 26.4 s
+// for signal decision, times out in 59 min".
+func pendingLabel(st workflow.StepRun, now time.Time) string {
+	label := string(st.Status) + " " + formatDuration(now.Sub(st.StartedAt))
+	wait := st.Kind == workflow.StepKindSignal
+	if name, ok := strings.CutPrefix(st.Name, "signal:"); ok && wait {
+		label += " for signal " + name
+	}
+	switch {
+	case st.WakeAt == nil:
+	case !st.WakeAt.After(now):
+		label += ", due now"
+	case wait:
+		label += ", times out " + relative(*st.WakeAt, now)
+	default:
+		label += ", wakes " + relative(*st.WakeAt, now)
+	}
+	return label
 }

@@ -36,7 +36,7 @@ func TestRunTimeline(t *testing.T) {
 		tl := runTimeline(run, at(60)) // long after: the axis ends with the run
 		require.Equal(t, "10.0 s", tl.Span)
 		require.Equal(t, "5.0 s", tl.Mid)
-		require.Equal(t, "-1", tl.Now)
+		require.False(t, tl.Live)
 		require.Len(t, tl.Rows, 4)
 		for i, want := range []struct{ name, class, x, w, label string }{
 			{"run", "failed", "20.00", "80.00", "8.0 s"},
@@ -50,15 +50,15 @@ func TestRunTimeline(t *testing.T) {
 			require.Equal(t, want.x, row.X, want.name)
 			require.Equal(t, want.w, row.W, want.name)
 			require.Equal(t, want.label, row.Label, want.name)
-			require.Empty(t, row.PlannedW, want.name)
+			require.False(t, row.Open, want.name)
 		}
 	})
 
 	t.Run("Sleeping", func(t *testing.T) {
 		t.Parallel()
 
-		// Asleep from 1 s until 31 s; now is 11 s: the axis runs to the wake
-		// time, the sleep so far is solid, the rest is planned.
+		// Asleep from 1 s until 31 s; now is 11 s: the axis ends now, not
+		// at the wake time; the sleep so far is an open-ended bar.
 		run := &workflow.Run{
 			Status: workflow.StatusSleeping, CreatedAt: t0, StartedAt: ptr(at(0)),
 			Steps: []workflow.StepRun{
@@ -66,14 +66,39 @@ func TestRunTimeline(t *testing.T) {
 			},
 		}
 		tl := runTimeline(run, at(11))
-		require.Equal(t, "31.0 s", tl.Span)
-		require.Equal(t, "35.48", tl.Now)
+		require.Equal(t, "11.0 s", tl.Span)
+		require.True(t, tl.Live)
 		nap := tl.Rows[1]
-		require.Equal(t, "3.23", nap.X)
-		require.Equal(t, "32.26", nap.W)
-		require.Equal(t, "35.48", nap.PlannedX)
-		require.Equal(t, "64.52", nap.PlannedW)
-		require.Equal(t, "sleeping 10.0 s, wakes in 20.0 s", nap.Label)
+		require.Equal(t, "9.09", nap.X)
+		require.Equal(t, "90.91", nap.W)
+		require.True(t, nap.Open)
+		require.Equal(t, "sleeping 10.0 s, wakes in 20 s", nap.Label)
 		require.Equal(t, "11.0 s so far", tl.Rows[0].Label)
+	})
+
+	t.Run("WaitingForSignal", func(t *testing.T) {
+		t.Parallel()
+
+		// A 2 s sleep, then a wait for a signal that times out in an hour;
+		// now is 30 s: the axis is 30 s long, so the sleep is a fifteenth
+		// of it, not a sliver of an hour.
+		run := &workflow.Run{
+			Status: workflow.StatusWaiting, CreatedAt: t0, StartedAt: ptr(at(0)),
+			Steps: []workflow.StepRun{
+				{Name: "cooling_off", Kind: workflow.StepKindSleep, Status: workflow.StepStatusCompleted, Attempts: 1, StartedAt: at(0), FinishedAt: ptr(at(2)), WakeAt: ptr(at(2))},
+				{Name: "signal:approve", Kind: workflow.StepKindSignal, Status: workflow.StepStatusWaiting, Attempts: 1, StartedAt: at(2), WakeAt: ptr(at(3602))},
+			},
+		}
+		tl := runTimeline(run, at(30))
+		require.Equal(t, "30.0 s", tl.Span)
+		require.Equal(t, "15.0 s", tl.Mid)
+		sleep, wait := tl.Rows[1], tl.Rows[2]
+		require.Equal(t, "0.00", sleep.X)
+		require.Equal(t, "6.67", sleep.W)
+		require.False(t, sleep.Open)
+		require.Equal(t, "6.67", wait.X)
+		require.Equal(t, "93.33", wait.W)
+		require.True(t, wait.Open)
+		require.Equal(t, "waiting 28.0 s for signal approve, times out in 59 min", wait.Label)
 	})
 }
