@@ -1,0 +1,313 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-go/tributary/internal/engine"
+)
+
+// Bulk actions: CancelRuns and RetryRuns act on every run a filter
+// matches, as Cancel and Retry act on one.
+
+// BulkAction is what a bulk action does to each run it matches.
+type BulkAction string
+
+const (
+	// BulkCancel cancels each run, as Cancel does.
+	BulkCancel BulkAction = "cancel"
+	// BulkRetry retries each run, as Retry does.
+	BulkRetry BulkAction = "retry"
+)
+
+// Defaults of BulkParams.
+const (
+	// DefaultBulkMaxRuns is BulkParams.MaxRuns's default.
+	DefaultBulkMaxRuns = 100_000
+	// DefaultBulkBatchSize is BulkParams.BatchSize's default.
+	DefaultBulkBatchSize = 500
+	// maxBulkBatchSize is the largest BulkParams.BatchSize.
+	maxBulkBatchSize = 5000
+)
+
+// Reasons a bulk action gives for a run it matched and left as it was
+// (SkippedRun.Reason).
+const (
+	// SkipFinished: cancel found the run completed, failed, cancelled or
+	// skipped already (ErrRunFinished).
+	SkipFinished = "already finished"
+	// SkipNotRetryable: retry found the run neither failed nor cancelled
+	// (ErrRunNotRetryable).
+	SkipNotRetryable = "not failed or cancelled"
+	// SkipGone: the run was deleted (by retention, say) between the match
+	// and the action.
+	SkipGone = "deleted"
+)
+
+var (
+	// ErrNoRunsMatch is returned by CancelRuns and RetryRuns (not by a dry
+	// run) when their filter matches no run: nothing was done, and that is
+	// most often a mistyped filter.
+	ErrNoRunsMatch = errors.New("workflow: no run matches the filter")
+
+	// ErrTooManyRuns is matched by every *TooManyRunsError.
+	ErrTooManyRuns = errors.New("workflow: the filter matches more runs than BulkParams.MaxRuns")
+)
+
+// TooManyRunsError is returned by CancelRuns and RetryRuns when their
+// filter matches more runs than BulkParams.MaxRuns. Nothing was done.
+type TooManyRunsError struct {
+	Action  BulkAction
+	Matched int // the runs the filter matched
+	MaxRuns int // the cap they exceed
+}
+
+func (e *TooManyRunsError) Error() string {
+	return fmt.Sprintf("workflow: the filter matches %d runs, more than the %d a bulk %s may act on; nothing was done: narrow the filter, or raise BulkParams.MaxRuns to at least %d",
+		e.Matched, e.MaxRuns, e.Action, e.Matched)
+}
+
+// Is makes errors.Is(err, ErrTooManyRuns) true.
+func (e *TooManyRunsError) Is(target error) bool { return target == ErrTooManyRuns }
+
+// BulkParams select the runs of a bulk action and say how it goes.
+type BulkParams struct {
+	// Filter selects the runs, as it would list them with ListRuns: type,
+	// status, schedule, idempotency key, tenant, metadata, creation time.
+	// Its After and Limit must be unset (the action pages by itself).
+	Filter ListParams
+	// ErrorContains keeps runs whose error message contains this text,
+	// ignoring case.
+	ErrorContains string
+	// FinishedAfter keeps runs that finished at or after this time;
+	// FinishedBefore, runs that finished before it. Either excludes runs
+	// that have not finished.
+	FinishedAfter  time.Time
+	FinishedBefore time.Time
+
+	// DryRun counts the matching runs, by status, and changes nothing; it
+	// is not capped by MaxRuns.
+	DryRun bool
+	// MaxRuns is the most runs the filter may match: over it, the action
+	// is refused with a *TooManyRunsError before it changes anything.
+	// Defaults to DefaultBulkMaxRuns (100,000).
+	MaxRuns int
+	// BatchSize is the number of runs acted on in one transaction.
+	// Defaults to DefaultBulkBatchSize (500); at most 5,000.
+	BatchSize int
+	// Progress, when set, is called after each batch commits with the
+	// result so far (not to be kept: the action goes on changing it).
+	Progress func(*BulkResult)
+}
+
+// SkippedRun is a run a bulk action matched and left as it was.
+type SkippedRun struct {
+	ID     uuid.UUID `json:"id"`
+	Status Status    `json:"status"`
+	Reason string    `json:"reason"`
+}
+
+// BulkResult is what a bulk action did. When the action stops midway (its
+// context cancelled, an error), CancelRuns and RetryRuns return the
+// result so far with the error: Changed lists exactly the runs changed by
+// the batches that committed; the batch that failed changed nothing.
+type BulkResult struct {
+	Action BulkAction `json:"action"`
+	DryRun bool       `json:"dry_run"`
+	// Matched is the number of runs the filter matched when the action
+	// began, and ByStatus the same by status.
+	Matched  int            `json:"matched"`
+	ByStatus map[Status]int `json:"by_status"`
+	// Eligible is the number of matched runs the action would change as
+	// they stood when it began: those not finished for cancel, the failed
+	// and cancelled ones for retry.
+	Eligible int `json:"eligible"`
+	// Changed are the ids of the runs cancelled (or whose cancellation was
+	// requested, for a running run: it stops at its next step boundary)
+	// or retried, newest first.
+	Changed []uuid.UUID `json:"changed"`
+	// Skipped are the matched runs left as they were, with the reason.
+	Skipped []SkippedRun `json:"skipped"`
+	// Batches is the number of batches committed.
+	Batches int `json:"batches"`
+}
+
+// CancelRuns cancels every run that p selects, as Cancel cancels one (the
+// same code, so that the same rules hold: a pending, sleeping or waiting
+// run is cancelled at once, a running one at its next step boundary), in
+// batches of p.BatchSize runs, each in a transaction of its own. A run
+// found finished is skipped (SkipFinished). No lock is held between
+// batches, and ctx is checked between them.
+//
+// It first counts the runs that match: none is ErrNoRunsMatch, more than
+// p.MaxRuns a *TooManyRunsError; a dry run returns the count. Runs are
+// then matched again, batch by batch, newest first: a run started after
+// the action began may be among them; one whose status changed in the
+// meantime is acted on as it is then (or skipped).
+//
+// There is no Tx twin: a bulk action over many runs commits as it goes,
+// so that it never holds many locks for long. To cancel a few runs within
+// a transaction of your own, call CancelTx for each.
+func (c *Client) CancelRuns(ctx context.Context, p *BulkParams) (*BulkResult, error) {
+	return c.bulk(ctx, BulkCancel, p)
+}
+
+// RetryRuns retries every run that p selects, as Retry retries one, in
+// batches as CancelRuns does; a run that is neither failed nor cancelled
+// is skipped (SkipNotRetryable). Each run retried gets a new River job
+// and continues from the step that failed.
+func (c *Client) RetryRuns(ctx context.Context, p *BulkParams) (*BulkResult, error) {
+	return c.bulk(ctx, BulkRetry, p)
+}
+
+func (c *Client) bulk(ctx context.Context, action BulkAction, p *BulkParams) (*BulkResult, error) {
+	if p == nil {
+		p = &BulkParams{}
+	}
+	mp, err := matchRunsParams(p)
+	if err != nil {
+		return nil, err
+	}
+	maxRuns := orDefault(p.MaxRuns, DefaultBulkMaxRuns)
+	batchSize := orDefault(p.BatchSize, DefaultBulkBatchSize)
+	switch {
+	case maxRuns < 1:
+		return nil, &ValidationError{Field: "BulkParams.MaxRuns", Problem: fmt.Sprintf("is %d; use a positive number", maxRuns)}
+	case batchSize < 1 || batchSize > maxBulkBatchSize:
+		return nil, &ValidationError{Field: "BulkParams.BatchSize", Problem: fmt.Sprintf("is %d; use 1 to %d", batchSize, maxBulkBatchSize)}
+	}
+
+	counts, err := c.db.CountMatchingRuns(ctx, c.pool, mp)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: count the runs to %s: %w", action, err)
+	}
+	res := &BulkResult{Action: action, DryRun: p.DryRun, ByStatus: map[Status]int{}, Changed: []uuid.UUID{}, Skipped: []SkippedRun{}}
+	for status, n := range counts {
+		res.ByStatus[Status(status)] = int(n)
+		res.Matched += int(n)
+		if bulkEligible(action, Status(status)) {
+			res.Eligible += int(n)
+		}
+	}
+	switch {
+	case p.DryRun:
+		return res, nil
+	case res.Matched == 0:
+		return res, fmt.Errorf("%w; nothing to %s", ErrNoRunsMatch, action)
+	case res.Matched > maxRuns:
+		return res, &TooManyRunsError{Action: action, Matched: res.Matched, MaxRuns: maxRuns}
+	}
+
+	mp.Limit = batchSize
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("workflow: bulk %s stopped after %d batches (%d runs changed): %w", action, res.Batches, len(res.Changed), err)
+		}
+		var changed []uuid.UUID
+		var skipped []SkippedRun
+		var last *uuid.UUID
+		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			changed, skipped, last = nil, nil, nil
+			matched, err := c.db.MatchRuns(ctx, tx, mp)
+			if err != nil {
+				return fmt.Errorf("workflow: match the runs to %s: %w", action, err)
+			}
+			for _, m := range matched {
+				if reason, err := c.bulkOneTx(ctx, tx, action, m.ID); err != nil {
+					return err
+				} else if reason != "" {
+					skipped = append(skipped, SkippedRun{ID: m.ID, Status: Status(m.Status), Reason: reason})
+				} else {
+					changed = append(changed, m.ID)
+				}
+			}
+			if len(matched) > 0 {
+				last = &matched[len(matched)-1].ID
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("workflow: bulk %s stopped after %d batches (%d runs changed; the batch that failed changed nothing): %w",
+				action, res.Batches, len(res.Changed), err)
+		}
+		if last == nil {
+			return res, nil
+		}
+		res.Batches++
+		res.Changed = append(res.Changed, changed...)
+		res.Skipped = append(res.Skipped, skipped...)
+		mp.After = last
+		if p.Progress != nil {
+			p.Progress(res)
+		}
+	}
+}
+
+// bulkOneTx applies action to run id within tx, by the code of the single
+// action (CancelTx, RetryTx): "" when it changed the run, else the reason
+// it left it as it was. Any other error ends the batch.
+func (c *Client) bulkOneTx(ctx context.Context, tx pgx.Tx, action BulkAction, id uuid.UUID) (string, error) {
+	var err error
+	if action == BulkCancel {
+		err = c.CancelTx(ctx, tx, id)
+	} else {
+		err = c.RetryTx(ctx, tx, id)
+	}
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.Is(err, ErrRunFinished):
+		return SkipFinished, nil
+	case errors.Is(err, ErrRunNotRetryable):
+		return SkipNotRetryable, nil
+	case errors.Is(err, ErrNotFound):
+		return SkipGone, nil
+	}
+	return "", err
+}
+
+// bulkEligible reports whether action changes a run in status.
+func bulkEligible(action BulkAction, status Status) bool {
+	if action == BulkCancel {
+		return !status.Finished()
+	}
+	return status == StatusFailed || status == StatusCancelled
+}
+
+// matchRunsParams are the engine's parameters of p's filter.
+func matchRunsParams(p *BulkParams) (*engine.MatchRunsParams, error) {
+	switch {
+	case p.Filter.After != nil:
+		return nil, &ValidationError{Field: "BulkParams.Filter.After", Problem: "is set; a bulk action pages by itself: leave it unset"}
+	case p.Filter.Limit != 0:
+		return nil, &ValidationError{Field: "BulkParams.Filter.Limit", Problem: "is set; a bulk action acts on every run that matches (see MaxRuns): leave it unset"}
+	case p.Filter.Status != "" && !validStatus(p.Filter.Status):
+		return nil, &ValidationError{Field: "BulkParams.Filter.Status", Problem: fmt.Sprintf("%q is not a run status", p.Filter.Status)}
+	}
+	lp, err := listRunsParams(&p.Filter, 0)
+	if err != nil {
+		return nil, err
+	}
+	mp := &engine.MatchRunsParams{ListRunsParams: *lp, ErrorContains: p.ErrorContains}
+	if !p.FinishedAfter.IsZero() {
+		mp.FinishedFrom = &p.FinishedAfter
+	}
+	if !p.FinishedBefore.IsZero() {
+		mp.FinishedBefore = &p.FinishedBefore
+	}
+	return mp, nil
+}
+
+// validStatus reports whether s is a run status.
+func validStatus(s Status) bool {
+	switch s {
+	case StatusPending, StatusRunning, StatusSleeping, StatusWaiting, StatusCompleted, StatusFailed, StatusCancelled, StatusSkipped:
+		return true
+	}
+	return false
+}
