@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,6 +218,9 @@ func ParseSpec(expr string, zone string) (*Spec, error) {
 	}
 	schedule, err := parse(plain)
 	if err != nil {
+		if ferr := fieldError(expr, plain); ferr != nil {
+			return nil, ferr
+		}
 		return nil, &CronError{Expr: expr, Reason: err.Error()}
 	}
 
@@ -300,6 +304,48 @@ const (
 
 // parse parses a normalized expression with robfig/cron, turning a panic of
 // the parser into an error.
+// cronFields names the fields of a 5-field expression, and says what
+// each takes (the hint of a field's error).
+var cronFields = []struct{ name, takes string }{
+	{"minute", "minutes go from 0 to 59"},
+	{"hour", "hours go from 0 to 23"},
+	{"day-of-month", "days of the month go from 1 to 31, or L, L-n, nW, LW"},
+	{"month", "months go from 1 to 12, or JAN to DEC"},
+	{"day-of-week", "days of the week go from 0 to 7 (0 and 7 are Sunday), or SUN to SAT, nL, n#k"},
+}
+
+// fieldError finds the first field of a 5- or 6-field expression that
+// does not parse on its own (plain: the expression with its calendar terms
+// taken out), and returns an error that names it and says what it takes;
+// nil when the expression has another number of fields, or no field fails
+// alone.
+func fieldError(expr, plain string) *CronError {
+	given := strings.Fields(plain)
+	names := cronFields
+	if len(given) == 6 {
+		names = append([]struct{ name, takes string }{{"second", "seconds go from 0 to 59 (a 6-field expression begins with seconds)"}}, cronFields...)
+	}
+	if len(given) != len(names) || strings.HasPrefix(plain, "@") {
+		return nil
+	}
+	for i, field := range given {
+		alone := slices.Repeat([]string{"*"}, len(given))
+		alone[i] = field
+		_, err := parse(strings.Join(alone, " "))
+		if err == nil {
+			continue
+		}
+		// robfig/cron ends its messages with the field again.
+		reason := strings.TrimSuffix(err.Error(), ": "+field)
+		return &CronError{
+			Expr: expr, Field: names[i].name,
+			Reason: fmt.Sprintf("the %s field %q is not valid: %s", names[i].name, field, reason),
+			hint:   names[i].takes + ", with lists (1,15), ranges (1-5), steps (*/15) and *",
+		}
+	}
+	return nil
+}
+
 func parse(expr string) (schedule cron.Schedule, err error) {
 	defer func() {
 		if recovered := recover(); recovered != nil {

@@ -78,11 +78,19 @@ func TestParseSpecErrors(t *testing.T) {
 		},
 		{
 			name: "HourOutOfRange", expr: "0 24 * * *", wantType: &CronError{},
-			wantMessage: `schedule: bad cron expression "0 24 * * *": end of range (24) above maximum (23): 24; use 5 fields like "0 9 * * 1-5" or a descriptor like @daily`,
+			wantMessage: `schedule: bad cron expression "0 24 * * *": the hour field "24" is not valid: end of range (24) above maximum (23); hours go from 0 to 23, with lists (1,15), ranges (1-5), steps (*/15) and *`,
 		},
 		{
 			name: "NotANumber", expr: "x 9 * * *", wantType: &CronError{},
-			wantMessage: `schedule: bad cron expression "x 9 * * *": failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax; use 5 fields like "0 9 * * 1-5" or a descriptor like @daily`,
+			wantMessage: `schedule: bad cron expression "x 9 * * *": the minute field "x" is not valid: failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax; minutes go from 0 to 59, with lists (1,15), ranges (1-5), steps (*/15) and *`,
+		},
+		{
+			name: "SecondsOutOfRange", expr: "60 0 9 * * *", wantType: &CronError{},
+			wantMessage: `schedule: bad cron expression "60 0 9 * * *": the second field "60" is not valid: end of range (60) above maximum (59); seconds go from 0 to 59 (a 6-field expression begins with seconds), with lists (1,15), ranges (1-5), steps (*/15) and *`,
+		},
+		{
+			name: "MonthName", expr: "0 9 1 FOO *", wantType: &CronError{},
+			wantMessage: `schedule: bad cron expression "0 9 1 FOO *": the month field "FOO" is not valid: failed to parse int from FOO: strconv.Atoi: parsing "FOO": invalid syntax; months go from 1 to 12, or JAN to DEC, with lists (1,15), ranges (1-5), steps (*/15) and *`,
 		},
 		{
 			name: "UnknownDescriptor", expr: "@fortnightly", wantType: &CronError{},
