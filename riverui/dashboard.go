@@ -197,6 +197,22 @@ func describe(s *schedule.Schedule) (string, *time.Location) {
 	return spec.Describe(), spec.Location()
 }
 
+// describeCatchUp says what a slot the scheduler finds late (after
+// downtime, say) does under policy and window, as package schedule's
+// decideSlot does it.
+func describeCatchUp(policy schedule.CatchUpPolicy, window time.Duration) string {
+	within := fmt.Sprintf("a slot found late still runs if it is at most %s past its time", formatDuration(window))
+	switch {
+	case policy == schedule.CatchUpLatest && window <= 0:
+		return "only the most recent missed slot runs, once; older missed slots are recorded as skipped (missed)"
+	case policy == schedule.CatchUpLatest:
+		return within + "; beyond that, only the most recent missed slot runs, once, and older ones are recorded as skipped (missed)"
+	case window <= 0:
+		return "a slot found late does not run: it is recorded as skipped (missed), and the schedule goes on from its next slot"
+	}
+	return within + " (each such slot once, oldest first); a later one is recorded as skipped (missed)"
+}
+
 func state(s *schedule.Schedule) string {
 	if s.Paused {
 		return "paused"
@@ -211,6 +227,9 @@ type scheduleView struct {
 	State    string
 	Describe string
 	Zone     string
+	// CatchUp says what a slot found late does, as a sentence
+	// (describeCatchUp).
+	CatchUp string
 	// DST says the schedule's DST policy when it is not the default (gap
 	// jump, fold first), and "" when it is.
 	DST string
@@ -242,6 +261,8 @@ type scheduleView struct {
 	BackfillOverlap string
 	// BackfillRerun is the form's "also run slots skipped before", as typed.
 	BackfillRerun bool
+	// BackfillOpen unfolds the backfill form: it was posted and failed.
+	BackfillOpen bool
 	// NoWorker is the warning shown when no live client serves the
 	// schedule's workflow type (the worker registry): its runs wait.
 	NoWorker string
@@ -309,6 +330,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 	v.Describe, loc = describe(s)
 	v.Zone = loc.String()
 	v.DST = s.DescribeDST()
+	v.CatchUp = describeCatchUp(s.CatchUp, s.CatchUpWindow)
 	if len(s.Calendars) > 0 {
 		v.OnExcluded = describeOnExcluded(s.OnExcluded)
 	}
@@ -374,6 +396,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 		v.BackfillFrom, v.BackfillTo = r.PostFormValue("from"), r.PostFormValue("to")
 		v.BackfillOverlap = r.PostFormValue("overlap")
 		v.BackfillRerun = r.PostFormValue("rerun_skipped") != ""
+		v.BackfillOpen = strings.HasSuffix(r.URL.Path, "/backfill")
 	}
 	h.render(w, r, status, scheduleTemplate, v)
 	return nil

@@ -396,8 +396,10 @@ func TestDashboardScheduleBackfill(t *testing.T) {
 			require.Contains(t, errs[0], tc.wantErr, name)
 			require.NotContains(t, resp.body, "<script", name)
 
-			// The schedule's page again, with the form as typed.
+			// The schedule's page again, with the form as typed and
+			// unfolded.
 			require.Equal(t, []string{"paused"}, texts(resp.body, "schedule-state"), name)
+			require.Contains(t, resp.body, `<details class="backfill" open>`, name)
 			again := formFields(t, resp.body, "backfill")
 			require.Equal(t, tc.from, again.Get("from"), name)
 			require.Equal(t, tc.to, again.Get("to"), name)

@@ -110,6 +110,7 @@ func TestDashboardSchedulePage(t *testing.T) {
 	s := d.createSchedule(t, &schedule.Params{
 		Name: "approvals " + hostile, Owner: "team-a", Cron: "0 9 * * 1-5", TimeZone: "Europe/Paris",
 		Input: flowInput{User: hostile, Mode: "wait"}, Overlap: schedule.OverlapSkip, GrantID: &grant.ID,
+		Description: "approves the day's expenses",
 	})
 
 	// Two triggers while the first run waits: the second slot is skipped.
@@ -134,12 +135,25 @@ func TestDashboardSchedulePage(t *testing.T) {
 		"<dt>Workflow type</dt><dd>" + flow.Name() + "</dd>",
 		"<dt>Owner</dt><dd>team-a</dd>",
 		"<dt>Overlap policy</dt><dd>skip</dd>",
-		"<dt>Catch-up</dt><dd>window, window 1m0s</dd>",
+		`<dt>Catch-up</dt><dd data-testid="schedule-catch-up">a slot found late still runs if it is at most 1m0s past its time (each such slot once, oldest first); a later one is recorded as skipped (missed)</dd>`,
 		"user-42",
 		`&#34;user&#34;: &#34;&lt;script&gt;alert(\&#34;x\&#34;)&lt;/script&gt;&#34;`,
 	} {
 		require.Contains(t, body, want)
 	}
+
+	// The description is a sentence of its own, not the end of the
+	// state's.
+	require.Contains(t, body, `is <span data-testid="schedule-state" class="status status-active">active</span>.</p>`)
+	require.Equal(t, []string{"approves the day&#39;s expenses"}, texts(body, "schedule-description"))
+
+	// What an operator comes for first: a summary, the ledger, then the
+	// spec, the next fire times and the backfill form (folded).
+	order := []string{`data-testid="schedule-summary"`, `data-testid="ledger"`, `<h2>Spec</h2>`, `data-testid="next-fires"`, `data-testid="backfill"`}
+	for i := 1; i < len(order); i++ {
+		require.Less(t, strings.Index(body, order[i-1]), strings.Index(body, order[i]), "%s comes before %s", order[i-1], order[i])
+	}
+	require.Contains(t, body, `<details class="backfill">`)
 
 	// The next ten fire times, in the schedule's zone: weekdays at 09:00.
 	fires := regexp.MustCompile(`(?s)<ol class="fires" data-testid="next-fires">(.*?)</ol>`).FindStringSubmatch(body)
