@@ -82,6 +82,9 @@ type ListParams struct {
 	// serves the range.
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
+	// ForkedFrom keeps the forks of this run (Client.Fork), through an
+	// index of the runs that are forks.
+	ForkedFrom *uuid.UUID
 	// After continues a listing after this run id (the last one of the
 	// previous page); runs are listed newest first.
 	After *uuid.UUID
@@ -91,12 +94,12 @@ type ListParams struct {
 
 // ListRuns lists runs newest first, without their steps. Its cost follows
 // the runs it reads, not the table's, when an index serves a filter:
-// a schedule's runs (ScheduleID), an idempotency key, a tenant, metadata (a GIN
+// a schedule's runs (ScheduleID), an idempotency key, a tenant, a run's forks (ForkedFrom), metadata (a GIN
 // index; the planner may instead walk the newest runs when the value is
 // common, which finds a page quickly) and a creation time range (the
 // primary key). The type and status filters read the newest runs until a
-// page is full. A listing with IdempotencyKey, Tenant, Metadata, CreatedAfter
-// or CreatedBefore is planned for its values each time, never with a
+// page is full. A listing with IdempotencyKey, Tenant, Metadata, CreatedAfter,
+// CreatedBefore or ForkedFrom is planned for its values each time, never with a
 // generic plan.
 func (c *Client) ListRuns(ctx context.Context, params *ListParams) ([]*Run, error) {
 	if params == nil {
@@ -130,7 +133,7 @@ func (c *Client) ListRuns(ctx context.Context, params *ListParams) ([]*Run, erro
 func listRunsParams(p *ListParams, limit int) (*engine.ListRunsParams, error) {
 	lp := &engine.ListRunsParams{
 		Type: p.Type, Status: string(p.Status), ScheduleID: p.ScheduleID, After: p.After, Limit: limit,
-		IdempotencyKey: p.IdempotencyKey, Tenant: p.Tenant,
+		IdempotencyKey: p.IdempotencyKey, Tenant: p.Tenant, ForkedFrom: p.ForkedFrom,
 	}
 	if len(p.Metadata) > 0 {
 		doc, err := json.Marshal(p.Metadata)

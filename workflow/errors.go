@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 var (
@@ -17,6 +19,13 @@ var (
 	// ErrRunNotRetryable is returned by Retry for a run that is neither failed
 	// nor cancelled.
 	ErrRunNotRetryable = errors.New("workflow: only a failed or cancelled run can be retried")
+
+	// ErrRunNotFinished is returned by Fork for a run that is still pending,
+	// running, sleeping or waiting: cancel it first (or wait for it to end).
+	ErrRunNotFinished = errors.New("workflow: run not finished")
+
+	// ErrStepNotRecorded is matched by *StepNotRecordedError.
+	ErrStepNotRecorded = errors.New("workflow: step not recorded")
 
 	// ErrSignalTimeout is returned by WaitSignal when no signal arrived before
 	// its timeout. The timeout is memoized like any step: a replay returns it
@@ -73,6 +82,29 @@ func (e *UnknownTypeError) Error() string {
 
 // Is makes errors.Is(err, ErrUnknownType) true.
 func (e *UnknownTypeError) Is(target error) bool { return target == ErrUnknownType }
+
+// StepNotRecordedError is returned by Fork when the run has no record of
+// the step to fork from: the run never reached it, or the name is not the
+// one the code gives the step.
+type StepNotRecordedError struct {
+	// RunID is the run asked to fork.
+	RunID uuid.UUID
+	// Step is the step asked for.
+	Step string
+	// Recorded are the names of the steps the run did record, in the order
+	// the run reached them: the steps a fork can be made from.
+	Recorded []string
+}
+
+func (e *StepNotRecordedError) Error() string {
+	if len(e.Recorded) == 0 {
+		return fmt.Sprintf("workflow: run %s has no record of step %q: it recorded no step; start a new run instead", e.RunID, e.Step)
+	}
+	return fmt.Sprintf("workflow: run %s has no record of step %q; it recorded %q: fork from one of them", e.RunID, e.Step, e.Recorded)
+}
+
+// Is makes errors.Is(err, ErrStepNotRecorded) true.
+func (e *StepNotRecordedError) Is(target error) bool { return target == ErrStepNotRecorded }
 
 // DivergenceError is returned when new workflow code replays an old run and
 // does not fit its recorded history. Replay walks the history in order, so

@@ -87,6 +87,13 @@ type Run struct {
 	StartedAt         *time.Time      `json:"started_at,omitempty"`
 	FinishedAt        *time.Time      `json:"finished_at,omitempty"`
 
+	// ForkedFrom is the run this one was forked from (Client.Fork), and
+	// ForkedFromStep the step the fork was made at; nil and "" for a run
+	// that is no fork. The origin may have been deleted since (retention):
+	// a fork outlives it. ListParams.ForkedFrom lists a run's forks.
+	ForkedFrom     *uuid.UUID `json:"forked_from,omitempty"`
+	ForkedFromStep string     `json:"forked_from_step,omitempty"`
+
 	// Steps are the run's step records in the order the workflow reached
 	// them (records written before migration 007, which have no position,
 	// first, by start time). Only Client.GetRun fills them.

@@ -31,7 +31,7 @@ func setRun(r *Run, row *engine.Run) error {
 		FireAt: row.FireAt, ParentID: row.ParentID, ParentStep: row.ParentStep, Metadata: row.Metadata,
 		Tags: row.Tags, SkipReason: row.SkipReason, CancelRequestedAt: row.CancelRequestedAt,
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, StartedAt: row.StartedAt, FinishedAt: row.FinishedAt,
-		NextAttemptAt: row.NextAttemptAt,
+		NextAttemptAt: row.NextAttemptAt, ForkedFrom: row.ForkedFrom, ForkedFromStep: row.ForkedFromStep,
 	}
 	var err error
 	r.Error, err = decodeRunError(row.Error)

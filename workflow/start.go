@@ -326,6 +326,11 @@ type startParams struct {
 	fireAt     *time.Time
 	scheduleID *uuid.UUID
 	skip       string
+
+	// fork marks a fork's run (Client.Fork), whose step records are copied
+	// in before its first attempt: its job carries no input, so that the
+	// first attempt reads the run and its memos (worker.begin).
+	fork bool
 }
 
 type startedRun struct {
@@ -455,7 +460,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	}
 	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: tenant,
 		Retry: runRetry(opts.Retry, nil, p.defaults.Retry)}
-	if debounce == nil { // a later start of the window changes the input
+	if debounce == nil && !p.fork { // a later start of the window changes the input
 		args.inlineStart(p.input, metadata, p.parentID)
 	}
 	switch {

@@ -57,7 +57,7 @@ func TestMigrate(t *testing.T) {
 		require.Empty(t, res.stderr)
 		require.Regexp(t, `^migrating: River's migrations first, then Tributary's…\n`+
 			`applied river 001_create_river_migration \(\d.*\)\n(applied river 0\d\d_\w+ \(\d.*\)\n)+`+
-			`applied 001_workflows \(\d.*\)\napplied 002_schedules \(\d.*\)\napplied 003_lighter_writes \(\d.*\)\napplied 004_set_based_firing \(\d.*\)\napplied 005_worker_registry \(\d.*\)\napplied 006_river_ui_actions \(\d.*\)\napplied 007_step_positions \(\d.*\)\napplied 008_run_search \(\d.*\)\napplied 009_retention \(\d.*\)\napplied 010_keep_runs \(\d.*\)\napplied 011_queued_runs_index \(\d.*\)\napplied 012_schedule_keys \(\d.*\)\napplied 013_run_tenants \(\d.*\)\napplied 014_tenant_limits \(\d.*\)\napplied 015_fair_turns \(\d.*\)\napplied 016_debounce \(\d.*\)\napplied 017_tenant_rates \(\d.*\)\napplied 018_tenant_limits_at_fetch \(\d.*\)\napplied 019_tenant_rate_overrides \(\d.*\)\napplied 020_dst_policy \(\d.*\)\napplied 021_calendars \(\d.*\)\napplied 022_retry_policy \(\d.*\)\n$`, res.stdout)
+			`applied 001_workflows \(\d.*\)\napplied 002_schedules \(\d.*\)\napplied 003_lighter_writes \(\d.*\)\napplied 004_set_based_firing \(\d.*\)\napplied 005_worker_registry \(\d.*\)\napplied 006_river_ui_actions \(\d.*\)\napplied 007_step_positions \(\d.*\)\napplied 008_run_search \(\d.*\)\napplied 009_retention \(\d.*\)\napplied 010_keep_runs \(\d.*\)\napplied 011_queued_runs_index \(\d.*\)\napplied 012_schedule_keys \(\d.*\)\napplied 013_run_tenants \(\d.*\)\napplied 014_tenant_limits \(\d.*\)\napplied 015_fair_turns \(\d.*\)\napplied 016_debounce \(\d.*\)\napplied 017_tenant_rates \(\d.*\)\napplied 018_tenant_limits_at_fetch \(\d.*\)\napplied 019_tenant_rate_overrides \(\d.*\)\napplied 020_dst_policy \(\d.*\)\napplied 021_calendars \(\d.*\)\napplied 022_retry_policy \(\d.*\)\napplied 023_run_forks \(\d.*\)\n$`, res.stdout)
 
 		res = runCLI(t, vars, "migrate", "up")
 		require.Equal(t, ExitOK, res.code, res.stderr)
@@ -83,7 +83,7 @@ func TestMigrate(t *testing.T) {
 		res = runCLI(t, map[string]string{"DATABASE_URL": "postgres://wrong"}, "migrate", "down", "--target", "0", "--yes",
 			"--database-url", db.URL, "--schema", db.Schema)
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Regexp(t, `^rolling back Tributary's migrations above version 0…\nrolled back 022_retry_policy \(\d.*\)\nrolled back 021_calendars \(\d.*\)\nrolled back 020_dst_policy \(\d.*\)\nrolled back 019_tenant_rate_overrides \(\d.*\)\nrolled back 018_tenant_limits_at_fetch \(\d.*\)\nrolled back 017_tenant_rates \(\d.*\)\nrolled back 016_debounce \(\d.*\)\nrolled back 015_fair_turns \(\d.*\)\nrolled back 014_tenant_limits \(\d.*\)\nrolled back 013_run_tenants \(\d.*\)\nrolled back 012_schedule_keys \(\d.*\)\nrolled back 011_queued_runs_index \(\d.*\)\nrolled back 010_keep_runs \(\d.*\)\nrolled back 009_retention \(\d.*\)\nrolled back 008_run_search \(\d.*\)\nrolled back 007_step_positions \(\d.*\)\nrolled back 006_river_ui_actions \(\d.*\)\nrolled back 005_worker_registry \(\d.*\)\nrolled back 004_set_based_firing \(\d.*\)\nrolled back 003_lighter_writes \(\d.*\)\nrolled back 002_schedules \(\d.*\)\nrolled back 001_workflows \(\d.*\)\n$`, res.stdout)
+		require.Regexp(t, `^rolling back Tributary's migrations above version 0…\nrolled back 023_run_forks \(\d.*\)\nrolled back 022_retry_policy \(\d.*\)\nrolled back 021_calendars \(\d.*\)\nrolled back 020_dst_policy \(\d.*\)\nrolled back 019_tenant_rate_overrides \(\d.*\)\nrolled back 018_tenant_limits_at_fetch \(\d.*\)\nrolled back 017_tenant_rates \(\d.*\)\nrolled back 016_debounce \(\d.*\)\nrolled back 015_fair_turns \(\d.*\)\nrolled back 014_tenant_limits \(\d.*\)\nrolled back 013_run_tenants \(\d.*\)\nrolled back 012_schedule_keys \(\d.*\)\nrolled back 011_queued_runs_index \(\d.*\)\nrolled back 010_keep_runs \(\d.*\)\nrolled back 009_retention \(\d.*\)\nrolled back 008_run_search \(\d.*\)\nrolled back 007_step_positions \(\d.*\)\nrolled back 006_river_ui_actions \(\d.*\)\nrolled back 005_worker_registry \(\d.*\)\nrolled back 004_set_based_firing \(\d.*\)\nrolled back 003_lighter_writes \(\d.*\)\nrolled back 002_schedules \(\d.*\)\nrolled back 001_workflows \(\d.*\)\n$`, res.stdout)
 
 		res = runCLI(t, vars, "migrate", "status", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
@@ -132,7 +132,7 @@ func TestMigrateDownConfirms(t *testing.T) {
 
 	// Not at a terminal: refused, with what it would drop.
 	res := runCLI(t, vars, "migrate", "down", "--target", "0")
-	requireFailed(t, res, ExitUsage, "re:^tributary: migrate down would roll back 022_retry_policy, 021_calendars, 020_dst_policy, 019_tenant_rate_overrides, 018_tenant_limits_at_fetch, 017_tenant_rates, 016_debounce, 015_fair_turns, 014_tenant_limits, 013_run_tenants, 012_schedule_keys, 011_queued_runs_index, 010_keep_runs, 009_retention, 008_run_search, 007_step_positions, 006_river_ui_actions, 005_worker_registry, 004_set_based_firing, 003_lighter_writes, "+
+	requireFailed(t, res, ExitUsage, "re:^tributary: migrate down would roll back 023_run_forks, 022_retry_policy, 021_calendars, 020_dst_policy, 019_tenant_rate_overrides, 018_tenant_limits_at_fetch, 017_tenant_rates, 016_debounce, 015_fair_turns, 014_tenant_limits, 013_run_tenants, 012_schedule_keys, 011_queued_runs_index, 010_keep_runs, 009_retention, 008_run_search, 007_step_positions, 006_river_ui_actions, 005_worker_registry, 004_set_based_firing, 003_lighter_writes, "+
 		"002_schedules, 001_workflows, dropping 1 schedule, 0 workflow runs; "+
 		"nothing was rolled back: pass --yes to confirm, or run it at a terminal to be asked$")
 	require.True(t, applied())
@@ -140,7 +140,7 @@ func TestMigrateDownConfirms(t *testing.T) {
 	// At a terminal, anything but yes is a no.
 	res = downAt("no\n", "--target", "1")
 	require.Equal(t, ExitError, res.code)
-	require.Contains(t, res.stderr, "migrate down will roll back 022_retry_policy, 021_calendars, 020_dst_policy, 019_tenant_rate_overrides, 018_tenant_limits_at_fetch, 017_tenant_rates, 016_debounce, 015_fair_turns, 014_tenant_limits, 013_run_tenants, 012_schedule_keys, 011_queued_runs_index, 010_keep_runs, 009_retention, 008_run_search, 007_step_positions, 006_river_ui_actions, 005_worker_registry, 004_set_based_firing, 003_lighter_writes, 002_schedules, dropping 1 schedule.\nType yes to go on: ")
+	require.Contains(t, res.stderr, "migrate down will roll back 023_run_forks, 022_retry_policy, 021_calendars, 020_dst_policy, 019_tenant_rate_overrides, 018_tenant_limits_at_fetch, 017_tenant_rates, 016_debounce, 015_fair_turns, 014_tenant_limits, 013_run_tenants, 012_schedule_keys, 011_queued_runs_index, 010_keep_runs, 009_retention, 008_run_search, 007_step_positions, 006_river_ui_actions, 005_worker_registry, 004_set_based_firing, 003_lighter_writes, 002_schedules, dropping 1 schedule.\nType yes to go on: ")
 	require.Contains(t, res.stderr, "not confirmed, so nothing was rolled back; type yes, or pass --yes")
 	require.True(t, applied())
 

@@ -71,15 +71,16 @@ type ListRunsParams struct {
 	Metadata        []byte     // a JSON object the run's metadata must contain (@>); nil for none
 	CreatedFromID   *uuid.UUID // runs whose id is at least this (the first id of a millisecond)
 	CreatedBeforeID *uuid.UUID // runs whose id is less than this
+	ForkedFrom      *uuid.UUID // the forks of this run (workflow_runs_forked_from)
 }
 
 // ListRuns lists runs newest first (by id), read with their River jobs
 // joined (see runReadColumns), at most p.Limit. A listing with
-// IdempotencyKey, Tenant, Metadata, CreatedFromID or CreatedBeforeID is planned
+// IdempotencyKey, Tenant, Metadata, CreatedFromID, CreatedBeforeID or ForkedFrom is planned
 // for its values each time (QueryExecModeExec), never with a generic plan.
 func (q *Queries) ListRuns(ctx context.Context, db DBTX, p *ListRunsParams) ([]*Run, error) {
 	args := []any{p.Type, p.Status, p.ScheduleID, p.After, p.Limit}
-	if p.IdempotencyKey != "" || p.Tenant != "" || p.Metadata != nil || p.CreatedFromID != nil || p.CreatedBeforeID != nil {
+	if p.IdempotencyKey != "" || p.Tenant != "" || p.Metadata != nil || p.CreatedFromID != nil || p.CreatedBeforeID != nil || p.ForkedFrom != nil {
 		sql, args := q.listRunsFiltered(p, args)
 		return scanRuns(db.Query(ctx, sql, args...))
 	}
@@ -134,6 +135,9 @@ func (q *Queries) listRunsFiltered(p *ListRunsParams, args []any) (string, []any
 	}
 	if p.CreatedBeforeID != nil {
 		sql.WriteString("\n\tAND r.id < " + arg(*p.CreatedBeforeID))
+	}
+	if p.ForkedFrom != nil {
+		sql.WriteString("\n\tAND r.forked_from = " + arg(*p.ForkedFrom))
 	}
 	sql.WriteString(listRunsOrder)
 	return q.qualify(sql.String()), append([]any{pgx.QueryExecModeExec}, args...)

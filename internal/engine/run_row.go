@@ -45,6 +45,10 @@ type Run struct {
 	// attempt failed and whose job waits to retry (runReadColumns); nil
 	// otherwise.
 	NextAttemptAt *time.Time
+	// ForkedFrom is the run a fork was made from, and ForkedFromStep the
+	// step it was made at (ForkRunTx); nil and "" for a run that is no fork.
+	ForkedFrom     *uuid.UUID
+	ForkedFromStep string
 }
 
 // Step is a row of step_runs as the engine reads it.
@@ -67,7 +71,8 @@ type Step struct {
 const runColumns = `id, workflow_type, coalesce(idempotency_key, ''), coalesce(tenant, ''), status, input, output, error, attempt,
 	max_attempts, queue, priority, coalesce(job_id, 0), schedule_id, fire_at, parent_run_id,
 	coalesce(parent_step, ''), metadata, tags, coalesce(skip_reason, ''), cancel_requested_at,
-	created_at, updated_at, started_at, finished_at, coalesce(debounce_key, ''), NULL::timestamptz`
+	created_at, updated_at, started_at, finished_at, coalesce(debounce_key, ''), NULL::timestamptz,
+	forked_from, coalesce(forked_from_step, '')`
 
 // runReadColumns are runColumns for reads, with the run's River job joined
 // as j: a run whose job River is working right now reads as running, with
@@ -84,7 +89,8 @@ const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''), 
 	coalesce(r.parent_step, ''), r.metadata, r.tags, coalesce(r.skip_reason, ''), r.cancel_requested_at,
 	r.created_at, r.updated_at, coalesce(r.started_at, CASE WHEN j.state = 'running' THEN j.attempted_at END), r.finished_at,
 	coalesce(r.debounce_key, ''),
-	CASE WHEN r.status = 'pending' AND j.attempt > 0 AND j.state IN ('retryable', 'available', 'scheduled') THEN j.scheduled_at END`
+	CASE WHEN r.status = 'pending' AND j.attempt > 0 AND j.state IN ('retryable', 'available', 'scheduled') THEN j.scheduled_at END,
+	r.forked_from, coalesce(r.forked_from_step, '')`
 
 // runReadFrom is the FROM clause of runReadColumns.
 const runReadFrom = ` FROM {s}workflow_runs r LEFT JOIN {s}river_job j ON j.id = r.job_id `
@@ -99,7 +105,8 @@ func scanRun(row pgx.Row) (*Run, error) {
 	err := row.Scan(&r.ID, &r.Type, &r.IdempotencyKey, &r.Tenant, &r.Status, &r.Input, &r.Output, &r.Error, &r.Attempt,
 		&r.MaxAttempts, &r.Queue, &r.Priority, &r.JobID, &r.ScheduleID, &r.FireAt, &r.ParentID,
 		&r.ParentStep, &r.Metadata, &r.Tags, &r.SkipReason, &r.CancelRequestedAt,
-		&r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.FinishedAt, &r.DebounceKey, &r.NextAttemptAt)
+		&r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.FinishedAt, &r.DebounceKey, &r.NextAttemptAt,
+		&r.ForkedFrom, &r.ForkedFromStep)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}
