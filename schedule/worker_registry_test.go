@@ -84,7 +84,7 @@ func TestInputCheckedAgainstTheWorkers(t *testing.T) {
 		require.Equal(t, field, verr.Field)
 		require.Contains(t, verr.Problem, problem)
 	}
-	const overLimit = `is 4107 bytes encoded, the limit is 1024 (Config.MaxInputBytes of the workers that serve "tick")`
+	const overLimit = `is 4107 bytes encoded, the limit is 1024 (the limit of the workers that serve "tick": their program's Config.MaxInputBytes)`
 
 	_, err = creator.Create(ctx, &Params{Name: "big", Cron: "@daily", Workflow: "tick", Input: big})
 	requireInputRefused(t, err, "Input", overLimit)

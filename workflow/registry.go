@@ -186,9 +186,11 @@ func (c *Client) inputChecker(ctx context.Context, db engine.DBTX) (func(typ str
 		return nil, fmt.Errorf("workflow: read the input limits of the live workers: %w", err)
 	}
 	return func(typ string, input []byte) error {
-		limit, who := c.maxInputBytes, "Config.MaxInputBytes of this client"
+		// Said so that a user of the tributary command, who has no Config,
+		// knows the limit is a program's setting, not a flag.
+		limit, who := c.maxInputBytes, "the limit of this program's workflow client: Config.MaxInputBytes, 1 MiB unless the program sets it"
 		if workers, ok := limits[typ]; ok && workers < limit {
-			limit, who = workers, fmt.Sprintf("Config.MaxInputBytes of the workers that serve %q", typ)
+			limit, who = workers, fmt.Sprintf("the limit of the workers that serve %q: their program's Config.MaxInputBytes", typ)
 		}
 		if len(input) > limit {
 			return &ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (%s); store large data elsewhere and pass a reference", len(input), limit, who)}
