@@ -33,6 +33,7 @@ func newScheduleCommand(env *Env) *cobra.Command {
 		newScheduleUpdateCommand(env),
 		newScheduleTriggerCommand(env),
 		newScheduleBackfillCommand(env),
+		newScheduleBulkCommand(env),
 		newScheduleHistoryCommand(env),
 		newScheduleNextCommand(env),
 	)

@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/internal/bench"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// confirmBulkAbove is the number of runs (or schedules) a bulk command
+// changes without asking, or without --yes.
+const confirmBulkAbove = 10
+
+// newWorkflowBulkCommand is `tributary workflow bulk`, whose cancel and
+// retry act on every run a filter matches (workflow.Client.CancelRuns and
+// RetryRuns).
+func newWorkflowBulkCommand(env *Env) *cobra.Command {
+	return group(&cobra.Command{
+		Use:   "bulk",
+		Short: "Cancel or retry every run that matches a filter, in batches",
+		Example: `tributary workflow bulk cancel --type send_report --status pending --dry-run
+			tributary workflow bulk retry --status failed --error "timed out" --finished-after 2026-03-08T00:00:00Z --yes`,
+	},
+		newWorkflowBulkActionCommand(env, workflow.BulkCancel, "Cancel every run that matches the filter, as workflow cancel cancels one"),
+		newWorkflowBulkActionCommand(env, workflow.BulkRetry, "Retry every failed or cancelled run that matches the filter, as workflow retry retries one"),
+	)
+}
+
+func newWorkflowBulkActionCommand(env *Env, action workflow.BulkAction, short string) *cobra.Command {
+	return command(env, &cobra.Command{
+		Use:   string(action) + " [--type <type>] [--status <status>] [--tenant <tenant>] [--schedule <id>] [--error <text>] [--dry-run] [--yes] [flags]",
+		Short: short,
+		Long: `Acts on every run that matches the filter (the flags of 'workflow list', and
+more), in batches of --batch-size runs, each committed on its own: no lock is
+held between batches, and an interrupt stops between them, printing what was
+done. --dry-run counts the runs and changes nothing. A real run over more than
+10 runs asks first, or takes --yes; over --max-runs it is refused.`,
+		Example: fmt.Sprintf(`tributary workflow bulk %[1]s --type send_report --tenant acme --dry-run
+			tributary workflow bulk %[1]s --type send_report --tenant acme --yes --json`, action),
+	}, func(fs *pflag.FlagSet, env *Env) Action { return setupWorkflowBulk(fs, env, action) })
+}
+
+func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) Action {
+	dbFlags := addDatabaseFlags(fs, env)
+	typeName := fs.String("type", "", "only runs of this workflow `type`")
+	status := fs.String("status", "", "only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
+	tenant := fs.String("tenant", "", "only runs of this `tenant`")
+	scheduleID := fs.String("schedule", "", "only runs started by the schedule with this `id`")
+	key := fs.String("key", "", "only the run started with this idempotency `key`")
+	errorText := fs.String("error", "", "only runs whose error message contains this `text` (ignoring case)")
+	createdAfter := fs.String("created-after", "", "only runs created at or after this `time` (RFC 3339)")
+	createdBefore := fs.String("created-before", "", "only runs created before this `time` (RFC 3339)")
+	finishedAfter := fs.String("finished-after", "", "only runs finished at or after this `time` (RFC 3339)")
+	finishedBefore := fs.String("finished-before", "", "only runs finished before this `time` (RFC 3339)")
+	dryRun := fs.Bool("dry-run", false, "count the runs that match, by status, and change nothing")
+	yes := fs.Bool("yes", false, fmt.Sprintf("do not ask before acting on more than %d runs", confirmBulkAbove))
+	maxRuns := fs.Int("max-runs", workflow.DefaultBulkMaxRuns, "refuse when the filter matches more than `n` runs")
+	batchSize := fs.Int("batch-size", workflow.DefaultBulkBatchSize, "act on `n` runs a transaction")
+	asJSON := fs.Bool("json", false, "print the result as JSON (with the ids of the runs changed and skipped)")
+
+	return func(ctx context.Context, args []string) error {
+		if err := noArgs(args); err != nil {
+			return err
+		}
+		if err := checkTenantFlag(*tenant); err != nil {
+			return err
+		}
+		p := &workflow.BulkParams{
+			Filter:        workflow.ListParams{Type: *typeName, Tenant: *tenant, IdempotencyKey: *key, Status: workflow.Status(*status)},
+			ErrorContains: *errorText, MaxRuns: *maxRuns, BatchSize: *batchSize,
+		}
+		if *status != "" && !isRunStatus(p.Filter.Status) {
+			return withHint(usageErrorf("--status %q is not a run status", *status),
+				"use one of pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
+		}
+		if *scheduleID != "" {
+			id, err := parseScheduleID("--schedule", *scheduleID)
+			if err != nil {
+				return err
+			}
+			p.Filter.ScheduleID = &id
+		}
+		var err error
+		if p.Filter.CreatedAfter, err = parseFlagTime("created-after", *createdAfter); err != nil {
+			return err
+		}
+		if p.Filter.CreatedBefore, err = parseFlagTime("created-before", *createdBefore); err != nil {
+			return err
+		}
+		if p.FinishedAfter, err = parseFlagTime("finished-after", *finishedAfter); err != nil {
+			return err
+		}
+		if p.FinishedBefore, err = parseFlagTime("finished-before", *finishedBefore); err != nil {
+			return err
+		}
+		if *maxRuns < 1 {
+			return usageErrorf("--max-runs %d is not a positive number", *maxRuns)
+		}
+
+		client, closePool, err := dbFlags.workflowClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer closePool()
+		run := client.CancelRuns
+		if action == workflow.BulkRetry {
+			run = client.RetryRuns
+		}
+
+		// Count first: a dry run is the answer; a real run says what it will
+		// do before it does it.
+		p.DryRun = true
+		count, err := run(ctx, p)
+		if err != nil {
+			return bulkError(err, action)
+		}
+		if *dryRun {
+			if *asJSON {
+				return printJSON(env.Stdout, count)
+			}
+			_, err := fmt.Fprintf(env.Stdout, "%s; nothing was changed (dry run)\n", bulkCountText(count))
+			return err
+		}
+		switch {
+		case count.Matched == 0:
+			return withHint(fmt.Errorf("no run matches the filter, so nothing to %s", action), "check the filter with 'tributary workflow list' and the same flags")
+		case count.Matched > *maxRuns:
+			return bulkError(&workflow.TooManyRunsError{Action: action, Matched: count.Matched, MaxRuns: *maxRuns}, action)
+		case count.Eligible > confirmBulkAbove && !*yes:
+			if err := confirmBulk(env, bulkCountText(count)); err != nil {
+				return err
+			}
+		}
+
+		p.DryRun = false
+		p.Progress = func(r *workflow.BulkResult) {
+			fmt.Fprintf(env.Stderr, "batch %d: %s changed, %s skipped so far (of %s matched)\n", r.Batches,
+				bench.FormatCount(float64(len(r.Changed))), bench.FormatCount(float64(len(r.Skipped))), bench.FormatCount(float64(count.Matched)))
+		}
+		res, err := run(ctx, p)
+		if res != nil && err != nil && res.Batches > 0 {
+			// Stopped midway: say what was done before the error.
+			fmt.Fprintf(env.Stderr, "stopped: %s\n", bulkDoneText(res))
+		}
+		if err != nil {
+			return bulkError(err, action)
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, res)
+		}
+		_, err = fmt.Fprintln(env.Stdout, bulkDoneText(res))
+		return err
+	}
+}
+
+// bulkPastTense is what a bulk action did, for messages.
+var bulkPastTense = map[workflow.BulkAction]string{workflow.BulkCancel: "cancelled", workflow.BulkRetry: "retried"}
+
+// bulkCountText says what a dry run counted: "would cancel 1,200 of 1,234
+// runs matching (34 skipped: completed 30, failed 4)".
+func bulkCountText(r *workflow.BulkResult) string {
+	text := fmt.Sprintf("would %s %s of %s runs matching", r.Action, bench.FormatCount(float64(r.Eligible)), bench.FormatCount(float64(r.Matched)))
+	if skip := r.Matched - r.Eligible; skip > 0 {
+		var parts []string
+		for _, s := range slices.Sorted(maps.Keys(r.ByStatus)) {
+			if n := r.ByStatus[s]; n > 0 && !slices.Contains(bulkEligibleStatuses(r.Action), s) {
+				parts = append(parts, fmt.Sprintf("%s %s", s, bench.FormatCount(float64(n))))
+			}
+		}
+		text += fmt.Sprintf(" (%s left as they are: %s)", bench.FormatCount(float64(skip)), strings.Join(parts, ", "))
+	}
+	return text
+}
+
+// bulkEligibleStatuses are the statuses of the runs action changes.
+func bulkEligibleStatuses(action workflow.BulkAction) []workflow.Status {
+	if action == workflow.BulkRetry {
+		return []workflow.Status{workflow.StatusFailed, workflow.StatusCancelled}
+	}
+	return []workflow.Status{workflow.StatusPending, workflow.StatusRunning, workflow.StatusSleeping, workflow.StatusWaiting}
+}
+
+// bulkDoneText says what a bulk action did: "cancelled 1,200 runs; skipped
+// 34 (already finished 34)".
+func bulkDoneText(r *workflow.BulkResult) string {
+	text := fmt.Sprintf("%s %s runs", bulkPastTense[r.Action], bench.FormatCount(float64(len(r.Changed))))
+	if len(r.Skipped) > 0 {
+		reasons := map[string]int{}
+		for _, s := range r.Skipped {
+			reasons[s.Reason]++
+		}
+		var parts []string
+		for _, reason := range slices.Sorted(maps.Keys(reasons)) {
+			parts = append(parts, fmt.Sprintf("%s %s", reason, bench.FormatCount(float64(reasons[reason]))))
+		}
+		text += fmt.Sprintf("; skipped %s (%s)", bench.FormatCount(float64(len(r.Skipped))), strings.Join(parts, ", "))
+	}
+	return text
+}
+
+// bulkError is the message of a bulk action's error, with what to do.
+func bulkError(err error, action workflow.BulkAction) error {
+	var tooMany *workflow.TooManyRunsError
+	switch {
+	case errors.As(err, &tooMany):
+		return withHint(fmt.Errorf("the filter matches %s runs, more than --max-runs %s, so nothing was %s", bench.FormatCount(float64(tooMany.Matched)),
+			bench.FormatCount(float64(tooMany.MaxRuns)), bulkPastTense[action]), fmt.Sprintf("narrow the filter, or pass --max-runs %d", tooMany.Matched))
+	case errors.Is(err, workflow.ErrInvalid):
+		return usageErrorf("%s", strings.TrimPrefix(err.Error(), "workflow: "))
+	}
+	return workflowError(err, uuid.Nil)
+}
+
+// confirmBulk asks the person at the terminal to confirm what (a bulk
+// action's count), and returns nil only when they type "yes". Without a
+// terminal it refuses and points at --yes.
+func confirmBulk(env *Env, what string) error {
+	if env.Interactive == nil || !env.Interactive() || env.Stdin == nil {
+		return withHint(usageErrorf("this %s", what), "nothing was changed: pass --yes to confirm, or run it at a terminal to be asked")
+	}
+	fmt.Fprintf(env.Stderr, "This will %s.\nType yes to go on: ", strings.TrimPrefix(what, "would "))
+	answer, err := bufio.NewReader(env.Stdin).ReadString('\n')
+	if err != nil && answer == "" {
+		return withHint(errors.New("no confirmation read, so nothing was changed"), "type yes, or pass --yes")
+	}
+	if strings.TrimSpace(answer) != "yes" {
+		return withHint(errors.New("not confirmed, so nothing was changed"), "type yes, or pass --yes")
+	}
+	return nil
+}
