@@ -10,13 +10,13 @@ import "github.com/spf13/cobra"
 func newWorkflowCommand(env *Env) *cobra.Command {
 	return group(&cobra.Command{
 		Use:   "workflow",
-		Short: "Start, list, inspect, signal, cancel and retry workflow runs",
+		Short: "Start, list, inspect, signal, cancel, retry and fork workflow runs",
 		Example: `tributary workflow list --status failed
 			tributary workflow get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
 			tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e approved --payload '{"by": "ops"}'`,
 	},
-		newWorkflowBulkCommand(env),
 		newWorkflowCancelCommand(env),
+		newWorkflowForkCommand(env),
 		newWorkflowGetCommand(env),
 		newWorkflowListCommand(env),
 		newWorkflowRetryCommand(env),

@@ -50,6 +50,10 @@ func setupWorkflowGet(fs *pflag.FlagSet, env *Env) Action {
 		if *asJSON {
 			return printJSON(env.Stdout, run)
 		}
+		forks, err := client.ListRuns(ctx, &workflow.ListParams{ForkedFrom: &id, Limit: maxForksShown + 1})
+		if err != nil {
+			return workflowError(err, id)
+		}
 		held := ""
 		if run.Held != "" && run.Status == workflow.StatusPending {
 			tenant, err := findTenant(ctx, client, run.Type, run.Tenant)
@@ -58,13 +62,17 @@ func setupWorkflowGet(fs *pflag.FlagSet, env *Env) Action {
 			}
 			held = heldText(run.Held, tenant)
 		}
-		return printRun(env.Stdout, run, held, time.Now())
+		return printRun(env.Stdout, run, held, forks, time.Now())
 	}
 }
 
+// maxForksShown is how many of a run's forks get lists, newest first.
+const maxForksShown = 10
+
 // printRun prints a run's fields, then its steps; held says why a held
-// run waits (heldText), "" for a run not held.
-func printRun(w io.Writer, run *workflow.Run, held string, now time.Time) error {
+// run waits (heldText), "" for a run not held; forks are the run's forks,
+// newest first, of which the first maxForksShown are listed.
+func printRun(w io.Writer, run *workflow.Run, held string, forks []*workflow.Run, now time.Time) error {
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(table, "%s:\t%s\n", name, oneLine(fmt.Sprintf(format, args...)))
@@ -110,6 +118,19 @@ func printRun(w io.Writer, run *workflow.Run, held string, now time.Time) error 
 	}
 	if run.ParentID != nil {
 		field("Parent", "%s (step %q)", run.ParentID, run.ParentStep)
+	}
+	if run.ForkedFrom != nil {
+		field("Forked from", "%s at step %q", run.ForkedFrom, run.ForkedFromStep)
+	}
+	for i, fork := range forks[:min(len(forks), maxForksShown)] {
+		label := ""
+		if i == 0 {
+			label = "Forks:"
+		}
+		fmt.Fprintf(table, "%s\t%s\n", label, oneLine(fmt.Sprintf("%s at step %q (%s)", fork.ID, fork.ForkedFromStep, fork.Status)))
+	}
+	if len(forks) > maxForksShown {
+		fmt.Fprintf(table, "\tand more: GET /api/runs?forked_from=%s lists them all\n", run.ID)
 	}
 	field("Created", "%s", absoluteTime(run.CreatedAt, now))
 	if run.StartedAt != nil {
