@@ -14,9 +14,12 @@ all: vet test
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# A local playground: example workflows and schedules, and the UI.
+# A local playground: example workflows and schedules, and the UI. Built
+# first and run as itself, not by go run, which exits 1 when Ctrl-C stops
+# the demo (make would then report the clean stop as an error).
 demo:
-	$(GO) run ./cmd/tributary demo
+	$(GO) build -o "$${TMPDIR:-/tmp}/tributary-demo" ./cmd/tributary
+	exec "$${TMPDIR:-/tmp}/tributary-demo" demo
 
 # Every package's tests with the race detector. The log shows each test's
 # --- PASS/FAIL/SKIP line and each package's ok/FAIL line, and the full
