@@ -130,7 +130,7 @@ func (h *Handler) deleteForm(w http.ResponseWriter, r *http.Request, ref schedul
 	if err := h.sc.Delete(r.Context(), ref); err != nil {
 		return err
 	}
-	h.seeOther(w, r, "/", "deleted", nil)
+	h.seeOther(w, r, "/schedules", "deleted", nil)
 	return nil
 }
 

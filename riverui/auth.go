@@ -157,7 +157,7 @@ func (a *authenticator) setSession(w http.ResponseWriter, r *http.Request, expir
 
 // localNext returns next when it is a path on this server under the
 // prefix (and not the login page), cleaned, with its query; else the
-// schedules page. It keeps the login page from being an open redirect.
+// overview. It keeps the login page from being an open redirect.
 func (a *authenticator) localNext(next string) string {
 	home := a.prefix + "/"
 	// A browser ignores tabs and newlines in a URL and reads a backslash as

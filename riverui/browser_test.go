@@ -133,10 +133,11 @@ func TestBrowser(t *testing.T) {
 					chromedp.Navigate(b.base+"/login"),
 					chromedp.SendKeys(chromedp.CSS(`input[name=token]`), tc.config.Token),
 					chromedp.Click(chromedp.CSS(`button[data-testid=login]`)),
+					// Signing in lands on the overview.
+					chromedp.WaitVisible(chromedp.CSS(`ul[data-testid=recent]`)),
 				)
-			} else {
-				browser.Do(t, ctx, chromedp.Navigate(b.base+"/"))
 			}
+			browser.Do(t, ctx, chromedp.Navigate(b.base+"/schedules"))
 
 			// The schedules page lists the schedule.
 			row := fmt.Sprintf(`tr[data-testid=schedule-row][data-name=%q]`, b.schedule.Name)
@@ -267,7 +268,7 @@ func TestBrowserOperator(t *testing.T) {
 	require.NoError(t, err)
 
 	browser.Do(t, ctx,
-		chromedp.Navigate(b.base+"/overview"),
+		chromedp.Navigate(b.base+"/"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=token]`), config.Token),
 		chromedp.Click(chromedp.CSS(`button[data-testid=login]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ul[data-testid=recent]`)),
@@ -277,7 +278,7 @@ func TestBrowserOperator(t *testing.T) {
 	// machine's reload does not pull it from under the next action.
 	hold := chromedp.Evaluate[bool](`document.dispatchEvent(new Event("input")), true`)
 	require.True(t, browser.Run(t, ctx, hold))
-	require.Equal(t, b.base+"/overview", browser.Run(t, ctx, chromedp.Location()))
+	require.Equal(t, b.base+"/", browser.Run(t, ctx, chromedp.Location()))
 	require.Equal(t, "1", visibleText(t, ctx, `ul[data-testid=recent] a[data-status=completed] .count`))
 	require.Equal(t, "1", visibleText(t, ctx, `ul[data-testid=in-flight] a[data-status=waiting] .count`))
 
@@ -415,7 +416,7 @@ func TestBrowserOperator(t *testing.T) {
 	// At a phone's width no page is wider than the screen: tables scroll
 	// in their own box.
 	browser.Do(t, ctx, chromedp.EmulateViewport(390, 844))
-	for _, path := range []string{"/overview", "/runs", "/runs?q=team%3Dops", "/runs?tenant=acme", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath, strings.TrimPrefix(rruleSchedule, b.base), "/calendars", "/calendars/winter-break"} {
+	for _, path := range []string{"/", "/runs", "/runs?q=team%3Dops", "/runs?tenant=acme", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/schedules", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath, strings.TrimPrefix(rruleSchedule, b.base), "/calendars", "/calendars/winter-break"} {
 		browser.Do(t, ctx,
 			chromedp.Navigate(b.base+path),
 			chromedp.WaitVisible(chromedp.CSS(`main`)),

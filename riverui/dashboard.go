@@ -27,8 +27,9 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	sched := func(fn refHandler) http.Handler { return h.byRef(fn, h.failPage) }
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+p+"/{$}", h.schedulesPage)
-	mux.HandleFunc("GET "+p+"/schedules", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+p+"/{$}", h.overviewPage)
+	mux.HandleFunc("GET "+p+"/schedules", h.schedulesPage)
+	mux.HandleFunc("GET "+p+"/overview", func(w http.ResponseWriter, r *http.Request) {
 		to := p + "/"
 		if r.URL.RawQuery != "" {
 			to += "?" + r.URL.RawQuery
@@ -49,7 +50,6 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.Handle("POST "+p+"/schedules/{id}/backfill", h.scheduleForm(h.backfillForm, h.showSchedule))
 	mux.Handle("POST "+p+"/schedules/{id}/delete", h.scheduleForm(h.deleteForm, h.showSchedule))
 	mux.HandleFunc("GET "+p+"/runs", h.runsPage)
-	mux.HandleFunc("GET "+p+"/overview", h.overviewPage)
 	mux.HandleFunc("GET "+p+"/tenants", h.tenantsPage)
 	mux.HandleFunc("POST "+p+"/tenants/limit", h.tenantLimitForm)
 	mux.HandleFunc("POST "+p+"/tenants/rate", h.tenantRateForm)
@@ -173,9 +173,9 @@ func (h *Handler) schedulesPage(w http.ResponseWriter, r *http.Request) {
 			v.Rows = append(v.Rows, row)
 		}
 		if n := len(list); n > 0 {
-			v.Pager = h.pagerOf("/", q, n == params.Limit, list[n-1].ID)
+			v.Pager = h.pagerOf("/schedules", q, n == params.Limit, list[n-1].ID)
 		} else {
-			v.Pager = h.pagerOf("/", q, false, uuid.Nil)
+			v.Pager = h.pagerOf("/schedules", q, false, uuid.Nil)
 		}
 		return nil
 	}()

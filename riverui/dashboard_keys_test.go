@@ -33,7 +33,7 @@ func TestDashboardScheduleKeys(t *testing.T) {
 	// Not parallel: it runs to its end before the parallel subtests start,
 	// and Actions creates a schedule of its own.
 	t.Run("List", func(t *testing.T) {
-		body := d.page(t, "/", nil)
+		body := d.page(t, "/schedules", nil)
 		require.ElementsMatch(t, []string{"digest:user@42", "report?daily#1%", "new", "invoices"}, texts(body, "schedule-key"))
 		require.ElementsMatch(t, []string{
 			path + query, "/schedules/" + plain.ID.String(), "/schedules/report%3Fdaily%231%25", "/schedules/invoices?owner=globex",
@@ -42,7 +42,7 @@ func TestDashboardScheduleKeys(t *testing.T) {
 		require.Contains(t, body, "<th>Key</th>")
 
 		// The filters still work.
-		body = d.page(t, "/?owner=acme", nil)
+		body = d.page(t, "/schedules?owner=acme", nil)
 		require.ElementsMatch(t, []string{"digest for 42", "plain"}, attrs(body, "schedule-row", "data-name"))
 		require.Equal(t, []string{"digest:user@42"}, texts(body, "schedule-key"))
 	})
@@ -158,7 +158,7 @@ func TestDashboardScheduleKeys(t *testing.T) {
 		// Delete asks first, by key.
 		body = d.page(t, path+"/delete"+query, nil)
 		require.Contains(t, body, `action="`+path+"/delete"+"?owner=team&#43;a"+`"`)
-		require.Equal(t, "/?notice=deleted", d.post(t, path+"/delete"+query, url.Values{}))
+		require.Equal(t, "/schedules?notice=deleted", d.post(t, path+"/delete"+query, url.Values{}))
 		_, err = d.sc.Get(t.Context(), schedule.ByID(s.ID))
 		require.ErrorIs(t, err, schedule.ErrNotFound)
 	})
@@ -171,7 +171,7 @@ func TestDashboardScheduleKeys(t *testing.T) {
 		require.Equal(t, []string{"Declared in the code of service billing: an edit here lasts only until the service's next declaration (when it next starts) puts the code's spec back, and a deleted schedule is declared again. Change the code to change it for good. Pausing, resuming, triggering and backfilling are yours: a declaration does not undo them."}, texts(body, "declared"))
 		require.Contains(t, texts(d.page(t, "/schedules/invoices/edit?owner=globex", nil), "declared")[0], "these changes last only until its next declaration")
 		require.Contains(t, texts(d.page(t, "/schedules/invoices/delete?owner=globex", nil), "declared")[0], "its next declaration creates it again")
-		require.Contains(t, d.page(t, "/?owner=globex", nil), `<span class="badge" title="declared by service billing">declared</span>`)
+		require.Contains(t, d.page(t, "/schedules?owner=globex", nil), `<span class="badge" title="declared by service billing">declared</span>`)
 	})
 }
 

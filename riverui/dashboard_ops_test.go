@@ -110,12 +110,12 @@ func TestDashboardOverview(t *testing.T) {
 	failed := d.start(t, flowInput{User: "bob", Mode: "fail"})
 	waiting := d.start(t, flowInput{User: "cy", Mode: "wait"})
 
-	resp := d.send(t, http.MethodGet, "/overview", nil, nil)
+	resp := d.send(t, http.MethodGet, "/", nil, nil)
 	require.Equal(t, http.StatusOK, resp.status, resp.body)
 	requireNav(t, resp.body, "")
 	requireCSP(t, resp)
 	body := resp.body
-	require.Equal(t, []string{"/overview"}, attrs(body, "nav-overview", "href"))
+	require.Equal(t, []string{"/"}, attrs(body, "nav-overview", "href"))
 
 	counts := func(section string) map[string]string {
 		t.Helper()
@@ -153,7 +153,7 @@ func TestDashboardOverview(t *testing.T) {
 
 	// Without a run in flight, it is not.
 	require.NoError(t, d.wf.Cancel(t.Context(), waiting.ID))
-	body = d.page(t, "/overview", nil)
+	body = d.page(t, "/", nil)
 	require.NotContains(t, body, "tributary-refresh")
 	require.NotContains(t, body, "<script")
 }
@@ -244,7 +244,7 @@ func TestDashboardNewSchedule(t *testing.T) {
 	require.Equal(t, "jump", form.Get("dst_gap"))
 	require.Equal(t, "first", form.Get("dst_fold"))
 	require.Contains(t, resp.body, `<option value="`+flow.Name()+`">`)
-	require.Equal(t, []string{"/schedules/new"}, attrs(d.page(t, "/", nil), "new-schedule", "href"))
+	require.Equal(t, []string{"/schedules/new"}, attrs(d.page(t, "/schedules", nil), "new-schedule", "href"))
 
 	post := func(change map[string]string) *response {
 		return d.send(t, http.MethodPost, "/schedules/new", with(form, change), map[string]string{"Sec-Fetch-Site": "same-origin"})

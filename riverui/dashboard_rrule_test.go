@@ -89,7 +89,7 @@ func TestDashboardScheduleRRule(t *testing.T) {
 			require.True(t, want.Equal(at), "fire %d is %s, not %s", i, at, want)
 		}
 
-		listed := d.page(t, "/?owner=fortnightly", nil)
+		listed := d.page(t, "/schedules?owner=fortnightly", nil)
 		require.Contains(t, listed, "<th>Cron or RRULE</th>")
 		require.Equal(t, []string{fortnightly}, texts(listed, "schedule-rrule"))
 

@@ -27,7 +27,7 @@ func TestDashboardSchedules(t *testing.T) {
 	t.Run("List", func(t *testing.T) {
 		t.Parallel()
 
-		resp := d.send(t, http.MethodGet, "/", nil, nil)
+		resp := d.send(t, http.MethodGet, "/schedules", nil, nil)
 		require.Equal(t, http.StatusOK, resp.status)
 		body := resp.body
 		requireNav(t, body, "")
@@ -54,33 +54,30 @@ func TestDashboardSchedules(t *testing.T) {
 		t.Parallel()
 
 		names := func(query string) []string {
-			return unescapeAll(attrs(d.page(t, "/?"+query, nil), "schedule-row", "data-name"))
+			return unescapeAll(attrs(d.page(t, "/schedules?"+query, nil), "schedule-row", "data-name"))
 		}
 		require.Equal(t, []string{"weekday report"}, names("owner=team-a"))
 		require.Equal(t, []string{"ticker"}, names("paused=yes"))
 		require.ElementsMatch(t, []string{"weekday report", hostile}, names("paused=no"))
 		require.Len(t, names("paused=&owner=&workflow="+flow.Name()), 3)
 		require.Empty(t, names("workflow=other"))
-		require.Contains(t, d.page(t, "/?workflow=other", nil), "No schedule matches these filters.")
+		require.Contains(t, d.page(t, "/schedules?workflow=other", nil), "No schedule matches these filters.")
 
 		// The form shows the filters.
-		body := d.page(t, "/?owner=team-a&paused=no", nil)
+		body := d.page(t, "/schedules?owner=team-a&paused=no", nil)
 		require.Contains(t, body, `<input name="owner" value="team-a">`)
 		require.Contains(t, body, `<option value="no" selected>no</option>`)
 
-		resp := d.send(t, http.MethodGet, "/?paused=maybe", nil, nil)
+		resp := d.send(t, http.MethodGet, "/schedules?paused=maybe", nil, nil)
 		require.Equal(t, http.StatusBadRequest, resp.status)
 		require.Equal(t, []string{`paused=&#34;maybe&#34; is not true or false`}, texts(resp.body, "error"))
 
-		// /schedules is the list too.
-		resp = d.send(t, http.MethodGet, "/schedules?owner=team-a", nil, nil)
-		require.Equal(t, "/?owner=team-a", resp.location(t))
 	})
 
 	t.Run("Pagination", func(t *testing.T) {
 		t.Parallel()
 
-		body := d.page(t, "/?limit=2&owner=", nil)
+		body := d.page(t, "/schedules?limit=2&owner=", nil)
 		first := attrs(body, "schedule-row", "data-name")
 		require.Len(t, first, 2)
 		require.Empty(t, attrs(body, "first-page", "href"))
@@ -88,7 +85,7 @@ func TestDashboardSchedules(t *testing.T) {
 		require.Len(t, next, 1)
 		u, err := url.Parse(unescape(next[0]))
 		require.NoError(t, err)
-		require.Equal(t, "/", u.Path)
+		require.Equal(t, "/schedules", u.Path)
 		require.Equal(t, "2", u.Query().Get("limit"))
 		require.NotEmpty(t, u.Query().Get("after"))
 
@@ -97,7 +94,7 @@ func TestDashboardSchedules(t *testing.T) {
 		require.Len(t, second, 1)
 		require.NotContains(t, first, second[0])
 		require.Empty(t, attrs(body, "next-page", "href"))
-		require.Equal(t, []string{"/?limit=2&amp;owner="}, attrs(body, "first-page", "href"))
+		require.Equal(t, []string{"/schedules?limit=2&amp;owner="}, attrs(body, "first-page", "href"))
 	})
 }
 
@@ -318,7 +315,7 @@ func TestDashboardScheduleActions(t *testing.T) {
 	require.NoError(t, err, "the confirmation page deletes nothing")
 
 	to = d.post(t, path+"/delete", url.Values{})
-	require.Equal(t, "/?notice=deleted", to)
+	require.Equal(t, "/schedules?notice=deleted", to)
 	require.Equal(t, []string{"Schedule deleted. Its past runs are kept."}, texts(d.page(t, to, nil), "flash"))
 	_, err = d.sc.Get(t.Context(), schedule.ByID(s.ID))
 	require.ErrorIs(t, err, schedule.ErrNotFound)

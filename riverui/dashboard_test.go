@@ -281,7 +281,8 @@ func unescape(s string) string {
 func requireNav(t *testing.T, body, prefix string) {
 	t.Helper()
 
-	require.Equal(t, []string{prefix + "/"}, attrs(body, "nav-schedules", "href"))
+	require.Equal(t, []string{prefix + "/"}, attrs(body, "nav-overview", "href"))
+	require.Equal(t, []string{prefix + "/schedules"}, attrs(body, "nav-schedules", "href"))
 	require.Equal(t, []string{prefix + "/calendars"}, attrs(body, "nav-calendars", "href"))
 	require.Equal(t, []string{prefix + "/runs"}, attrs(body, "nav-runs", "href"))
 	require.Equal(t, []string{prefix + "/tenants"}, attrs(body, "nav-tenants", "href"))
@@ -330,10 +331,20 @@ func TestDashboardRootAndPrefix(t *testing.T) {
 			s := d.createSchedule(t, &schedule.Params{Name: "p", Cron: "@hourly"})
 			run := d.start(t, flowInput{User: "p"})
 
-			body := d.page(t, "/", nil)
+			// The root is the overview; the schedules are at /schedules,
+			// and /overview, where the overview was, sends there.
+			resp := d.send(t, http.MethodGet, "/", nil, nil)
+			require.Equal(t, http.StatusOK, resp.status)
+			requireNav(t, resp.body, prefix)
+			require.Contains(t, resp.body, `<title>Overview · Tributary</title>`)
+			require.Equal(t, []string{prefix + "/"}, attrs(resp.body, "nav-overview", "href"))
+			require.Contains(t, resp.body, `<a data-testid="nav-overview" href="`+prefix+`/" aria-current="page">`)
+			require.Equal(t, prefix+"/?x=1", d.send(t, http.MethodGet, "/overview?x=1", nil, nil).location(t))
+
+			body := d.page(t, "/schedules", nil)
 			requireNav(t, body, prefix)
 			require.Equal(t, []string{prefix + "/schedules/" + s.ID.String()}, attrs(body, "schedule-link", "href"))
-			require.Contains(t, body, `<form class="filters" method="get" action="`+prefix+`/"`)
+			require.Contains(t, body, `<form class="filters" method="get" action="`+prefix+`/schedules"`)
 
 			body = d.page(t, "/schedules/"+s.ID.String(), nil)
 			requireNav(t, body, prefix)
@@ -346,10 +357,10 @@ func TestDashboardRootAndPrefix(t *testing.T) {
 			require.Equal(t, []string{fmt.Sprintf("%s/riverui/jobs/%d", prefix, run.JobID)}, attrs(body, "river-job", "href"))
 
 			require.Equal(t, prefix+"/schedules/"+s.ID.String()+"?notice=paused", d.post(t, "/schedules/"+s.ID.String()+"/pause", url.Values{}))
-			require.Equal(t, prefix+"/?notice=deleted", d.post(t, "/schedules/"+s.ID.String()+"/delete", url.Values{}))
+			require.Equal(t, prefix+"/schedules?notice=deleted", d.post(t, "/schedules/"+s.ID.String()+"/delete", url.Values{}))
 
 			// River UI's page for the run's job is there.
-			resp := d.send(t, http.MethodGet, fmt.Sprintf("/riverui/jobs/%d", run.JobID), nil, nil)
+			resp = d.send(t, http.MethodGet, fmt.Sprintf("/riverui/jobs/%d", run.JobID), nil, nil)
 			require.Equal(t, http.StatusOK, resp.status)
 
 			// Without credentials configured, the login page has nothing to do.
@@ -363,7 +374,7 @@ func TestDashboardWithoutSchedules(t *testing.T) {
 	t.Parallel()
 
 	d := newDash(t, nil, false)
-	body := d.page(t, "/", nil)
+	body := d.page(t, "/schedules", nil)
 	require.Contains(t, body, "built without a schedule client")
 	requireNav(t, body, "")
 	resp := d.send(t, http.MethodGet, "/schedules/"+uuid.NewString(), nil, nil)

@@ -14,11 +14,12 @@
 // JavaScript; a page that shows a run in flight loads one small script
 // that reloads it every 5 s (not while the operator edits a form):
 //
-//	GET  /overview                       in-flight runs by status, the last hour's runs by status and failures
-//	GET  /                               schedules: ?owner=&workflow=&paused=any|yes|no&after=&limit=
+//	GET  /                               the overview: in-flight runs by status, the last hour's runs by status and failures
+//	GET  /overview                       redirects to / (where the overview was)
+//	GET  /schedules                      schedules: ?owner=&workflow=&paused=any|yes|no&after=&limit=
 //	GET  /schedules/new                  a form to create a schedule
 //	POST /schedules/new                  form: the edit form's fields, key, paused, pause_note
-//	GET  /schedules/{id}                 a schedule: spec, key and origin, next 10 fire times, run ledger (?after=&limit=)
+//	GET  /schedules/{id}                 a schedule: a summary, its run ledger (?after=&limit=), spec, key and origin, next 10 fire times
 //	GET  /schedules/{id}/edit            a form to change its spec, filled in with it
 //	GET  /schedules/{id}/delete          asks to confirm deleting it
 //	POST /schedules/{id}/edit            form: name, workflow, description, owner, tenant, rule=cron|rrule, cron or

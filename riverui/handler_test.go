@@ -270,7 +270,7 @@ func TestAPI(t *testing.T) {
 	})
 
 	t.Run("Dashboard", func(t *testing.T) {
-		status, body := f.do(t, http.MethodGet, "/", "", nil)
+		status, body := f.do(t, http.MethodGet, "/schedules", "", nil)
 		require.Equal(t, http.StatusOK, status)
 		require.Contains(t, body, "morning &lt;digest&gt;")
 		require.NotContains(t, body, "<digest>")
