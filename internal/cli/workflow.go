@@ -15,6 +15,7 @@ func newWorkflowCommand(env *Env) *cobra.Command {
 			tributary workflow get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e
 			tributary workflow signal 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e approved --payload '{"by": "ops"}'`,
 	},
+		newWorkflowBulkCommand(env),
 		newWorkflowCancelCommand(env),
 		newWorkflowForkCommand(env),
 		newWorkflowGetCommand(env),
