@@ -63,7 +63,7 @@ func (h *Handler) showNew(w http.ResponseWriter, r *http.Request, status int, er
 	zone := "UTC"
 	if f.TimeZone != "" {
 		zone = f.TimeZone
-		if _, err := time.LoadLocation(f.TimeZone); err != nil {
+		if _, err := schedule.LoadZone(f.TimeZone); err != nil {
 			zone = "the time zone above"
 		}
 	}
@@ -187,7 +187,7 @@ func createParams(f scheduleFields) (*schedule.Params, error) {
 		}
 		*field.dst = n
 	}
-	loc, zoneErr := time.LoadLocation(f.TimeZone)
+	loc, zoneErr := schedule.LoadZone(f.TimeZone)
 	for _, field := range []struct {
 		name, form, text string
 		dst              *time.Time

@@ -224,7 +224,7 @@ func ParseSpec(expr string, zone string) (*Spec, error) {
 		return nil, &CronError{Expr: expr, Reason: err.Error()}
 	}
 
-	loc, err := loadZone(zone)
+	loc, err := LoadZone(zone)
 	if err != nil {
 		return nil, err
 	}

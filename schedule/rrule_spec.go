@@ -19,7 +19,7 @@ func ParseRRule(text, zone string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc, err := loadZone(zone)
+	loc, err := LoadZone(zone)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,14 @@ import (
 	"time"
 )
 
-// loadZone returns the location of an IANA time zone name; "" is UTC.
-func loadZone(zone string) (*time.Location, error) {
+// LoadZone returns the location of a schedule's time zone name, by the
+// rules every schedule is held to: "" and "UTC" are UTC, "Local" is refused
+// (the server's own zone differs from machine to machine), and any other
+// name is an IANA name known to this machine's time zone database, such as
+// "Europe/Paris". The error is a *ZoneError, which matches ErrInvalid.
+// Read every schedule's zone with it, so that what is accepted and how it
+// reads are the same everywhere.
+func LoadZone(zone string) (*time.Location, error) {
 	switch zone {
 	case "", "UTC":
 		return time.UTC, nil

@@ -186,7 +186,7 @@ func grantProblem(g *schedule.Grant, workflowType string, now time.Time) string 
 // scheduleLocation is the schedule's time zone, or UTC when it can't be
 // loaded (it was valid when the schedule was created).
 func scheduleLocation(s *schedule.Schedule) *time.Location {
-	loc, err := time.LoadLocation(s.TimeZone)
+	loc, err := schedule.LoadZone(s.TimeZone)
 	if err != nil {
 		return time.UTC
 	}

@@ -444,7 +444,7 @@ func printSteps(ctx context.Context, client *workflow.Client, out io.Writer, id 
 
 func printSchedules(out io.Writer, schedules []*schedule.Schedule) {
 	for _, s := range schedules {
-		loc, err := time.LoadLocation(s.TimeZone) // "" is UTC
+		loc, err := schedule.LoadZone(s.TimeZone)
 		if err != nil {
 			loc = time.UTC
 		}
