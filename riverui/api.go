@@ -51,6 +51,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{http.MethodGet, "/api/runs/{id}", run(h.writeRun)},
 		{http.MethodPost, "/api/runs/{id}/cancel", run(then(h.cancelJSON, h.writeRun))},
 		{http.MethodPost, "/api/runs/{id}/retry", run(then(withContext(h.wf.Retry), h.writeRun))},
+		{http.MethodPost, "/api/runs/{id}/fork", run(h.forkRun)},
 		{http.MethodPost, "/api/runs/{id}/signal", run(then(h.signalJSON, h.writeRun))},
 		{http.MethodGet, "/api/schedules", http.HandlerFunc(h.listSchedules)},
 		{http.MethodPost, "/api/schedules", http.HandlerFunc(h.createSchedule)},
@@ -97,7 +98,7 @@ func (h *Handler) mountAPI(outer *http.ServeMux) {
 }
 
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
-	err := checkQuery(r, "type", "status", "tenant", "schedule_id", "schedule", "limit", "after")
+	err := checkQuery(r, "type", "status", "tenant", "schedule_id", "schedule", "forked_from", "limit", "after")
 	var params *workflow.ListParams
 	if err == nil {
 		params, err = runListParams(r, true)
@@ -122,7 +123,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 var runReadOnly = []string{
 	"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step",
 	"skip_reason", "held", "held_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps",
-	"debounce_key", "existing",
+	"debounce_key", "existing", "forked_from", "forked_from_step",
 }
 
 // runStartBody is the body of POST /api/runs: a run's writable fields.
@@ -416,6 +417,9 @@ func runListParams(r *http.Request, filters bool) (*workflow.ListParams, error) 
 			name, value = "schedule", q.Get("schedule")
 		}
 		if params.ScheduleID, err = uuidParam(name, strings.TrimSpace(value)); err != nil {
+			return nil, err
+		}
+		if params.ForkedFrom, err = uuidParam("forked_from", strings.TrimSpace(q.Get("forked_from"))); err != nil {
 			return nil, err
 		}
 	}

@@ -64,6 +64,8 @@ type runJSON struct {
 	FireAt            *time.Time      `json:"fire_at"`
 	ParentID          *uuid.UUID      `json:"parent_id"`
 	ParentStep        string          `json:"parent_step"`
+	ForkedFrom        *uuid.UUID      `json:"forked_from"`
+	ForkedFromStep    string          `json:"forked_from_step"`
 	Metadata          json.RawMessage `json:"metadata"`
 	Tags              []string        `json:"tags"`
 	SkipReason        string          `json:"skip_reason"`
@@ -104,6 +106,7 @@ func runWire(run *workflow.Run, withSteps bool) *runJSON {
 		DebounceKey: run.DebounceKey, Input: jsonOrNull(run.Input), Output: jsonOrNull(run.Output), Error: runErrorWire(run.Error),
 		Attempt: run.Attempt, MaxAttempts: run.MaxAttempts, NextAttemptAt: utcPtr(run.NextAttemptAt), Queue: run.Queue, Priority: run.Priority,
 		ScheduleID: run.ScheduleID, FireAt: utcPtr(run.FireAt), ParentID: run.ParentID, ParentStep: run.ParentStep,
+		ForkedFrom: run.ForkedFrom, ForkedFromStep: run.ForkedFromStep,
 		Metadata: run.Metadata, Tags: run.Tags, SkipReason: run.SkipReason, Held: run.Held,
 		CancelRequestedAt: utcPtr(run.CancelRequestedAt), CreatedAt: run.CreatedAt.UTC(), UpdatedAt: run.UpdatedAt.UTC(),
 		StartedAt: utcPtr(run.StartedAt), FinishedAt: utcPtr(run.FinishedAt),

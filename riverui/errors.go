@@ -52,9 +52,11 @@ func (h *Handler) statusOf(err error) (int, string) {
 	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, schedule.ErrNotFound), errors.Is(err, schedule.ErrGrantNotFound),
 		errors.Is(err, schedule.ErrCalendarNotFound):
 		return http.StatusNotFound, err.Error()
-	case errors.Is(err, workflow.ErrInvalid), errors.Is(err, schedule.ErrInvalid), errors.Is(err, workflow.ErrUnknownType):
+	case errors.Is(err, workflow.ErrInvalid), errors.Is(err, schedule.ErrInvalid), errors.Is(err, workflow.ErrUnknownType),
+		errors.Is(err, workflow.ErrStepNotRecorded):
 		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, workflow.ErrRunFinished), errors.Is(err, workflow.ErrRunNotRetryable), errors.As(err, new(*workflow.NoWorkerError)),
+	case errors.Is(err, workflow.ErrRunFinished), errors.Is(err, workflow.ErrRunNotRetryable), errors.Is(err, workflow.ErrRunNotFinished),
+		errors.As(err, new(*workflow.NoWorkerError)),
 		errors.Is(err, schedule.ErrKeyConflict), errors.As(err, new(*schedule.CalendarInUseError)):
 		return http.StatusConflict, err.Error()
 	default:
