@@ -543,7 +543,7 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	// The slot, in the schedule's zone.
 	meta := slotOf(run)
 	loc := time.UTC
-	if zone, err := time.LoadLocation(meta.Zone); err == nil && meta.Zone != "" {
+	if zone, err := schedule.LoadZone(meta.Zone); err == nil {
 		loc = zone
 	}
 	if run.ScheduleID != nil && h.sc != nil {
