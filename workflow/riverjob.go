@@ -68,6 +68,13 @@ func (c *Client) wakeRunTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID) erro
 	if err != nil {
 		return fmt.Errorf("lock run to wake it: %w", err)
 	}
+	return c.wakeLockedTx(ctx, tx, run)
+}
+
+// wakeLockedTx is wakeRunTx for a run the caller locked already, with
+// engine's TouchRunTx in tx (as a signal does), so that the row is not
+// locked and bumped twice.
+func (c *Client) wakeLockedTx(ctx context.Context, tx pgx.Tx, run *engine.Touched) error {
 	if (Status(run.Status) != StatusWaiting && Status(run.Status) != StatusSleeping) || run.JobID == 0 {
 		return nil
 	}

@@ -132,7 +132,9 @@ func (c *Client) sendSignalTx(ctx context.Context, tx pgx.Tx, runID uuid.UUID, n
 	}
 	res.Pending, res.WaitingFor = sent.Pending, sent.WaitingFor
 	res.Waiting = res.WaitingFor == name
-	if err := c.wakeRunTx(ctx, tx, runID); err != nil {
+	// The row is locked since TouchRunTx above, so its status is still
+	// the one read there.
+	if err := c.wakeLockedTx(ctx, tx, run); err != nil {
 		return nil, err
 	}
 	return res, nil
