@@ -53,7 +53,8 @@ recommended settings:
     one query per attempt.
   - StepTx commits a step's writes and its memo in one transaction.
   - Starting a run (StartTx), parking it (Sleep, WaitSignal, RunChild) and
-    finishing it (with river.JobCompleteTx) each change the run's row and its
+    finishing it (the run's row and its job completed by one statement, see
+    Performance below) each change the run's row and its
     River job in one transaction (TRANSACTIONAL_EDGES).
   - Sleeping and waiting runs hold no worker slot and use up no attempt; a
     signal or a finished child wakes its run at once through River.
