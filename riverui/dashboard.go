@@ -51,6 +51,8 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.Handle("POST "+p+"/schedules/{id}/delete", h.scheduleForm(h.deleteForm, h.showSchedule))
 	mux.HandleFunc("GET "+p+"/runs", h.runsPage)
 	mux.HandleFunc("GET "+p+"/tenants", h.tenantsPage)
+	mux.HandleFunc("GET "+p+"/tenants/{name}", h.ownerPage)
+	mux.HandleFunc("GET "+p+"/search", h.searchPage)
 	mux.HandleFunc("POST "+p+"/tenants/limit", h.tenantLimitForm)
 	mux.HandleFunc("POST "+p+"/tenants/rate", h.tenantRateForm)
 	mux.HandleFunc("GET "+p+"/calendars", h.calendarsPage)
@@ -72,7 +74,6 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.Handle("POST "+p+"/runs/{id}/cancel", h.runForm(withContext(h.wf.Cancel), "cancelled"))
 	mux.Handle("POST "+p+"/runs/{id}/retry", h.runForm(withContext(h.wf.Retry), "retried"))
 	mux.Handle("POST "+p+"/runs/{id}/signal", h.runForm(h.signalForm, "signalled"))
-	mux.Handle("POST "+p+"/runs/{id}/fork", h.forkForm())
 	mux.HandleFunc("GET "+p+"/login", h.loginPage)
 	mux.HandleFunc("POST "+p+"/login", h.login)
 	mux.HandleFunc("POST "+p+"/logout", h.logout)
@@ -165,14 +166,7 @@ func (h *Handler) schedulesPage(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		for _, s := range list {
-			desc, loc := describe(s)
-			row := scheduleRow{S: s, Describe: desc, Zone: loc.String(), Next: momentIn(s.NextFireAt, loc, v.Now), State: state(s)}
-			if s.Paused {
-				row.Next = nil
-			}
-			v.Rows = append(v.Rows, row)
-		}
+		v.Rows = h.scheduleRows(list, v.Now)
 		if n := len(list); n > 0 {
 			v.Pager = h.pagerOf("/schedules", q, n == params.Limit, list[n-1].ID)
 		} else {
@@ -469,10 +463,6 @@ type runView struct {
 	WaitStep      string
 	SignalName    string
 	SignalPayload string
-	// CanFork offers a "Fork from this step" form on each step of a
-	// finished run; Forks are the run's newest forks.
-	CanFork bool
-	Forks   []*workflow.Run
 }
 
 type childRun struct {
@@ -507,10 +497,6 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	now := v.Now
 	v.CanCancel, v.CanSignal = !v.Finished, !v.Finished
 	v.CanRetry = run.Status == workflow.StatusFailed || run.Status == workflow.StatusCancelled
-	v.CanFork = v.Finished
-	if v.Forks, err = h.forksOf(ctx, run); err != nil {
-		return err
-	}
 	v.Input, v.Output = prettyJSON(run.Input), prettyJSON(run.Output)
 	if string(run.Input) == "null" {
 		v.Input = ""
@@ -543,7 +529,7 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	// The slot, in the schedule's zone.
 	meta := slotOf(run)
 	loc := time.UTC
-	if zone, err := schedule.LoadZone(meta.Zone); err == nil {
+	if zone, err := time.LoadLocation(meta.Zone); err == nil && meta.Zone != "" {
 		loc = zone
 	}
 	if run.ScheduleID != nil && h.sc != nil {

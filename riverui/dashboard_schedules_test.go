@@ -130,7 +130,7 @@ func TestDashboardSchedulePage(t *testing.T) {
 		"<code>0 9 * * 1-5</code> — at 09:00 on Monday through Friday",
 		"<dt>Time zone</dt><dd>Europe/Paris</dd>",
 		"<dt>Workflow type</dt><dd>" + flow.Name() + "</dd>",
-		"<dt>Owner</dt><dd>team-a</dd>",
+		`<dt>Owner</dt><dd><a data-testid="schedule-owner" href="/tenants/team-a">team-a</a></dd>`,
 		"<dt>Overlap policy</dt><dd>skip</dd>",
 		`<dt>Catch-up</dt><dd data-testid="schedule-catch-up">a slot found late still runs if it is at most 1m0s past its time (each such slot once, oldest first); a later one is recorded as skipped (missed)</dd>`,
 		"user-42",

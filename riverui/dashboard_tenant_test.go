@@ -61,9 +61,9 @@ func TestDashboardTenants(t *testing.T) {
 		return body[start : start+strings.Index(body[start:], "</dd>")+len("</dd>")]
 	}
 	owners := d.createSchedule(t, &schedule.Params{Name: "owner's", Owner: "user-42", Cron: "0 8 * * *"})
-	require.Equal(t, `<dd data-testid="schedule-tenant"><a href="/runs?tenant=user-42">user-42</a> <span class="muted">(the owner)</span></dd>`, tenantOf(owners))
+	require.Equal(t, `<dd data-testid="schedule-tenant"><a href="/tenants/user-42">user-42</a> <span class="muted">(the owner)</span></dd>`, tenantOf(owners))
 	set := d.createSchedule(t, &schedule.Params{Name: "set", Owner: "user-42", Tenant: "acme-eu", Cron: "0 8 * * *"})
-	require.Equal(t, `<dd data-testid="schedule-tenant"><a href="/runs?tenant=acme-eu">acme-eu</a></dd>`, tenantOf(set))
+	require.Equal(t, `<dd data-testid="schedule-tenant"><a href="/tenants/acme-eu">acme-eu</a></dd>`, tenantOf(set))
 	noOwner := d.createSchedule(t, &schedule.Params{Name: "no owner", Cron: "0 8 * * *"})
 	require.Equal(t, `<dd data-testid="schedule-tenant"><span class="muted">none</span></dd>`, tenantOf(noOwner))
 	longOwner := d.createSchedule(t, &schedule.Params{Name: "long owner", Owner: strings.Repeat("o", 101), Cron: "0 8 * * *"})

@@ -53,6 +53,8 @@ var (
 		// grantPath is the path of a grant's page (and, with a suffix
 		// such as "/revoke", of its action).
 		"grantPath": grantPath,
+		// ownerPath is the path of an owner's or tenant's page.
+		"ownerPath": ownerPath,
 		// has reports whether list holds s: a checkbox checked.
 		"has": func(list []string, s string) bool { return slices.Contains(list, s) },
 	}
@@ -70,6 +72,8 @@ var (
 	grantsTemplate         = page("grants.html")
 	grantTemplate          = page("grant.html")
 	overviewTemplate       = page("overview.html")
+	searchTemplate         = page("search.html", "run_list.html", "schedule_list.html")
+	ownerTemplate          = page("owner.html", "run_list.html", "schedule_list.html")
 	loginTemplate          = page("login.html")
 	errorTemplate          = page("error.html")
 )
@@ -140,7 +144,6 @@ var notices = map[string]string{
 	"cancelled":     "Run cancelled. A running attempt stops at its next step.",
 	"retried":       "Run retried: it runs again from the step that failed.",
 	"signalled":     "Signal sent.",
-	"forked":        "Run forked: this new run replays the steps before the chosen one from the original's results and runs the rest with today's code.",
 	"created":       "Schedule created. Its first slot fires at the next fire time below.",
 	"existing":      "Nothing created: this schedule has the key and the spec of the form already.",
 	"signed-out":    "Signed out.",
