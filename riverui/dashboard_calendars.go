@@ -3,7 +3,6 @@ package riverui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -227,54 +226,14 @@ func (h *Handler) deleteCalendarForm(w http.ResponseWriter, r *http.Request, nam
 	return nil
 }
 
-// maxDateRange is the longest range of dates one line of a dates form
-// may give.
-const maxDateRange = 366
-
-// parseDateLines reads the dates of a form's textarea: a date a line
-// (YYYY-MM-DD) or a range of dates, first to last ("2027-12-24..2027-12-26",
-// at most a year), then an optional note for each; blank lines and lines
-// beginning with # are skipped. This is the format of the CLI's --file.
+// parseDateLines reads the dates of a form's textarea, in the format of
+// the CLI's --file (schedule.ParseCalendarLines).
 func parseDateLines(text string) ([]schedule.CalendarDate, error) {
-	var out []schedule.CalendarDate
-	for n, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		first, note, _ := strings.Cut(strings.ReplaceAll(line, "\t", " "), " ")
-		days, err := dateRange(strings.TrimSuffix(first, ","))
-		if err != nil {
-			return nil, inField("dates", badRequest("line %d: %v; write one date a line as YYYY-MM-DD, such as 2027-12-24, or a range such as 2027-12-24..2027-12-26, then an optional note", n+1, err))
-		}
-		for _, d := range days {
-			out = append(out, schedule.CalendarDate{Date: d, Note: strings.TrimSpace(note)})
-		}
-	}
-	return out, nil
-}
-
-// dateRange reads "2027-12-24" or "2027-12-24..2027-12-26" as its dates.
-func dateRange(text string) ([]string, error) {
-	from, to, ranged := strings.Cut(text, "..")
-	first, err := time.Parse(time.DateOnly, from)
+	dates, err := schedule.ParseCalendarLines(text)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not a date", text)
+		return nil, inField("dates", badRequest("%v; write one date a line as YYYY-MM-DD, such as 2027-12-24, or a range such as 2027-12-24..2027-12-26, then an optional note", err))
 	}
-	last := first
-	if ranged {
-		if last, err = time.Parse(time.DateOnly, to); err != nil || last.Before(first) {
-			return nil, fmt.Errorf("%q is not a range of dates, first to last", text)
-		}
-		if last.Sub(first) >= maxDateRange*24*time.Hour {
-			return nil, fmt.Errorf("%q is longer than a year", text)
-		}
-	}
-	var days []string
-	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
-		days = append(days, d.Format(time.DateOnly))
-	}
-	return days, nil
+	return dates, nil
 }
 
 // calendarNames are the names of the calendars, for the schedule forms.

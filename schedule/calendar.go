@@ -81,18 +81,13 @@ func parseCalendarDates(field string, dates []CalendarDate) ([]time.Time, []stri
 	}
 	byDay := map[time.Time]string{}
 	for i, d := range dates {
-		from, to, ranged := strings.Cut(strings.TrimSpace(d.Date), "..")
-		first, err := time.Parse(time.DateOnly, strings.TrimSpace(from))
-		last := first
-		if err == nil && ranged {
-			if last, err = time.Parse(time.DateOnly, strings.TrimSpace(to)); err == nil && (last.Before(first) || last.Sub(first) > 366*24*time.Hour) {
-				return nil, nil, &ValidationError{Field: fmt.Sprintf("%s[%d]", field, i), Problem: fmt.Sprintf(
-					"%q is not a range of dates, first to last, of at most a year; such as 2026-12-24..2026-12-26", d.Date)}
-			}
-		}
+		first, last, err := dateSpan(d.Date)
 		if err != nil {
-			return nil, nil, &ValidationError{Field: fmt.Sprintf("%s[%d]", field, i), Problem: fmt.Sprintf(
-				"%q is not a date; use YYYY-MM-DD, such as 2026-12-25, or a range such as 2026-12-24..2026-12-26", d.Date)}
+			hint := "use YYYY-MM-DD, such as 2026-12-25, or a range such as 2026-12-24..2026-12-26"
+			if err.ranged {
+				hint = "write a range of at most a year, first to last, such as 2026-12-24..2026-12-26"
+			}
+			return nil, nil, &ValidationError{Field: fmt.Sprintf("%s[%d]", field, i), Problem: err.Error() + "; " + hint}
 		}
 		if len(d.Note) > 200 {
 			return nil, nil, &ValidationError{Field: fmt.Sprintf("%s[%d].Note", field, i), Problem: fmt.Sprintf("is %d bytes, the limit is 200", len(d.Note))}
@@ -111,6 +106,79 @@ func parseCalendarDates(field string, dates []CalendarDate) ([]time.Time, []stri
 		notes[i] = byDay[day]
 	}
 	return days, notes, nil
+}
+
+// dateError is what is wrong with the text of a date or a range of dates.
+type dateError struct {
+	text, problem string
+	ranged        bool // the text is a range: its dates are wrong way round, or over a year apart
+}
+
+func (e *dateError) Error() string { return fmt.Sprintf("%q %s", e.text, e.problem) }
+
+// dateSpan reads a date, "2027-12-24", or a range of dates, first to last,
+// "2027-12-24..2027-12-26", of at most a year, and returns its first and
+// last days (00:00 UTC).
+func dateSpan(text string) (first, last time.Time, err *dateError) {
+	text = strings.TrimSpace(text)
+	from, to, ranged := strings.Cut(text, "..")
+	first, perr := time.Parse(time.DateOnly, strings.TrimSpace(from))
+	if perr != nil {
+		return first, last, &dateError{text: text, problem: "is not a date"}
+	}
+	last = first
+	if ranged {
+		if last, perr = time.Parse(time.DateOnly, strings.TrimSpace(to)); perr != nil || last.Before(first) {
+			return first, last, &dateError{text: text, problem: "is not a range of dates, first to last", ranged: true}
+		}
+		if last.Sub(first) > 366*24*time.Hour {
+			return first, last, &dateError{text: text, problem: "is longer than a year", ranged: true}
+		}
+	}
+	return first, last, nil
+}
+
+// ParseCalendarLines reads a list of dates as people write them, the
+// format of the tributary command's --file and of the dashboard's dates
+// form: a date (YYYY-MM-DD) or a range of dates, first to last
+// (2027-12-24..2027-12-26, at most a year), a line, then an optional note;
+// blank lines and lines beginning with # are skipped. A range gives one
+// CalendarDate per day, each with the line's note. The error names the
+// line and says what is wrong with it.
+func ParseCalendarLines(text string) ([]CalendarDate, error) {
+	var out []CalendarDate
+	for n, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		date, note, _ := strings.Cut(strings.ReplaceAll(line, "\t", " "), " ")
+		days, err := ExpandCalendarDate(strings.TrimSuffix(date, ","))
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		for _, day := range days {
+			out = append(out, CalendarDate{Date: day, Note: strings.TrimSpace(note)})
+		}
+	}
+	return out, nil
+}
+
+// ExpandCalendarDate returns the days a CalendarDate's Date names, as
+// YYYY-MM-DD: the date itself, or each day of a range "2027-12-24..2027-12-26"
+// (first to last, at most a year). The error quotes the text and says what
+// is wrong with it ("is not a date", "is not a range of dates, first to
+// last", "is longer than a year").
+func ExpandCalendarDate(text string) ([]string, error) {
+	first, last, err := dateSpan(text)
+	if err != nil {
+		return nil, err
+	}
+	var days []string
+	for day := first; !day.After(last); day = day.AddDate(0, 0, 1) {
+		days = append(days, day.Format(time.DateOnly))
+	}
+	return days, nil
 }
 
 // ErrCalendarNotFound is returned for a calendar that does not exist.

@@ -276,7 +276,7 @@ func readDateFlags(env *Env, dates, note, file string) ([]schedule.CalendarDate,
 		if item = strings.TrimSpace(item); item == "" {
 			continue
 		}
-		days, err := dateRange(item)
+		days, err := schedule.ExpandCalendarDate(item)
 		if err != nil {
 			return nil, withHint(usageErrorf("--dates: %v", err), "use dates like 2027-12-24, comma-separated, or a range like 2027-12-24..2027-12-26")
 		}
@@ -304,57 +304,12 @@ func readDateFlags(env *Env, dates, note, file string) ([]schedule.CalendarDate,
 	if strings.HasPrefix(strings.TrimSpace(string(data)), "BEGIN:VCALENDAR") {
 		fromFile, err = parseICalendarDates(string(data))
 	} else {
-		fromFile, err = parseDateLines(string(data))
+		fromFile, err = schedule.ParseCalendarLines(string(data))
 	}
 	if err != nil {
 		return nil, withHint(usageErrorf("--file %s: %v", file, err), "fix the file: a date a line (2027-12-24 Christmas Day), or all-day events of an iCalendar file")
 	}
 	return append(out, fromFile...), nil
-}
-
-// dateRange reads "2027-12-24" or "2027-12-24..2027-12-26" as its dates.
-func dateRange(text string) ([]string, error) {
-	from, to, ranged := strings.Cut(text, "..")
-	first, err := time.Parse(time.DateOnly, strings.TrimSpace(from))
-	if err != nil {
-		return nil, fmt.Errorf("%q is not a date", text)
-	}
-	last := first
-	if ranged {
-		if last, err = time.Parse(time.DateOnly, strings.TrimSpace(to)); err != nil || last.Before(first) {
-			return nil, fmt.Errorf("%q is not a range of dates, first to last", text)
-		}
-		if last.Sub(first) > 366*24*time.Hour {
-			return nil, fmt.Errorf("%q is longer than a year", text)
-		}
-	}
-	var days []string
-	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
-		days = append(days, d.Format(time.DateOnly))
-	}
-	return days, nil
-}
-
-// parseDateLines reads a file of dates: a date or a range a line, then an
-// optional note; blank lines and lines beginning with # are skipped.
-func parseDateLines(text string) ([]schedule.CalendarDate, error) {
-	var out []schedule.CalendarDate
-	for n, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		first, note, _ := strings.Cut(line, " ")
-		first, _, _ = strings.Cut(first, "\t")
-		days, err := dateRange(strings.TrimSuffix(first, ","))
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", n+1, err)
-		}
-		for _, d := range days {
-			out = append(out, schedule.CalendarDate{Date: d, Note: strings.TrimSpace(note)})
-		}
-	}
-	return out, nil
 }
 
 // parseICalendarDates reads the all-day events of an iCalendar file (RFC
