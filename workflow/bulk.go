@@ -12,8 +12,8 @@ import (
 	"github.com/tributary-go/tributary/internal/engine"
 )
 
-// Bulk actions: CancelRuns and RetryRuns act on every run a filter
-// matches, as Cancel and Retry act on one.
+// Bulk actions: CancelRuns, RetryRuns and ForkRuns act on every run a
+// filter matches, as Cancel, Retry and Fork act on one.
 
 // BulkAction is what a bulk action does to each run it matches.
 type BulkAction string
@@ -23,6 +23,8 @@ const (
 	BulkCancel BulkAction = "cancel"
 	// BulkRetry retries each run, as Retry does.
 	BulkRetry BulkAction = "retry"
+	// BulkFork forks each run from a step, as Fork does.
+	BulkFork BulkAction = "fork"
 )
 
 // Defaults of BulkParams.
@@ -44,14 +46,19 @@ const (
 	// SkipNotRetryable: retry found the run neither failed nor cancelled
 	// (ErrRunNotRetryable).
 	SkipNotRetryable = "not failed or cancelled"
+	// SkipNotFinished: fork found the run not finished (ErrRunNotFinished).
+	SkipNotFinished = "not finished"
+	// SkipStepNotRecorded: fork found no record of the step in the run
+	// (*StepNotRecordedError): it never reached the step.
+	SkipStepNotRecorded = "never reached the step"
 	// SkipGone: the run was deleted (by retention, say) between the match
 	// and the action.
 	SkipGone = "deleted"
 )
 
 var (
-	// ErrNoRunsMatch is returned by CancelRuns and RetryRuns (not by a dry
-	// run) when their filter matches no run: nothing was done, and that is
+	// ErrNoRunsMatch is returned by CancelRuns, RetryRuns and ForkRuns
+	// (not by a dry run) when their filter matches no run: nothing was done, and that is
 	// most often a mistyped filter.
 	ErrNoRunsMatch = errors.New("workflow: no run matches the filter")
 
@@ -59,7 +66,7 @@ var (
 	ErrTooManyRuns = errors.New("workflow: the filter matches more runs than BulkParams.MaxRuns")
 )
 
-// TooManyRunsError is returned by CancelRuns and RetryRuns when their
+// TooManyRunsError is returned by CancelRuns, RetryRuns and ForkRuns when their
 // filter matches more runs than BulkParams.MaxRuns. Nothing was done.
 type TooManyRunsError struct {
 	Action  BulkAction
@@ -113,24 +120,30 @@ type SkippedRun struct {
 }
 
 // BulkResult is what a bulk action did. When the action stops midway (its
-// context cancelled, an error), CancelRuns and RetryRuns return the
-// result so far with the error: Changed lists exactly the runs changed by
+// context cancelled, an error), CancelRuns, RetryRuns and ForkRuns return
+// the result so far with the error: Changed lists exactly the runs changed by
 // the batches that committed; the batch that failed changed nothing.
 type BulkResult struct {
 	Action BulkAction `json:"action"`
-	DryRun bool       `json:"dry_run"`
+	// FromStep is the step a bulk fork forks from ("" for cancel, retry).
+	FromStep string `json:"from_step,omitempty"`
+	DryRun   bool   `json:"dry_run"`
 	// Matched is the number of runs the filter matched when the action
 	// began, and ByStatus the same by status.
 	Matched  int            `json:"matched"`
 	ByStatus map[Status]int `json:"by_status"`
 	// Eligible is the number of matched runs the action would change as
 	// they stood when it began: those not finished for cancel, the failed
-	// and cancelled ones for retry.
+	// and cancelled ones for retry, the finished ones with a record of
+	// FromStep for fork.
 	Eligible int `json:"eligible"`
 	// Changed are the ids of the runs cancelled (or whose cancellation was
-	// requested, for a running run: it stops at its next step boundary)
-	// or retried, newest first.
+	// requested, for a running run: it stops at its next step boundary),
+	// retried or forked, newest first.
 	Changed []uuid.UUID `json:"changed"`
+	// Forks are, for a bulk fork, the new runs, in the order of Changed:
+	// Forks[i] is the fork of Changed[i].
+	Forks []uuid.UUID `json:"forks,omitempty"`
 	// Skipped are the matched runs left as they were, with the reason.
 	Skipped []SkippedRun `json:"skipped"`
 	// Batches is the number of batches committed.
@@ -154,7 +167,7 @@ type BulkResult struct {
 // so that it never holds many locks for long. To cancel a few runs within
 // a transaction of your own, call CancelTx for each.
 func (c *Client) CancelRuns(ctx context.Context, p *BulkParams) (*BulkResult, error) {
-	return c.bulk(ctx, BulkCancel, p)
+	return c.bulk(ctx, BulkCancel, "", p)
 }
 
 // RetryRuns retries every run that p selects, as Retry retries one, in
@@ -162,10 +175,28 @@ func (c *Client) CancelRuns(ctx context.Context, p *BulkParams) (*BulkResult, er
 // is skipped (SkipNotRetryable). Each run retried gets a new River job
 // and continues from the step that failed.
 func (c *Client) RetryRuns(ctx context.Context, p *BulkParams) (*BulkResult, error) {
-	return c.bulk(ctx, BulkRetry, p)
+	return c.bulk(ctx, BulkRetry, "", p)
 }
 
-func (c *Client) bulk(ctx context.Context, action BulkAction, p *BulkParams) (*BulkResult, error) {
+// ForkRuns forks every run that p selects from its step fromStep, as Fork
+// forks one (each fork a new pending run; the originals are left as they
+// are), in batches as CancelRuns does. A run not finished is skipped
+// (SkipNotFinished), and so is one with no record of fromStep
+// (SkipStepNotRecorded: it never reached the step, or failed before it).
+// BulkResult.Forks are the new runs; a fork the action made is never
+// matched by it, even if the filter selects it.
+//
+// An empty fromStep is a *ValidationError. The count before the action
+// (and a dry run's) tells the finished runs that recorded fromStep
+// (Eligible) from the rest.
+func (c *Client) ForkRuns(ctx context.Context, p *BulkParams, fromStep string) (*BulkResult, error) {
+	if fromStep == "" {
+		return nil, &ValidationError{Field: "fromStep", Problem: "is empty; name the step to fork from, as GetRun's Steps show it"}
+	}
+	return c.bulk(ctx, BulkFork, fromStep, p)
+}
+
+func (c *Client) bulk(ctx context.Context, action BulkAction, fromStep string, p *BulkParams) (*BulkResult, error) {
 	if p == nil {
 		p = &BulkParams{}
 	}
@@ -186,13 +217,28 @@ func (c *Client) bulk(ctx context.Context, action BulkAction, p *BulkParams) (*B
 	if err != nil {
 		return nil, fmt.Errorf("workflow: count the runs to %s: %w", action, err)
 	}
-	res := &BulkResult{Action: action, DryRun: p.DryRun, ByStatus: map[Status]int{}, Changed: []uuid.UUID{}, Skipped: []SkippedRun{}}
+	res := &BulkResult{Action: action, FromStep: fromStep, DryRun: p.DryRun, ByStatus: map[Status]int{}, Changed: []uuid.UUID{}, Skipped: []SkippedRun{}}
 	for status, n := range counts {
 		res.ByStatus[Status(status)] = int(n)
 		res.Matched += int(n)
-		if bulkEligible(action, Status(status)) {
+		if action != BulkFork && bulkEligible(action, Status(status)) {
 			res.Eligible += int(n)
 		}
+	}
+	if action == BulkFork && res.Matched > 0 {
+		// Of the finished runs, those that recorded the step.
+		withStep := *mp
+		withStep.RecordedStep = fromStep
+		counts, err := c.db.CountMatchingRuns(ctx, c.pool, &withStep)
+		if err != nil {
+			return nil, fmt.Errorf("workflow: count the runs to %s: %w", action, err)
+		}
+		for status, n := range counts {
+			if Status(status).Finished() {
+				res.Eligible += int(n)
+			}
+		}
+		res.Forks = []uuid.UUID{}
 	}
 	switch {
 	case p.DryRun:
@@ -204,26 +250,33 @@ func (c *Client) bulk(ctx context.Context, action BulkAction, p *BulkParams) (*B
 	}
 
 	mp.Limit = batchSize
+	forked := map[uuid.UUID]bool{} // the forks made so far, not to be matched
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("workflow: bulk %s stopped after %d batches (%d runs changed): %w", action, res.Batches, len(res.Changed), err)
 		}
-		var changed []uuid.UUID
+		var changed, forks []uuid.UUID
 		var skipped []SkippedRun
 		var last *uuid.UUID
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			changed, skipped, last = nil, nil, nil
+			changed, forks, skipped, last = nil, nil, nil, nil
 			matched, err := c.db.MatchRuns(ctx, tx, mp)
 			if err != nil {
 				return fmt.Errorf("workflow: match the runs to %s: %w", action, err)
 			}
 			for _, m := range matched {
-				if reason, err := c.bulkOneTx(ctx, tx, action, m.ID); err != nil {
+				if forked[m.ID] {
+					continue
+				}
+				if fork, reason, err := c.bulkOneTx(ctx, tx, action, fromStep, m.ID); err != nil {
 					return err
 				} else if reason != "" {
 					skipped = append(skipped, SkippedRun{ID: m.ID, Status: Status(m.Status), Reason: reason})
 				} else {
 					changed = append(changed, m.ID)
+					if fork != nil {
+						forks = append(forks, *fork)
+					}
 				}
 			}
 			if len(matched) > 0 {
@@ -240,6 +293,12 @@ func (c *Client) bulk(ctx context.Context, action BulkAction, p *BulkParams) (*B
 		}
 		res.Batches++
 		res.Changed = append(res.Changed, changed...)
+		if action == BulkFork {
+			res.Forks = append(res.Forks, forks...)
+			for _, id := range forks {
+				forked[id] = true
+			}
+		}
 		res.Skipped = append(res.Skipped, skipped...)
 		mp.After = last
 		if p.Progress != nil {
@@ -249,29 +308,41 @@ func (c *Client) bulk(ctx context.Context, action BulkAction, p *BulkParams) (*B
 }
 
 // bulkOneTx applies action to run id within tx, by the code of the single
-// action (CancelTx, RetryTx): "" when it changed the run, else the reason
-// it left it as it was. Any other error ends the batch.
-func (c *Client) bulkOneTx(ctx context.Context, tx pgx.Tx, action BulkAction, id uuid.UUID) (string, error) {
+// action (CancelTx, RetryTx, ForkTx from fromStep): "" when it changed the
+// run (and, for a fork, the new run's id), else the reason it left it as
+// it was. Any other error ends the batch.
+func (c *Client) bulkOneTx(ctx context.Context, tx pgx.Tx, action BulkAction, fromStep string, id uuid.UUID) (*uuid.UUID, string, error) {
+	var fork *uuid.UUID
 	var err error
-	if action == BulkCancel {
+	switch action {
+	case BulkCancel:
 		err = c.CancelTx(ctx, tx, id)
-	} else {
+	case BulkRetry:
 		err = c.RetryTx(ctx, tx, id)
+	case BulkFork:
+		var run *Run
+		if run, err = c.ForkTx(ctx, tx, id, fromStep); err == nil {
+			fork = &run.ID
+		}
 	}
 	switch {
 	case err == nil:
-		return "", nil
+		return fork, "", nil
 	case errors.Is(err, ErrRunFinished):
-		return SkipFinished, nil
+		return nil, SkipFinished, nil
 	case errors.Is(err, ErrRunNotRetryable):
-		return SkipNotRetryable, nil
+		return nil, SkipNotRetryable, nil
+	case errors.Is(err, ErrRunNotFinished):
+		return nil, SkipNotFinished, nil
+	case errors.Is(err, ErrStepNotRecorded):
+		return nil, SkipStepNotRecorded, nil
 	case errors.Is(err, ErrNotFound):
-		return SkipGone, nil
+		return nil, SkipGone, nil
 	}
-	return "", err
+	return nil, "", err
 }
 
-// bulkEligible reports whether action changes a run in status.
+// bulkEligible reports whether cancel or retry changes a run in status.
 func bulkEligible(action BulkAction, status Status) bool {
 	if action == BulkCancel {
 		return !status.Finished()

@@ -222,3 +222,65 @@ func TestBulkStopsBetweenBatches(t *testing.T) {
 	require.ElementsMatch(t, ids, res.Changed, fmt.Sprintf("changed %d, cancelled %d", len(res.Changed), len(ids)))
 	require.Equal(t, map[Status]int{StatusPending: 15, StatusCancelled: 10}, b.statuses(t, "bulk_stop"))
 }
+
+// TestForkRuns forks the finished runs of a type from a step: those that
+// never reached it and those not finished are skipped, with the reason;
+// each fork copies the steps before it.
+func TestForkRuns(t *testing.T) {
+	t.Parallel()
+
+	b := setupBulk(t)
+	ctx := ctxT(t)
+	now := time.Now()
+	reached := b.insertRuns(t, "bulk_fork", StatusFailed, 5, "bad config", now)
+	early := b.insertRuns(t, "bulk_fork", StatusFailed, 2, "partner down", now)
+	pending := b.insertRuns(t, "bulk_fork", StatusPending, 1, "", now)
+	// The runs that reached step "two" recorded "one" (completed) and
+	// "two" (failed); the early ones only "one", failed.
+	_, err := b.db.Pool.Exec(ctx, `INSERT INTO step_runs (run_id, name, kind, status, output, seq)
+		SELECT id, 'one', 'step', 'completed', '100'::jsonb, 1 FROM unnest($1::uuid[]) id
+		UNION ALL SELECT id, 'two', 'step', 'failed', NULL::jsonb, 2 FROM unnest($1::uuid[]) id
+		UNION ALL SELECT id, 'one', 'step', 'failed', NULL, 1 FROM unnest($2::uuid[]) id`, reached, early)
+	require.NoError(t, err)
+
+	_, err = b.client.ForkRuns(ctx, &BulkParams{Filter: ListParams{Type: "bulk_fork"}}, "")
+	require.ErrorIs(t, err, ErrInvalid)
+
+	dry, err := b.client.ForkRuns(ctx, &BulkParams{Filter: ListParams{Type: "bulk_fork"}, DryRun: true}, "two")
+	require.NoError(t, err)
+	require.Equal(t, BulkFork, dry.Action)
+	require.Equal(t, "two", dry.FromStep)
+	require.Equal(t, 8, dry.Matched)
+	require.Equal(t, 5, dry.Eligible, "the finished runs that recorded the step")
+	require.Equal(t, map[Status]int{StatusFailed: 7, StatusPending: 1}, dry.ByStatus)
+	require.Equal(t, map[Status]int{StatusFailed: 7, StatusPending: 1}, b.statuses(t, "bulk_fork"), "a dry run writes nothing")
+
+	res, err := b.client.ForkRuns(ctx, &BulkParams{Filter: ListParams{Type: "bulk_fork"}, BatchSize: 3}, "two")
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Batches)
+	require.ElementsMatch(t, reached, res.Changed)
+	require.Len(t, res.Forks, 5)
+	reasons := map[uuid.UUID]string{}
+	for _, s := range res.Skipped {
+		reasons[s.ID] = s.Reason
+	}
+	require.Equal(t, map[uuid.UUID]string{early[0]: SkipStepNotRecorded, early[1]: SkipStepNotRecorded, pending[0]: SkipNotFinished}, reasons)
+
+	// The originals are as they were; each fork is pending, from its
+	// origin's step "two", with "one" copied.
+	require.Equal(t, map[Status]int{StatusFailed: 7, StatusPending: 6}, b.statuses(t, "bulk_fork"))
+	for i, id := range res.Forks {
+		fork, err := b.client.GetRun(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, StatusPending, fork.Status)
+		require.Equal(t, res.Changed[i], *fork.ForkedFrom)
+		require.Equal(t, "two", fork.ForkedFromStep)
+		require.Len(t, fork.Steps, 1)
+		require.Equal(t, "one", fork.Steps[0].Name)
+	}
+
+	// Again, with the status filter: the forks are pending, so not matched.
+	res, err = b.client.ForkRuns(ctx, &BulkParams{Filter: ListParams{Type: "bulk_fork", Status: StatusFailed}, ErrorContains: "bad config"}, "two")
+	require.NoError(t, err)
+	require.Len(t, res.Changed, 5)
+}

@@ -21,32 +21,45 @@ import (
 // changes without asking, or without --yes.
 const confirmBulkAbove = 10
 
-// newWorkflowBulkCommand is `tributary workflow bulk`, whose cancel and
-// retry act on every run a filter matches (workflow.Client.CancelRuns and
-// RetryRuns).
+// newWorkflowBulkCommand is `tributary workflow bulk`, whose cancel, retry
+// and fork act on every run a filter matches (workflow.Client.CancelRuns,
+// RetryRuns and ForkRuns).
 func newWorkflowBulkCommand(env *Env) *cobra.Command {
 	return group(&cobra.Command{
 		Use:   "bulk",
-		Short: "Cancel or retry every run that matches a filter, in batches",
+		Short: "Cancel, retry or fork every run that matches a filter, in batches",
 		Example: `tributary workflow bulk cancel --type send_report --status pending --dry-run
-			tributary workflow bulk retry --status failed --error "timed out" --finished-after 2026-03-08T00:00:00Z --yes`,
+			tributary workflow bulk retry --status failed --error "timed out" --finished-after 2026-03-08T00:00:00Z --yes
+			tributary workflow bulk fork --from-step charge --type checkout --status failed --error "card declined" --yes`,
 	},
 		newWorkflowBulkActionCommand(env, workflow.BulkCancel, "Cancel every run that matches the filter, as workflow cancel cancels one"),
 		newWorkflowBulkActionCommand(env, workflow.BulkRetry, "Retry every failed or cancelled run that matches the filter, as workflow retry retries one"),
+		newWorkflowBulkActionCommand(env, workflow.BulkFork, "Fork every finished run that matches the filter from a step, as workflow fork forks one"),
 	)
 }
 
 func newWorkflowBulkActionCommand(env *Env, action workflow.BulkAction, short string) *cobra.Command {
+	use, long, example := string(action), "", ""
+	if action == workflow.BulkFork {
+		use += " --from-step <name>"
+		long = `
+
+Each finished run that recorded the step --from-step gets a fork: a new run
+that copies the steps completed before it and runs it and what follows with
+the code deployed now. Runs not finished, and runs that never reached the
+step, are skipped. The runs matched are left as they are.`
+		example = " --from-step <name>"
+	}
 	return command(env, &cobra.Command{
-		Use:   string(action) + " [--type <type>] [--status <status>] [--tenant <tenant>] [--schedule <id>] [--error <text>] [--dry-run] [--yes] [flags]",
+		Use:   use + " [--type <type>] [--status <status>] [--tenant <tenant>] [--schedule <id>] [--error <text>] [--dry-run] [--yes] [flags]",
 		Short: short,
 		Long: `Acts on every run that matches the filter (the flags of 'workflow list', and
 more), in batches of --batch-size runs, each committed on its own: no lock is
 held between batches, and an interrupt stops between them, printing what was
 done. --dry-run counts the runs and changes nothing. A real run over more than
-10 runs asks first, or takes --yes; over --max-runs it is refused.`,
-		Example: fmt.Sprintf(`tributary workflow bulk %[1]s --type send_report --tenant acme --dry-run
-			tributary workflow bulk %[1]s --type send_report --tenant acme --yes --json`, action),
+10 runs asks first, or takes --yes; over --max-runs it is refused.` + long,
+		Example: fmt.Sprintf(`tributary workflow bulk %[1]s%[2]s --type send_report --tenant acme --dry-run
+			tributary workflow bulk %[1]s%[2]s --type send_report --tenant acme --yes --json`, action, example),
 	}, func(fs *pflag.FlagSet, env *Env) Action { return setupWorkflowBulk(fs, env, action) })
 }
 
@@ -67,6 +80,10 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 	maxRuns := fs.Int("max-runs", workflow.DefaultBulkMaxRuns, "refuse when the filter matches more than `n` runs")
 	batchSize := fs.Int("batch-size", workflow.DefaultBulkBatchSize, "act on `n` runs a transaction")
 	asJSON := fs.Bool("json", false, "print the result as JSON (with the ids of the runs changed and skipped)")
+	var fromStep *string
+	if action == workflow.BulkFork {
+		fromStep = fs.String("from-step", "", "fork each run from the step of this `name` (required), as 'workflow get' shows it")
+	}
 
 	return func(ctx context.Context, args []string) error {
 		if err := noArgs(args); err != nil {
@@ -74,6 +91,9 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 		}
 		if err := checkTenantFlag(*tenant); err != nil {
 			return err
+		}
+		if fromStep != nil && *fromStep == "" {
+			return withHint(usageErrorf("workflow bulk fork needs --from-step"), "name the step to fork each run from, as 'tributary workflow get RUN' lists a run's steps")
 		}
 		p := &workflow.BulkParams{
 			Filter:        workflow.ListParams{Type: *typeName, Tenant: *tenant, IdempotencyKey: *key, Status: workflow.Status(*status)},
@@ -113,8 +133,13 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 		}
 		defer closePool()
 		run := client.CancelRuns
-		if action == workflow.BulkRetry {
+		switch action {
+		case workflow.BulkRetry:
 			run = client.RetryRuns
+		case workflow.BulkFork:
+			run = func(ctx context.Context, p *workflow.BulkParams) (*workflow.BulkResult, error) {
+				return client.ForkRuns(ctx, p, *fromStep)
+			}
 		}
 
 		// Count first: a dry run is the answer; a real run says what it will
@@ -164,22 +189,42 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 }
 
 // bulkPastTense is what a bulk action did, for messages.
-var bulkPastTense = map[workflow.BulkAction]string{workflow.BulkCancel: "cancelled", workflow.BulkRetry: "retried"}
+var bulkPastTense = map[workflow.BulkAction]string{workflow.BulkCancel: "cancelled", workflow.BulkRetry: "retried", workflow.BulkFork: "forked"}
 
 // bulkCountText says what a dry run counted: "would cancel 1,200 of 1,234
-// runs matching (34 skipped: completed 30, failed 4)".
+// runs matching (34 left as they are: completed 30, failed 4)".
 func bulkCountText(r *workflow.BulkResult) string {
 	text := fmt.Sprintf("would %s %s of %s runs matching", r.Action, bench.FormatCount(float64(r.Eligible)), bench.FormatCount(float64(r.Matched)))
-	if skip := r.Matched - r.Eligible; skip > 0 {
-		var parts []string
+	if r.Action == workflow.BulkFork {
+		text += fmt.Sprintf(" from step %q", r.FromStep)
+	}
+	skip := r.Matched - r.Eligible
+	if skip == 0 {
+		return text
+	}
+	var parts []string
+	if r.Action == workflow.BulkFork {
+		// Not by status: a finished run is left if it never reached the step.
+		unfinished := 0
+		for s, n := range r.ByStatus {
+			if !s.Finished() {
+				unfinished += n
+			}
+		}
+		if unfinished > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", workflow.SkipNotFinished, bench.FormatCount(float64(unfinished))))
+		}
+		if n := skip - unfinished; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", workflow.SkipStepNotRecorded, bench.FormatCount(float64(n))))
+		}
+	} else {
 		for _, s := range slices.Sorted(maps.Keys(r.ByStatus)) {
 			if n := r.ByStatus[s]; n > 0 && !slices.Contains(bulkEligibleStatuses(r.Action), s) {
 				parts = append(parts, fmt.Sprintf("%s %s", s, bench.FormatCount(float64(n))))
 			}
 		}
-		text += fmt.Sprintf(" (%s left as they are: %s)", bench.FormatCount(float64(skip)), strings.Join(parts, ", "))
 	}
-	return text
+	return text + fmt.Sprintf(" (%s left as they are: %s)", bench.FormatCount(float64(skip)), strings.Join(parts, ", "))
 }
 
 // bulkEligibleStatuses are the statuses of the runs action changes.
@@ -194,6 +239,9 @@ func bulkEligibleStatuses(action workflow.BulkAction) []workflow.Status {
 // 34 (already finished 34)".
 func bulkDoneText(r *workflow.BulkResult) string {
 	text := fmt.Sprintf("%s %s runs", bulkPastTense[r.Action], bench.FormatCount(float64(len(r.Changed))))
+	if r.Action == workflow.BulkFork {
+		text += fmt.Sprintf(" from step %q", r.FromStep)
+	}
 	if len(r.Skipped) > 0 {
 		reasons := map[string]int{}
 		for _, s := range r.Skipped {

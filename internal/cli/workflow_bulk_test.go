@@ -92,3 +92,45 @@ func TestScheduleBulk(t *testing.T) {
 	require.Len(t, got.Changed, 12)
 	require.False(t, got.Changed[0].Paused)
 }
+
+// TestWorkflowBulkFork forks from the command line the finished runs that
+// reached a step; the others are counted and skipped with the reason.
+func TestWorkflowBulkFork(t *testing.T) {
+	t.Parallel()
+
+	db, vars := migratedDB(t)
+	ctx := t.Context()
+	// Four failed runs that reached step "charge", one that failed before
+	// it, one pending.
+	_, err := db.Pool.Exec(ctx, `WITH runs AS (
+			INSERT INTO workflow_runs (id, workflow_type, max_attempts, queue, status, error, finished_at)
+			SELECT gen_random_uuid(), 'cli_fork', 3, 'default', s, CASE WHEN s = 'failed' THEN '{"kind": "error", "message": "card declined"}'::jsonb END,
+				CASE WHEN s = 'failed' THEN now() END
+			FROM unnest(array_fill('failed'::text, ARRAY[5]) || ARRAY['pending']) s
+			RETURNING id, status)
+		INSERT INTO step_runs (run_id, name, kind, status, output, seq)
+		SELECT id, 'reserve', 'step', 'completed', '"ok"'::jsonb, 1 FROM runs WHERE status = 'failed'
+		UNION ALL SELECT id, 'charge', 'step', 'failed', NULL, 2 FROM (SELECT id FROM runs WHERE status = 'failed' LIMIT 4) r`)
+	require.NoError(t, err)
+
+	requireFailed(t, runCLI(t, vars, "workflow", "bulk", "fork", "--type", "cli_fork"), ExitUsage,
+		"tributary: workflow bulk fork needs --from-step; name the step to fork each run from, as 'tributary workflow get RUN' lists a run's steps")
+
+	res := runCLI(t, vars, "workflow", "bulk", "fork", "--from-step", "charge", "--type", "cli_fork", "--dry-run")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "would fork 4 of 6 runs matching from step \"charge\" (2 left as they are: not finished 1, never reached the step 1); nothing was changed (dry run)\n", res.stdout)
+
+	res = runCLI(t, vars, "workflow", "bulk", "fork", "--from-step", "charge", "--type", "cli_fork", "--json")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	var got workflow.BulkResult
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &got))
+	require.Equal(t, workflow.BulkFork, got.Action)
+	require.Equal(t, "charge", got.FromStep)
+	require.Len(t, got.Changed, 4)
+	require.Len(t, got.Forks, 4)
+	require.Len(t, got.Skipped, 2)
+
+	res = runCLI(t, vars, "workflow", "bulk", "fork", "--from-step", "charge", "--type", "cli_fork", "--status", "failed")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "forked 4 runs from step \"charge\"; skipped 1 (never reached the step 1)\n", res.stdout)
+}

@@ -18,6 +18,7 @@ type MatchRunsParams struct {
 	ErrorContains  string     // runs whose error message contains this, ignoring case
 	FinishedFrom   *time.Time // runs that finished at or after this
 	FinishedBefore *time.Time // runs that finished before this
+	RecordedStep   string     // runs with a step record of this name (a bulk fork's count)
 }
 
 // MatchedRun is a run a bulk action matched: its id and its status as a
@@ -85,6 +86,9 @@ func (q *Queries) matchRunsSQL(p *MatchRunsParams, limit any) (string, []any) {
 	}
 	if p.FinishedBefore != nil {
 		extra.WriteString("\n\tAND r.finished_at < " + arg(*p.FinishedBefore))
+	}
+	if p.RecordedStep != "" {
+		extra.WriteString("\n\tAND EXISTS (SELECT 1 FROM " + q.prefix + "step_runs s WHERE s.run_id = r.id AND s.name = " + arg(p.RecordedStep) + ")")
 	}
 	sql = strings.TrimSuffix(sql, listRunsOrder) + extra.String() + listRunsOrder
 	return sql, args
