@@ -35,6 +35,7 @@ func TestDashboardAuth(t *testing.T) {
 		// Anything else gets 401 with both challenges.
 		for _, req := range []struct{ method, path string }{
 			{http.MethodGet, "/api/runs"}, {http.MethodGet, "/riverui/api/jobs?state=available"},
+			{http.MethodGet, "/riverui/api/version"}, // River UI ≥ v0.20: the binary's commit and Go version
 			{http.MethodPost, "/schedules/" + s.ID.String() + "/pause"}, {http.MethodGet, "/"},
 		} {
 			resp := d.send(t, req.method, req.path, url.Values{}, json)
@@ -56,7 +57,7 @@ func TestDashboardAuth(t *testing.T) {
 		t.Parallel()
 
 		for _, auth := range []string{"Bearer " + token, basic, "Basic " + base64.StdEncoding.EncodeToString([]byte(":"+token))} {
-			for _, path := range []string{"/", "/runs", "/api/runs", "/riverui/", "/riverui/api/jobs?state=available"} {
+			for _, path := range []string{"/", "/runs", "/api/runs", "/riverui/", "/riverui/api/jobs?state=available", "/riverui/api/version"} {
 				resp := d.send(t, http.MethodGet, path, nil, map[string]string{"Authorization": auth})
 				require.Equal(t, http.StatusOK, resp.status, "%s %s", auth, path)
 			}
