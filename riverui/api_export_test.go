@@ -31,6 +31,8 @@ func APIBodyFields() map[string][]string {
 		"POST /api/runs":                         fields((&runStartBody{}).spec()),
 		"POST /api/runs/{id}/signal":             fields((&signalBody{}).spec()),
 		"POST /api/runs/{id}/fork":               fields((&forkBody{}).spec()),
+		"POST /api/runs/bulk":                    fields((&runBulkBody{}).spec()),
+		"POST /api/schedules/bulk":               fields((&scheduleBulkBody{}).spec()),
 		"POST /api/schedules":                    fields((&scheduleBody{}).spec(false)),
 		"PATCH /api/schedules/{id}":              fields((&scheduleBody{}).spec(true)),
 		"POST /api/schedules/{id}/pause":         fields((&pauseBody{}).spec()),

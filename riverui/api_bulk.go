@@ -1,0 +1,321 @@
+package riverui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/workflow"
+)
+
+// Bulk actions: POST /api/runs/bulk cancels, retries or forks every run a
+// filter matches (workflow.Client.CancelRuns, RetryRuns, ForkRuns), POST
+// /api/schedules/bulk pauses or resumes every schedule of an owner
+// (schedule.Client.PauseOwner, ResumeOwner). The dashboard's bulk forms
+// call the same code (runBulk, scheduleBulk).
+
+// runBulkBody is the body of POST /api/runs/bulk: the action, and the
+// filters, named as the run listing's query parameters are and as a run's
+// fields (idempotency_key, metadata).
+type runBulkBody struct {
+	Action, FromStep              opt[string]
+	DryRun                        opt[bool]
+	MaxRuns                       opt[int]
+	Type, Tenant, IdempotencyKey  opt[string]
+	Status                        opt[workflow.Status]
+	ScheduleID, ForkedFrom        opt[uuid.UUID]
+	Metadata                      opt[map[string]any]
+	CreatedAfter, CreatedBefore   opt[time.Time]
+	ErrorContains                 opt[string]
+	FinishedAfter, FinishedBefore opt[time.Time]
+}
+
+func (b *runBulkBody) spec() *bodySpec {
+	return &bodySpec{what: "a bulk action", required: true, members: []member{
+		{name: "action", dst: &b.Action}, {name: "from_step", dst: &b.FromStep},
+		{name: "dry_run", dst: &b.DryRun}, {name: "max_runs", dst: &b.MaxRuns},
+		{name: "type", dst: &b.Type}, {name: "status", dst: &b.Status}, {name: "tenant", dst: &b.Tenant},
+		{name: "schedule_id", dst: &b.ScheduleID}, {name: "forked_from", dst: &b.ForkedFrom},
+		{name: "idempotency_key", dst: &b.IdempotencyKey}, {name: "metadata", dst: &b.Metadata},
+		{name: "created_after", dst: &b.CreatedAfter}, {name: "created_before", dst: &b.CreatedBefore},
+		{name: "error_contains", dst: &b.ErrorContains},
+		{name: "finished_after", dst: &b.FinishedAfter}, {name: "finished_before", dst: &b.FinishedBefore},
+	}}
+}
+
+// bulkActions are the actions of POST /api/runs/bulk.
+var bulkActions = []workflow.BulkAction{workflow.BulkCancel, workflow.BulkRetry, workflow.BulkFork}
+
+// params are the body's workflow.BulkParams.
+func (b *runBulkBody) params() *workflow.BulkParams {
+	p := &workflow.BulkParams{
+		Filter: workflow.ListParams{
+			Type: b.Type.value(), Status: b.Status.value(), Tenant: b.Tenant.value(), IdempotencyKey: b.IdempotencyKey.value(),
+			ScheduleID: b.ScheduleID.ptr(), ForkedFrom: b.ForkedFrom.ptr(), Metadata: b.Metadata.value(),
+			CreatedAfter: b.CreatedAfter.value(), CreatedBefore: b.CreatedBefore.value(),
+		},
+		ErrorContains: b.ErrorContains.value(), FinishedAfter: b.FinishedAfter.value(), FinishedBefore: b.FinishedBefore.value(),
+		DryRun: b.DryRun.value(), MaxRuns: b.MaxRuns.value(),
+	}
+	return p
+}
+
+// checkBulkAction checks a bulk action's name and its from_step (which a
+// fork needs and the others refuse).
+func checkBulkAction(action workflow.BulkAction, fromStep string) error {
+	switch {
+	case action == "":
+		return badField("action", `is missing; send "cancel", "retry" or "fork"`)
+	case !slices.Contains(bulkActions, action):
+		return badField("action", `%q is not a bulk action; send "cancel", "retry" or "fork"`, action)
+	case action == workflow.BulkFork && fromStep == "":
+		return badField("from_step", `is missing; a fork names the step to fork each run from, as a run's steps name it: {"action": "fork", "from_step": "charge"}`)
+	case action != workflow.BulkFork && fromStep != "":
+		return badField("from_step", "is a fork's; a %s takes no step: leave it out", action)
+	}
+	return nil
+}
+
+// runBulk runs a bulk action over the runs p selects, with its errors in
+// the API's words: no run is a 404, too many a 409 naming max_runs.
+func (h *Handler) runBulk(ctx context.Context, action workflow.BulkAction, fromStep string, p *workflow.BulkParams) (*workflow.BulkResult, error) {
+	var res *workflow.BulkResult
+	var err error
+	switch action {
+	case workflow.BulkCancel:
+		res, err = h.wf.CancelRuns(ctx, p)
+	case workflow.BulkRetry:
+		res, err = h.wf.RetryRuns(ctx, p)
+	default:
+		res, err = h.wf.ForkRuns(ctx, p, fromStep)
+	}
+	var tooMany *workflow.TooManyRunsError
+	switch {
+	case errors.Is(err, workflow.ErrNoRunsMatch):
+		return res, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("no run matches the filter, so nothing to %s; check the filter with GET /api/runs and the same parameters", action)}
+	case errors.As(err, &tooMany):
+		return res, &apiError{status: http.StatusConflict, field: "max_runs", msg: fmt.Sprintf("the filter matches %d runs, more than max_runs (%d), so nothing was done; narrow the filter, or send max_runs of at least %d",
+			tooMany.Matched, tooMany.MaxRuns, tooMany.Matched)}
+	}
+	return res, err
+}
+
+// bulkRuns answers POST /api/runs/bulk: 200 and what the action did (or,
+// for a dry run, would do). An action that stopped midway answers its
+// error with the result so far (bulkStoppedJSON): the runs it changed.
+func (h *Handler) bulkRuns(w http.ResponseWriter, r *http.Request) {
+	var b runBulkBody
+	err := func() error {
+		if _, err := b.spec().read(r); err != nil {
+			return err
+		}
+		return checkBulkAction(workflow.BulkAction(b.Action.value()), b.FromStep.value())
+	}()
+	if err != nil {
+		h.failJSON(w, r, err)
+		return
+	}
+	action := workflow.BulkAction(b.Action.value())
+	res, err := h.runBulk(r.Context(), action, b.FromStep.value(), b.params())
+	switch {
+	case err != nil && res != nil && res.Batches > 0:
+		status, body := h.apiErrorOf(err)
+		body.Error = fmt.Sprintf("the bulk %s stopped after %d batches: %d runs changed (result.changed), the batch that failed changed nothing: %s",
+			action, res.Batches, len(res.Changed), body.Error)
+		writeJSON(w, status, bulkStoppedJSON{apiErrorBody: body, Result: bulkWire(res)})
+	case err != nil:
+		h.failJSON(w, r, err)
+	default:
+		writeJSON(w, http.StatusOK, bulkWire(res))
+	}
+}
+
+// bulkResultJSON is a workflow.BulkResult on the wire.
+type bulkResultJSON struct {
+	Action   workflow.BulkAction     `json:"action"`
+	FromStep string                  `json:"from_step"`
+	DryRun   bool                    `json:"dry_run"`
+	Matched  int                     `json:"matched"`
+	ByStatus map[workflow.Status]int `json:"by_status"`
+	Eligible int                     `json:"eligible"`
+	Changed  []uuid.UUID             `json:"changed"`
+	Forks    []uuid.UUID             `json:"forks"`
+	Skipped  []workflow.SkippedRun   `json:"skipped"`
+	Batches  int                     `json:"batches"`
+}
+
+// bulkStoppedJSON is the answer of a bulk action that stopped midway: the
+// error, and what it did before it.
+type bulkStoppedJSON struct {
+	apiErrorBody
+	Result *bulkResultJSON `json:"result"`
+}
+
+func bulkWire(res *workflow.BulkResult) *bulkResultJSON {
+	out := &bulkResultJSON{
+		Action: res.Action, FromStep: res.FromStep, DryRun: res.DryRun, Matched: res.Matched, ByStatus: res.ByStatus,
+		Eligible: res.Eligible, Changed: res.Changed, Forks: res.Forks, Skipped: res.Skipped, Batches: res.Batches,
+	}
+	if out.ByStatus == nil {
+		out.ByStatus = map[workflow.Status]int{}
+	}
+	if out.Changed == nil {
+		out.Changed = []uuid.UUID{}
+	}
+	if out.Forks == nil {
+		out.Forks = []uuid.UUID{}
+	}
+	if out.Skipped == nil {
+		out.Skipped = []workflow.SkippedRun{}
+	}
+	return out
+}
+
+// scheduleBulkBody is the body of POST /api/schedules/bulk.
+type scheduleBulkBody struct {
+	Action, Owner, Note opt[string]
+	Missed              opt[schedule.MissedPolicy]
+	DryRun              opt[bool]
+}
+
+func (b *scheduleBulkBody) spec() *bodySpec {
+	return &bodySpec{what: "a bulk action", required: true, members: []member{
+		{name: "action", dst: &b.Action}, {name: "owner", dst: &b.Owner}, {name: "note", dst: &b.Note},
+		{name: "missed", dst: &b.Missed}, {name: "dry_run", dst: &b.DryRun},
+	}}
+}
+
+// check checks the body's action and the fields that go with it.
+func (b *scheduleBulkBody) check() error {
+	switch action := b.Action.value(); {
+	case action == "":
+		return badField("action", `is missing; send "pause" or "resume"`)
+	case action != "pause" && action != "resume":
+		return badField("action", `%q is not a bulk action on schedules; send "pause" or "resume"`, action)
+	case b.Owner.value() == "":
+		return badField("owner", "is missing; name the owner whose schedules to %s", action)
+	case action == "resume" && b.Note.set:
+		return badField("note", "is a pause's; a resume takes none: leave it out")
+	case action == "pause" && b.Missed.set:
+		return badField("missed", "is a resume's; a pause takes none: leave it out")
+	case b.Missed.set && !slices.Contains([]schedule.MissedPolicy{schedule.MissedSkip, schedule.MissedLatest, schedule.MissedBackfill}, b.Missed.value()):
+		return badField("missed", `%q is not "skip", "latest" or "backfill"`, b.Missed.value())
+	}
+	return nil
+}
+
+// ownerBulkJSON is what POST /api/schedules/bulk did (schedule.OwnerResult
+// on the wire), or would do for a dry run.
+type ownerBulkJSON struct {
+	Owner  string `json:"owner"`
+	Action string `json:"action"`
+	DryRun bool   `json:"dry_run"`
+	// Schedules is the number of the owner's schedules, Eligible the
+	// number the action changes (or would): those not paused for a pause,
+	// the paused ones for a resume.
+	Schedules int `json:"schedules"`
+	Eligible  int `json:"eligible"`
+	// Changed are the schedules changed, as they are after it; Unchanged
+	// the ids of those left as they were. Both empty for a dry run.
+	Changed   []*scheduleJSON `json:"changed"`
+	Unchanged []uuid.UUID     `json:"unchanged"`
+	Batches   int             `json:"batches"`
+}
+
+// scheduleBulk pauses or resumes every schedule of owner (a dry run
+// counts them, and changes nothing). An owner without schedules is a 404.
+func (h *Handler) scheduleBulk(ctx context.Context, action, owner, note string, missed schedule.MissedPolicy, dryRun bool) (*ownerBulkJSON, error) {
+	out := &ownerBulkJSON{Owner: owner, Action: action, DryRun: dryRun, Changed: []*scheduleJSON{}, Unchanged: []uuid.UUID{}}
+	if dryRun {
+		paused := action == "resume"
+		var err error
+		if out.Schedules, err = countSchedules(ctx, h.sc, &schedule.ListParams{Owner: owner}); err != nil {
+			return nil, err
+		}
+		if out.Schedules == 0 {
+			return nil, ownerNotFound(owner)
+		}
+		if out.Eligible, err = countSchedules(ctx, h.sc, &schedule.ListParams{Owner: owner, Paused: &paused}); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	var res *schedule.OwnerResult
+	var err error
+	if action == "pause" {
+		res, err = h.sc.PauseOwner(ctx, owner, note)
+	} else {
+		res, err = h.sc.ResumeOwner(ctx, owner, &schedule.ResumeOpts{Missed: missed})
+	}
+	if errors.Is(err, schedule.ErrNotFound) && res != nil && res.Batches == 0 {
+		return nil, ownerNotFound(owner)
+	}
+	if res != nil {
+		for _, s := range res.Changed {
+			out.Changed = append(out.Changed, scheduleWire(s))
+		}
+		out.Unchanged = append(out.Unchanged, res.Unchanged...)
+		out.Batches = res.Batches
+		out.Eligible = len(res.Changed)
+		out.Schedules = len(res.Changed) + len(res.Unchanged)
+	}
+	if err != nil {
+		return out, fmt.Errorf("%s stopped after %d schedules changed: %w", action, len(out.Changed), err)
+	}
+	return out, nil
+}
+
+func ownerNotFound(owner string) error {
+	return &apiError{status: http.StatusNotFound, field: "owner", msg: fmt.Sprintf("owner %q has no schedules; GET /api/schedules?owner= lists an owner's schedules", owner)}
+}
+
+// countSchedules counts the schedules p selects (its After and Limit
+// aside), a page of 1,000 at a time.
+func countSchedules(ctx context.Context, sc *schedule.Client, p *schedule.ListParams) (int, error) {
+	page := *p
+	page.Limit = 1000
+	n := 0
+	for {
+		list, err := sc.List(ctx, &page)
+		if err != nil {
+			return 0, err
+		}
+		n += len(list)
+		if len(list) < page.Limit {
+			return n, nil
+		}
+		page.After = &list[len(list)-1].ID
+	}
+}
+
+// bulkSchedules answers POST /api/schedules/bulk: 200 and what the action
+// did (or would do). An action that stopped midway answers its error.
+func (h *Handler) bulkSchedules(w http.ResponseWriter, r *http.Request) {
+	if h.sc == nil {
+		h.failJSON(w, r, errNoSchedules)
+		return
+	}
+	var b scheduleBulkBody
+	err := func() error {
+		if _, err := b.spec().read(r); err != nil {
+			return err
+		}
+		return b.check()
+	}()
+	if err != nil {
+		h.failJSON(w, r, err)
+		return
+	}
+	out, err := h.scheduleBulk(r.Context(), b.Action.value(), b.Owner.value(), b.Note.value(), b.Missed.value(), b.DryRun.value())
+	if err != nil {
+		h.failJSON(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
