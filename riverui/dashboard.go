@@ -74,6 +74,7 @@ func (h *Handler) mountDashboard(outer *http.ServeMux) {
 	mux.Handle("POST "+p+"/runs/{id}/cancel", h.runForm(withContext(h.wf.Cancel), "cancelled"))
 	mux.Handle("POST "+p+"/runs/{id}/retry", h.runForm(withContext(h.wf.Retry), "retried"))
 	mux.Handle("POST "+p+"/runs/{id}/signal", h.runForm(h.signalForm, "signalled"))
+	mux.Handle("POST "+p+"/runs/{id}/fork", h.forkForm())
 	mux.HandleFunc("GET "+p+"/login", h.loginPage)
 	mux.HandleFunc("POST "+p+"/login", h.login)
 	mux.HandleFunc("POST "+p+"/logout", h.logout)
@@ -463,6 +464,10 @@ type runView struct {
 	WaitStep      string
 	SignalName    string
 	SignalPayload string
+	// CanFork offers a "Fork from this step" form on each step of a
+	// finished run; Forks are the run's newest forks.
+	CanFork bool
+	Forks   []*workflow.Run
 }
 
 type childRun struct {
@@ -497,6 +502,10 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	now := v.Now
 	v.CanCancel, v.CanSignal = !v.Finished, !v.Finished
 	v.CanRetry = run.Status == workflow.StatusFailed || run.Status == workflow.StatusCancelled
+	v.CanFork = v.Finished
+	if v.Forks, err = h.forksOf(ctx, run); err != nil {
+		return err
+	}
 	v.Input, v.Output = prettyJSON(run.Input), prettyJSON(run.Output)
 	if string(run.Input) == "null" {
 		v.Input = ""
@@ -529,7 +538,7 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	// The slot, in the schedule's zone.
 	meta := slotOf(run)
 	loc := time.UTC
-	if zone, err := time.LoadLocation(meta.Zone); err == nil && meta.Zone != "" {
+	if zone, err := schedule.LoadZone(meta.Zone); err == nil {
 		loc = zone
 	}
 	if run.ScheduleID != nil && h.sc != nil {

@@ -144,6 +144,7 @@ var notices = map[string]string{
 	"cancelled":     "Run cancelled. A running attempt stops at its next step.",
 	"retried":       "Run retried: it runs again from the step that failed.",
 	"signalled":     "Signal sent.",
+	"forked":        "Run forked: this new run replays the steps before the chosen one from the original's results and runs the rest with today's code.",
 	"created":       "Schedule created. Its first slot fires at the next fire time below.",
 	"existing":      "Nothing created: this schedule has the key and the spec of the form already.",
 	"signed-out":    "Signed out.",
