@@ -71,9 +71,12 @@ var realTimes = []realTime{
 	{"workflow/waker.go", "time.Now()", "a timed wake-up's retries for an uncommitted job are real time"},
 	{"workflow/retention.go", "time.Now()", "a retention pass's time limit and pause are real time, and run ids (UUIDv7) carry real time"},
 	{"workflow/foreign.go", "time.Now()", "the foreign-fetch warning is rate-limited in real time"},
+	{"workflow/retry.go", "if local := time.Now(); at.Before(local)", "River compares a retry's time with its own clock, this machine's, and falls back to its backoff for a time before it"},
 	{"schedule/fire.go", "*since, *delay = time.Now()", "a pass's wait for locked schedules backs off in real time"},
 	{"riverui/auth.go", "now: time.Now", "a session cookie expires in the browser's real time"},
 	{"riverui/render.go", "time.Now()", "the dashboard's page time, by the server's clock"},
+	{"riverui/api_grants.go", "b.params(time.Now())", "a grant's expires_in counts from the server's clock, the one its pages show times by"},
+	{"riverui/dashboard_grants.go", "grantParamsOf(r, time.Now())", "a grant's expires_in counts from the server's clock, the one its pages show times by"},
 	{"migrations/migrator.go", "DEFAULT now()", "a migration's applied_at is when it really ran"},
 	{"migrations/migrator.go", "time.Now()", "a migration's duration is real time"},
 }
