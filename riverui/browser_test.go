@@ -416,7 +416,7 @@ func TestBrowserOperator(t *testing.T) {
 	// At a phone's width no page is wider than the screen: tables scroll
 	// in their own box.
 	browser.Do(t, ctx, chromedp.EmulateViewport(390, 844))
-	for _, path := range []string{"/", "/runs", "/runs?q=team%3Dops", "/runs?tenant=acme", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/schedules", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath, strings.TrimPrefix(rruleSchedule, b.base), "/calendars", "/calendars/winter-break"} {
+	for _, path := range []string{"/", "/runs", "/runs?q=team%3Dops", "/runs?tenant=acme", "/runs/" + waiting.ID.String(), "/runs/" + b.run.ID.String(), "/schedules", "/schedules/new", "/schedules/" + b.schedule.ID.String(), keyedPath, strings.TrimPrefix(rruleSchedule, b.base), "/calendars", "/calendars/winter-break", "/tenants", "/tenants/acme", "/grants", "/search?q=acme"} {
 		browser.Do(t, ctx,
 			chromedp.Navigate(b.base+path),
 			chromedp.WaitVisible(chromedp.CSS(`main`)),
