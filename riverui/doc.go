@@ -50,6 +50,9 @@
 //	POST /runs/{id}/retry
 //	POST /runs/{id}/signal               form: name, payload (JSON)
 //	GET  /tenants                        the tenants of limited and rated workflow types: ?type=&tenant=&limit=
+//	GET  /tenants/{name}                 an owner's page: the schedules it owns and the recent runs of the tenant
+//	GET  /search                         ?q=: a whole run or schedule id, or owner/key, opens its page; else schedules
+//	                                     it owns or keys, runs whose id starts with it, or with it as idempotency key or tenant
 //	POST /tenants/limit                  form: type, tenant, max_running; clear removes the tenant's own limit
 //	POST /tenants/rate                   form: type, tenant, limit, per (a Go duration); clear removes the tenant's own rate
 //	GET  /login, POST /login             form: token, next
