@@ -25,6 +25,9 @@ type ownerView struct {
 	// MoreSchedules and MoreRuns link the whole lists when a page is full;
 	// TenantsLink lists the tenant's standing (limits, rates, held runs).
 	MoreSchedules, MoreRuns, TenantsLink string
+	// BulkPath is where its pause all and resume all forms post; BulkDone
+	// says what one did.
+	BulkPath, BulkDone string
 }
 
 // ownerRun is a run in a short list: the owner's page, the search page.
@@ -59,10 +62,17 @@ func (h *Handler) scheduleRows(list []*schedule.Schedule, now time.Time) []sched
 func ownerPath(name string) string { return "/tenants/" + url.PathEscape(name) }
 
 func (h *Handler) ownerPage(w http.ResponseWriter, r *http.Request) {
+	h.showOwner(w, r, http.StatusOK, "", "")
+}
+
+// showOwner renders the page of the owner r's path names with status,
+// errMsg, and bulkDone (see ownerView.BulkDone).
+func (h *Handler) showOwner(w http.ResponseWriter, r *http.Request, status int, errMsg, bulkDone string) {
 	name := r.PathValue("name")
-	v := &ownerView{chrome: h.chrome(r, name, "tenants"), Name: name}
+	v := &ownerView{chrome: h.chrome(r, name, "tenants"), Name: name, BulkDone: bulkDone}
+	v.BulkPath = h.prefix + ownerPath(name) + "/bulk"
 	v.TenantsLink = h.prefix + "/tenants?" + url.Values{"tenant": {name}}.Encode()
-	status, err := http.StatusOK, func() error {
+	err := func() error {
 		ctx := r.Context()
 		if h.sc != nil {
 			list, err := h.sc.List(ctx, &schedule.ListParams{Owner: name, Limit: ownerLimit})
@@ -91,6 +101,8 @@ func (h *Handler) ownerPage(w http.ResponseWriter, r *http.Request) {
 	}()
 	if err != nil {
 		status, v.Error = h.statusOf(err)
+	} else if errMsg != "" {
+		v.Error = errMsg
 	}
 	h.render(w, r, status, ownerTemplate, v)
 }

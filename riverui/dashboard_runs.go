@@ -37,6 +37,10 @@ type runsView struct {
 	Statuses []workflow.Status
 	Rows     []runRow
 	Pager    pager
+	// Bulk is the bulk action panel after a POST of its form, or nil;
+	// BulkForm offers the form (a filtered listing, not one run).
+	Bulk     *bulkView
+	BulkForm bool
 }
 
 type runRow struct {
@@ -52,17 +56,23 @@ type runRow struct {
 const runSearchLayout = "2006-01-02T15:04"
 
 func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request) {
+	h.showRuns(w, r, http.StatusOK, nil)
+}
+
+// showRuns renders the runs page of the filters in r's query, with status
+// and bulk, the bulk action panel (nil for none).
+func (h *Handler) showRuns(w http.ResponseWriter, r *http.Request, status int, bulk *bulkView) {
 	q := r.URL.Query()
 	v := &runsView{
 		chrome: h.chrome(r, "Runs", "runs"),
 		Type:   q.Get("type"), Status: q.Get("status"), Tenant: q.Get("tenant"), Schedule: q.Get("schedule"),
 		Q: strings.TrimSpace(q.Get("q")), From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")),
-		Types: h.wf.Types(), Statuses: runStatuses,
+		Types: h.wf.Types(), Statuses: runStatuses, Bulk: bulk,
 	}
 	v.LastHour = v.Now.UTC().Add(-time.Hour).Format(runSearchLayout)
 	v.LastDay = v.Now.UTC().Add(-24 * time.Hour).Format(runSearchLayout)
 	v.Filtered = v.Type != "" || v.Status != "" || v.Tenant != "" || v.Schedule != "" || v.Q != "" || v.From != "" || v.To != ""
-	status, err := http.StatusOK, func() error {
+	err := func() error {
 		params, err := runListParams(r, true)
 		if err != nil {
 			return err
@@ -72,6 +82,7 @@ func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		v.Searched = search.describe()
+		v.BulkForm = v.Filtered && search.id == nil
 		var runs []*workflow.Run
 		if search.id != nil {
 			run, err := h.wf.GetRun(r.Context(), *search.id)
