@@ -67,7 +67,8 @@ type Demo struct {
 	// fires the schedules' slots.
 	Workflows *workflow.Client
 
-	heartbeat uuid.UUID // the demo-heartbeat schedule, once Script made it
+	heartbeat uuid.UUID       // the demo-heartbeat schedule, once Script made it
+	grant     *schedule.Grant // the daily report's grant, once Script made or found it
 	pool      *pgxpool.Pool
 
 	mu    sync.Mutex
@@ -143,6 +144,12 @@ type Scripted struct {
 	Sleeping *workflow.Run
 	// Waiting is an Approval run waiting for its "decision" signal.
 	Waiting *workflow.Run
+	// Fork is Ada's onboarding run forked from its render_welcome step.
+	Fork *workflow.Run
+	// BulkRetry is what the bulk retry of the failed charges did.
+	BulkRetry *workflow.BulkResult
+	// Grant is the execution grant the daily report runs under.
+	Grant *schedule.Grant
 	// Exports are three Export runs of tenant ExportTenant: one works
 	// and the others are held back by its limit (or all are held, behind
 	// the exports of an earlier demo still working).
@@ -227,17 +234,44 @@ func (d *Demo) Script(ctx context.Context, out io.Writer) (*Scripted, error) {
 	d.markSeen(charge.ID, workflow.StatusFailed)
 	fmt.Fprintf(out, "   run %s failed in step %s: %s\n", charge.ID, runErr.Step, runErr.Message)
 
-	fmt.Fprintln(out, "\n5. Three schedules, declared in code: a heartbeat every 10 seconds, a daily report in Tokyo, a paused weekly digest")
+	fmt.Fprintf(out, "\n5. A fork: %s's onboarding again from its render_welcome step (after a fix to the message, say): create_account's memo is copied, so no second account\n", "Ada")
+	// A demo run again on the same database shows the fork it made before.
+	forks, err := d.Workflows.ListRuns(ctx, &workflow.ListParams{ForkedFrom: &onboards[0].ID, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(forks) > 0 {
+		scripted.Fork = forks[0]
+	} else if scripted.Fork, err = d.Workflows.Fork(ctx, onboards[0].ID, "render_welcome"); err != nil {
+		return nil, err
+	}
+	if _, err := d.waitFor(ctx, out, scripted.Fork.ID, workflow.StatusCompleted); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "   (tributary workflow fork %s --from-step render_welcome; its page links the two)\n", onboards[0].ID)
+
+	fmt.Fprintln(out, "\n6. A bulk retry of every failed demo_charge run, in batches (tributary workflow bulk retry --type demo_charge --status failed)")
+	if scripted.BulkRetry, err = d.Workflows.RetryRuns(ctx, &workflow.BulkParams{
+		Filter: workflow.ListParams{Type: Charge.Name(), Status: workflow.StatusFailed},
+	}); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "   retried %d of %d matching runs in %d batch(es); the card is still declined, so they fail again\n",
+		len(scripted.BulkRetry.Changed), scripted.BulkRetry.Matched, scripted.BulkRetry.Batches)
+
+	fmt.Fprintln(out, "\n7. Three schedules, declared in code: a heartbeat every 10 seconds, a daily report in Tokyo under an execution grant, a paused weekly digest")
 	if scripted.Schedules, err = d.declareSchedules(ctx, out); err != nil {
 		return nil, err
 	}
-	scripted.Heartbeat = scripted.Schedules[0]
+	scripted.Heartbeat, scripted.Grant = scripted.Schedules[0], d.grant
+	fmt.Fprintf(out, "   the daily report runs under grant %s: subject %s, scopes %s, expires %s; revoke it and its next slot is skipped (tributary grant revoke %s)\n",
+		d.grant.ID, d.grant.Subject, strings.Join(d.grant.Scopes, " "), d.grant.ExpiresAt.UTC().Format(time.DateOnly), d.grant.ID)
 	d.mu.Lock()
 	d.heartbeat = scripted.Heartbeat.ID
 	d.mu.Unlock()
 	printSchedules(out, scripted.Schedules)
 
-	fmt.Fprintf(out, "\n6. Three exports for tenant %s, whose workflow type lets 1 run of a tenant work at once (TenantLimit: 1): the others are held until it ends\n", ExportTenant)
+	fmt.Fprintf(out, "\n8. Three exports for tenant %s, whose workflow type lets 1 run of a tenant work at once (TenantLimit: 1): the others are held until it ends\n", ExportTenant)
 	if scripted.Exports, err = d.startExports(ctx, out); err != nil {
 		return nil, err
 	}
@@ -348,7 +382,14 @@ func schedules() []*schedule.Params {
 // the heartbeat first. A heartbeat paused since an earlier demo is
 // resumed: a declaration leaves an operator's pause alone.
 func (d *Demo) declareSchedules(ctx context.Context, out io.Writer) ([]*schedule.Schedule, error) {
-	res, err := d.Schedules.Declare(ctx, &schedule.Declaration{Service: "demo", Schedules: schedules()})
+	grant, err := d.reportGrant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.grant = grant
+	params := schedules()
+	params[1].GrantID = &grant.ID
+	res, err := d.Schedules.Declare(ctx, &schedule.Declaration{Service: "demo", Schedules: params})
 	if err != nil {
 		return nil, fmt.Errorf("declaring the demo's schedules: %w", err)
 	}
@@ -371,6 +412,23 @@ func (d *Demo) declareSchedules(ctx context.Context, out io.Writer) ([]*schedule
 		declared = append(declared, s)
 	}
 	return declared, nil
+}
+
+// reportGrant returns the execution grant the daily report runs under:
+// the newest active one of its owner that lasts a week more (left by an
+// earlier demo on this database), else a new one for 30 days.
+func (d *Demo) reportGrant(ctx context.Context) (*schedule.Grant, error) {
+	const subject = "finance-tokyo"
+	grants, err := d.Schedules.ListGrants(ctx, &schedule.ListGrantsParams{Subject: subject, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(grants) > 0 && grants[0].ExpiresAt != nil && grants[0].ExpiresAt.After(time.Now().AddDate(0, 0, 7)) {
+		return grants[0], nil
+	}
+	return d.Schedules.CreateGrant(ctx, &schedule.GrantParams{
+		Subject: subject, Scopes: []string{schedule.ScopeExecute(Report.Name())}, ExpiresAt: time.Now().AddDate(0, 0, 30),
+	})
 }
 
 // reuseRun returns the newest run of typ when it is in status (left by an

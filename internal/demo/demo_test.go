@@ -101,9 +101,17 @@ func TestDemo(t *testing.T) {
 	require.NoError(t, handler.Start(uiCtx))
 	server := httptest.NewServer(handler)
 	defer server.Close()
-	status, body := get(ctx, t, server.URL+"/")
+	status, body := get(ctx, t, server.URL+"/schedules")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, "demo-heartbeat")
+	// The daily report's page shows the grant it runs under.
+	status, body = get(ctx, t, server.URL+"/schedules/"+scripted.Schedules[1].ID.String())
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, scripted.Grant.ID.String())
+	// The fork links to Ada's first run; the bulk retry retried the charge.
+	require.NotNil(t, scripted.Fork.ForkedFrom)
+	require.Equal(t, "render_welcome", scripted.Fork.ForkedFromStep)
+	require.NotEmpty(t, scripted.BulkRetry.Changed)
 	status, body = get(ctx, t, server.URL+"/api/runs")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, scripted.Waiting.ID.String())
@@ -136,7 +144,8 @@ func TestDemo(t *testing.T) {
 	all, err := again.Schedules.List(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, all, 3)
+	require.Equal(t, scripted.Fork.ID, scriptedAgain.Fork.ID, "the fork made before is shown again")
 	onboards, err := again.Workflows.ListRuns(ctx, &workflow.ListParams{Type: Onboard.Name()})
 	require.NoError(t, err)
-	require.Len(t, onboards, 3)
+	require.Len(t, onboards, 4, "three signups and one fork")
 }
