@@ -24,8 +24,16 @@ demo:
 # Every package's tests with the race detector. The log shows each test's
 # --- PASS/FAIL/SKIP line and each package's ok/FAIL line, and the full
 # output of any package that failed; the exit status is go test's.
+#
+# Packages run one at a time (TEST_P, go test's -p); each package's tests
+# still run in parallel. The packages share one Postgres server (100
+# connections by default) and, on a small machine, its cores: side by
+# side, the busiest moments of two packages met past the server's
+# connections (SQLSTATE 53300) and slowed each other's timing. On a larger
+# machine and server: make test TEST_P=4.
+TEST_P ?= 1
 test:
-	$(GO) test -race -count=1 -json ./... 2>&1 | $(GO) run scripts/testfilter.go
+	$(GO) test -race -count=1 -p $(TEST_P) -json ./... 2>&1 | $(GO) run scripts/testfilter.go
 
 # go vet, and gofmt that fails on unformatted files.
 vet:

@@ -123,8 +123,22 @@ func New(t testing.TB) *DB {
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
-	if _, err := migrator.Up(ctx); err != nil {
-		t.Fatalf("testdb: migrating schema %s: %v", db.Schema, err)
+	// The migrator connects on its own, and waits for the server to have
+	// room as the schema's admission does (connectWhenRoom): Up is safe to
+	// run again.
+	for {
+		_, err := migrator.Up(ctx)
+		if err == nil {
+			break
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "53300" || ctx.Err() != nil {
+			t.Fatalf("testdb: migrating schema %s: %v", db.Schema, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 	return db
 }
