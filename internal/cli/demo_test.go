@@ -35,13 +35,14 @@ func TestDemo(t *testing.T) {
 	}
 	_, body := httpGet(t, base+"/api/runs/"+waitingID, "")
 	require.Contains(t, body, `"status":"waiting"`)
-	// The demo's runs show on /metrics: the onboarding runs completed, the
-	// charge failed, their steps ran.
+	// The demo's runs show on /metrics: the onboarding runs and the fork
+	// of one completed, the charge failed and failed again when the bulk
+	// retry retried it, their steps ran.
 	status, body := httpGet(t, base+"/metrics", "")
 	require.Equal(t, http.StatusOK, status, body)
-	require.Regexp(t, `(?m)^tributary_runs_finished_total\{[^}]*outcome="completed"[^}]*workflow="demo_onboard"\} 3$`, body)
-	require.Regexp(t, `(?m)^tributary_runs_finished_total\{[^}]*outcome="failed"[^}]*workflow="demo_charge"\} 1$`, body)
-	require.Regexp(t, `(?m)^tributary_workflow_step_executions_total\{[^}]*outcome="error"[^}]*step="charge_card"[^}]*\} 1$`, body)
+	require.Regexp(t, `(?m)^tributary_runs_finished_total\{[^}]*outcome="completed"[^}]*workflow="demo_onboard"\} 4$`, body)
+	require.Regexp(t, `(?m)^tributary_runs_finished_total\{[^}]*outcome="failed"[^}]*workflow="demo_charge"\} 2$`, body)
+	require.Regexp(t, `(?m)^tributary_workflow_step_executions_total\{[^}]*outcome="error"[^}]*step="charge_card"[^}]*\} 2$`, body)
 	status, _ = httpGet(t, base+"/readyz", "")
 	require.Equal(t, http.StatusOK, status)
 	// The demo tenant's exports: one works, the others are held, on the

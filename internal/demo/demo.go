@@ -256,8 +256,13 @@ func (d *Demo) Script(ctx context.Context, out io.Writer) (*Scripted, error) {
 	}); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "   retried %d of %d matching runs in %d batch(es); the card is still declined, so they fail again\n",
+	fmt.Fprintf(out, "   retried %d of %d matching runs in %d batch(es); the card is still declined, so they fail again:\n",
 		len(scripted.BulkRetry.Changed), scripted.BulkRetry.Matched, scripted.BulkRetry.Batches)
+	for _, id := range scripted.BulkRetry.Changed {
+		if _, err := d.waitFor(ctx, out, id, workflow.StatusFailed); err != nil {
+			return nil, err
+		}
+	}
 
 	fmt.Fprintln(out, "\n7. Three schedules, declared in code: a heartbeat every 10 seconds, a daily report in Tokyo under an execution grant, a paused weekly digest")
 	if scripted.Schedules, err = d.declareSchedules(ctx, out); err != nil {
