@@ -235,13 +235,13 @@ func (h *Handler) scheduleBulk(ctx context.Context, action, owner, note string, 
 	if dryRun {
 		paused := action == "resume"
 		var err error
-		if out.Schedules, err = countSchedules(ctx, h.sc, &schedule.ListParams{Owner: owner}); err != nil {
+		if out.Schedules, err = h.sc.Count(ctx, &schedule.ListParams{Owner: owner}); err != nil {
 			return nil, err
 		}
 		if out.Schedules == 0 {
 			return nil, ownerNotFound(owner)
 		}
-		if out.Eligible, err = countSchedules(ctx, h.sc, &schedule.ListParams{Owner: owner, Paused: &paused}); err != nil {
+		if out.Eligible, err = h.sc.Count(ctx, &schedule.ListParams{Owner: owner, Paused: &paused}); err != nil {
 			return nil, err
 		}
 		return out, nil
@@ -273,25 +273,6 @@ func (h *Handler) scheduleBulk(ctx context.Context, action, owner, note string, 
 
 func ownerNotFound(owner string) error {
 	return &apiError{status: http.StatusNotFound, field: "owner", msg: fmt.Sprintf("owner %q has no schedules; GET /api/schedules?owner= lists an owner's schedules", owner)}
-}
-
-// countSchedules counts the schedules p selects (its After and Limit
-// aside), a page of 1,000 at a time.
-func countSchedules(ctx context.Context, sc *schedule.Client, p *schedule.ListParams) (int, error) {
-	page := *p
-	page.Limit = 1000
-	n := 0
-	for {
-		list, err := sc.List(ctx, &page)
-		if err != nil {
-			return 0, err
-		}
-		n += len(list)
-		if len(list) < page.Limit {
-			return n, nil
-		}
-		page.After = &list[len(list)-1].ID
-	}
 }
 
 // bulkSchedules answers POST /api/schedules/bulk: 200 and what the action

@@ -129,3 +129,26 @@ func (c *Client) eachOfOwner(ctx context.Context, owner, action string, act func
 	}
 	return res, nil
 }
+
+// Count counts the schedules p selects, as List would list them (its After
+// and Limit aside), a page of 1,000 at a time: what a dry run of a bulk
+// action reports.
+func (c *Client) Count(ctx context.Context, p *ListParams) (int, error) {
+	page := ListParams{}
+	if p != nil {
+		page = *p
+	}
+	page.After, page.Limit = nil, 1000
+	n := 0
+	for {
+		list, err := c.List(ctx, &page)
+		if err != nil {
+			return 0, err
+		}
+		n += len(list)
+		if len(list) < page.Limit {
+			return n, nil
+		}
+		page.After = &list[len(list)-1].ID
+	}
+}

@@ -72,7 +72,7 @@ func setupScheduleBulk(fs *pflag.FlagSet, env *Env, action string) Action {
 		// Count what would change: the owner's schedules not paused (for a
 		// pause) or paused (for a resume).
 		paused := action == "resume"
-		n, err := countSchedules(ctx, sc, &schedule.ListParams{Owner: *owner, Paused: &paused})
+		n, err := sc.Count(ctx, &schedule.ListParams{Owner: *owner, Paused: &paused})
 		if err != nil {
 			return scheduleError(err, schedule.Ref{})
 		}
@@ -107,24 +107,5 @@ func setupScheduleBulk(fs *pflag.FlagSet, env *Env, action string) Action {
 		_, err = fmt.Fprintf(env.Stdout, "%sd %d schedules of owner %q; %d left as they were (%s)\n",
 			action, len(res.Changed), *owner, len(res.Unchanged), map[string]string{"pause": "paused already", "resume": "not paused"}[action])
 		return err
-	}
-}
-
-// countSchedules counts the schedules p selects (its After and Limit
-// aside), a page of 1,000 at a time.
-func countSchedules(ctx context.Context, sc *schedule.Client, p *schedule.ListParams) (int, error) {
-	page := *p
-	page.Limit = 1000
-	n := 0
-	for {
-		list, err := sc.List(ctx, &page)
-		if err != nil {
-			return 0, err
-		}
-		n += len(list)
-		if len(list) < page.Limit {
-			return n, nil
-		}
-		page.After = &list[len(list)-1].ID
 	}
 }
