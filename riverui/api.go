@@ -138,6 +138,7 @@ type runStartBody struct {
 	Metadata                    opt[map[string]any]
 	RequireWorker               opt[bool]
 	Debounce                    opt[debounceBody]
+	Retry                       opt[retryBody]
 }
 
 // debounceBody is the "debounce" of POST /api/runs, workflow.Debounce on
@@ -176,7 +177,7 @@ func (b *runStartBody) spec() *bodySpec {
 		{name: "idempotency_key", dst: &b.IdempotencyKey}, {name: "tenant", dst: &b.Tenant}, {name: "max_attempts", dst: &b.MaxAttempts},
 		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue},
 		{name: "tags", dst: &b.Tags}, {name: "metadata", dst: &b.Metadata},
-		{name: "require_worker", dst: &b.RequireWorker}, {name: "debounce", dst: &b.Debounce},
+		{name: "require_worker", dst: &b.RequireWorker}, {name: "debounce", dst: &b.Debounce}, {name: "retry", dst: &b.Retry},
 	}, renamed: map[string]string{"workflow": "type"}}
 }
 
@@ -185,7 +186,10 @@ func (b *runStartBody) spec() *bodySpec {
 // require_worker (not stored: refuse with 409 when no live client serves
 // the type, as workflow.StartOpts.RequireWorker does), and debounce
 // (workflow.StartOpts.Debounce: {"key": "doc-1", "period": "30s",
-// "max_delay": "5m"}, durations as Go duration strings): 201 and
+// "max_delay": "5m"}, durations as Go duration strings), and retry
+// (workflow.StartOpts.Retry: {"delay": "30s"} or {"base": "1s", "factor":
+// 2, "max": "5m", "jitter": 0.1}; {} asks for River's backoff over the
+// type's policy): 201 and
 // the run started, or, when the idempotency key had started one already,
 // that first run, or, when the start joined a debounce window, the
 // window's run; "existing" says which (true: nothing was started). The
@@ -203,6 +207,11 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
 		h.failJSON(w, r, badField("type", `is missing; name the workflow type to start: {"type": "send_report", "input": {…}}`))
 		return
 	}
+	retry := retryPolicy(&b.Retry, false)
+	if err := checkRetry(retry); err != nil {
+		h.failJSON(w, r, err)
+		return
+	}
 	input := b.Input.value()
 	if b.Input.null {
 		input = json.RawMessage("null")
@@ -210,7 +219,7 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) {
 	run, existing, err := h.start(r.Context(), b.Type.value(), input, &workflow.StartOpts{
 		IdempotencyKey: b.IdempotencyKey.value(), MaxAttempts: b.MaxAttempts.value(), Metadata: b.Metadata.value(),
 		Priority: b.Priority.value(), Queue: b.Queue.value(), Tags: b.Tags.value(), RequireWorker: b.RequireWorker.value(),
-		Tenant: b.Tenant.value(), Debounce: b.Debounce.ptr().debounce(),
+		Tenant: b.Tenant.value(), Debounce: b.Debounce.ptr().debounce(), Retry: retry,
 	})
 	var invalid *workflow.ValidationError
 	if errors.As(err, &invalid) && invalid.Field == "name" {

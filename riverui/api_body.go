@@ -45,6 +45,8 @@ func (o *opt[T]) want() string {
 	switch any(&o.v).(type) {
 	case *int:
 		return "a whole number"
+	case *float64:
+		return "a number"
 	case *bool:
 		return "true or false"
 	case *time.Time:
@@ -61,6 +63,8 @@ func (o *opt[T]) want() string {
 		return "a JSON object"
 	case *debounceBody:
 		return debounceWant
+	case *retryBody:
+		return retryWant
 	case *calendarDateList:
 		return calendarDateListWant
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/workflow"
 )
 
 // scheduleBody is the JSON body of POST /api/schedules and PATCH
@@ -39,6 +40,7 @@ type scheduleBody struct {
 	Paused         opt[bool]
 	GrantID        opt[uuid.UUID]
 	RequireWorker  opt[bool]
+	Retry          opt[retryBody]
 }
 
 // scheduleReadOnly are the fields of a schedule that only the server sets.
@@ -61,7 +63,7 @@ func (b *scheduleBody) spec(patch bool) *bodySpec {
 		{name: "max_attempts", dst: &b.MaxAttempts}, {name: "keep_runs", dst: &b.KeepRuns},
 		{name: "priority", dst: &b.Priority}, {name: "queue", dst: &b.Queue}, {name: "timeout", dst: &b.Timeout},
 		{name: "paused", dst: &b.Paused}, {name: "pause_note", dst: &b.PauseNote},
-		{name: "grant_id", dst: &b.GrantID, nullable: true},
+		{name: "grant_id", dst: &b.GrantID, nullable: true}, {name: "retry", dst: &b.Retry, nullable: true},
 	}
 	if !patch {
 		// Not stored: it applies to the create only.
@@ -98,7 +100,8 @@ func window(d duration) time.Duration {
 // the workflow type, as schedule.Params.RequireWorker does. Fields left
 // out take schedule.Params' defaults (a catch-up window of a minute,
 // overlap skip, DST policy jump and first, the workflow's run policy);
-// "catch_up_window": "0s" is no window. The schedule records that it was
+// "catch_up_window": "0s" is no window; "retry" left out, null or {} is
+// no retry policy (the workflow type's). The schedule records that it was
 // created through the API (created_by "api").
 func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 	if h.sc == nil {
@@ -107,6 +110,11 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 	}
 	var b scheduleBody
 	if _, err := b.spec(false).read(r); err != nil {
+		h.failJSON(w, r, err)
+		return
+	}
+	retry := retryPolicy(&b.Retry, true)
+	if err := checkRetry(retry); err != nil {
 		h.failJSON(w, r, err)
 		return
 	}
@@ -125,7 +133,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		Overlap: b.Overlap.value(), CatchUp: b.CatchUp.value(), DSTGap: b.DSTGap.value(), DSTFold: b.DSTFold.value(), MaxAttempts: b.MaxAttempts.value(), Priority: b.Priority.value(),
 		Queue: b.Queue.value(), Timeout: time.Duration(b.Timeout.value()), Paused: b.Paused.value(), PauseNote: b.PauseNote.value(),
 		RequireWorker: b.RequireWorker.value(), KeepRuns: b.KeepRuns.value(), Tenant: b.Tenant.value(),
-		Calendars: b.Calendars.value(), OnExcluded: b.OnExcluded.value(),
+		Calendars: b.Calendars.value(), OnExcluded: b.OnExcluded.value(), Retry: retry,
 	}
 	if b.CatchUpWindow.set {
 		p.CatchUpWindow = window(b.CatchUpWindow.value())
@@ -167,7 +175,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 // have their routes), and an unchanged start or end does not re-time the
 // pending slot. The owner of a keyed schedule does not change either
 // (schedule.UpdateParams). A new "rrule" replaces the cron expression, and
-// a new "cron" the RRULE.
+// a new "cron" the RRULE. "retry": null (or {}) removes the retry policy.
 func (h *Handler) updateSchedule(r *http.Request, ref schedule.Ref) error {
 	var b scheduleBody
 	ignored, err := b.spec(true).read(r)
@@ -301,6 +309,18 @@ func (b *scheduleBody) changes(s *schedule.Schedule) (*schedule.UpdateParams, bo
 		}
 		if b.GrantID.value() != stored { // null is uuid.Nil: no grant
 			p.GrantID, changed = b.GrantID.ptr(), true
+		}
+	}
+	if b.Retry.set {
+		retry := retryPolicy(&b.Retry, true)
+		if err := checkRetry(retry); err != nil {
+			return nil, false, err
+		}
+		if !sameRetry(retry, s.Retry) {
+			if retry == nil {
+				retry = &workflow.RetryPolicy{} // removes it
+			}
+			p.Retry, changed = retry, true
 		}
 	}
 	if b.Input.set {

@@ -201,6 +201,7 @@ type scheduleJSON struct {
 	Priority      int                 `json:"priority"`
 	Queue         string              `json:"queue"`
 	Timeout       duration            `json:"timeout"`
+	Retry         *retryJSON          `json:"retry"` // Schedule.Retry; null for none (the workflow type's)
 	Paused        bool                `json:"paused"`
 	PauseNote     string              `json:"pause_note"`
 	PausedAt      *time.Time          `json:"paused_at"`
@@ -262,7 +263,7 @@ func scheduleWire(s *schedule.Schedule) *scheduleJSON {
 		Workflow: s.Workflow,
 		Input:    jsonOrNull(s.Input), Cron: s.Cron, RRule: s.RRule, TimeZone: s.TimeZone, StartAt: utcPtr(s.StartAt), EndAt: utcPtr(s.EndAt),
 		Overlap: s.Overlap, CatchUpWindow: duration(s.CatchUpWindow), CatchUp: s.CatchUp, DSTGap: s.DSTGap, DSTFold: s.DSTFold,
-		MaxAttempts: s.MaxAttempts, KeepRuns: s.KeepRuns, Priority: s.Priority, Queue: s.Queue, Timeout: duration(s.Timeout),
+		MaxAttempts: s.MaxAttempts, KeepRuns: s.KeepRuns, Priority: s.Priority, Queue: s.Queue, Timeout: duration(s.Timeout), Retry: retryWire(s.Retry),
 		Paused: s.Paused, PauseNote: s.PauseNote, PausedAt: utcPtr(s.PausedAt), NextFireAt: utcPtr(s.NextFireAt),
 		LastFireAt: utcPtr(s.LastFireAt), RunCount: s.RunCount, FailureCount: s.FailureCount,
 		LastRunStatus: s.LastRunStatus, GrantID: s.GrantID, CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),

@@ -233,7 +233,9 @@ type scheduleView struct {
 	DST string
 	// OnExcluded says what a slot on a date of the schedule's calendars
 	// does, when it has calendars.
-	OnExcluded   string
+	OnExcluded string
+	// Retry says the schedule's retry policy (describeRetry), "" for none.
+	Retry        string
 	Input        string
 	Grant        *schedule.Grant
 	GrantExpires *moment
@@ -328,6 +330,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 	v.Describe, loc = describe(s)
 	v.Zone = loc.String()
 	v.DST = s.DescribeDST()
+	v.Retry = describeRetry(s.Retry)
 	v.CatchUp = describeCatchUp(s.CatchUp, s.CatchUpWindow)
 	if len(s.Calendars) > 0 {
 		v.OnExcluded = describeOnExcluded(s.OnExcluded)

@@ -39,7 +39,7 @@ func newFields() scheduleFields {
 	return scheduleFields{
 		Overlap: string(schedule.OverlapSkip), CatchUp: string(schedule.CatchUpWindow),
 		DSTGap: string(schedule.DSTGapJump), DSTFold: string(schedule.DSTFoldFirst),
-		CalendarsPosted: true, OnExcluded: string(schedule.ExcludedSkip),
+		CalendarsPosted: true, OnExcluded: string(schedule.ExcludedSkip), Retry: retryFields{Posted: true},
 	}
 }
 
@@ -152,6 +152,9 @@ func createParams(f scheduleFields) (*schedule.Params, error) {
 		Calendars: f.Calendars, OnExcluded: schedule.OnExcluded(f.OnExcluded),
 		Paused: f.Paused, PauseNote: f.PauseNote,
 	}
+	if p.Retry, err = f.Retry.policy(); err != nil {
+		return nil, err
+	}
 	if f.CatchUpWindow != "" {
 		window, err := formDuration("catch-up window", f.CatchUpWindow, "0s for none, or empty for the default (1m)")
 		if err != nil {
@@ -249,6 +252,7 @@ var paramFields = map[string]string{
 	"Cron": "cron", "RRule": "rrule", "TimeZone": "time_zone", "StartAt": "start_at", "EndAt": "end_at", "Overlap": "overlap",
 	"CatchUpWindow": "catch_up_window", "CatchUp": "catch_up", "DSTGap": "dst_gap", "DSTFold": "dst_fold", "Calendars": "calendars", "OnExcluded": "on_excluded", "MaxAttempts": "max_attempts", "KeepRuns": "keep_runs", "Priority": "priority",
 	"Queue": "queue", "Timeout": "timeout", "GrantID": "grant_id", "PauseNote": "pause_note",
+	"Retry.Delay": "retry_delay", "Retry.Base": "retry_base", "Retry.Factor": "retry_factor", "Retry.Max": "retry_max", "Retry.Jitter": "retry_jitter",
 }
 
 // fieldOf is the form name of the field err is about, or "".

@@ -106,6 +106,7 @@ func TestDashboardScheduleEdit(t *testing.T) {
 			"calendars_field": {"1"}, "on_excluded": {"skip"}, // no calendar checked: none
 			"max_attempts": {"3"}, "priority": {"2"}, "queue": {"reports"}, "timeout": {"1h0m0s"}, "keep_runs": {"30"},
 			"grant_id": {""}, "input": {"{\n  \"mode\": \"\",\n  \"user\": \"ada\"\n}"},
+			"retry_field": {"1"}, "retry_delay": {""}, "retry_base": {""}, "retry_factor": {""}, "retry_max": {""}, "retry_jitter": {""}, // none
 		}, form)
 
 		// Submitting it as it is changes nothing.

@@ -26,7 +26,8 @@
 //	                                     rrule (DTSTART and RRULE lines; "DTSTART:…;RRULE:…" too), time_zone, start_at,
 //	                                     end_at, overlap, catch_up, catch_up_window, dst_gap, dst_fold, calendars (one
 //	                                     a calendar checked, with calendars_field), on_excluded, max_attempts,
-//	                                     priority, queue, timeout, grant_id, input (JSON)
+//	                                     priority, queue, timeout, grant_id, input (JSON), retry_delay or retry_base,
+//	                                     retry_factor and retry_max, retry_jitter (percent; with retry_field)
 //	POST /schedules/{id}/pause           form: note
 //	POST /schedules/{id}/resume          form: missed=skip|latest|backfill
 //	POST /schedules/{id}/trigger
@@ -134,7 +135,8 @@
 //	GET    /api/runs                     ?type=&status=&tenant=&schedule_id=&limit=&after=
 //	POST   /api/runs                     a run's writable fields: {"type": "...", "input": ..., "idempotency_key", "tenant",
 //	                                     "max_attempts", "priority", "queue", "tags", "metadata", "require_worker",
-//	                                     "debounce": {"key", "period", "max_delay"}}; the answer's "existing" is true
+//	                                     "debounce": {"key", "period", "max_delay"}, "retry": {"delay": "30s"} or
+//	                                     {"base": "1s", "factor": 2, "max": "5m", "jitter": 0.1}}; the answer's "existing" is true
 //	                                     when nothing was started (the idempotency key's run, or a debounce window's)
 //	GET    /api/runs/{id}                a run with its steps
 //	POST   /api/runs/{id}/cancel
@@ -145,6 +147,7 @@
 //	                                     "input", "overlap", "catch_up_window": "1h", "dst_gap": "skip", …, "require_worker"};
 //	                                     "rrule": "DTSTART:20270105T090000\nRRULE:FREQ=WEEKLY;BYDAY=TU" in place of "cron"
 //	                                     "calendars": ["us-holidays"], "on_excluded": "skip|next-business-day"
+//	                                     "retry": {"delay": "30s"} (a run's retry policy; null for the type's)
 //	GET    /api/schedules/{id}           a schedule with its next 10 fire times
 //	PATCH  /api/schedules/{id}           the fields to change; a GET's body as it is changes nothing
 //	POST   /api/schedules/{id}/pause     optional {"note": "..."}

@@ -120,6 +120,10 @@ func apiValidation(field, problem, msg string) (string, string) {
 		problem = strings.NewReplacer("IdempotencyKey", "idempotency_key", "MaxDelay", "max_delay", "Period", "period").Replace(problem)
 		return name, "invalid " + name + ": " + problem
 	}
+	if strings.HasSuffix(field, "Retry") || strings.Contains(field, "Retry.") { // a "retry"
+		name, problem := retryProblem(field, problem)
+		return name, "invalid " + name + ": " + problem
+	}
 	if i := strings.LastIndexByte(field, '.'); i >= 0 {
 		field = field[i+1:]
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/workflow"
 )
 
 // The edit page of a schedule has its own URL, GET and POST
@@ -106,6 +107,9 @@ type scheduleFields struct {
 	Input           string
 	GrantID         string
 	Workflow        string
+	// Retry is the retry policy's fields; all empty: none, the workflow
+	// type's.
+	Retry retryFields
 	// Only on the new form.
 	Key       string
 	Paused    bool
@@ -121,7 +125,7 @@ func fieldsOf(s *schedule.Schedule, loc *time.Location) scheduleFields {
 		Overlap: string(s.Overlap), CatchUp: string(s.CatchUp), CatchUpWindow: s.CatchUpWindow.String(),
 		DSTGap: string(s.DSTGap), DSTFold: string(s.DSTFold),
 		Calendars: s.Calendars, CalendarsPosted: true, OnExcluded: string(s.OnExcluded),
-		Queue: s.Queue, Input: prettyJSON(s.Input),
+		Queue: s.Queue, Input: prettyJSON(s.Input), Retry: retryFieldsOf(s.Retry),
 	}
 	if s.RRule != "" {
 		f.Rule = "rrule"
@@ -166,6 +170,10 @@ func postedFields(r *http.Request) scheduleFields {
 		CatchUpWindow: v("catch_up_window"), DSTGap: v("dst_gap"), DSTFold: v("dst_fold"), MaxAttempts: v("max_attempts"), KeepRuns: v("keep_runs"), Priority: v("priority"),
 		Queue: v("queue"), Timeout: v("timeout"), Input: v("input"), GrantID: v("grant_id"),
 		Workflow: v("workflow"), Key: v("key"), Paused: r.PostFormValue("paused") != "", PauseNote: v("pause_note"),
+		Retry: retryFields{
+			Posted: r.PostFormValue("retry_field") != "", Delay: v("retry_delay"), Base: v("retry_base"),
+			Factor: v("retry_factor"), Max: v("retry_max"), Jitter: v("retry_jitter"),
+		},
 	}
 }
 
@@ -295,6 +303,18 @@ func updateParams(s *schedule.Schedule, f scheduleFields) (*schedule.UpdateParam
 	}
 	if on := schedule.OnExcluded(f.OnExcluded); on != "" && on != s.OnExcluded {
 		p.OnExcluded, changed = &on, true
+	}
+	if f.Retry.Posted {
+		retry, err := f.Retry.policy()
+		if err != nil {
+			return nil, false, err
+		}
+		if !sameRetry(retry, s.Retry) {
+			if retry == nil {
+				retry = &workflow.RetryPolicy{} // removes it
+			}
+			p.Retry, changed = retry, true
+		}
 	}
 
 	window := schedule.DefaultCatchUpWindow
