@@ -24,7 +24,7 @@ COPY . .
 ARG VERSION=""
 ARG COMMIT=""
 RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false \
-      -ldflags "-s -w -X github.com/tributary-go/tributary/internal/cli.version=${VERSION} -X github.com/tributary-go/tributary/internal/cli.commit=${COMMIT}" \
+      -ldflags "-s -w -X github.com/tributary-go/tributary/cmd/tributary/internal/cli.version=${VERSION} -X github.com/tributary-go/tributary/cmd/tributary/internal/cli.commit=${COMMIT}" \
       -o /out/tributary ./cmd/tributary
 
 FROM ${RUNTIME}

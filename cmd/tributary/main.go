@@ -10,7 +10,7 @@ import (
 	"syscall"
 	_ "time/tzdata" // schedules name IANA zones; work on machines without zone files too
 
-	"github.com/tributary-go/tributary/internal/cli"
+	"github.com/tributary-go/tributary/cmd/tributary/internal/cli"
 )
 
 func main() {

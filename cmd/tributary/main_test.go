@@ -215,7 +215,7 @@ func TestCompletionOtherShells(t *testing.T) {
 	t.Parallel()
 
 	// The scripts parse in their shell where it is installed; their content
-	// is checked in-process by internal/cli's TestCompletion.
+	// is checked in-process by cmd/tributary/internal/cli's TestCompletion.
 	for shell, check := range map[string][]string{"zsh": {"-n"}, "fish": {"--no-execute"}} {
 		script := tributary(t, "completion", shell)
 		path, err := exec.LookPath(shell)

@@ -28,7 +28,7 @@ var sqlOwners = []string{
 	"internal/engine",
 	"migrations",
 	"internal/bench",
-	"internal/demo",
+	"cmd/tributary/internal/demo",
 	"internal/testdb",
 	"examples",
 	"scripts",

@@ -36,7 +36,7 @@ var serviceMetrics = []string{
 // dashboardMetrics are the metric names the Grafana dashboard queries.
 func dashboardMetrics(t *testing.T) []string {
 	t.Helper()
-	dashboard, err := os.ReadFile("../../grafana/tributary.json")
+	dashboard, err := os.ReadFile("../../../../grafana/tributary.json")
 	require.NoError(t, err)
 	names := regexp.MustCompile(`tributary_[a-z_]+`).FindAllString(string(dashboard), -1)
 	require.NotEmpty(t, names)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tributary-go/tributary/internal/demo"
+	"github.com/tributary-go/tributary/cmd/tributary/internal/demo"
 )
 
 func newDemoCommand(env *Env) *cobra.Command {
