@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Set with -ldflags "-X github.com/tributary-go/tributary/internal/cli.version=v1.2.3
+// Set with -ldflags "-X github.com/tributary-go/tributary/cmd/tributary/internal/cli.version=v1.2.3
 // -X github.com/tributary-go/tributary/internal/cli.commit=<hash>" by a
 // build whose build info lacks them: the Dockerfile's, whose context has no
 // .git directory for Go to stamp the commit from. When set, they win over
