@@ -13,7 +13,7 @@ import (
 )
 
 // Set with -ldflags "-X github.com/tributary-go/tributary/cmd/tributary/internal/cli.version=v1.2.3
-// -X github.com/tributary-go/tributary/internal/cli.commit=<hash>" by a
+// -X github.com/tributary-go/tributary/cmd/tributary/internal/cli.commit=<hash>" by a
 // build whose build info lacks them: the Dockerfile's, whose context has no
 // .git directory for Go to stamp the commit from. When set, they win over
 // the build info.
