@@ -53,9 +53,9 @@ recommended settings:
     one query per attempt.
   - StepTx commits a step's writes and its memo in one transaction.
   - Starting a run (StartTx), parking it (Sleep, WaitSignal, RunChild) and
-    finishing it (the run's row and its job completed by one statement, see
-    Performance below) each change the run's row and its
-    River job in one transaction (TRANSACTIONAL_EDGES).
+    finishing it (the run's row and its job completed by one statement)
+    each change the run's row and its River job in one transaction
+    (TRANSACTIONAL_EDGES).
   - Sleeping and waiting runs hold no worker slot and use up no attempt; a
     signal or a finished child wakes its run at once through River.
   - Replaying an old run with code whose steps do not fit its history fails
@@ -120,54 +120,14 @@ and start a new one. See Example_version.
 
 # Performance
 
-A run costs, beyond its River job: one batched insert per step but the
-last (memos of concurrent runs share a statement and a commit; an upsert
-when the step has a record from an earlier attempt) and one batched
-statement that completes runs together with their River jobs, stores their
-last steps' memos and notifies Result waiters. Memos go
-through two batches in flight at once, so that one executes while the other
-commits. The first attempt of a run whose input is small (2 KiB with its
-metadata) starts from the job's args; every later attempt first reads the
-run and all its memos, in one batched query. Parking (sleep, signal wait,
-child) is one transaction of its own. The batches run on a pool of five
-connections the client opens with plan_cache_mode=force_generic_plan,
-because their array parameters otherwise made Postgres re-plan nearly every
-call.
-
-A worker does not wait for its run's completion to commit: the attempt ends
-(and its River slot takes the next job) as soon as the workflow function
-returns, as a raw River job's does. The run and its job still complete in
-one transaction, written by the engine's completion batch or, if River's
-own completer gets there first, by River's completer through the pilot the
-engine plugs into River's driver (see pilot.go), which completes the run in
-the same transaction as River's update. River therefore never completes a
-workflow job without its run. A process that dies before either commits
-leaves the job running; River rescues it and the run replays from its
-memos. Result returns once the completion has committed. Past 1,000 pending
-completions a worker waits for its own, which keeps fetching to the pace
-the database commits at.
-
-Memos and attempt starts go to the database as soon as a connection is
-free, since a running workflow waits for them. Completions hold up only
-Result waiters, so a completion batch starts at most every 10 ms: under
-load, Result returns up to 10 ms after the run's function did, and more
-runs share each statement that writes River's job table, whose constraints
-and indexes cost the server a fixed amount per statement. After a quiet
-spell a completion is written at once.
-
-The tables keep the rules of a run's columns (status, type, step kind and
-so on) as domains rather than CHECK constraints, which Postgres would read
-and plan for every statement, and a step belongs to its run without a
-foreign key, whose check is a query of its own per memo: the statements
-that write a step take its run's key-share lock, as the foreign key did,
-and triggers delete a run's steps with it (migration 003).
-
-The batched lookups keep to primary keys (their status filters are written
-so that no index serves them): under load, the state and unfinished-runs
-indexes hold every job and run in flight and many dead entries.
-
-The figures, as ratios against raw River in the same benchmark run, are in
-the README; run `go test -run '^$' -bench . ./workflow/`.
+A run costs, beyond its River job, about one batched write per step and one
+statement that completes it with its job; a worker's slot takes its next job
+as soon as the workflow function returns, and Result returns once the
+completion has committed (within about 10 ms under load). How the batches,
+the completion writers and the tables are built for it is in the
+repository's ARCHITECTURE.md ("The workflow engine's costs"). The figures,
+as ratios against raw River in the same benchmark run, are in the README;
+run `go test -run '^$' -bench . ./workflow/`.
 
 # Configuration
 
