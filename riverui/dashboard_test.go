@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/testwait"
 	"github.com/tributary-go/tributary/riverui"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
@@ -231,21 +232,21 @@ func (d *dash) waitStatus(t *testing.T, id uuid.UUID, want workflow.Status) *wor
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	events, unsubscribe := d.wf.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed,
-		river.EventKindJobCancelled, river.EventKindJobSnoozed)
-	defer unsubscribe()
-	for {
-		run, err := d.wf.GetRun(ctx, id)
-		require.NoError(t, err)
-		if run.Status == want {
-			return run
+	changed, stop := testwait.JobEvents(d.wf.River())
+	defer stop()
+	var run *workflow.Run
+	missing := testwait.Until(ctx, func(ctx context.Context) error {
+		var err error
+		if run, err = d.wf.GetRun(ctx, id); err != nil {
+			return err
 		}
-		select {
-		case <-events:
-		case <-ctx.Done():
-			t.Fatalf("run %s is %s; it never became %s", id, run.Status, want)
+		if run.Status != want {
+			return fmt.Errorf("run %s is %s; it never became %s", id, run.Status, want)
 		}
-	}
+		return nil
+	}, changed)
+	require.NoError(t, missing)
+	return run
 }
 
 // attrs returns the values of attr of the elements with data-testid=testid.

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/testwait"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -66,43 +68,14 @@ func waitDB(t *testing.T, db *testdb.DB, within time.Duration, cond func(ctx con
 	working.Unlock()
 	require.NotEmpty(t, clients, "waitDB: no working client on the test database would send an event")
 
-	changed := make(chan struct{}, 1)
-	stop := make(chan struct{})
-	var forwarders sync.WaitGroup
-	defer forwarders.Wait()
-	defer close(stop)
-	for _, wf := range clients {
-		events, cancel := wf.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed,
-			river.EventKindJobCancelled, river.EventKindJobSnoozed)
-		defer cancel()
-		forwarders.Go(func() {
-			for {
-				select {
-				case _, ok := <-events:
-					if !ok {
-						return
-					}
-					select {
-					case changed <- struct{}{}:
-					default: // a check is due already
-					}
-				case <-stop:
-					return
-				}
-			}
-		})
+	rivers := make([]*river.Client[pgx.Tx], len(clients))
+	for i, wf := range clients {
+		rivers[i] = wf.River()
 	}
-
-	for {
-		missing := cond(ctx)
-		if missing == nil {
-			return
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			t.Fatalf("not within %s: %v", within, missing)
-		}
+	changed, stop := testwait.JobEvents(rivers...)
+	defer stop()
+	if missing := testwait.Until(ctx, cond, changed); missing != nil {
+		t.Fatalf("not within %s: %v", within, missing)
 	}
 }
 

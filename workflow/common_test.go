@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/testwait"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
@@ -113,33 +115,29 @@ func waitRun(t *testing.T, c *Client, id uuid.UUID, what string, cond func(*Run)
 	t.Helper()
 	ctx := ctxT(t)
 
-	var events <-chan *river.Event // nil, never ready, for a client that works no jobs
+	var changed <-chan struct{} // nil, never ready, for a client that works no jobs
 	if c.works {
-		var cancel func()
-		events, cancel = c.river.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed,
-			river.EventKindJobCancelled, river.EventKindJobSnoozed)
-		defer cancel()
+		var stop func()
+		changed, stop = testwait.JobEvents(c.river)
+		defer stop()
 	}
 	finished, unsubscribe, err := c.waiter.subscribe(ctx, id)
 	require.NoError(t, err, "listen for run %s to finish", id)
 	defer unsubscribe()
 
-	for {
-		run, err := c.GetRun(ctx, id)
-		require.NoError(t, err)
-		if cond(run) {
-			return run
+	var run *Run
+	missing := testwait.Until(ctx, func(ctx context.Context) error {
+		var err error
+		if run, err = c.GetRun(ctx, id); err != nil {
+			return err
 		}
-		select {
-		case _, ok := <-events:
-			if !ok {
-				events = nil
-			}
-		case <-finished:
-		case <-ctx.Done():
-			t.Fatalf("run %s did not reach %s before the deadline; it is %s", id, what, run.Status)
+		if !cond(run) {
+			return fmt.Errorf("run %s did not reach %s before the deadline; it is %s", id, what, run.Status)
 		}
-	}
+		return nil
+	}, changed, finished)
+	require.NoError(t, missing)
+	return run
 }
 
 // waitCond polls cond every 10 ms until it holds, and fails t when cond
