@@ -226,6 +226,20 @@ func TestAPIScheduleCalendars(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"holidays"}, stored.Calendars)
 	require.Equal(t, schedule.ExcludedNextBusinessDay, stored.OnExcluded)
+	// The schedules that exclude a calendar: the API's calendar= and the
+	// calendar page's link to them.
+	status, body = f.do(t, http.MethodGet, "/api/schedules?calendar=holidays", "", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, s.ID.String())
+	status, body = f.do(t, http.MethodGet, "/api/schedules?calendar=other", "", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.NotContains(t, body, s.ID.String())
+	status, body = f.do(t, http.MethodGet, "/calendars/holidays", "", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `href="/schedules?calendar=holidays"`)
+	status, body = f.do(t, http.MethodGet, "/schedules?calendar=holidays", "", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, s.ID.String())
 
 	// skip records the slot as skipped, at its own time.
 	path := "/api/schedules/" + s.ID.String()

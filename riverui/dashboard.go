@@ -130,6 +130,7 @@ type schedulesView struct {
 	Owner    string
 	Workflow string
 	Paused   string // "", "yes" or "no"
+	Calendar string // the schedules that exclude this calendar; "" for any
 	Types    []string
 	Rows     []scheduleRow
 	Pager    pager
@@ -147,7 +148,7 @@ func (h *Handler) schedulesPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := &schedulesView{
 		chrome:  h.chrome(r, "Schedules", "schedules"),
-		Enabled: h.sc != nil, Owner: q.Get("owner"), Workflow: q.Get("workflow"), Types: h.wf.Types(),
+		Enabled: h.sc != nil, Owner: q.Get("owner"), Workflow: q.Get("workflow"), Calendar: q.Get("calendar"), Types: h.wf.Types(),
 	}
 	switch q.Get("paused") {
 	case "yes", "true":
@@ -155,7 +156,7 @@ func (h *Handler) schedulesPage(w http.ResponseWriter, r *http.Request) {
 	case "no", "false":
 		v.Paused = "no"
 	}
-	v.Filtered = v.Owner != "" || v.Workflow != "" || v.Paused != ""
+	v.Filtered = v.Owner != "" || v.Workflow != "" || v.Paused != "" || v.Calendar != ""
 	if !v.Enabled {
 		h.render(w, r, http.StatusOK, schedulesTemplate, v)
 		return

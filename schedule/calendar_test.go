@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
@@ -74,6 +75,15 @@ func TestCalendars(t *testing.T) {
 	next, err := sc.Next(ctx, ByID(daily.ID), 1)
 	require.NoError(t, err)
 	require.Len(t, next, 1)
+	// Which schedules exclude a calendar: both, newest first; none for
+	// another calendar.
+	excluding, err := sc.List(ctx, &ListParams{Calendar: "us-holidays"})
+	require.NoError(t, err)
+	require.Equal(t, []uuid.UUID{daily.ID, s.ID}, []uuid.UUID{excluding[0].ID, excluding[1].ID})
+	require.Len(t, excluding, 2)
+	excluding, err = sc.List(ctx, &ListParams{Calendar: "no-such"})
+	require.NoError(t, err)
+	require.Empty(t, excluding)
 	slots, err := sc.Backfill(ctx, ByID(daily.ID), time.Date(2027, 12, 23, 0, 0, 0, 0, time.UTC), time.Date(2027, 12, 28, 0, 0, 0, 0, time.UTC), nil)
 	require.NoError(t, err)
 	require.Equal(t, 2, slots.Slots) // the 23rd, and the 24th moved to Monday the 27th

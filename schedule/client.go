@@ -240,6 +240,9 @@ type ListParams struct {
 	Workflow string
 	// Paused, when set, keeps schedules that are (or are not) paused.
 	Paused *bool
+	// Calendar keeps the schedules that exclude this calendar's dates
+	// (Params.Calendars); "" for any.
+	Calendar string
 	// After continues a listing after this id.
 	After *uuid.UUID
 	// Limit defaults to 100; at most 1000.
@@ -260,7 +263,7 @@ func (c *Client) List(ctx context.Context, p *ListParams) ([]*Schedule, error) {
 		return nil, &ValidationError{Field: "ListParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
 	}
 	rows, err := c.q.ListSchedules(ctx, c.wf.Pool(), &engine.ListSchedulesParams{
-		Owner: p.Owner, Type: p.Workflow, Paused: p.Paused, After: p.After, Limit: limit,
+		Owner: p.Owner, Type: p.Workflow, Paused: p.Paused, Calendar: p.Calendar, After: p.After, Limit: limit,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedule: list: %w", err)

@@ -146,6 +146,16 @@ WHERE ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
 	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id < $4)
 ORDER BY id DESC LIMIT $5`)
 
+	// listSchedulesByCalendarStmt is listSchedulesStmt for the schedules
+	// that exclude calendar $6, found through the partial GIN index
+	// schedules_calendars (whose predicate the first condition repeats).
+	listSchedulesByCalendarStmt = define(`
+SELECT ` + scheduleColumns + ` FROM {s}schedules
+WHERE calendars <> '{}' AND calendars @> ARRAY[$6::text]
+	AND ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
+	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id < $4)
+ORDER BY id DESC LIMIT $5`)
+
 	pauseScheduleStmt = define(`
 UPDATE {s}schedules SET paused = true, pause_note = $2, next_fire_at = NULL,
 	paused_at = CASE WHEN paused THEN paused_at ELSE coalesce($3::timestamptz, now()) END, updated_at = coalesce($3::timestamptz, now())
@@ -261,13 +271,19 @@ type ListSchedulesParams struct {
 	Owner  string // "" for any
 	Type   string // "" for any
 	Paused *bool  // nil for both
-	After  *uuid.UUID
-	Limit  int
+	// Calendar keeps the schedules that exclude this calendar's dates
+	// (through the schedules_calendars GIN index); "" for any.
+	Calendar string
+	After    *uuid.UUID
+	Limit    int
 }
 
 // ListSchedules lists schedules newest first (by id) after p.After, at
 // most p.Limit; an empty, non-nil slice when there are none.
 func (q *Queries) ListSchedules(ctx context.Context, db DBTX, p *ListSchedulesParams) ([]Schedule, error) {
+	if p.Calendar != "" {
+		return scanSchedules(db.Query(ctx, q.sql(listSchedulesByCalendarStmt), p.Owner, p.Type, p.Paused, p.After, p.Limit, p.Calendar))
+	}
 	return scanSchedules(db.Query(ctx, q.sql(listSchedulesStmt), p.Owner, p.Type, p.Paused, p.After, p.Limit))
 }
 

@@ -60,6 +60,13 @@ func TestCalendarCommands(t *testing.T) {
 	res = runCLI(t, vars, "calendar", "list")
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	require.Regexp(t, `^NAME +DATES +SCHEDULES +UPDATED +DESCRIPTION\nus-holidays +14 +1 +\S+ +US federal holidays\n$`, res.stdout)
+	// Which schedules they are.
+	res = runCLI(t, vars, "schedule", "list", "--calendar", "us-holidays")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Contains(t, res.stdout, "month end")
+	res = runCLI(t, vars, "schedule", "list", "--calendar", "other")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.NotContains(t, res.stdout, "month end")
 
 	// In use: not deleted, and the error says what to do.
 	res = runCLI(t, vars, "calendar", "delete", "us-holidays")

@@ -22,7 +22,7 @@ const nameColumnWidth = 40
 // newScheduleListCommand is `tributary schedule list`.
 func newScheduleListCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
-		Use:   "list [--owner <owner>] [--workflow <type>] [--paused true|false] [--limit <n>] [--after <schedule-id>] [flags]",
+		Use:   "list [--owner <owner>] [--workflow <type>] [--paused true|false] [--calendar <name>] [--limit <n>] [--after <schedule-id>] [flags]",
 		Short: "List schedules, newest first, with when each fires next",
 		Example: `tributary schedule list --owner team-42
 			tributary schedule list --paused true --json`,
@@ -34,6 +34,7 @@ func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
 	owner := fs.String("owner", "", "list only the schedules of this `owner`")
 	workflowType := fs.String("workflow", "", "list only the schedules that start this workflow `type`")
 	paused := fs.String("paused", "", "`true|false`: list only paused schedules, or only active ones")
+	calendar := fs.String("calendar", "", "list only the schedules that exclude this holiday calendar's dates (`name`)")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` schedules, at most %d (default %d)", maxListLimit, defaultListLimit))
 	after := fs.String("after", "", "list the schedules after this `schedule-id` (the last one of the previous page)")
 	asJSON := fs.Bool("json", false, "print a JSON array of schedules instead of a table")
@@ -42,7 +43,7 @@ func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		params := &schedule.ListParams{Owner: *owner, Workflow: *workflowType, Limit: *limit}
+		params := &schedule.ListParams{Owner: *owner, Workflow: *workflowType, Calendar: *calendar, Limit: *limit}
 		if *paused != "" {
 			b, err := strconv.ParseBool(*paused)
 			if err != nil {
