@@ -2,10 +2,8 @@ package riverui
 
 import (
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -150,42 +148,18 @@ func bulkCount(res *workflow.BulkResult, filter string) string {
 		text = fmt.Sprintf("Nothing to %s: none of the %d runs matching %s can be", res.Action, res.Matched, filter)
 	}
 	if left := res.Matched - res.Eligible; left > 0 {
-		text += fmt.Sprintf("; %d left as they are (%s)", left, strings.Join(leftByStatus(res), ", "))
+		text += fmt.Sprintf("; %d left as they are (%s)", left, leftText(res.Left()))
 	}
 	return text + "."
 }
 
-// leftByStatus says why a dry run's runs would be left as they are: by
-// status for cancel and retry; not finished, or never reached the step,
-// for fork.
-func leftByStatus(res *workflow.BulkResult) []string {
-	var parts []string
-	if res.Action == workflow.BulkFork {
-		unfinished := 0
-		for s, n := range res.ByStatus {
-			if !s.Finished() {
-				unfinished += n
-			}
-		}
-		if unfinished > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", workflow.SkipNotFinished, unfinished))
-		}
-		if n := res.Matched - res.Eligible - unfinished; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", workflow.SkipStepNotRecorded, n))
-		}
-		return parts
+// leftText is counts as "completed 2, failed 1".
+func leftText(counts []workflow.BulkCount) string {
+	parts := make([]string, len(counts))
+	for i, c := range counts {
+		parts[i] = fmt.Sprintf("%s %d", c.Why, c.N)
 	}
-	for _, s := range runStatuses {
-		n := res.ByStatus[s]
-		eligible := !s.Finished()
-		if res.Action == workflow.BulkRetry {
-			eligible = s == workflow.StatusFailed || s == workflow.StatusCancelled
-		}
-		if n > 0 && !eligible {
-			parts = append(parts, fmt.Sprintf("%s %d", s, n))
-		}
-	}
-	return parts
+	return strings.Join(parts, ", ")
 }
 
 // bulkPast is what a bulk action did, for messages.
@@ -201,13 +175,9 @@ func bulkDone(res *workflow.BulkResult) (string, []string) {
 	if len(res.Skipped) == 0 {
 		return text + ".", nil
 	}
-	reasons := map[string]int{}
-	for _, s := range res.Skipped {
-		reasons[s.Reason]++
-	}
 	var left []string
-	for _, reason := range slices.Sorted(maps.Keys(reasons)) {
-		left = append(left, fmt.Sprintf("%s: %d", reason, reasons[reason]))
+	for _, c := range res.SkippedByReason() {
+		left = append(left, fmt.Sprintf("%s: %d", c.Why, c.N))
 	}
 	return fmt.Sprintf("%s; %d left as they were:", text, len(res.Skipped)), left
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -381,4 +383,59 @@ func validStatus(s Status) bool {
 		return true
 	}
 	return false
+}
+
+// bulkStatusOrder is the order Left counts statuses in: the order a run
+// goes through them.
+var bulkStatusOrder = []Status{StatusPending, StatusRunning, StatusSleeping, StatusWaiting,
+	StatusCompleted, StatusFailed, StatusCancelled, StatusSkipped}
+
+// BulkCount is a number of runs and why they are counted: a status, or a
+// skip reason.
+type BulkCount struct {
+	Why string
+	N   int
+}
+
+// Left counts the matched runs the action would leave as they are
+// (Matched less Eligible), by why: for cancel and retry by status, in the
+// order a run goes through them; for fork SkipNotFinished, then
+// SkipStepNotRecorded (a finished run that never reached FromStep). What a
+// dry run's answer says beside its count.
+func (r *BulkResult) Left() []BulkCount {
+	var out []BulkCount
+	if r.Action == BulkFork {
+		unfinished := 0
+		for s, n := range r.ByStatus {
+			if !s.Finished() {
+				unfinished += n
+			}
+		}
+		if unfinished > 0 {
+			out = append(out, BulkCount{SkipNotFinished, unfinished})
+		}
+		if n := r.Matched - r.Eligible - unfinished; n > 0 {
+			out = append(out, BulkCount{SkipStepNotRecorded, n})
+		}
+		return out
+	}
+	for _, s := range bulkStatusOrder {
+		if n := r.ByStatus[s]; n > 0 && !bulkEligible(r.Action, s) {
+			out = append(out, BulkCount{string(s), n})
+		}
+	}
+	return out
+}
+
+// SkippedByReason counts Skipped by reason, the reasons in text order.
+func (r *BulkResult) SkippedByReason() []BulkCount {
+	counts := map[string]int{}
+	for _, s := range r.Skipped {
+		counts[s.Reason]++
+	}
+	out := make([]BulkCount, 0, len(counts))
+	for _, why := range slices.Sorted(maps.Keys(counts)) {
+		out = append(out, BulkCount{why, counts[why]})
+	}
+	return out
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -202,37 +200,16 @@ func bulkCountText(r *workflow.BulkResult) string {
 	if skip == 0 {
 		return text
 	}
-	var parts []string
-	if r.Action == workflow.BulkFork {
-		// Not by status: a finished run is left if it never reached the step.
-		unfinished := 0
-		for s, n := range r.ByStatus {
-			if !s.Finished() {
-				unfinished += n
-			}
-		}
-		if unfinished > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", workflow.SkipNotFinished, bench.FormatCount(float64(unfinished))))
-		}
-		if n := skip - unfinished; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", workflow.SkipStepNotRecorded, bench.FormatCount(float64(n))))
-		}
-	} else {
-		for _, s := range slices.Sorted(maps.Keys(r.ByStatus)) {
-			if n := r.ByStatus[s]; n > 0 && !slices.Contains(bulkEligibleStatuses(r.Action), s) {
-				parts = append(parts, fmt.Sprintf("%s %s", s, bench.FormatCount(float64(n))))
-			}
-		}
-	}
-	return text + fmt.Sprintf(" (%s left as they are: %s)", bench.FormatCount(float64(skip)), strings.Join(parts, ", "))
+	return text + fmt.Sprintf(" (%s left as they are: %s)", bench.FormatCount(float64(skip)), countsText(r.Left()))
 }
 
-// bulkEligibleStatuses are the statuses of the runs action changes.
-func bulkEligibleStatuses(action workflow.BulkAction) []workflow.Status {
-	if action == workflow.BulkRetry {
-		return []workflow.Status{workflow.StatusFailed, workflow.StatusCancelled}
+// countsText is counts as "completed 30, failed 4".
+func countsText(counts []workflow.BulkCount) string {
+	parts := make([]string, len(counts))
+	for i, c := range counts {
+		parts[i] = c.Why + " " + bench.FormatCount(float64(c.N))
 	}
-	return []workflow.Status{workflow.StatusPending, workflow.StatusRunning, workflow.StatusSleeping, workflow.StatusWaiting}
+	return strings.Join(parts, ", ")
 }
 
 // bulkDoneText says what a bulk action did: "cancelled 1,200 runs; skipped
@@ -243,15 +220,7 @@ func bulkDoneText(r *workflow.BulkResult) string {
 		text += fmt.Sprintf(" from step %q", r.FromStep)
 	}
 	if len(r.Skipped) > 0 {
-		reasons := map[string]int{}
-		for _, s := range r.Skipped {
-			reasons[s.Reason]++
-		}
-		var parts []string
-		for _, reason := range slices.Sorted(maps.Keys(reasons)) {
-			parts = append(parts, fmt.Sprintf("%s %s", reason, bench.FormatCount(float64(reasons[reason]))))
-		}
-		text += fmt.Sprintf("; skipped %s (%s)", bench.FormatCount(float64(len(r.Skipped))), strings.Join(parts, ", "))
+		text += fmt.Sprintf("; skipped %s (%s)", bench.FormatCount(float64(len(r.Skipped))), countsText(r.SkippedByReason()))
 	}
 	return text
 }
