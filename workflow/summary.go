@@ -31,11 +31,15 @@ type RunCounts struct {
 	Failed int64
 }
 
-// CountRuns counts runs for an overview: every unfinished run by status,
-// the runs created since since by status, and the runs that failed since
-// since. Its cost follows the unfinished runs (an index-only count), the
-// runs River is working, the runs created since since (at most
-// MaxRecentCounted) and the failures since since, not the table's size.
+// CountRuns counts runs for an overview, such as a health check or a
+// dashboard of the application's own: every unfinished run by status, the
+// runs created since since by status, and the runs that failed since
+// since. The counts are one snapshot (one read-only repeatable-read
+// transaction), so they agree with each other; InFlight and Failed are
+// exact, Recent is capped at MaxRecentCounted. Its cost follows the
+// unfinished runs (an index-only count), the runs River is working, the
+// runs created since since (at most MaxRecentCounted) and the failures
+// since since, not the table's size, so it can be called every few seconds.
 func (c *Client) CountRuns(ctx context.Context, since time.Time) (*RunCounts, error) {
 	counts := &RunCounts{InFlight: map[Status]int64{}, Since: since, Recent: map[Status]int64{}}
 	err := pgx.BeginTxFunc(ctx, c.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
@@ -83,9 +87,15 @@ func (c *Client) CountRuns(ctx context.Context, since time.Time) (*RunCounts, er
 }
 
 // ListFailures lists the runs that failed at or after since, the latest
-// failure first, at most limit (1 to 1000), without their steps. Its cost
-// follows the failures since since (through the index of failed runs by
-// finish time), not the table's size.
+// failure first, at most limit (1 to 1000), each with its Error but
+// without its steps: what an alert needs. A failed run is one whose status
+// is StatusFailed (attempts used up, a NonRetryable error, a divergence);
+// a cancelled run is not listed. A run's failure time (its FinishedAt) is
+// the start of the transaction that failed it, which may commit a moment
+// after a later failure's: a caller that polls sees every failure when it
+// reaches a few seconds back before the latest failure it saw and skips
+// the runs it has seen, as `tributary serve` does to log them. Its cost follows the failures since since (through the index of
+// failed runs by finish time), not the table's size.
 func (c *Client) ListFailures(ctx context.Context, since time.Time, limit int) ([]*Run, error) {
 	if limit < 1 || limit > 1000 {
 		return nil, &ValidationError{Field: "limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
