@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -135,32 +136,19 @@ func describeRetry(p *workflow.RetryPolicy) string {
 	}
 	var s string
 	if p.Delay > 0 {
-		s = "retries after " + shortDuration(p.Delay)
+		s = "retries after " + durfmt.Short(p.Delay)
 	} else {
 		factor := p.Factor
 		if factor == 0 {
 			factor = 2
 		}
-		s = fmt.Sprintf("retries after %s, ×%g each time", shortDuration(p.Base), factor)
+		s = fmt.Sprintf("retries after %s, ×%g each time", durfmt.Short(p.Base), factor)
 		if p.Max > 0 {
-			s += ", at most " + shortDuration(p.Max)
+			s += ", at most " + durfmt.Short(p.Max)
 		}
 	}
 	if p.Jitter > 0 {
 		s += fmt.Sprintf(", less up to %g %%", p.Jitter*100)
-	}
-	return s
-}
-
-// shortDuration is d without its trailing zero units: "5m", "1h30m", "90s"
-// is "1m30s".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
 }
@@ -185,7 +173,7 @@ func retryFieldsOf(p *workflow.RetryPolicy) retryFields {
 		if d == 0 {
 			return ""
 		}
-		return shortDuration(d)
+		return durfmt.Short(d)
 	}
 	f.Delay, f.Base, f.Max = dur(p.Delay), dur(p.Base), dur(p.Max)
 	if p.Factor != 0 {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tributary-go/tributary/internal/durfmt"
 )
 
 // Excluded dates.
@@ -230,7 +232,7 @@ func (s *Spec) placeWall(w time.Time) []Occurrence {
 		return nil
 	case p.gap && s.dst.Gap == DSTGapShift:
 		o.At, o.Shifted = instantAt(w, p.offsetBefore).In(s.loc), true
-		o.Note = fmt.Sprintf("%s; runs at %s, shifted by the jump's length (%s)", missing, clock(wallAt(o.At, p.offsetAfter)), shortDuration(gapTo.Sub(gapFrom)))
+		o.Note = fmt.Sprintf("%s; runs at %s, shifted by the jump's length (%s)", missing, clock(wallAt(o.At, p.offsetAfter)), durfmt.Short(gapTo.Sub(gapFrom)))
 	case p.gap && s.dst.Gap == DSTGapSkip:
 		o.Skipped = true
 		o.Note = missing + "; skipped, as the schedule's DST policy says (gap: skip)"

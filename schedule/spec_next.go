@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/tributary-go/tributary/internal/durfmt"
 )
 
 // nextFixedTime returns the first occurrence after the whole second after of
@@ -138,7 +140,7 @@ func (s *Spec) nextFromGap(after, start time.Time, offset int) (Occurrence, bool
 		at := instantAt(wall, before).In(s.loc)
 		return Occurrence{At: at, Nominal: nominal(wall), Shifted: true,
 			Note: fmt.Sprintf("%s does not exist on %s in %s (clocks jump from %s to %s); runs at %s, shifted by the jump's length (%s)",
-				clock(wall), wall.Format(time.DateOnly), s.loc, clock(gapFrom), clock(gapTo), clock(wallAt(at, offset)), shortDuration(gapTo.Sub(gapFrom)))}, true
+				clock(wall), wall.Format(time.DateOnly), s.loc, clock(gapFrom), clock(gapTo), clock(wallAt(at, offset)), durfmt.Short(gapTo.Sub(gapFrom)))}, true
 	default:
 		if !start.After(after) {
 			return Occurrence{}, false
@@ -171,18 +173,6 @@ func (s *Spec) foldNote(wall time.Time, p placement, which string, offset int) s
 func (s *Spec) skipNote(p placement) string {
 	note, _, _ := strings.Cut(s.gapNote(p, false), "; this schedule follows elapsed time")
 	return note + "; skipped, as the schedule's DST policy says (gap: skip)"
-}
-
-// shortDuration formats d as "1h", "30m" or "1h30m".
-func shortDuration(d time.Duration) string {
-	out := d.String() // "1h0m0s", "30m0s", "1h30m0s"
-	if strings.HasSuffix(out, "m0s") {
-		out = strings.TrimSuffix(out, "0s")
-	}
-	if strings.HasSuffix(out, "h0m") {
-		out = strings.TrimSuffix(out, "0m")
-	}
-	return out
 }
 
 // joinNotes joins two notes into one, either of which may be empty.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tributary-go/tributary/internal/durfmt"
 )
 
 const (
@@ -105,8 +107,9 @@ func relativeDays(t, now time.Time) string {
 	return relativeTime(t, now)
 }
 
-// humanDuration rounds d to what a reader cares about: 850µs, 12ms, 1.25s,
-// 3m12s, 50m, 2h5m, 1h.
+// humanDuration rounds d to what a reader cares about, and writes it as
+// everything else Tributary writes a duration (durfmt.Short): 850µs, 12ms,
+// 1.25s, 3m12s, 50m, 2h5m, 1h.
 func humanDuration(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:
@@ -120,14 +123,7 @@ func humanDuration(d time.Duration) string {
 	default:
 		d = d.Round(time.Minute)
 	}
-	s := d.String() // "1m30s", "50m0s", "2h5m0s", "1h0m0s"
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return durfmt.Short(d)
 }
 
 func yesNo(b bool) string {
