@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -183,7 +184,7 @@ func (h *Handler) updateSchedule(r *http.Request, ref schedule.Ref) error {
 		return err
 	}
 	ctx := r.Context()
-	return pgx.BeginFunc(ctx, h.wf.Pool(), func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, wfruntime.Of(h.wf).Pool(), func(tx pgx.Tx) error {
 		s, err := h.sc.UpdateTx(ctx, tx, ref, nil) // locks the schedule
 		if err != nil {
 			return err

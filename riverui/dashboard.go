@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tributary-go/tributary/internal/runmeta"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -322,7 +323,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 		return err
 	}
 	if !served {
-		v.NoWorker = workflow.NoWorkerWarning(s.Workflow)
+		v.NoWorker = wfruntime.NoWorkerWarning(s.Workflow)
 	}
 	if string(s.Input) == "null" {
 		v.Input = ""

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // BackfillOpts override, for the backfilled runs, the schedule's input, and
@@ -98,7 +98,7 @@ func (r *BackfillResult) String() string {
 // (an Input over its limit) is an error, and nothing is written.
 func (c *Client) Backfill(ctx context.Context, ref Ref, from, to time.Time, opts *BackfillOpts) (*BackfillResult, error) {
 	var res *BackfillResult
-	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.rt.Pool(), func(tx pgx.Tx) error {
 		var err error
 		res, err = c.BackfillTx(ctx, tx, ref, from, to, opts)
 		return err
@@ -202,7 +202,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 	switch {
 	case grantSkip != "" || policy == OverlapAllow:
 	case policy == OverlapReplace:
-		if _, err := c.engine.CancelScheduleRunsTx(ctx, tx, &engine.ScheduleRuns{ScheduleID: s.ID}); err != nil {
+		if _, err := c.rt.CancelScheduleRunsTx(ctx, tx, &wfruntime.ScheduleRuns{ScheduleID: s.ID}); err != nil {
 			return nil, err
 		}
 	default:
@@ -212,7 +212,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 		busy = busy || queued
 	}
 
-	var starts []*engine.ScheduledStart
+	var starts []*wfruntime.ScheduledStart
 	tenant := s.RunTenant()
 	for _, occ := range slots {
 		if slices.ContainsFunc(done, occ.At.Equal) {
@@ -254,13 +254,13 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 				busy = true
 			}
 		}
-		starts = append(starts, &engine.ScheduledStart{
+		starts = append(starts, &wfruntime.ScheduledStart{
 			FireAt: occ.At, Input: s.Input, MaxAttempts: s.MaxAttempts, Retry: s.retryJSON, Metadata: meta, Priority: s.Priority,
-			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: engine.TriggerBackfill, Type: s.Workflow,
+			Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: wfruntime.TriggerBackfill, Type: s.Workflow,
 			Tenant: tenant,
 		})
 	}
-	started, err := c.engine.StartScheduledManyTx(ctx, tx, starts)
+	started, err := c.rt.StartScheduledManyTx(ctx, tx, starts)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func (c *Client) startSlotsTx(ctx context.Context, tx pgx.Tx, s *Schedule, spec 
 		case st.Skip != "" && starts[i].Skip == "":
 			// The engine refused the run (an input over its limit): an
 			// operator's explicit start says so instead of recording it.
-			return nil, &ValidationError{Field: "run", Problem: strings.TrimPrefix(st.Skip, engine.SkipCannotStart) + " (nothing was backfilled)"}
+			return nil, &ValidationError{Field: "run", Problem: strings.TrimPrefix(st.Skip, wfruntime.SkipCannotStart) + " (nothing was backfilled)"}
 		case st.Skip != "":
 			if res.Skipped == nil {
 				res.Skipped = map[string]int{}

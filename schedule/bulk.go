@@ -84,7 +84,7 @@ func (c *Client) eachOfOwner(ctx context.Context, owner, action string, act func
 		var changed []*Schedule
 		var unchanged []uuid.UUID
 		var last *uuid.UUID
-		err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+		err := pgx.BeginFunc(ctx, c.rt.Pool(), func(tx pgx.Tx) error {
 			changed, unchanged, last = nil, nil, nil
 			rows, err := c.q.ListSchedules(ctx, tx, p)
 			if err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -64,7 +64,7 @@ func TestBurstFiresEachSlotOnce(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return sc.engine.WakeAtTx(ctx, tx, &engine.Wake{At: at, JobID: res.Job.ID, Queue: Queue})
+			return sc.rt.WakeAtTx(ctx, tx, &wfruntime.Wake{At: at, JobID: res.Job.ID, Queue: Queue})
 		}))
 	}
 

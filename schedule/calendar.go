@@ -309,11 +309,11 @@ func (c *Client) GetCalendarTx(ctx context.Context, tx pgx.Tx, name string) (*Ca
 // ListCalendars lists every calendar, by name, without its dates (Dates
 // is empty, DateCount says how many; see GetCalendar).
 func (c *Client) ListCalendars(ctx context.Context) ([]*Calendar, error) {
-	rows, err := c.q.AllCalendars(ctx, c.wf.Pool())
+	rows, err := c.q.AllCalendars(ctx, c.rt.Pool())
 	if err != nil {
 		return nil, err
 	}
-	counts, err := c.q.CalendarDayCounts(ctx, c.wf.Pool())
+	counts, err := c.q.CalendarDayCounts(ctx, c.rt.Pool())
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func (c *Client) DeleteCalendarTx(ctx context.Context, tx pgx.Tx, name string) e
 
 func (c *Client) calendarTx(ctx context.Context, fn func(tx pgx.Tx) (*Calendar, error)) (*Calendar, error) {
 	var cal *Calendar
-	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.rt.Pool(), func(tx pgx.Tx) error {
 		var err error
 		cal, err = fn(tx)
 		return err

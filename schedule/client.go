@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/jobs"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -76,8 +77,8 @@ type Client struct {
 	logger   *slog.Logger
 	q        *engine.Queries
 	wf       *workflow.Client
-	engine   engine.Workflows
-	metrics  *slotMetrics // nil when the instruments could not be made
+	rt       wfruntime.Runtime // wf's runtime: its pool, schema and what a slot's run needs
+	metrics  *slotMetrics      // nil when the instruments could not be made
 	tracer   trace.Tracer
 
 	// firing bounds the firing passes that hold a connection at once.
@@ -122,20 +123,20 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	hook := engine.WorkflowsOf(wf)
+	rt := wfruntime.Of(wf)
 	c := &Client{
-		clock:    hook.Now, // one clock: the workflow client's (workflow.Config.Clock)
-		engine:   hook,
+		clock:    rt.Now, // one clock: the workflow client's (workflow.Config.Clock)
+		rt:       rt,
 		firing:   make(chan struct{}, QueueWorkers),
 		interval: interval,
 		logger:   logger,
 		metrics:  metrics,
-		q:        engine.NewQueries(wf.Schema()),
+		q:        engine.NewQueries(rt.Schema()),
 		tracer:   tp.Tracer(meterName),
 		wf:       wf,
 	}
 	reconcile := c.reconcileJob()
-	err = c.engine.Bind(&engine.Binding{
+	err = c.rt.Bind(&wfruntime.Binding{
 		Name: bindingName,
 		Register: func(workers *river.Workers) error {
 			if err := river.AddWorkerSafely(workers, &fireWorker{c: c}); err != nil {
@@ -211,8 +212,8 @@ func (c *Client) now() time.Time { return c.clock() }
 
 // sqlNow is the now parameter of the engine's statements: nil, for the
 // database's now(), unless the workflow client's Config.Clock is set (see
-// engine.Workflows.SQLNow).
-func (c *Client) sqlNow() *time.Time { return c.engine.SQLNow() }
+// wfruntime.Runtime.SQLNow).
+func (c *Client) sqlNow() *time.Time { return c.rt.SQLNow() }
 
 // Get reads the schedule ref names (ByID or ByKey). Returns ErrNotFound
 // when there is none.
@@ -223,14 +224,14 @@ func (c *Client) Get(ctx context.Context, ref Ref) (*Schedule, error) {
 	var s *Schedule
 	var err error
 	if ref.Key == "" {
-		s, err = scheduleOf(c.q.ScheduleByID(ctx, c.wf.Pool(), ref.ID))
-	} else if s, err = scheduleOf(c.q.ScheduleByKey(ctx, c.wf.Pool(), ref.Owner, ref.Key)); errors.Is(err, ErrNotFound) {
+		s, err = scheduleOf(c.q.ScheduleByID(ctx, c.rt.Pool(), ref.ID))
+	} else if s, err = scheduleOf(c.q.ScheduleByKey(ctx, c.rt.Pool(), ref.Owner, ref.Key)); errors.Is(err, ErrNotFound) {
 		return nil, notFoundByKey(ref)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return s, c.loadCalendarsTx(ctx, c.wf.Pool(), s)
+	return s, c.loadCalendarsTx(ctx, c.rt.Pool(), s)
 }
 
 // ListParams filter and page List. The zero value lists the 100 newest
@@ -262,7 +263,7 @@ func (c *Client) List(ctx context.Context, p *ListParams) ([]*Schedule, error) {
 	if limit < 1 || limit > 1000 {
 		return nil, &ValidationError{Field: "ListParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
 	}
-	rows, err := c.q.ListSchedules(ctx, c.wf.Pool(), &engine.ListSchedulesParams{
+	rows, err := c.q.ListSchedules(ctx, c.rt.Pool(), &engine.ListSchedulesParams{
 		Owner: p.Owner, Type: p.Workflow, Paused: p.Paused, Calendar: p.Calendar, After: p.After, Limit: limit,
 	})
 	if err != nil {
@@ -272,7 +273,7 @@ func (c *Client) List(ctx context.Context, p *ListParams) ([]*Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, c.loadCalendarsTx(ctx, c.wf.Pool(), out...)
+	return out, c.loadCalendarsTx(ctx, c.rt.Pool(), out...)
 }
 
 // Pause pauses a schedule: no slot fires until Resume. The pending slot's
@@ -366,7 +367,7 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *ResumeO
 // Delete deletes a schedule. Its past runs stay, with their schedule id set
 // to NULL; its pending slot does not fire.
 func (c *Client) Delete(ctx context.Context, ref Ref) error {
-	return c.delete(ctx, c.wf.Pool(), ref)
+	return c.delete(ctx, c.rt.Pool(), ref)
 }
 
 // DeleteTx is like Delete, within tx; the caller commits or rolls back.
@@ -416,7 +417,7 @@ func (c *Client) Next(ctx context.Context, ref Ref, n int) ([]Occurrence, error)
 
 func (c *Client) inTx(ctx context.Context, fn func(tx pgx.Tx) (*Schedule, error)) (*Schedule, error) {
 	var s *Schedule
-	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.rt.Pool(), func(tx pgx.Tx) error {
 		var err error
 		s, err = fn(tx)
 		return err

@@ -22,7 +22,7 @@ import (
 // bad input) match ErrInvalid and write nothing.
 func (c *Client) Create(ctx context.Context, p *Params) (*Schedule, error) {
 	var s *Schedule
-	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.rt.Pool(), func(tx pgx.Tx) error {
 		var err error
 		s, err = c.CreateTx(ctx, tx, p)
 		return err
@@ -31,10 +31,10 @@ func (c *Client) Create(ctx context.Context, p *Params) (*Schedule, error) {
 }
 
 // checkInput checks a schedule's input, encoded, against what the workers
-// of typ accept (workflow.Client.CheckInput), reading their limits in tx,
+// of typ accept (wfruntime.Runtime.InputChecker), reading their limits in tx,
 // as a *ValidationError of field.
 func (c *Client) checkInput(ctx context.Context, tx pgx.Tx, typ string, input []byte, field string) error {
-	check, err := c.engine.InputChecker(ctx, tx)
+	check, err := c.rt.InputChecker(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 		return nil, err
 	}
 	if p.RequireWorker {
-		served, err := c.engine.TypeServed(ctx, tx, p.Workflow)
+		served, err := c.rt.TypeServed(ctx, tx, p.Workflow)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +213,7 @@ func (c *Client) validateAt(p *Params, now time.Time, parse func(expr, zone stri
 			return nil, err
 		}
 	}
-	if err := workflow.ValidateTypeName(p.Workflow); err != nil {
+	if err := c.rt.ValidateTypeName(p.Workflow); err != nil {
 		return nil, &ValidationError{Field: "Workflow", Problem: err.Error()}
 	}
 	switch {

@@ -79,7 +79,7 @@ func (c *Client) CreateMany(ctx context.Context, params []*Params) ([]*Schedule,
 		return []*Schedule{}, nil
 	}
 	var out []*Schedule
-	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.rt.Pool(), func(tx pgx.Tx) error {
 		var err error
 		out, err = c.CreateManyTx(ctx, tx, params)
 		return err
@@ -109,7 +109,7 @@ func (c *Client) createManyTx(ctx context.Context, tx pgx.Tx, params []*Params, 
 		return []*Schedule{}, nil
 	}
 
-	checkInput, err := c.engine.InputChecker(ctx, tx)
+	checkInput, err := c.rt.InputChecker(ctx, tx)
 	if err != nil {
 		return nil, err
 	}

@@ -174,7 +174,7 @@ func (r *DeclareResult) String() string {
 // Declare. The code is the source of a declared schedule's spec.
 func (c *Client) Declare(ctx context.Context, decl *Declaration) (*DeclareResult, error) {
 	var res *DeclareResult
-	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.rt.Pool(), func(tx pgx.Tx) error {
 		var err error
 		res, err = c.DeclareTx(ctx, tx, decl)
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // fireArgs is the River job that wakes the schedules due at one instant: at
@@ -37,13 +38,13 @@ func (fireArgs) Kind() string { return "tributary:schedule_fire" }
 // works it with QueueWorkers workers besides its own queues, so that slots
 // fire on time however busy the application's workers are, and firing takes
 // at most that many of the pool's connections.
-const Queue = engine.ScheduleQueue
+const Queue = wfruntime.ScheduleQueue
 
 // QueueWorkers is how many workers a working client gives Queue.
 const QueueWorkers = 2
 
 // firePool is the pool the firing passes use: on a working client, a pool
-// of QueueWorkers connections of their own (engine.Binding.Conns), one per
+// of QueueWorkers connections of their own (wfruntime.Binding.Conns), one per
 // pass that can hold a connection at once (Client.firing).
 //
 // Why not the application's pool: a batch of slot starts is the largest
@@ -55,7 +56,7 @@ const QueueWorkers = 2
 // lived (`tributary bench soak`). On connections of their own the passes'
 // buffers are the same few, reached at the first burst. Its reads keep
 // nothing of the pool once done (engine.Pool).
-func (c *Client) firePool() engine.Pool { return engine.Pool{Pool: c.engine.BindingPool(bindingName)} }
+func (c *Client) firePool() engine.Pool { return engine.Pool{Pool: c.rt.BindingPool(bindingName)} }
 
 // bindingName names the schedule client's binding to its workflow client.
 const bindingName = "schedule"
@@ -109,7 +110,7 @@ func (c *Client) seedTx(ctx context.Context, tx pgx.Tx, at ...time.Time) error {
 		return fmt.Errorf("schedule: insert the fire jobs of %d instants: %w", len(params), err)
 	}
 	for _, res := range results {
-		if err := c.engine.WakeAtTx(ctx, tx, &engine.Wake{At: res.Job.ScheduledAt, JobID: res.Job.ID, Queue: res.Job.Queue}); err != nil {
+		if err := c.rt.WakeAtTx(ctx, tx, &wfruntime.Wake{At: res.Job.ScheduledAt, JobID: res.Job.ID, Queue: res.Job.Queue}); err != nil {
 			return err
 		}
 	}
@@ -168,7 +169,7 @@ func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 	// No slot fires before its time by the database's clock: a job woken
 	// a little early (a timer whose clock offset was off by a few
 	// milliseconds) waits; one far too early goes back to River.
-	if wait := c.engine.Until(job.Args.FireAt); wait > fireEarlyWait {
+	if wait := c.rt.Until(job.Args.FireAt); wait > fireEarlyWait {
 		return river.JobSnooze(wait)
 	} else if wait > 0 {
 		timer := time.NewTimer(wait)
@@ -428,8 +429,8 @@ func (c *Client) skipPoisonTx(ctx context.Context, id uuid.UUID, now time.Time, 
 		}
 		fireAt := *s.NextFireAt
 		reason := SkipReasonCannotFire + ": " + cause.Error()
-		skipped := &engine.ScheduledStart{FireAt: fireAt, ScheduleID: id, Skip: reason, Type: s.Workflow, Input: s.Input, Tenant: s.RunTenant()}
-		if _, err := c.engine.StartScheduledTx(ctx, tx, skipped); err != nil {
+		skipped := &wfruntime.ScheduledStart{FireAt: fireAt, ScheduleID: id, Skip: reason, Type: s.Workflow, Input: s.Input, Tenant: s.RunTenant()}
+		if _, err := c.rt.StartScheduledTx(ctx, tx, skipped); err != nil {
 			return err
 		}
 		spec, specErr := c.spec(s)
@@ -530,16 +531,16 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		spans[i] = c.slotSpan(ctx, sl)
 	}
 
-	starts := make([]*engine.ScheduledStart, len(slots))
+	starts := make([]*wfruntime.ScheduledStart, len(slots))
 	for i, sl := range slots {
 		s := sl.s
-		starts[i] = &engine.ScheduledStart{
+		starts[i] = &wfruntime.ScheduledStart{
 			FireAt: sl.fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Retry: s.retryJSON, Metadata: sl.meta, Priority: s.Priority,
 			Queue: s.Queue, ScheduleID: s.ID, Skip: sl.skip, StartAt: sl.startAt, Timeout: s.Timeout, Type: s.Workflow,
 			Tenant: s.RunTenant(),
 		}
 	}
-	started, err := c.engine.StartScheduledManyTx(ctx, tx, starts)
+	started, err := c.rt.StartScheduledManyTx(ctx, tx, starts)
 	if err != nil {
 		return nil, err
 	}

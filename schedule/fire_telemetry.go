@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // logSlots logs the slots of a batch that committed: each slot that
@@ -64,7 +64,7 @@ func (c *Client) slotSpan(ctx context.Context, sl *slot) trace.Span {
 const SpanSlot = "tributary.schedule.slot"
 
 // decideSlotSpan records what became of a slot on its span.
-func decideSlotSpan(span trace.Span, st engine.Started) {
+func decideSlotSpan(span trace.Span, st wfruntime.Started) {
 	if span.IsRecording() {
 		switch {
 		case st.Existing:

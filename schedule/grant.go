@@ -80,7 +80,7 @@ func (c *Client) CreateGrantTx(ctx context.Context, tx pgx.Tx, p *GrantParams) (
 
 // GetGrant reads a grant.
 func (c *Client) GetGrant(ctx context.Context, id uuid.UUID) (*Grant, error) {
-	return grantOf(c.q.GrantByID(ctx, c.wf.Pool(), id))
+	return grantOf(c.q.GrantByID(ctx, c.rt.Pool(), id))
 }
 
 // ListGrantsParams filter and page ListGrants.
@@ -107,7 +107,7 @@ func (c *Client) ListGrants(ctx context.Context, p *ListGrantsParams) ([]*Grant,
 	case limit < 1 || limit > 1000:
 		return nil, &ValidationError{Field: "ListGrantsParams.Limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
 	}
-	rows, err := c.q.ListGrants(ctx, c.wf.Pool(), &engine.ListGrantsParams{Subject: p.Subject, After: p.After, Revoked: p.Revoked, Limit: limit})
+	rows, err := c.q.ListGrants(ctx, c.rt.Pool(), &engine.ListGrantsParams{Subject: p.Subject, After: p.After, Revoked: p.Revoked, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +126,11 @@ func (c *Client) GrantSchedules(ctx context.Context, id uuid.UUID, limit int) ([
 	if limit < 1 || limit > 1000 {
 		return nil, &ValidationError{Field: "limit", Problem: fmt.Sprintf("is %d; use 1 to 1000", limit)}
 	}
-	out, err := schedulesOf(c.q.GrantSchedules(ctx, c.wf.Pool(), id, limit))
+	out, err := schedulesOf(c.q.GrantSchedules(ctx, c.rt.Pool(), id, limit))
 	if err != nil {
 		return nil, err
 	}
-	return out, c.loadCalendarsTx(ctx, c.wf.Pool(), out...)
+	return out, c.loadCalendarsTx(ctx, c.rt.Pool(), out...)
 }
 
 // RevokeGrant revokes a grant: from the next slot on, the schedules under
@@ -287,5 +287,5 @@ func (c *Client) db(tx pgx.Tx) engine.DBTX {
 	if tx != nil {
 		return tx
 	}
-	return c.wf.Pool()
+	return c.rt.Pool()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -230,7 +231,7 @@ type TriggerOpts struct {
 // id.
 func (c *Client) Trigger(ctx context.Context, ref Ref, opts *TriggerOpts) (uuid.UUID, error) {
 	var runID uuid.UUID
-	err := pgx.BeginFunc(ctx, c.wf.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.rt.Pool(), func(tx pgx.Tx) error {
 		var err error
 		runID, err = c.TriggerTx(ctx, tx, ref, opts)
 		return err
@@ -269,9 +270,9 @@ func (c *Client) TriggerTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *Trigge
 	// A triggered run is keyed on the moment it was triggered, to the
 	// microsecond Postgres keeps.
 	at := c.now().UTC().Truncate(time.Microsecond)
-	started, err := c.engine.StartScheduledTx(ctx, tx, &engine.ScheduledStart{
+	started, err := c.rt.StartScheduledTx(ctx, tx, &wfruntime.ScheduledStart{
 		FireAt: at, Input: input, MaxAttempts: s.MaxAttempts, Retry: s.retryJSON, Metadata: meta, Priority: s.Priority,
-		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: engine.TriggerAPI, Type: s.Workflow,
+		Queue: s.Queue, ScheduleID: s.ID, Skip: skip, StartAt: startAt, Timeout: s.Timeout, Trigger: wfruntime.TriggerAPI, Type: s.Workflow,
 		Tenant: s.RunTenant(),
 	})
 	if err != nil {
@@ -312,7 +313,7 @@ func (c *Client) overlap(ctx context.Context, tx pgx.Tx, id uuid.UUID, policy Ov
 	case OverlapAllow:
 		return "", time.Time{}, nil
 	case OverlapReplace:
-		_, err := c.engine.CancelScheduleRunsTx(ctx, tx, &engine.ScheduleRuns{ScheduleID: id})
+		_, err := c.rt.CancelScheduleRunsTx(ctx, tx, &wfruntime.ScheduleRuns{ScheduleID: id})
 		return "", time.Time{}, err
 	}
 	busy, queued, err := c.q.ScheduleRunsUnfinished(ctx, tx, id)
@@ -350,7 +351,7 @@ const OverlapBuffer OverlapPolicy = "buffer"
 // skip reason, and the slot's nominal time and DST note in the run's
 // metadata. It pages like workflow.Client.ListRuns.
 func (c *Client) History(ctx context.Context, ref Ref, params *workflow.ListParams) ([]*workflow.Run, error) {
-	id, err := c.id(ctx, c.wf.Pool(), ref)
+	id, err := c.id(ctx, c.rt.Pool(), ref)
 	if err != nil {
 		return nil, err
 	}

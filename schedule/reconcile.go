@@ -46,7 +46,7 @@ func (c *Client) Reconcile(ctx context.Context) (int, error) {
 	previous := c.lastRepair
 	c.repairMu.Unlock()
 
-	overdue, err := c.q.AnyDue(ctx, c.wf.Pool(), now.Add(-reconcileGrace), nil)
+	overdue, err := c.q.AnyDue(ctx, c.rt.Pool(), now.Add(-reconcileGrace), nil)
 	if err != nil {
 		return 0, fmt.Errorf("schedule: find overdue schedules: %w", err)
 	}
@@ -79,14 +79,14 @@ func (c *Client) Reconcile(ctx context.Context) (int, error) {
 // pending, and an operator reading the logs of `tributary serve` (or of any
 // working client, on the leader) learns why.
 func (c *Client) warnUnserved(ctx context.Context) error {
-	counts, err := c.q.LiveScheduleTypes(ctx, c.wf.Pool())
+	counts, err := c.q.LiveScheduleTypes(ctx, c.rt.Pool())
 	if err != nil {
 		return fmt.Errorf("schedule: read the workflow types of live schedules: %w", err)
 	}
 	if len(counts) == 0 {
 		return nil
 	}
-	served, err := c.wf.TypesServed(ctx, slices.Collect(maps.Keys(counts)))
+	served, err := c.rt.TypesServed(ctx, slices.Collect(maps.Keys(counts)))
 	if err != nil {
 		return err
 	}

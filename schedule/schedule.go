@@ -335,7 +335,7 @@ type Schedule struct {
 	// jumped to: it runs however late it is found.
 	nextCatchUp bool
 	// retryJSON is Retry as stored, which the schedule's runs' starts
-	// carry (engine.ScheduledStart.Retry).
+	// carry (wfruntime.ScheduledStart.Retry).
 	retryJSON []byte
 
 	// excluded are the dates of Calendars, as the client read them with

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -85,7 +86,8 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 		return nil, err
 	}
 
-	db := engine.NewQueries(wf.Schema())
+	rt := wfruntime.Of(wf)
+	db := engine.NewQueries(rt.Schema())
 	// The (type, reason) pairs that had held runs: each reports 0 once it
 	// has none, so that a chart falls to 0 instead of stopping.
 	var (
@@ -104,7 +106,7 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 			o.ObserveInt64(active, counts.InFlight[status], metric.WithAttributes(attribute.String("state", string(status))))
 		}
 
-		pool := wf.Pool()
+		pool := rt.Pool()
 		age, err := db.OldestPendingAge(ctx, pool)
 		if err != nil {
 			return fmt.Errorf("tributaryotel: read the oldest pending run: %w", err)

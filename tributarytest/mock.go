@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // MockStep puts fn in place of the function of the step named step of
@@ -21,5 +21,5 @@ func MockStep[T any](e *Env, typ, step string, fn func(ctx context.Context) (T, 
 	if !slices.Contains(e.Workflows.Types(), typ) {
 		e.t.Fatalf("tributarytest: mock step %q of workflow type %q: the Env does not work that type; add it to Config.Workflows", step, typ)
 	}
-	engine.WorkflowsOf(e.Workflows).MockStep(typ, step, fn)
+	wfruntime.Of(e.Workflows).MockStep(typ, step, fn)
 }

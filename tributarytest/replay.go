@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -35,7 +35,7 @@ func Replay(e *Env, history []byte) error {
 	if err != nil {
 		return err
 	}
-	return engine.WorkflowsOf(e.Workflows).ReplayHistory(e.Context(), run)
+	return wfruntime.Of(e.Workflows).ReplayHistory(e.Context(), run)
 }
 
 // recordedRun is the part of a run's JSON a replay reads, in both of its

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/jobs"
 )
 
@@ -222,6 +223,8 @@ type Config struct {
 // workflows registered in its Config on a River client. It is safe for
 // concurrent use.
 type Client struct {
+	door // Tributary's own packages' way in (hooks.go)
+
 	logger *slog.Logger
 	clock  func() time.Time // Config.Clock, or dbClock.now
 	// realNow is the database's time by this process's reading, for what
@@ -269,12 +272,12 @@ type Client struct {
 
 	// What Bind needs of the River configuration: the workers bundle
 	// River was given, whether this client takes part in leader elections,
-	// the queues it works, and the names of the bindings made (engine.Binding).
+	// the queues it works, and the names of the bindings made (wfruntime.Binding).
 	riverWorkers   *river.Workers
 	leaderElection bool
 	riverQueues    []string
 	bindings       []string
-	bindingConns   []bindingPool // the bindings' own pools (engine.Binding.Conns)
+	bindingConns   []bindingPool // the bindings' own pools (wfruntime.Binding.Conns)
 }
 
 // NewClient validates config, registers the workflows on the River workers
@@ -375,6 +378,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		types:              make(map[string]*registration, len(config.Workflows)),
 		works:              len(riverConfig.Queues) > 0,
 	}
+	c.door = wfruntime.NewDoor((*hooks)(c))
 	c.jobs = engine.NewJobs(db).WithClock(clockTime{c})
 	c.pending.limit = maxPendingCompletions
 	for _, def := range config.Workflows {
@@ -444,12 +448,6 @@ func (c *Client) now() time.Time { return c.clock() }
 // River returns the River client the workflows run on, for the application's
 // own jobs and for River UI.
 func (c *Client) River() *river.Client[pgx.Tx] { return c.river }
-
-// Pool returns the pool the client was built with.
-func (c *Client) Pool() *pgxpool.Pool { return c.pool }
-
-// Schema returns the Postgres schema of Tributary's and River's tables.
-func (c *Client) Schema() string { return c.schema }
 
 // Types returns the names of the registered workflow types, sorted.
 func (c *Client) Types() []string {

@@ -156,11 +156,9 @@ func (d *Definition[In, Out]) validate() error {
 	return validatePolicy("DefineOpts", d.opts.MaxAttempts, d.opts.Priority, d.opts.Queue)
 }
 
-// ValidateTypeName checks a workflow type name the way Define does, for
-// callers that only have the name (a schedule, a CLI). It returns a
-// *ValidationError or nil.
-func ValidateTypeName(name string) error { return validateName(name) }
-
+// validateName checks a workflow type name, for Define and for callers that
+// only have the name (a schedule: wfruntime.Runtime.ValidateTypeName). It
+// returns a *ValidationError or nil.
 func validateName(name string) error {
 	switch {
 	case name == "":

@@ -12,46 +12,52 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
-// Package schedule reaches a workflow client through engine.WorkflowsOf, which
-// returns the client as an engine.Workflows: the methods it needs are not part
-// of Client's exported API.
-func init() {
-	engine.WorkflowsOf = func(wf any) engine.Workflows { return (*hooks)(wf.(*Client)) }
-}
+// door is the Client's wfruntime.Door: Tributary's other packages reach the
+// client's runtime, a hooks, through wfruntime.Of(c). Embedded through this
+// unexported alias, it adds nothing to Client's API (see package wfruntime
+// for the design).
+type door = wfruntime.Door
 
-// hooks is a Client seen as an engine.Workflows.
+// hooks is a Client seen as a wfruntime.Runtime.
 type hooks Client
+
+var _ wfruntime.Runtime = (*hooks)(nil)
 
 func (h *hooks) client() *Client { return (*Client)(h) }
 
-func (h *hooks) Bind(b *engine.Binding) error { return h.client().bind(b) }
+func (h *hooks) Pool() *pgxpool.Pool { return h.client().pool }
+
+func (h *hooks) Schema() string { return h.client().schema }
+
+func (h *hooks) Bind(b *wfruntime.Binding) error { return h.client().bind(b) }
 
 func (h *hooks) Now() time.Time { return h.client().now() }
 
 func (h *hooks) SQLNow() *time.Time { return h.client().sqlNow() }
 
-func (h *hooks) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *engine.ScheduledStart) (*engine.Started, error) {
+func (h *hooks) StartScheduledTx(ctx context.Context, tx pgx.Tx, s *wfruntime.ScheduledStart) (*wfruntime.Started, error) {
 	return h.client().startScheduledTx(ctx, tx, s)
 }
 
-func (h *hooks) StartScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*engine.ScheduledStart) ([]engine.Started, error) {
+func (h *hooks) StartScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*wfruntime.ScheduledStart) ([]wfruntime.Started, error) {
 	return h.client().startScheduledManyTx(ctx, tx, starts)
 }
 
-func (h *hooks) WakeAtTx(ctx context.Context, tx pgx.Tx, w *engine.Wake) error {
+func (h *hooks) WakeAtTx(ctx context.Context, tx pgx.Tx, w *wfruntime.Wake) error {
 	return h.client().wakeAtTx(ctx, tx, w)
 }
 
-func (h *hooks) CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *engine.ScheduleRuns) (int, error) {
+func (h *hooks) CancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfruntime.ScheduleRuns) (int, error) {
 	return h.client().cancelScheduleRunsTx(ctx, tx, s)
 }
 
 // bind adds b to the River client before Start (River reads its workers
 // bundle without a lock once started). A client that does not work jobs
 // has nothing to add: it only inserts.
-func (c *Client) bind(b *engine.Binding) error {
+func (c *Client) bind(b *wfruntime.Binding) error {
 	c.startStopMu.Lock()
 	defer c.startStopMu.Unlock()
 	if c.started {
@@ -94,7 +100,7 @@ func (c *Client) bind(b *engine.Binding) error {
 }
 
 // bindingPool is the pool of its own that a binding asked for
-// (engine.Binding.Conns): open while the client is started.
+// (wfruntime.Binding.Conns): open while the client is started.
 type bindingPool struct {
 	name  string
 	conns int
@@ -146,6 +152,12 @@ func (h *hooks) InputChecker(ctx context.Context, db engine.DBTX) (func(typ stri
 func (h *hooks) TypeServed(ctx context.Context, db engine.DBTX, typ string) (bool, error) {
 	return h.client().typeServed(ctx, db, typ, "")
 }
+
+func (h *hooks) TypesServed(ctx context.Context, types []string) (map[string]bool, error) {
+	return h.client().typesServed(ctx, types)
+}
+
+func (h *hooks) ValidateTypeName(name string) error { return validateName(name) }
 
 func (h *hooks) Until(at time.Time) time.Duration {
 	c := h.client()

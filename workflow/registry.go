@@ -144,9 +144,9 @@ func (c *Client) typeServed(ctx context.Context, db engine.DBTX, typ, queue stri
 	return ok, nil
 }
 
-// TypesServed is TypeServed for many types in one query: the result maps
+// typesServed is TypeServed for many types in one query: the result maps
 // each of types to whether a live client serves it.
-func (c *Client) TypesServed(ctx context.Context, types []string) (map[string]bool, error) {
+func (c *Client) typesServed(ctx context.Context, types []string) (map[string]bool, error) {
 	served, err := c.db.TypesServed(ctx, c.pool, types, workerLiveWithin)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: read the worker registry: %w", err)
@@ -154,32 +154,8 @@ func (c *Client) TypesServed(ctx context.Context, types []string) (map[string]bo
 	return served, nil
 }
 
-// CheckInput checks input, encoded, for a run of workflow type typ that
-// this client or another process will start later (a schedule's slots), so
-// that what would fail at every fire fails now, with a *ValidationError
-// (Field "input") and nothing written:
-//
-//   - its size is checked against the smallest input limit of this client
-//     and of the live workers that serve typ (each records its
-//     Config.MaxInputBytes in the worker registry), so an insert-only
-//     client such as the CLI knows the limit of the workers;
-//   - when typ is registered on this client, input must decode into the
-//     type's input.
-func (c *Client) CheckInput(ctx context.Context, typ string, input []byte) error {
-	check, err := c.InputChecker(ctx)
-	if err != nil {
-		return err
-	}
-	return check(typ, input)
-}
-
-// InputChecker is CheckInput for many inputs: it reads the live workers'
-// limits once and returns the check.
-func (c *Client) InputChecker(ctx context.Context) (func(typ string, input []byte) error, error) {
-	return c.inputChecker(ctx, c.pool)
-}
-
-// inputChecker is InputChecker reading the limits on db.
+// inputChecker reads the live workers' input limits on db and returns the
+// check of an input (wfruntime.Runtime.InputChecker).
 func (c *Client) inputChecker(ctx context.Context, db engine.DBTX) (func(typ string, input []byte) error, error) {
 	limits, err := c.db.WorkerInputLimits(ctx, db, workerLiveWithin)
 	if err != nil {
@@ -215,13 +191,6 @@ func (e *NoWorkerError) Error() string {
 	return fmt.Sprintf("workflow: no live worker serves workflow type %q (no running client registered it in the last %s); "+
 		"start a client that registers it and works its queue, check the type's spelling, or do not require a worker",
 		e.WorkflowType, workerLiveWithin)
-}
-
-// NoWorkerWarning is the warning the CLI, the API and the dashboard show
-// when a run or schedule of typ was accepted but no live client serves it.
-func NoWorkerWarning(typ string) string {
-	return fmt.Sprintf("no live worker serves workflow type %q: its runs stay pending until a client that registers it starts "+
-		"(check the spelling; `tributary workers` lists what each client serves)", typ)
 }
 
 // registry keeps a started working client's row in the worker registry and

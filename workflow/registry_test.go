@@ -51,7 +51,7 @@ func TestWorkerRegistry(t *testing.T) {
 		require.Equal(t, []string{"default"}, w.Queues)
 		require.NotZero(t, w.PID)
 
-		servedBy, err := c.TypesServed(ctx, []string{"served_type", "other_queue_type", "no_such_type"})
+		servedBy, err := c.typesServed(ctx, []string{"served_type", "other_queue_type", "no_such_type"})
 		require.NoError(t, err)
 		require.Equal(t, map[string]bool{"served_type": true, "other_queue_type": false, "no_such_type": false}, servedBy)
 

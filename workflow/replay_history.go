@@ -26,7 +26,7 @@ var errHistoryEnd = errors.New("workflow: the replay reached the end of the reco
 // it does not; an error when a finished run's code goes on past its
 // history, or a completed run's code returns another output than the one
 // recorded. Package tributarytest calls it (Replay), through
-// engine.Workflows.ReplayHistory.
+// wfruntime.Runtime.ReplayHistory.
 func (c *Client) replayHistory(ctx context.Context, run *Run) error {
 	reg, ok := c.types[run.Type]
 	if !ok {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // StartOpts are per-run options. A nil *StartOpts uses the workflow's
@@ -537,7 +538,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 
 // cancelScheduleRunsTx cancels the unfinished runs of a schedule, for its
 // replace overlap policy: like CancelTx for each. For package schedule.
-func (c *Client) cancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *engine.ScheduleRuns) (int, error) {
+func (c *Client) cancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfruntime.ScheduleRuns) (int, error) {
 	ids, err := c.db.UnfinishedRunsOfSchedule(ctx, tx, s.ScheduleID)
 	if err != nil {
 		return 0, err
@@ -553,6 +554,6 @@ func (c *Client) cancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *engine.
 // wakeAtTx arranges for the scheduled River job w.JobID, inserted in tx, to
 // be made available at w.At exactly (River's scheduler, which looks every
 // five seconds, is the fallback). For package schedule.
-func (c *Client) wakeAtTx(ctx context.Context, tx pgx.Tx, w *engine.Wake) error {
+func (c *Client) wakeAtTx(ctx context.Context, tx pgx.Tx, w *wfruntime.Wake) error {
 	return c.waker.scheduleTx(ctx, tx, w.JobID, w.Queue, w.At)
 }

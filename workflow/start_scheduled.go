@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // startScheduledTx starts the run of a schedule slot within tx, or records
@@ -19,13 +20,13 @@ import (
 // explicit start (a trigger, a backfill). Unlike a slot fired with others,
 // a run the engine refuses (input over the limit, a bad run policy) is an
 // error, a *ValidationError, and nothing is written.
-func (c *Client) startScheduledTx(ctx context.Context, tx pgx.Tx, s *engine.ScheduledStart) (*engine.Started, error) {
+func (c *Client) startScheduledTx(ctx context.Context, tx pgx.Tx, s *wfruntime.ScheduledStart) (*wfruntime.Started, error) {
 	if s.Skip == "" {
 		if _, err := c.scheduledParams(s); err != nil {
 			return nil, err
 		}
 	}
-	started, err := c.startScheduledManyTx(ctx, tx, []*engine.ScheduledStart{s})
+	started, err := c.startScheduledManyTx(ctx, tx, []*wfruntime.ScheduledStart{s})
 	if err != nil {
 		return nil, err
 	}
@@ -43,10 +44,10 @@ func (c *Client) startScheduledTx(ctx context.Context, tx pgx.Tx, s *engine.Sche
 // comes back Existing and nothing is inserted for it. A slot whose run the
 // engine refuses (input over Config.MaxInputBytes, a bad run policy or
 // type name) is recorded as skipped with a reason that begins with
-// engine.SkipCannotStart, so that one bad schedule never fails the slots
+// wfruntime.SkipCannotStart, so that one bad schedule never fails the slots
 // fired with it. The results are in the order of starts.
-func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*engine.ScheduledStart) ([]engine.Started, error) {
-	out := make([]engine.Started, len(starts))
+func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*wfruntime.ScheduledStart) ([]wfruntime.Started, error) {
+	out := make([]wfruntime.Started, len(starts))
 	if len(starts) == 0 {
 		return out, nil
 	}
@@ -67,19 +68,19 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 	)
 	for i, s := range starts {
 		if id, ok := existing[slotKey{s.ScheduleID, s.FireAt.UnixMicro()}]; ok {
-			out[i] = engine.Started{Existing: true, RunID: id}
+			out[i] = wfruntime.Started{Existing: true, RunID: id}
 			continue
 		}
 		p, err := c.scheduledParams(s)
 		skip := s.Skip
 		if err != nil && skip == "" {
-			skip = engine.SkipCannotStart + err.Error()
+			skip = wfruntime.SkipCannotStart + err.Error()
 		}
 		id, err := uuid.NewV7()
 		if err != nil {
 			return nil, fmt.Errorf("workflow: new run id: %w", err)
 		}
-		out[i] = engine.Started{RunID: id, Skip: skip}
+		out[i] = wfruntime.Started{RunID: id, Skip: skip}
 		todo = append(todo, pending{i, p, skip})
 		if skip == "" {
 			jobParams = append(jobParams, river.InsertManyParams{Args: p.args(id, s), InsertOpts: p.insertOpts(s)})
@@ -97,7 +98,7 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 			if res.UniqueSkippedAsDuplicate {
 				// The slot's job exists though its run does not (the run was
 				// deleted, its job kept): the slot has fired.
-				out[i] = engine.Started{Existing: true, JobID: res.Job.ID}
+				out[i] = wfruntime.Started{Existing: true, JobID: res.Job.ID}
 				continue
 			}
 			out[i].JobID = res.Job.ID
@@ -135,7 +136,7 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 
 // reportScheduledStarts reports the runs of starts that started (not
 // skipped, not there already) to HookRunsStarted, by type and trigger.
-func (c *Client) reportScheduledStarts(ctx context.Context, starts []*engine.ScheduledStart, out []engine.Started) {
+func (c *Client) reportScheduledStarts(ctx context.Context, starts []*wfruntime.ScheduledStart, out []wfruntime.Started) {
 	type key struct {
 		typ     string
 		trigger Trigger
@@ -165,7 +166,7 @@ type slotKey struct {
 // read: inserting a run that conflicts with one that is finishing would
 // wait for it while the caller holds the schedule, which that run's status
 // trigger needs (a deadlock).
-func (c *Client) slotsWithRuns(ctx context.Context, tx pgx.Tx, starts []*engine.ScheduledStart) (map[slotKey]uuid.UUID, error) {
+func (c *Client) slotsWithRuns(ctx context.Context, tx pgx.Tx, starts []*wfruntime.ScheduledStart) (map[slotKey]uuid.UUID, error) {
 	ids := make([][16]byte, len(starts))
 	at := make([]time.Time, len(starts))
 	for i, s := range starts {
@@ -198,7 +199,7 @@ type scheduledPolicy struct {
 // this client does not register) to s, and says why the run cannot start,
 // if it cannot: the same checks as Start, made per slot. The policy comes
 // back with the error too, for the run that records the slot as skipped.
-func (c *Client) scheduledParams(s *engine.ScheduledStart) (*scheduledPolicy, error) {
+func (c *Client) scheduledParams(s *wfruntime.ScheduledStart) (*scheduledPolicy, error) {
 	p := &scheduledPolicy{kind: kindOf(s.Type)}
 	if err := validateName(s.Type); err != nil {
 		return p, err
@@ -244,21 +245,21 @@ func (c *Client) scheduledParams(s *engine.ScheduledStart) (*scheduledPolicy, er
 	return p, nil
 }
 
-func (p *scheduledPolicy) args(runID uuid.UUID, s *engine.ScheduledStart) runArgs {
+func (p *scheduledPolicy) args(runID uuid.UUID, s *wfruntime.ScheduledStart) runArgs {
 	scheduleID, fireAt := s.ScheduleID, s.FireAt
 	args := runArgs{kind: p.kind, RunID: runID, Workflow: s.Type, ScheduleID: &scheduleID, FireAt: &fireAt, TimeoutMS: p.timeoutMS, Tenant: s.Tenant, Retry: p.retry}
 	args.inlineStart(scheduledInput(s), p.metadata, nil)
 	return args
 }
 
-func (p *scheduledPolicy) insertOpts(s *engine.ScheduledStart) *river.InsertOpts {
+func (p *scheduledPolicy) insertOpts(s *wfruntime.ScheduledStart) *river.InsertOpts {
 	return &river.InsertOpts{
 		MaxAttempts: p.maxAttempts, Priority: p.priority, Queue: p.queue, ScheduledAt: s.StartAt,
 		UniqueOpts: river.UniqueOpts{ByArgs: true},
 	}
 }
 
-func scheduledInput(s *engine.ScheduledStart) []byte {
+func scheduledInput(s *wfruntime.ScheduledStart) []byte {
 	if len(s.Input) == 0 {
 		return []byte("null")
 	}
@@ -267,7 +268,7 @@ func scheduledInput(s *engine.ScheduledStart) []byte {
 
 // scheduledRun is the row of a slot's run that startScheduledManyTx
 // inserts.
-func scheduledRun(id uuid.UUID, jobID int64, p *scheduledPolicy, s *engine.ScheduledStart, skip string) engine.ScheduledRun {
+func scheduledRun(id uuid.UUID, jobID int64, p *scheduledPolicy, s *wfruntime.ScheduledStart, skip string) engine.ScheduledRun {
 	return engine.ScheduledRun{
 		ID: id, Type: s.Type, Input: scheduledInput(s), MaxAttempts: p.maxAttempts, Queue: p.queue, Priority: p.priority,
 		JobID: jobID, ScheduleID: s.ScheduleID, FireAt: s.FireAt, Metadata: p.metadata, Skip: skip, Tenant: s.Tenant,

@@ -7,7 +7,7 @@ import (
 )
 
 // stepMocks are the step functions a test put in place of a workflow
-// type's own (package tributarytest, through engine.Workflows.MockStep),
+// type's own (package tributarytest, through wfruntime.Runtime.MockStep),
 // by type and step name. A client no test touched has none, and Step pays
 // one atomic load to know it.
 type stepMocks struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -47,6 +48,6 @@ func warnNoWorker(ctx context.Context, env *Env, wf *workflow.Client, typ string
 	case err != nil:
 		fmt.Fprintf(env.Stderr, "tributary: warning: could not read the worker registry (%v); check that 'tributary migrate up' has run\n", err)
 	case !served:
-		fmt.Fprintln(env.Stderr, "tributary: warning: "+workflow.NoWorkerWarning(typ))
+		fmt.Fprintln(env.Stderr, "tributary: warning: "+wfruntime.NoWorkerWarning(typ))
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/schedule"
-	"github.com/tributary-go/tributary/workflow"
 )
 
 // scheduleGetFireTimes is how many fire times `schedule get` prints.
@@ -164,7 +164,7 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 	if workerLive {
 		field("Workflow", "%s", s.Workflow)
 	} else {
-		field("Workflow", "%s (warning: %s)", s.Workflow, workflow.NoWorkerWarning(s.Workflow))
+		field("Workflow", "%s (warning: %s)", s.Workflow, wfruntime.NoWorkerWarning(s.Workflow))
 	}
 	field("Input", "%s", jsonText(s.Input))
 	if s.RRule != "" {
