@@ -236,7 +236,8 @@ type scheduleView struct {
 	// OnExcluded says what a slot on a date of the schedule's calendars
 	// does, when it has calendars.
 	OnExcluded string
-	// Retry says the schedule's retry policy (describeRetry), "" for none.
+	// Retry says the schedule's retry policy in words
+	// (workflow.RetryPolicy.String), "" for none.
 	Retry        string
 	Input        string
 	Grant        *schedule.Grant
@@ -332,7 +333,9 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 	v.Describe, loc = describe(s)
 	v.Zone = loc.String()
 	v.DST = s.DescribeDST()
-	v.Retry = describeRetry(s.Retry)
+	if s.Retry != nil && !s.Retry.IsZero() {
+		v.Retry = s.Retry.String()
+	}
 	v.CatchUp = describeCatchUp(s.CatchUp, s.CatchUpWindow)
 	if len(s.Calendars) > 0 {
 		v.OnExcluded = describeOnExcluded(s.OnExcluded)

@@ -127,32 +127,6 @@ func sameRetry(a, b *workflow.RetryPolicy) bool {
 	return za == zb
 }
 
-// describeRetry is a schedule's retry policy for the schedule's page:
-// "retries after 30s", "retries after 1s, ×2 each time, at most 5m, less
-// up to 10 %"; "" for none.
-func describeRetry(p *workflow.RetryPolicy) string {
-	if p == nil || p.IsZero() {
-		return ""
-	}
-	var s string
-	if p.Delay > 0 {
-		s = "retries after " + durfmt.Short(p.Delay)
-	} else {
-		factor := p.Factor
-		if factor == 0 {
-			factor = 2
-		}
-		s = fmt.Sprintf("retries after %s, ×%g each time", durfmt.Short(p.Base), factor)
-		if p.Max > 0 {
-			s += ", at most " + durfmt.Short(p.Max)
-		}
-	}
-	if p.Jitter > 0 {
-		s += fmt.Sprintf(", less up to %g %%", p.Jitter*100)
-	}
-	return s
-}
-
 // retryFields are the retry fields of the schedule forms, as typed: a
 // fixed delay, or a base with its factor and max, and a jitter in percent.
 // Posted is false for a form loaded before the fields existed, which

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/internal/durfmt"
 )
 
 // RetryPolicy is how long a run waits, after an attempt fails, before its
@@ -83,23 +85,24 @@ const defaultRetryFactor = 2
 // IsZero reports whether p is the zero policy: River's backoff.
 func (p RetryPolicy) IsZero() bool { return p == RetryPolicy{} }
 
-// String is p for people: "30s", "1s×2 up to 5m0s", with "±10%"-style
-// jitter as "-10%"; "River's backoff" for the zero policy.
+// String is p in words, as the dashboard and the CLI show it: "retries
+// after 30s", "retries after 1s, ×2 each time, at most 5m, less up to
+// 10 %"; "retries on River's backoff" for the zero policy.
 func (p RetryPolicy) String() string {
 	var s string
 	switch {
 	case p.IsZero():
-		return "River's backoff"
+		return "retries on River's backoff"
 	case p.Delay > 0:
-		s = p.Delay.String()
+		s = "retries after " + durfmt.Short(p.Delay)
 	default:
-		s = fmt.Sprintf("%s×%g", p.Base, orDefault(p.Factor, defaultRetryFactor))
+		s = fmt.Sprintf("retries after %s, ×%g each time", durfmt.Short(p.Base), orDefault(p.Factor, defaultRetryFactor))
 		if p.Max > 0 {
-			s += " up to " + p.Max.String()
+			s += ", at most " + durfmt.Short(p.Max)
 		}
 	}
 	if p.Jitter > 0 {
-		s += fmt.Sprintf(" -%g%% jitter", p.Jitter*100)
+		s += fmt.Sprintf(", less up to %g %%", p.Jitter*100)
 	}
 	return s
 }

@@ -223,6 +223,22 @@ func TestRetryPolicyJSON(t *testing.T) {
 	doc, err := json.Marshal(p)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"base": 1000000000, "factor": 2, "max": 60000000000, "jitter": 0.1}`, string(doc))
-	require.Equal(t, "1s×2 up to 1m0s -10% jitter", p.String())
-	require.Equal(t, "30s", RetryPolicy{Delay: 30 * time.Second}.String())
+}
+
+func TestRetryPolicyString(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		p    RetryPolicy
+		want string
+	}{
+		{RetryPolicy{}, "retries on River's backoff"},
+		{RetryPolicy{Delay: 30 * time.Second}, "retries after 30s"},
+		{RetryPolicy{Delay: 90 * time.Second, Jitter: 0.25}, "retries after 1m30s, less up to 25 %"},
+		{RetryPolicy{Base: time.Second}, "retries after 1s, ×2 each time"},
+		{RetryPolicy{Base: time.Second, Factor: 1.5, Max: time.Hour}, "retries after 1s, ×1.5 each time, at most 1h"},
+		{RetryPolicy{Base: time.Second, Factor: 2, Max: 5 * time.Minute, Jitter: 0.1}, "retries after 1s, ×2 each time, at most 5m, less up to 10 %"},
+	} {
+		require.Equal(t, tc.want, tc.p.String(), "%#v", tc.p)
+	}
 }

@@ -1,6 +1,7 @@
 // Package durfmt writes a duration for people: time.Duration's String
-// without its trailing zero units. The schedules' notes, the dashboard
-// and the CLI use it, so that one duration reads the same everywhere.
+// without its trailing zero units. The schedules' notes, a retry
+// policy's words (workflow.RetryPolicy.String), the dashboard and the CLI
+// use it, so that one duration reads the same everywhere.
 package durfmt
 
 import (

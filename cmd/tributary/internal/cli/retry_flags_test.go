@@ -67,12 +67,12 @@ func TestRetryFlags(t *testing.T) {
 	ref := res.stdout[:36]
 	res = runCLI(t, vars, "schedule", "get", ref)
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	require.Regexp(t, `(?m)^Run policy: +retry after 1s×2 up to 5m0s -10% jitter \(the rest: the workflow type's defaults\)$`, res.stdout)
+	require.Regexp(t, `(?m)^Run policy: +retries after 1s, ×2 each time, at most 5m, less up to 10 % \(the rest: the workflow type's defaults\)$`, res.stdout)
 
 	res = runCLI(t, vars, "schedule", "update", ref, "--retry-delay", "30s")
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	res = runCLI(t, vars, "schedule", "get", ref)
-	require.Regexp(t, `(?m)^Run policy: +retry after 30s `, res.stdout)
+	require.Regexp(t, `(?m)^Run policy: +retries after 30s `, res.stdout)
 
 	res = runCLI(t, vars, "schedule", "update", ref, "--retry-delay", "0")
 	require.Equal(t, ExitOK, res.code, res.stderr)

@@ -206,7 +206,7 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 		policy = append(policy, "timeout "+humanDuration(s.Timeout))
 	}
 	if s.Retry != nil {
-		policy = append(policy, "retry after "+s.Retry.String())
+		policy = append(policy, s.Retry.String())
 	}
 	if len(policy) > 0 {
 		field("Run policy", "%s (the rest: the workflow type's defaults)", strings.Join(policy, ", "))
