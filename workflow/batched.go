@@ -16,10 +16,11 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // The three writes every run makes on its hot path go through batchers (see
-// batcher): starting an attempt, storing a step's memo, and completing the
+// wfruntime.Batcher): starting an attempt, storing a step's memo, and completing the
 // run with its River job. Each request still waits for its own commit.
 const (
 	batchMax = 500 // largest batch
@@ -51,29 +52,29 @@ const (
 )
 
 type batchers struct {
-	begins    *batcher[uuid.UUID, *attemptState]
-	completes *batcher[completeReq, struct{}]
-	memos     *batcher[memoReq, struct{}]
+	begins    *wfruntime.Batcher[uuid.UUID, *attemptState]
+	completes *wfruntime.Batcher[completeReq, struct{}]
+	memos     *wfruntime.Batcher[memoReq, struct{}]
 }
 
 func newBatchers(c *Client) *batchers {
 	return &batchers{
-		begins:    newBatcher(beginFlows, batchMax, 0, c.flushBegins),
-		completes: newBatcher(completeFlows, batchMax, completionSpacing, c.flushCompletes),
-		memos:     newBatcher(memoFlows, batchMax, 0, c.flushMemos),
+		begins:    wfruntime.NewBatcher(beginFlows, batchMax, 0, c.flushBegins),
+		completes: wfruntime.NewBatcher(completeFlows, batchMax, completionSpacing, c.flushCompletes),
+		memos:     wfruntime.NewBatcher(memoFlows, batchMax, 0, c.flushMemos),
 	}
 }
 
 func (b *batchers) start() {
-	b.begins.start()
-	b.completes.start()
-	b.memos.start()
+	b.begins.Start()
+	b.completes.Start()
+	b.memos.Start()
 }
 
 func (b *batchers) stop() {
-	b.begins.stop()
-	b.completes.stop()
-	b.memos.stop()
+	b.begins.Stop()
+	b.completes.Stop()
+	b.memos.Stop()
 }
 
 // attemptState is what an attempt starts from: the run and all its memos.
@@ -90,10 +91,10 @@ type attemptState struct {
 // flushBegins loads the runs that attempts start on, with all their memos,
 // in one query. A run that is not runnable (finished, cancelled) gets a nil
 // state.
-func (c *Client) flushBegins(ctx context.Context, items []*batchItem[uuid.UUID, *attemptState]) error {
+func (c *Client) flushBegins(ctx context.Context, items []*wfruntime.BatchItem[uuid.UUID, *attemptState]) error {
 	ids := make([][16]byte, 0, len(items)) // binary: see engine.MemoBatch
 	for _, item := range items {
-		ids = append(ids, item.req)
+		ids = append(ids, item.Req)
 	}
 	runs, err := c.db.BeginAttempts(ctx, c.writePool(), ids)
 	if err != nil {
@@ -109,7 +110,7 @@ func (c *Client) flushBegins(ctx context.Context, items []*batchItem[uuid.UUID, 
 		states[r.ID] = st
 	}
 	for _, item := range items {
-		item.res = states[item.req]
+		item.Res = states[item.Req]
 	}
 	return nil
 }
@@ -129,18 +130,18 @@ type memoReq struct {
 // writeMemo stores m for runID and returns once it is committed. fresh says
 // the attempt found no record of the step when it started.
 func (c *Client) writeMemo(ctx context.Context, runID uuid.UUID, m *memo, startedAt time.Time, fresh bool) error {
-	_, err := c.batch.memos.do(ctx, memoReq{at: c.now().UTC(), memo: m, runID: runID, startedAt: startedAt, fresh: fresh})
+	_, err := c.batch.memos.Do(ctx, memoReq{at: c.now().UTC(), memo: m, runID: runID, startedAt: startedAt, fresh: fresh})
 	return err
 }
 
-func (c *Client) flushMemos(ctx context.Context, items []*batchItem[memoReq, struct{}]) error {
+func (c *Client) flushMemos(ctx context.Context, items []*wfruntime.BatchItem[memoReq, struct{}]) error {
 	var (
 		fresh = true
 		memos = engine.NewMemoBatch(len(items))
 	)
 	for _, item := range items {
-		if memos.Add(item.req.row()) {
-			fresh = fresh && item.req.fresh
+		if memos.Add(item.Req.row()) {
+			fresh = fresh && item.Req.fresh
 		}
 	}
 	// A batch of first writes is a plain insert: an upsert pays for a
@@ -214,15 +215,15 @@ type completeReq struct {
 // commits without waiting for the WAL flush, and they stay pending until
 // River's completer has made sure the completion is durable; a batch holding
 // a completion its worker waits for (not pending) commits synchronously.
-func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[completeReq, struct{}]) error {
+func (c *Client) flushCompletes(ctx context.Context, items []*wfruntime.BatchItem[completeReq, struct{}]) error {
 	if c.testFailCompletions.Load() {
 		return errors.New("completion batch failed by the test")
 	}
 	reqs := make([]completeReq, len(items))
 	hasParent := false
 	for i, item := range items {
-		reqs[i] = item.req
-		hasParent = hasParent || item.req.hasParent
+		reqs[i] = item.Req
+		hasParent = hasParent || item.Req.hasParent
 	}
 	async := c.asyncCompletion && c.pending.holdAll(reqs)
 	var completed, finished map[int64]bool
@@ -248,11 +249,11 @@ func (c *Client) flushCompletes(ctx context.Context, items []*batchItem[complete
 	c.reportCompleted(ctx, reqs, finished)
 	var committed, ended []completeReq
 	for _, item := range items {
-		if completed[item.req.job.ID] {
-			committed = append(committed, item.req)
+		if completed[item.Req.job.ID] {
+			committed = append(committed, item.Req)
 		} else {
-			item.err = engine.ErrJobNotRunning // rescued or cancelled meanwhile: leave the run be
-			ended = append(ended, item.req)
+			item.Err = engine.ErrJobNotRunning // rescued or cancelled meanwhile: leave the run be
+			ended = append(ended, item.Req)
 		}
 	}
 	if !async {

@@ -217,7 +217,7 @@ func (w *wfContext) saveMemos() error {
 	defer w.saving.Unlock()
 	reqs := w.takeUnsaved()
 	for i, req := range reqs {
-		if _, err := w.c.batch.memos.do(context.WithoutCancel(w), req); err != nil {
+		if _, err := w.c.batch.memos.Do(context.WithoutCancel(w), req); err != nil {
 			w.mu.Lock()
 			w.unsaved = append(reqs[i:], w.unsaved...)
 			w.mu.Unlock()

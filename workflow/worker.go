@@ -148,7 +148,7 @@ func (w *worker) begin(ctx context.Context, job *river.Job[runArgs]) (*attemptSt
 		}
 		return &attemptState{typ: w.reg.name, input: a.Input, scheduleID: a.ScheduleID, fireAt: a.FireAt, parentID: a.ParentRunID, metadata: metadata}, nil
 	}
-	return w.c.batch.begins.do(ctx, a.RunID)
+	return w.c.batch.begins.Do(ctx, a.RunID)
 }
 
 func (w *worker) call(wctx *wfContext, input []byte) (out json.RawMessage, err error) {
@@ -229,10 +229,10 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
 	req := completeReq{attempt: wctx.info.Attempt, hasParent: wctx.info.ParentID != nil, job: job, memos: wctx.memosToComplete(), output: output, startedAt: wctx.attemptedAt()}
 	if w.c.pending.add(req) {
-		w.c.batch.completes.send(req)
+		w.c.batch.completes.Send(req)
 		return nil
 	}
-	_, err := w.c.batch.completes.do(ctx, req)
+	_, err := w.c.batch.completes.Do(ctx, req)
 	if errors.Is(err, engine.ErrJobNotRunning) {
 		wctx.outcome = AttemptAbandoned
 		return nil // River already moved the job (rescued or cancelled); nothing to complete

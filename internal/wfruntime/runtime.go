@@ -1,8 +1,9 @@
-// Package wfruntime is a workflow client's runtime as Tributary's own
-// packages reach it: package schedule, the dashboard and API (riverui), the
-// OpenTelemetry gauges (tributaryotel), the test kit (tributarytest) and the
-// CLI. None of it is Tributary's API; a user holds a *workflow.Client and
-// calls its exported methods.
+// Package wfruntime is a workflow client's runtime: the machinery package
+// workflow runs on (the write batches, Batcher), and the door through which
+// Tributary's own packages reach a client: package schedule, the dashboard
+// and API (riverui), the OpenTelemetry gauges (tributaryotel), the test kit
+// (tributarytest) and the CLI. None of it is Tributary's API; a user holds a
+// *workflow.Client and calls its exported methods.
 //
 // The one door is Of:
 //

@@ -1,4 +1,4 @@
-package workflow
+package wfruntime
 
 import (
 	"context"
@@ -11,17 +11,17 @@ import (
 
 // recordingBatcher starts a batcher whose flush records each batch it is
 // given and announces it on flushed.
-func recordingBatcher(t *testing.T, spacing time.Duration) (b *batcher[int, struct{}], batches func() [][]int, flushed chan struct{}) {
+func recordingBatcher(t *testing.T, spacing time.Duration) (b *Batcher[int, struct{}], batches func() [][]int, flushed chan struct{}) {
 	t.Helper()
 	var (
 		mu  sync.Mutex
 		got [][]int
 	)
 	flushed = make(chan struct{}, 100)
-	b = newBatcher(1, 10, spacing, func(_ context.Context, items []*batchItem[int, struct{}]) error {
+	b = NewBatcher(1, 10, spacing, func(_ context.Context, items []*BatchItem[int, struct{}]) error {
 		batch := make([]int, 0, len(items))
 		for _, item := range items {
-			batch = append(batch, item.req)
+			batch = append(batch, item.Req)
 		}
 		mu.Lock()
 		got = append(got, batch)
@@ -29,8 +29,8 @@ func recordingBatcher(t *testing.T, spacing time.Duration) (b *batcher[int, stru
 		flushed <- struct{}{}
 		return nil
 	})
-	b.start()
-	t.Cleanup(b.stop)
+	b.Start()
+	t.Cleanup(b.Stop)
 	return b, func() [][]int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -59,7 +59,7 @@ func TestBatcherSpacing(t *testing.T) {
 		b, batches, _ := recordingBatcher(t, time.Hour)
 		// do returns only once its batch is written: with an hour's spacing
 		// that means the first batch did not wait for the spacing.
-		_, err := b.do(context.Background(), 1)
+		_, err := b.Do(context.Background(), 1)
 		require.NoError(t, err)
 		require.Equal(t, [][]int{{1}}, batches())
 	})
@@ -67,12 +67,12 @@ func TestBatcherSpacing(t *testing.T) {
 	t.Run("RequestsWithinSpacingShareABatch", func(t *testing.T) {
 		t.Parallel()
 		b, batches, flushed := recordingBatcher(t, time.Hour)
-		b.send(1)
+		b.Send(1)
 		waitFlushed(t, flushed)
 		for i := 2; i <= 4; i++ {
-			b.send(i)
+			b.Send(i)
 		}
-		b.stop() // the spacing has not passed: stop ends the wait and writes what is queued
+		b.Stop() // the spacing has not passed: stop ends the wait and writes what is queued
 		require.Equal(t, [][]int{{1}, {2, 3, 4}}, batches())
 	})
 
@@ -80,7 +80,7 @@ func TestBatcherSpacing(t *testing.T) {
 		t.Parallel()
 		b, batches, _ := recordingBatcher(t, 0)
 		for i := 1; i <= 3; i++ {
-			_, err := b.do(context.Background(), i)
+			_, err := b.Do(context.Background(), i)
 			require.NoError(t, err)
 		}
 		require.Equal(t, [][]int{{1}, {2}, {3}}, batches())

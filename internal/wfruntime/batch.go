@@ -1,4 +1,4 @@
-package workflow
+package wfruntime
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// batcher groups requests from concurrent runs into one database round trip
+// Batcher groups requests from concurrent runs into one database round trip
 // and one commit, the way River's completer batches job completions. A
 // request waits for its own batch to commit, so batching never weakens a
 // guarantee. A batch is whatever queued up while the previous one was being
@@ -14,15 +14,15 @@ import (
 // longer. Under load that amortizes commits (and their fsync) and the
 // server's per-statement work over many runs; when idle, a lone request
 // goes straight through, spacing or not.
-type batcher[Req, Res any] struct {
-	// flush writes a batch. It sets each item's res or err; a returned error
+type Batcher[Req, Res any] struct {
+	// flush writes a batch. It sets each item's Res or Err; a returned error
 	// is given to every item it did not set an error for.
-	flush   func(ctx context.Context, items []*batchItem[Req, Res]) error
+	flush   func(ctx context.Context, items []*BatchItem[Req, Res]) error
 	flows   int           // batches in flight at once
 	max     int           // largest batch
 	spacing time.Duration // least time from the start of one batch to the next, per flow
 
-	reqs chan *batchItem[Req, Res]
+	reqs chan *BatchItem[Req, Res]
 
 	mu      sync.RWMutex
 	running bool
@@ -30,19 +30,24 @@ type batcher[Req, Res any] struct {
 	wg      sync.WaitGroup
 }
 
-type batchItem[Req, Res any] struct {
-	ctx  context.Context // the requester's, without its cancellation
-	req  Req
-	res  Res
-	err  error
+// BatchItem is one request in a batch: a flush sets its Res, or its Err.
+type BatchItem[Req, Res any] struct {
+	Ctx  context.Context // the requester's, without its cancellation
+	Req  Req
+	Res  Res
+	Err  error
 	done chan struct{}
 }
 
-func newBatcher[Req, Res any](flows, max int, spacing time.Duration, flush func(ctx context.Context, items []*batchItem[Req, Res]) error) *batcher[Req, Res] {
-	return &batcher[Req, Res]{flush: flush, flows: flows, max: max, spacing: spacing, reqs: make(chan *batchItem[Req, Res], max)}
+// NewBatcher returns a stopped Batcher that writes at most flows batches at
+// once, of at most max items, spaced by spacing, by calling flush. A
+// stopped Batcher writes each request itself, alone.
+func NewBatcher[Req, Res any](flows, max int, spacing time.Duration, flush func(ctx context.Context, items []*BatchItem[Req, Res]) error) *Batcher[Req, Res] {
+	return &Batcher[Req, Res]{flush: flush, flows: flows, max: max, spacing: spacing, reqs: make(chan *BatchItem[Req, Res], max)}
 }
 
-func (b *batcher[Req, Res]) start() {
+// Start starts the flushing goroutines.
+func (b *Batcher[Req, Res]) Start() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.running {
@@ -56,8 +61,8 @@ func (b *batcher[Req, Res]) start() {
 	}
 }
 
-// stop flushes what is queued and stops the flushing goroutines.
-func (b *batcher[Req, Res]) stop() {
+// Stop flushes what is queued and stops the flushing goroutines.
+func (b *Batcher[Req, Res]) Stop() {
 	b.mu.Lock()
 	if !b.running {
 		b.mu.Unlock()
@@ -69,38 +74,38 @@ func (b *batcher[Req, Res]) stop() {
 	b.wg.Wait()
 }
 
-// do queues req and waits until its batch is written. Once queued, the
+// Do queues req and waits until its batch is written. Once queued, the
 // request is written even if ctx ends first.
-func (b *batcher[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
-	item := &batchItem[Req, Res]{ctx: context.WithoutCancel(ctx), req: req, done: make(chan struct{})}
+func (b *Batcher[Req, Res]) Do(ctx context.Context, req Req) (Res, error) {
+	item := &BatchItem[Req, Res]{Ctx: context.WithoutCancel(ctx), Req: req, done: make(chan struct{})}
 	var zero Res
 	if err := b.enqueue(ctx, item); err != nil {
 		return zero, err
 	}
 	select {
 	case <-item.done:
-		return item.res, item.err
+		return item.Res, item.Err
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	}
 }
 
-// send queues req without waiting for it to be written; its result is
+// Send queues req without waiting for it to be written; its result is
 // dropped, so flush must handle what a failure means for it. It waits only
 // while the queue is full. On a stopped batcher it writes req itself.
-func (b *batcher[Req, Res]) send(req Req) {
-	item := &batchItem[Req, Res]{ctx: context.Background(), req: req, done: make(chan struct{})}
+func (b *Batcher[Req, Res]) Send(req Req) {
+	item := &BatchItem[Req, Res]{Ctx: context.Background(), Req: req, done: make(chan struct{})}
 	_ = b.enqueue(context.Background(), item) // cannot fail: the context never ends
 }
 
 // enqueue hands item to the flushing goroutines, waiting while the queue is
 // full; on a stopped batcher it writes item itself. It fails only when ctx
 // ends before item is queued.
-func (b *batcher[Req, Res]) enqueue(ctx context.Context, item *batchItem[Req, Res]) error {
+func (b *Batcher[Req, Res]) enqueue(ctx context.Context, item *BatchItem[Req, Res]) error {
 	b.mu.RLock()
 	if !b.running {
 		b.mu.RUnlock()
-		b.run([]*batchItem[Req, Res]{item})
+		b.run([]*BatchItem[Req, Res]{item})
 		return nil
 	}
 	defer b.mu.RUnlock()
@@ -112,9 +117,9 @@ func (b *batcher[Req, Res]) enqueue(ctx context.Context, item *batchItem[Req, Re
 	}
 }
 
-func (b *batcher[Req, Res]) loop() {
+func (b *Batcher[Req, Res]) loop() {
 	defer b.wg.Done()
-	batch := make([]*batchItem[Req, Res], 0, b.max)
+	batch := make([]*BatchItem[Req, Res], 0, b.max)
 	var lastStart time.Time
 	for {
 		select {
@@ -138,7 +143,7 @@ func (b *batcher[Req, Res]) loop() {
 }
 
 // drain adds what is queued to batch, up to the largest batch.
-func (b *batcher[Req, Res]) drain(batch []*batchItem[Req, Res]) []*batchItem[Req, Res] {
+func (b *Batcher[Req, Res]) drain(batch []*BatchItem[Req, Res]) []*BatchItem[Req, Res] {
 	for len(batch) < b.max {
 		select {
 		case item := <-b.reqs:
@@ -151,7 +156,7 @@ func (b *batcher[Req, Res]) drain(batch []*batchItem[Req, Res]) []*batchItem[Req
 }
 
 // sleep waits for d, or until the batcher stops.
-func (b *batcher[Req, Res]) sleep(d time.Duration) {
+func (b *Batcher[Req, Res]) sleep(d time.Duration) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
@@ -164,22 +169,22 @@ func (b *batcher[Req, Res]) sleep(d time.Duration) {
 // fails (a deadlock with another batch, one bad row) nothing of it was
 // written, and each item is tried alone so that one item's problem is not
 // every item's.
-func (b *batcher[Req, Res]) run(items []*batchItem[Req, Res]) {
+func (b *Batcher[Req, Res]) run(items []*BatchItem[Req, Res]) {
 	err := b.flush(context.Background(), items)
 	if err != nil && len(items) > 1 {
 		for _, item := range items {
 			var zero Res
-			item.res, item.err = zero, nil
-			if err := b.flush(context.Background(), []*batchItem[Req, Res]{item}); err != nil && item.err == nil {
-				item.err = err
+			item.Res, item.Err = zero, nil
+			if err := b.flush(context.Background(), []*BatchItem[Req, Res]{item}); err != nil && item.Err == nil {
+				item.Err = err
 			}
 			close(item.done)
 		}
 		return
 	}
 	for _, item := range items {
-		if item.err == nil && err != nil {
-			item.err = err
+		if item.Err == nil && err != nil {
+			item.Err = err
 		}
 		close(item.done)
 	}
