@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // waiter lets Result wait for runs to finish without polling: one connection
@@ -134,16 +135,16 @@ func (w *waiter) listen(ctx context.Context, ready, done chan struct{}) {
 	defer close(done)
 	readyOnce := sync.OnceFunc(func() { close(ready) })
 	defer readyOnce() // never leave subscribers blocked
-	l := &listener{
-		logger:  w.logger,
-		pool:    w.pool,
-		what:    "finished runs",
-		channel: fixedChannel(engine.RunDoneChannel),
-		listening: func() {
+	l := &wfruntime.Listener{
+		Logger:  w.logger,
+		Pool:    w.pool,
+		What:    "finished runs",
+		Channel: wfruntime.FixedChannel(engine.RunDoneChannel),
+		Listening: func() {
 			w.wakeAll() // anything that finished while (re)connecting
 			readyOnce()
 		},
-		notify: func(payload string) {
+		Notify: func(payload string) {
 			id, err := uuid.Parse(payload)
 			if err != nil {
 				return
@@ -158,7 +159,7 @@ func (w *waiter) listen(ctx context.Context, ready, done chan struct{}) {
 			}
 		},
 	}
-	l.run(ctx)
+	l.Run(ctx)
 }
 
 func (w *waiter) wakeAll() {

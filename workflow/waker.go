@@ -14,6 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // wakerHorizon bounds the wake-ups a client times itself. River's scheduler
@@ -79,15 +81,15 @@ func (wk *waker) listen(stopCh <-chan struct{}, listening func()) {
 		<-stopCh
 		cancel()
 	}()
-	l := &listener{
-		logger: wk.c.logger,
-		pool:   wk.c.pool,
-		what:   "wake-ups (River's scheduler wakes jobs meanwhile)",
-		channel: func(ctx context.Context, conn *pgx.Conn) (string, error) {
+	l := &wfruntime.Listener{
+		Logger: wk.c.logger,
+		Pool:   wk.c.pool,
+		What:   "wake-ups (River's scheduler wakes jobs meanwhile)",
+		Channel: func(ctx context.Context, conn *pgx.Conn) (string, error) {
 			return wk.c.db.WakeChannel(ctx, conn, wk.c.schema)
 		},
-		listening: listening,
-		notify: func(payload string) {
+		Listening: listening,
+		Notify: func(payload string) {
 			if runID, ok := strings.CutPrefix(payload, "repair "); ok {
 				if id, err := uuid.Parse(runID); err == nil && !wk.c.testIgnoreRepairs.Load() {
 					wk.repairs.add(id)
@@ -104,7 +106,7 @@ func (wk *waker) listen(stopCh <-chan struct{}, listening func()) {
 			}
 		},
 	}
-	l.run(ctx)
+	l.Run(ctx)
 }
 
 func newWaker(c *Client) *waker {

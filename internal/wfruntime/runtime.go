@@ -1,5 +1,6 @@
 // Package wfruntime is a workflow client's runtime: the machinery package
-// workflow runs on (the write batches, Batcher), and the door through which
+// workflow runs on (the write batches, Batcher; the LISTEN connections of
+// its waker and its Result waits, Listener), and the door through which
 // Tributary's own packages reach a client: package schedule, the dashboard
 // and API (riverui), the OpenTelemetry gauges (tributaryotel), the test kit
 // (tributarytest) and the CLI. None of it is Tributary's API; a user holds a

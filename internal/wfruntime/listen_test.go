@@ -1,4 +1,4 @@
-package workflow
+package wfruntime
 
 import (
 	"context"
@@ -33,16 +33,16 @@ func startListener(t *testing.T, pool *pgxpool.Pool) *listenerUnderTest {
 		listening: make(chan struct{}, 100),
 		payloads:  make(chan string, 100),
 	}
-	l := &listener{
-		logger: testLogger(t), pool: pool, what: "a test's notifications", channel: fixedChannel(lt.channel),
-		listening: func() { lt.listening <- struct{}{} },
-		notify:    func(payload string) { lt.payloads <- payload },
+	l := &Listener{
+		Logger: testLogger(t), Pool: pool, What: "a test's notifications", Channel: FixedChannel(lt.channel),
+		Listening: func() { lt.listening <- struct{}{} },
+		Notify:    func(payload string) { lt.payloads <- payload },
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		l.run(ctx)
+		l.Run(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -1,4 +1,4 @@
-package workflow
+package wfruntime
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/tributary-go/tributary/internal/engine"
 )
 
-// listener LISTENs on one channel for as long as its context lives, on a
+// Listener LISTENs on one channel for as long as its context lives, on a
 // connection of its own: not one of the pool's, which it would hold for
 // the client's lifetime (a small pool, next to River's own listener, then
 // runs out).
@@ -25,19 +25,19 @@ import (
 // one that died without a word (a network path dropped with no reset, a
 // proxy's idle timeout) is noticed within listenerPingInterval +
 // listenerPingTimeout.
-type listener struct {
-	logger *slog.Logger
-	pool   *pgxpool.Pool // its connection settings are used
-	what   string        // for the logs: what the notifications are
+type Listener struct {
+	Logger *slog.Logger
+	Pool   *pgxpool.Pool // its connection settings are used
+	What   string        // for the logs: what the notifications are
 
-	// channel names the channel, once connected (it may depend on the
+	// Channel names the channel, once connected (it may depend on the
 	// connection's schema).
-	channel func(ctx context.Context, conn *pgx.Conn) (string, error)
-	// listening is called each time LISTEN is active, after a reconnect
+	Channel func(ctx context.Context, conn *pgx.Conn) (string, error)
+	// Listening is called each time LISTEN is active, after a reconnect
 	// too: notifications sent while disconnected are lost.
-	listening func()
-	// notify is called with each notification's payload.
-	notify func(payload string)
+	Listening func()
+	// Notify is called with each notification's payload.
+	Notify func(payload string)
 }
 
 const (
@@ -53,8 +53,8 @@ const (
 	listenerPingTimeout  = 2 * time.Second
 )
 
-// run listens until ctx is done.
-func (l *listener) run(ctx context.Context) {
+// Run listens until ctx is done.
+func (l *Listener) Run(ctx context.Context) {
 	retry := listenerRetryMin
 	for ctx.Err() == nil {
 		listened, err := l.listenOnce(ctx)
@@ -64,7 +64,7 @@ func (l *listener) run(ctx context.Context) {
 		if listened {
 			retry = listenerRetryMin
 		}
-		l.logger.WarnContext(ctx, "tributary: Listener of "+l.what+" lost its connection; reconnecting",
+		l.Logger.WarnContext(ctx, "tributary: Listener of "+l.What+" lost its connection; reconnecting",
 			slog.String("err", fmt.Sprint(err)), slog.Duration("retry_in", retry))
 		select {
 		case <-time.After(retry):
@@ -77,20 +77,20 @@ func (l *listener) run(ctx context.Context) {
 
 // listenOnce connects, listens and delivers notifications until the
 // connection fails. listened reports whether LISTEN was active.
-func (l *listener) listenOnce(ctx context.Context) (listened bool, _ error) {
-	conn, err := pgx.ConnectConfig(ctx, l.pool.Config().ConnConfig.Copy())
+func (l *Listener) listenOnce(ctx context.Context) (listened bool, _ error) {
+	conn, err := pgx.ConnectConfig(ctx, l.Pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return false, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection is discarded
-	channel, err := l.channel(ctx, conn)
+	channel, err := l.Channel(ctx, conn)
 	if err != nil {
 		return false, err
 	}
 	if err := engine.Listen(ctx, conn, channel); err != nil {
 		return false, err
 	}
-	l.listening()
+	l.Listening()
 	for {
 		waitCtx, cancel := context.WithTimeout(ctx, listenerPingInterval)
 		n, err := conn.WaitForNotification(waitCtx)
@@ -98,7 +98,7 @@ func (l *listener) listenOnce(ctx context.Context) (listened bool, _ error) {
 		cancel()
 		switch {
 		case err == nil:
-			l.notify(n.Payload)
+			l.Notify(n.Payload)
 		case quiet:
 			// A timed-out wait leaves the connection usable (pgconn
 			// closes it on any error but a timeout): is it alive?
@@ -114,8 +114,8 @@ func (l *listener) listenOnce(ctx context.Context) (listened bool, _ error) {
 	}
 }
 
-// fixedChannel is a listener.channel that does not depend on the
+// FixedChannel is a Listener.Channel that does not depend on the
 // connection.
-func fixedChannel(name string) func(context.Context, *pgx.Conn) (string, error) {
+func FixedChannel(name string) func(context.Context, *pgx.Conn) (string, error) {
 	return func(context.Context, *pgx.Conn) (string, error) { return name, nil }
 }
