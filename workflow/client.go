@@ -248,7 +248,7 @@ type Client struct {
 	river              *river.Client[pgx.Tx]
 	schema             string
 	types              map[string]*registration
-	waiter             *waiter
+	waiter             *wfruntime.Waiter
 	waker              *waker
 	registry           *registry // nil unless the client works runs
 	batch              *batchers
@@ -434,7 +434,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	}
 	c.river = rc
 	c.batch = newBatchers(c)
-	c.waiter = newWaiter(pool, logger)
+	c.waiter = wfruntime.NewWaiter(pool, logger)
 	c.waker = newWaker(c)
 	if c.works {
 		c.registry = newRegistry(c, c.riverQueues)
@@ -529,7 +529,7 @@ func (c *Client) Stop(ctx context.Context) error {
 		c.closeBindingPools()
 		c.started = false
 	}
-	c.waiter.stop()
+	c.waiter.Stop()
 	return err
 }
 

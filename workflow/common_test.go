@@ -121,7 +121,7 @@ func waitRun(t *testing.T, c *Client, id uuid.UUID, what string, cond func(*Run)
 		changed, stop = testwait.JobEvents(c.river)
 		defer stop()
 	}
-	finished, unsubscribe, err := c.waiter.subscribe(ctx, id)
+	finished, unsubscribe, err := c.waiter.Subscribe(ctx, id)
 	require.NoError(t, err, "listen for run %s to finish", id)
 	defer unsubscribe()
 

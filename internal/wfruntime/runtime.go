@@ -1,12 +1,15 @@
-// Package wfruntime is a workflow client's runtime: the machinery package
-// workflow runs on (the write batches, Batcher; the LISTEN connections of
-// its waker and its Result waits, Listener), and the door through which
-// Tributary's own packages reach a client: package schedule, the dashboard
-// and API (riverui), the OpenTelemetry gauges (tributaryotel), the test kit
-// (tributarytest) and the CLI. None of it is Tributary's API; a user holds a
+// Package wfruntime is a workflow client's runtime: the machinery that
+// package workflow runs on, and the one door through which Tributary's own
+// packages reach a client. None of it is Tributary's API; a user holds a
 // *workflow.Client and calls its exported methods.
 //
-// The one door is Of:
+// The machinery, kept out of the package users read: the write batches
+// (Batcher), the LISTEN connections of the waker and of Result waits
+// (Listener), and the Result waits themselves (Waiter).
+//
+// The door serves package schedule, the dashboard and API (riverui), the
+// OpenTelemetry gauges (tributaryotel), the test kit (tributarytest) and
+// the CLI. It is Of:
 //
 //	rt := wfruntime.Of(wf) // wf is a *workflow.Client
 //	err := pgx.BeginFunc(ctx, rt.Pool(), …)
