@@ -101,12 +101,12 @@ func TestMissedReason(t *testing.T) {
 	everySecond, err := ParseSpec("* * * * * *", "UTC")
 	require.NoError(t, err)
 	at := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
-	require.Equal(t, "missed", missedReason(everySecond, at, at.Add(500*time.Millisecond)), "no later slot passed over")
+	require.Equal(t, "missed", missedReason(everySecond, followingOf(everySecond, at), at.Add(500*time.Millisecond)), "no later slot passed over")
 	require.Equal(t, "missed; the chain also passed over 1 later slot, from 2026-11-25T08:00:01Z to 2026-11-25T08:00:01Z",
-		missedReason(everySecond, at, at.Add(1500*time.Millisecond)))
+		missedReason(everySecond, followingOf(everySecond, at), at.Add(1500*time.Millisecond)))
 	require.Equal(t, "missed; the chain also passed over more than 1000 later slots, from 2026-11-25T08:00:01Z to 2026-11-26T08:00:00Z",
-		missedReason(everySecond, at, at.Add(24*time.Hour)), "a day of a per-second schedule: one row, the count bounded")
-	require.Equal(t, SkipReasonMissed, skipKind(missedReason(everySecond, at, at.Add(time.Hour))))
+		missedReason(everySecond, followingOf(everySecond, at), at.Add(24*time.Hour)), "a day of a per-second schedule: one row, the count bounded")
+	require.Equal(t, SkipReasonMissed, skipKind(missedReason(everySecond, followingOf(everySecond, at), at.Add(time.Hour))))
 }
 
 func TestResumeMissedPolicies(t *testing.T) {

@@ -493,14 +493,15 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		sl.spec = spec
 		var skipped string
 		sl.meta, skipped = slotMetadata(spec, sl.fireAt)
-		sl.d = decideSlot(spec, s.CatchUpWindow, s.CatchUp, sl.fireAt, foundAt, now, s.nextCatchUp)
+		f := followingOf(spec, sl.fireAt)
+		sl.d = decideSlot(spec, s.CatchUpWindow, s.CatchUp, f, foundAt, now, s.nextCatchUp)
 		switch {
 		case skipped != "":
 			sl.skip = skipped
 		case sl.d.missed:
-			sl.skip = missedReason(spec, sl.fireAt, sl.d.after)
+			sl.skip = missedReason(spec, f, sl.d.after)
 		}
-		sl.next = nextSlot(spec, s, sl.d.after)
+		sl.next = withinEnd(s, sl.d.next, sl.d.hasNext)
 		slots = append(slots, sl)
 	}
 

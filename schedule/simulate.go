@@ -138,7 +138,7 @@ func Simulate(p *Params, opts *SimulateOpts) ([]SimulatedSlot, error) {
 		if w, down := inside(opts.Down, at); down {
 			firedAt = w.To
 		}
-		d := decideSlot(spec, window, policy, at, firedAt, firedAt, caughtUp)
+		d := decideSlot(spec, window, policy, followingOf(spec, at), firedAt, firedAt, caughtUp)
 		occ, _ := spec.Next(at.Add(-time.Second))
 		slot := SimulatedSlot{At: at, FiredAt: firedAt}
 		if occ.At.Equal(at) {
@@ -151,9 +151,7 @@ func Simulate(p *Params, opts *SimulateOpts) ([]SimulatedSlot, error) {
 			slot.Skipped = SkipReasonMissed
 		}
 		out = append(out, slot)
-		var next Occurrence
-		next, ok = spec.Next(d.after)
-		at, caughtUp = next.At, d.nextIsCatchUp
+		at, ok, caughtUp = d.next.At, d.hasNext, d.nextIsCatchUp
 	}
 	return out, nil
 }

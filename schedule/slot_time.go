@@ -19,10 +19,42 @@ func later(a, b time.Time) time.Time {
 // there is none.
 func nextSlot(spec *Spec, s *Schedule, after time.Time) *time.Time {
 	occ, ok := spec.Next(after)
+	return withinEnd(s, occ, ok)
+}
+
+// withinEnd is occ's time when ok and occ is before s's end; nil when the
+// chain ends there.
+func withinEnd(s *Schedule, occ Occurrence, ok bool) *time.Time {
 	if !ok || (s.EndAt != nil && !occ.At.Before(*s.EndAt)) {
 		return nil
 	}
 	return &occ.At
+}
+
+// following is the first occurrence of a spec after a slot: computed once
+// per slot (followingOf), and read by each decision about the slot that
+// needs it: whether a late slot is the latest due (latestDue), which later
+// slots a missed one passed over (missedReason), and the chain's next slot
+// when the chain goes on from the slot (decideSlot).
+type following struct {
+	slot time.Time
+	occ  Occurrence
+	ok   bool // false: the spec has no occurrence after slot
+}
+
+// followingOf is the occurrence of spec that follows the slot at slot.
+func followingOf(spec *Spec, slot time.Time) following {
+	occ, ok := spec.Next(slot)
+	return following{slot: slot, occ: occ, ok: ok}
+}
+
+// after is the first occurrence of spec after t: f's own when t is f's
+// slot, computed otherwise.
+func (f following) after(spec *Spec, t time.Time) (Occurrence, bool) {
+	if t.Equal(f.slot) {
+		return f.occ, f.ok
+	}
+	return spec.Next(t)
 }
 
 // slotMetadata explains a slot in its run's metadata, so the ledger explains
@@ -53,24 +85,20 @@ func slotMetadata(spec *Spec, fireAt time.Time) (meta runmeta.Meta, skipped stri
 // then says "more than".
 const maxPassedOverCount = 1000
 
-// missedReason is the skip reason of a slot missed at fireAt whose chain
+// missedReason is the skip reason of a slot missed at f.slot whose chain
 // goes on after through: "missed", and, when the chain passes over later
 // slots (SKIP_MISSED_BY_DEFAULT moves it to the next future slot), which
 // ones and how many, so that one ledger row accounts for every slot of an
 // outage instead of one row per slot.
-func missedReason(spec *Spec, fireAt, through time.Time) string {
-	first, ok := spec.Next(fireAt)
-	if !ok || first.At.After(through) {
+func missedReason(spec *Spec, f following, through time.Time) string {
+	first := f.occ
+	if !f.ok || first.At.After(through) {
 		return SkipReasonMissed
 	}
-	last, _ := latestSlot(spec, fireAt, through)
+	last, _ := latestSlot(spec, f.slot, through)
 	n := 0
-	for at := fireAt; n <= maxPassedOverCount; n++ {
-		occ, ok := spec.Next(at)
-		if !ok || occ.At.After(through) {
-			break
-		}
-		at = occ.At
+	for occ, ok := first, true; ok && !occ.At.After(through) && n <= maxPassedOverCount; occ, ok = spec.Next(occ.At) {
+		n++
 	}
 	count := fmt.Sprintf("%d later slots", n)
 	switch {
@@ -83,10 +111,10 @@ func missedReason(spec *Spec, fireAt, through time.Time) string {
 		first.At.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))
 }
 
-// latestDue reports whether fireAt is the most recent slot at or before now.
-func latestDue(spec *Spec, fireAt, now time.Time) bool {
-	occ, ok := spec.Next(fireAt)
-	return !ok || occ.At.After(now)
+// latestDue reports whether f's slot is the most recent slot at or
+// before now.
+func latestDue(f following, now time.Time) bool {
+	return !f.ok || f.occ.At.After(now)
 }
 
 // latestSlot is the most recent slot after from and at or before now. It
@@ -128,29 +156,34 @@ type slotDecision struct {
 	// nextIsCatchUp: the next slot is the one the "latest" policy jumped
 	// to; it runs however late.
 	nextIsCatchUp bool
+	// next is the next slot, the first occurrence after after (before the
+	// schedule's end or not); hasNext is false when the spec has none.
+	next    Occurrence
+	hasNext bool
 }
 
-// decideSlot applies the catch-up rules to a slot due at fireAt, found due
+// decideSlot applies the catch-up rules to the slot f follows, found due
 // at foundAt (see pass.foundAt) and fired at now. caughtUp marks a slot the
 // latest policy jumped to. A missed slot moves the chain to the next future
 // slot (downtime never mass-fires), or, under CatchUpLatest, to the most
 // recent missed slot; otherwise the chain goes slot by slot, so a catch-up
 // window fires each slot it covers once, oldest first. Firing and Simulate
 // share it.
-func decideSlot(spec *Spec, window time.Duration, policy CatchUpPolicy, fireAt, foundAt, now time.Time, caughtUp bool) slotDecision {
+func decideSlot(spec *Spec, window time.Duration, policy CatchUpPolicy, f following, foundAt, now time.Time, caughtUp bool) slotDecision {
+	fireAt := f.slot
 	d := slotDecision{after: fireAt}
 	if caughtUp {
 		d.after = later(now, fireAt) // the chain goes on from now, not from the slot caught up
 	}
 	late := foundAt.Sub(fireAt) > window
-	if !late || caughtUp || (policy == CatchUpLatest && latestDue(spec, fireAt, now)) {
-		return d
-	}
-	d.missed, d.after = true, now
-	if policy == CatchUpLatest {
-		if latest, ok := latestSlot(spec, fireAt, now); ok && latest.After(fireAt) {
-			d.after, d.nextIsCatchUp = latest.Add(-time.Second), true
+	if late && !caughtUp && (policy != CatchUpLatest || !latestDue(f, now)) {
+		d.missed, d.after = true, now
+		if policy == CatchUpLatest {
+			if latest, ok := latestSlot(spec, fireAt, now); ok && latest.After(fireAt) {
+				d.after, d.nextIsCatchUp = latest.Add(-time.Second), true
+			}
 		}
 	}
+	d.next, d.hasNext = f.after(spec, d.after)
 	return d
 }
