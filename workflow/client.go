@@ -255,7 +255,7 @@ type Client struct {
 	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 	pending            pendingCompletions           // runs completing without their worker waiting; see pilot.go
 	mocks              stepMocks                    // steps a test replaced (package tributarytest)
-	foreign            foreignFetches               // see foreign.go
+	foreign            wfruntime.ForeignFetches     // plain River clients that failed workflow jobs
 
 	testFailCompletions atomic.Bool // tests: every completion batch fails, leaving the runs to River's completer
 	testFailPilot       atomic.Bool // tests: River's completer fails to complete workflow jobs

@@ -64,7 +64,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	runID := job.Args.RunID
 	attempt := job.Args.AttemptBase + job.Attempt
 	if len(job.Errors) > 0 {
-		c.noticeForeignFetch(ctx, job.JobRow)
+		c.foreign.Notice(ctx, c.logger, job.JobRow)
 	}
 	st, err := w.begin(ctx, job)
 	if err != nil {

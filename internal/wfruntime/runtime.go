@@ -5,7 +5,8 @@
 //
 // The machinery, kept out of the package users read: the write batches
 // (Batcher), the LISTEN connections of the waker and of Result waits
-// (Listener), and the Result waits themselves (Waiter).
+// (Listener), the Result waits themselves (Waiter), and the notice of
+// plain River clients that fail workflow jobs (ForeignFetches).
 //
 // The door serves package schedule, the dashboard and API (riverui), the
 // OpenTelemetry gauges (tributaryotel), the test kit (tributarytest) and

@@ -1,4 +1,4 @@
-package workflow
+package wfruntime
 
 import (
 	"context"
@@ -22,16 +22,17 @@ import (
 // foreignFetchLogEvery bounds the error logs per offending client and queue.
 const foreignFetchLogEvery = time.Minute
 
-// foreignFetches remembers when each offending client and queue was last
-// logged.
-type foreignFetches struct {
+// ForeignFetches notices the attempts of workflow jobs that a River client
+// without Tributary's workers failed, and remembers when each offending
+// client and queue was last logged. The zero value is ready.
+type ForeignFetches struct {
 	mu     sync.Mutex
 	logged map[[2]string]time.Time
 }
 
 // due reports whether key was last logged foreignFetchLogEvery ago or
 // never, and if so records now as its last log.
-func (f *foreignFetches) due(key [2]string, now time.Time) bool {
+func (f *ForeignFetches) due(key [2]string, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if last, seen := f.logged[key]; seen && now.Sub(last) < foreignFetchLogEvery {
@@ -44,9 +45,9 @@ func (f *foreignFetches) due(key [2]string, now time.Time) bool {
 	return true
 }
 
-// noticeForeignFetch logs an error when job's previous attempt was failed
-// by a River client without the worker of its kind.
-func (c *Client) noticeForeignFetch(ctx context.Context, job *rivertype.JobRow) {
+// Notice logs an error to logger when job's previous attempt was failed by
+// a River client without the worker of its kind.
+func (f *ForeignFetches) Notice(ctx context.Context, logger *slog.Logger, job *rivertype.JobRow) {
 	if len(job.Errors) == 0 || job.Errors[len(job.Errors)-1].Error != (&rivertype.UnknownJobKindError{Kind: job.Kind}).Error() {
 		return
 	}
@@ -56,10 +57,10 @@ func (c *Client) noticeForeignFetch(ctx context.Context, job *rivertype.JobRow) 
 	if n := len(job.AttemptedBy); n >= 2 {
 		foreign = job.AttemptedBy[n-2]
 	}
-	if !c.foreign.due([2]string{foreign, job.Queue}, time.Now()) {
+	if !f.due([2]string{foreign, job.Queue}, time.Now()) {
 		return
 	}
-	c.logger.ErrorContext(ctx, "tributary: A River client without Tributary's workers fetched a workflow job and failed it as an unknown kind, using up an attempt of its run; "+
+	logger.ErrorContext(ctx, "tributary: A River client without Tributary's workers fetched a workflow job and failed it as an unknown kind, using up an attempt of its run; "+
 		"give that client FetchOnlyKnownKinds: true in its river.Config (and LeaderElectionDisabled: true, so that its rescuer leaves workflow jobs alone), or keep it off this queue",
 		slog.String("river_client_id", foreign), slog.String("queue", job.Queue), slog.String("kind", job.Kind),
 		slog.Int64("job_id", job.ID), slog.Int("attempts_used", job.Attempt-1), slog.Int("max_attempts", job.MaxAttempts))
