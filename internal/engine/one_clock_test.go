@@ -18,7 +18,7 @@ import (
 // the code that runs in a user's process under workflow.Config.Clock. The
 // CLI, the demo, the benchmarks and the examples are programs of their own,
 // with no injected clock.
-var clockPackages = []string{"internal/engine", "workflow", "schedule", "jobs", "riverui", "tributaryotel", "migrations"}
+var clockPackages = []string{"internal/engine", "internal/wfruntime", "workflow", "schedule", "jobs", "riverui", "tributaryotel", "migrations"}
 
 // sqlClock matches a read of the database's clock in SQL. The one form
 // that follows the clock, a statement's now parameter
@@ -67,10 +67,10 @@ var realTimes = []realTime{
 	// The clock itself, and what runs by real time beside it.
 	{"workflow/client.go", "realNow := config.Clock, time.Now", "under an injected clock, the registry's orphan timing (realNow) keeps real time"},
 	{"workflow/client.go", "dbc.local = time.Now", "the database's clock is this machine's, corrected by its offset"},
-	{"workflow/batch.go", "time.Now()", "a write batch's deadline is real time"},
+	{"internal/wfruntime/batch.go", "time.Now()", "a write batch's deadline is real time"},
 	{"workflow/waker.go", "time.Now()", "a timed wake-up's retries for an uncommitted job are real time"},
 	{"workflow/retention.go", "time.Now()", "a retention pass's time limit and pause are real time, and run ids (UUIDv7) carry real time"},
-	{"workflow/foreign.go", "time.Now()", "the foreign-fetch warning is rate-limited in real time"},
+	{"internal/wfruntime/foreign.go", "time.Now()", "the foreign-fetch warning is rate-limited in real time"},
 	{"workflow/retry.go", "if local := time.Now(); at.Before(local)", "River compares a retry's time with its own clock, this machine's, and falls back to its backoff for a time before it"},
 	{"schedule/fire.go", "*since, *delay = time.Now()", "a pass's wait for locked schedules backs off in real time"},
 	{"riverui/auth.go", "now: time.Now", "a session cookie expires in the browser's real time"},
