@@ -5,8 +5,9 @@
 //
 // The machinery, kept out of the package users read: the write batches
 // (Batcher), the LISTEN connections of the waker and of Result waits
-// (Listener), the Result waits themselves (Waiter), and the notice of
-// plain River clients that fail workflow jobs (ForeignFetches).
+// (Listener), the Result waits themselves (Waiter), the notice of plain
+// River clients that fail workflow jobs (ForeignFetches), and the batched
+// deletes of the retention (DeleteExpiredRuns).
 //
 // The door serves package schedule, the dashboard and API (riverui), the
 // OpenTelemetry gauges (tributaryotel), the test kit (tributarytest) and
