@@ -249,7 +249,7 @@ type Client struct {
 	schema             string
 	types              map[string]*registration
 	waiter             *wfruntime.Waiter
-	waker              *waker
+	waker              *wfruntime.Waker
 	registry           *registry // nil unless the client works runs
 	batch              *batchers
 	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
@@ -264,7 +264,7 @@ type Client struct {
 	works bool // River queues are configured: Start starts River
 
 	// armQueues are the queues whose waiting jobs a started working client
-	// times (see waker.start): the schedule machinery's, when it works it.
+	// times (see wfruntime.Waker.Start): the schedule machinery's, when it works it.
 	armQueues []string
 
 	startStopMu sync.Mutex
@@ -435,7 +435,11 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	c.river = rc
 	c.batch = newBatchers(c)
 	c.waiter = wfruntime.NewWaiter(pool, logger)
-	c.waker = newWaker(c)
+	c.waker = wfruntime.NewWaker(wfruntime.WakerConfig{
+		Logger: logger, Pool: pool, Queries: db, Jobs: c.jobs, Schema: config.Schema,
+		Now: c.now, RealClock: dbc != nil, Works: c.works,
+		MakeAvailableTx: c.makeAvailableTx, RepairRunsOf: c.repairRunsOf, IgnoreRepairs: c.testIgnoreRepairs.Load,
+	})
 	if c.works {
 		c.registry = newRegistry(c, c.riverQueues)
 	}
@@ -489,7 +493,7 @@ func (c *Client) Start(ctx context.Context) error {
 		}
 	}
 	c.batch.start()
-	c.waker.start()
+	c.waker.Start(c.armQueues)
 	if c.works {
 		// Registered before River fetches a job: a client killed at any
 		// instant after its first fetch is in the registry, so the next
@@ -520,7 +524,7 @@ func (c *Client) Stop(ctx context.Context) error {
 			err = c.river.Stop(ctx)
 			c.registry.stop(err == nil) // after River: its jobs are finished or handed back
 		}
-		c.waker.stop()
+		c.waker.Stop()
 		c.batch.stop()
 		c.pending.clear() // what is left stays running until River rescues it
 		if bp := c.batchPool.Swap(nil); bp != nil {

@@ -92,7 +92,7 @@ func (c *Client) joinDebounceTx(ctx context.Context, tx pgx.Tx, typ string, inpu
 		return nil, nil
 	}
 	if j.Scheduled {
-		if err := c.waker.scheduleTx(ctx, tx, j.JobID, j.Queue, j.ScheduledAt); err != nil {
+		if err := c.waker.ScheduleTx(ctx, tx, j.JobID, j.Queue, j.ScheduledAt); err != nil {
 			return nil, err
 		}
 	}

@@ -88,6 +88,6 @@ func (w *wfContext) parkTx(req *parkRequest, before func(ctx context.Context, tx
 		return true, nil
 	}
 	w.parked(wakeAt)
-	w.c.waker.schedule(jobID, w.job.Queue, wakeAt)
+	w.c.waker.Schedule(jobID, w.job.Queue, wakeAt)
 	return false, errSuspended
 }

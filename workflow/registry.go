@@ -54,7 +54,7 @@ import (
 
 // WorkerHeartbeatInterval is how often a started working client refreshes
 // its row in the worker registry, looks for dead clients to rescue, and arms
-// the timers of the schedule jobs due next (see waker.armWaiting).
+// the timers of the schedule jobs due next (see wfruntime.Waker.ArmWaiting).
 const WorkerHeartbeatInterval = time.Second
 
 const (
@@ -296,7 +296,7 @@ func (r *registry) run(conn *pgx.Conn, stopCh <-chan struct{}, done chan<- struc
 			if err := r.rescueDead(ctx); err != nil && ctx.Err() == nil {
 				r.c.logger.Warn("tributary: Looking for dead clients failed; retrying at the next heartbeat", slog.String("err", err.Error()))
 			}
-			r.c.waker.armWaiting(ctx, armLookahead)
+			r.c.waker.ArmWaiting(ctx, armLookahead)
 			if r.server.orphansDue(r.c.realNow()) {
 				if err := r.rescueOrphans(ctx, r.server.changedAt); err != nil && ctx.Err() == nil {
 					r.c.logger.Warn("tributary: Looking for jobs the database lost the outcome of failed; retrying at the next heartbeat", slog.String("err", err.Error()))

@@ -463,7 +463,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			return 0, fmt.Errorf("workflow: insert River job for run %s: %w", id, err)
 		}
 		if res.Job.State == rivertype.JobStateScheduled {
-			if err := c.waker.scheduleTx(ctx, tx, res.Job.ID, res.Job.Queue, res.Job.ScheduledAt); err != nil {
+			if err := c.waker.ScheduleTx(ctx, tx, res.Job.ID, res.Job.Queue, res.Job.ScheduledAt); err != nil {
 				return 0, err
 			}
 		}
@@ -555,5 +555,5 @@ func (c *Client) cancelScheduleRunsTx(ctx context.Context, tx pgx.Tx, s *wfrunti
 // be made available at w.At exactly (River's scheduler, which looks every
 // five seconds, is the fallback). For package schedule.
 func (c *Client) wakeAtTx(ctx context.Context, tx pgx.Tx, w *wfruntime.Wake) error {
-	return c.waker.scheduleTx(ctx, tx, w.JobID, w.Queue, w.At)
+	return c.waker.ScheduleTx(ctx, tx, w.JobID, w.Queue, w.At)
 }

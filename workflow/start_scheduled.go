@@ -103,7 +103,7 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 			}
 			out[i].JobID = res.Job.ID
 			if res.Job.State == rivertype.JobStateScheduled {
-				if err := c.waker.scheduleTx(ctx, tx, res.Job.ID, res.Job.Queue, res.Job.ScheduledAt); err != nil {
+				if err := c.waker.ScheduleTx(ctx, tx, res.Job.ID, res.Job.Queue, res.Job.ScheduledAt); err != nil {
 					return nil, err
 				}
 			}

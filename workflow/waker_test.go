@@ -25,16 +25,9 @@ func TestWakeAnnounced(t *testing.T) {
 	t.Cleanup(func() { stopClient(t, insertOnly) }) // its Result waiter holds a connection
 	ctx := ctxT(t)
 
-	timed := func(jobID int64) bool {
-		working.waker.mu.Lock()
-		defer working.waker.mu.Unlock()
-		_, ok := working.waker.timers[jobID]
-		return ok
-	}
+	timed := working.waker.Timed
 
-	working.waker.mu.Lock()
-	listening := working.waker.listening
-	working.waker.mu.Unlock()
+	listening := working.waker.Listening()
 	select { // an announcement made before would be lost (River's scheduler wakes that job)
 	case <-listening:
 	case <-ctx.Done():

@@ -68,7 +68,7 @@ var realTimes = []realTime{
 	{"workflow/client.go", "realNow := config.Clock, time.Now", "under an injected clock, the registry's orphan timing (realNow) keeps real time"},
 	{"workflow/client.go", "dbc.local = time.Now", "the database's clock is this machine's, corrected by its offset"},
 	{"internal/wfruntime/batch.go", "time.Now()", "a write batch's deadline is real time"},
-	{"workflow/waker.go", "time.Now()", "a timed wake-up's retries for an uncommitted job are real time"},
+	{"internal/wfruntime/waker.go", "time.Now()", "a timed wake-up's retries for an uncommitted job are real time"},
 	{"workflow/retention.go", "time.Now()", "run ids (UUIDv7) carry real time"},
 	{"internal/wfruntime/retention.go", "time.Now()", "a retention pass's time limit and pause are real time"},
 	{"internal/wfruntime/foreign.go", "time.Now()", "the foreign-fetch warning is rate-limited in real time"},

@@ -6,8 +6,10 @@
 // The machinery, kept out of the package users read: the write batches
 // (Batcher), the LISTEN connections of the waker and of Result waits
 // (Listener), the Result waits themselves (Waiter), the notice of plain
-// River clients that fail workflow jobs (ForeignFetches), and the batched
-// deletes of the retention (DeleteExpiredRuns).
+// River clients that fail workflow jobs (ForeignFetches), the batched
+// deletes of the retention (DeleteExpiredRuns), and the exact timers that
+// wake jobs, with the listener of the wake-ups and repairs other clients
+// announce (Waker).
 //
 // The door serves package schedule, the dashboard and API (riverui), the
 // OpenTelemetry gauges (tributaryotel), the test kit (tributarytest) and
