@@ -169,9 +169,9 @@ type Config struct {
 	// saves is the flush in each completion batch, which matters where a
 	// flush is slow (network disks). The completions are made durable
 	// later, off every run's path, by River's completer: at most one flush
-	// per batch of its own, none when the WAL is flushed already (see
-	// pilot.go). Atomicity is unchanged: a run and its River job complete
-	// together or not at all, and memos are always written synchronously.
+	// per batch of its own, none when the WAL is flushed already.
+	// Atomicity is unchanged: a run and its River job complete together
+	// or not at all, and memos are always written synchronously.
 	//
 	// Result may then return a run's output before its completion is
 	// durable, and a crash of Postgres (not of the application) can take

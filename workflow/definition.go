@@ -73,8 +73,7 @@ type DefineOpts struct {
 	// counts it (Tenant.RateLimited). A run without a tenant is not rated.
 	// An operator may set another rate for one tenant
 	// (Client.SetTenantRate). The tokens live in tributary_tenant_rates,
-	// taken in the same transaction as the fetch that starts the attempts
-	// (internal/engine/fair_rates.go; see tenant_rate.go).
+	// taken in the same transaction as the fetch that starts the attempts.
 	//
 	// Defaults to the zero Rate: no rate limit.
 	TenantRate Rate

@@ -54,7 +54,7 @@ import (
 
 // WorkerHeartbeatInterval is how often a started working client refreshes
 // its row in the worker registry, looks for dead clients to rescue, and arms
-// the timers of the schedule jobs due next (see wfruntime.Waker.ArmWaiting).
+// the timers of the schedule jobs due next.
 const WorkerHeartbeatInterval = time.Second
 
 const (

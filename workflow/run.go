@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/tributary-go/tributary/internal/engine"
 )
 
 // Status is a run's status.
@@ -56,8 +54,8 @@ type Run struct {
 	// runs of its type working as its limit (DefineOpts.TenantLimit,
 	// SetTenantLimit); else HeldTenantRate while its job is ready and its
 	// tenant's bucket has fewer whole tokens than its place in its
-	// tenant's line (DefineOpts.TenantRate, SetTenantRate; see
-	// tenant_rate.go). "" for a run that is not held back. It is read with
+	// tenant's line (DefineOpts.TenantRate, SetTenantRate). "" for a run
+	// that is not held back. It is read with
 	// the run (GetRun, ListRuns), not stored; Tenant.Why and
 	// Tenant.RateWhy say why for people.
 	Held        string          `json:"held,omitempty"`
@@ -154,7 +152,7 @@ func (s *StepRun) Duration() time.Duration {
 }
 
 // HeldTenantLimit is Run.Held of a run held back by its tenant's limit.
-const HeldTenantLimit = engine.HeldTenantLimit
+const HeldTenantLimit = "tenant_limit"
 
 // HeldTenantRate is Run.Held of a ready run waiting for its tenant's rate.
-const HeldTenantRate = engine.HeldTenantRate
+const HeldTenantRate = "tenant_rate"
