@@ -13,6 +13,10 @@
 //     JSON output per step, each in a transaction of its own.
 //  4. Workflow runs of 3 steps (workflow.Step, outputs stored as memos).
 //
+// Config.Keyed adds the workflow cases with a tenant on every run, and
+// Config.Starts the four cases with their items inserted or started while
+// the clock runs, by concurrent callers one a call.
+//
 // Each case inserts its items before the clock starts, then starts one
 // queue of Config.Workers workers with River's benchmark fetch tuning
 // (FetchCooldown 2ms, FetchPollInterval 20ms) and times until River has
@@ -52,6 +56,7 @@ const (
 	DefaultItems   = 5000
 	DefaultRounds  = 1
 	DefaultWorkers = 20
+	DefaultCallers = 20
 )
 
 // Config configures Run.
@@ -93,6 +98,20 @@ type Config struct {
 	// (KeyedLimit) that none reaches; and their ratios to the same
 	// workflows without a tenant, from the same rounds.
 	Keyed bool
+
+	// Starts adds four cases after the others: the four cases of Run with
+	// their items inserted (River) or started (workflows) while the clock
+	// runs, one a call from Callers callers at once, and the ratios of the
+	// workflow cases to the River cases among them. The time then includes
+	// every start, as it does in an application whose runs are started by
+	// its requests.
+	Starts bool
+
+	// Callers is how many goroutines insert or start the items of the
+	// Starts cases at once.
+	//
+	// Defaults to DefaultCallers (20).
+	Callers int
 }
 
 // withDefaults returns a copy of c with defaults filled in, or an error when
@@ -106,6 +125,7 @@ func (c *Config) withDefaults() (*Config, error) {
 		{"Items", &out.Items, DefaultItems},
 		{"Rounds", &out.Rounds, DefaultRounds},
 		{"Workers", &out.Workers, DefaultWorkers},
+		{"Callers", &out.Callers, DefaultCallers},
 	}); err != nil {
 		return nil, err
 	}
@@ -206,8 +226,10 @@ type Round struct {
 
 	// Elapsed is the time from starting the client, with every item
 	// already inserted, until River reported the last item's job completed.
-	// It includes fetching, working and completing; not inserting, creating
-	// the schema, or stopping the client. In JSON it is elapsed_seconds.
+	// It includes fetching, working and completing; not inserting (but in
+	// the cases of Config.Starts, whose items are inserted while the clock
+	// runs), creating the schema, or stopping the client. In JSON it is
+	// elapsed_seconds.
 	Elapsed time.Duration `json:"-"`
 
 	// Rate is Completed divided by Elapsed, in items per second.
@@ -274,9 +296,12 @@ func Run(ctx context.Context, pool *pgxpool.Pool, config *Config, progress io.Wr
 	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&res.Server); err != nil {
 		return nil, fmt.Errorf("bench: reading the server version: %w", err)
 	}
-	run := cases
+	run := slices.Clone(cases)
 	if config.Keyed {
-		run = append(slices.Clone(cases), keyedCases...)
+		run = append(run, keyedCases...)
+	}
+	if config.Starts {
+		run = append(run, startedCases...)
 	}
 	for _, c := range run {
 		res.Cases = append(res.Cases, &CaseResult{Key: c.key, Name: c.name, Steps: c.steps})
@@ -302,20 +327,26 @@ func Run(ctx context.Context, pool *pgxpool.Pool, config *Config, progress io.Wr
 	for _, c := range res.Cases {
 		c.summarize()
 	}
-	// cases are River 0 steps, workflow 0 steps, River 3 checkpoints,
-	// workflow 3 steps.
+	byKey := make(map[string]*CaseResult, len(res.Cases))
+	for _, c := range res.Cases {
+		byKey[c.Key] = c
+	}
 	res.Ratios = []*Ratio{
-		ratio("workflow 0 steps / River", res.Cases[1], res.Cases[0]),
-		ratio("workflow 3 steps / River with 3 checkpoints", res.Cases[3], res.Cases[2]),
+		ratio("workflow 0 steps / River", byKey["workflow_0_steps"], byKey["river_0_steps"]),
+		ratio("workflow 3 steps / River with 3 checkpoints", byKey["workflow_3_steps"], byKey["river_3_checkpoints"]),
 	}
 	if config.Keyed {
-		// keyedCases: 0 steps one tenant, 0 steps limited, 3 steps one
-		// tenant, 3 steps limited.
 		res.Ratios = append(res.Ratios,
-			ratio("workflow 0 steps, one tenant / no tenant", res.Cases[4], res.Cases[1]),
-			ratio("workflow 0 steps, 1,000 tenants under a limit / no tenant", res.Cases[5], res.Cases[1]),
-			ratio("workflow 3 steps, one tenant / no tenant", res.Cases[6], res.Cases[3]),
-			ratio("workflow 3 steps, 1,000 tenants under a limit / no tenant", res.Cases[7], res.Cases[3]),
+			ratio("workflow 0 steps, one tenant / no tenant", byKey["workflow_0_steps_keyed"], byKey["workflow_0_steps"]),
+			ratio("workflow 0 steps, 1,000 tenants under a limit / no tenant", byKey["workflow_0_steps_limited"], byKey["workflow_0_steps"]),
+			ratio("workflow 3 steps, one tenant / no tenant", byKey["workflow_3_steps_keyed"], byKey["workflow_3_steps"]),
+			ratio("workflow 3 steps, 1,000 tenants under a limit / no tenant", byKey["workflow_3_steps_limited"], byKey["workflow_3_steps"]),
+		)
+	}
+	if config.Starts {
+		res.Ratios = append(res.Ratios,
+			ratio("workflow 0 steps / River, starts included", byKey["workflow_0_steps_started"], byKey["river_0_steps_inserted"]),
+			ratio("workflow 3 steps / River with 3 checkpoints, starts included", byKey["workflow_3_steps_started"], byKey["river_3_checkpoints_inserted"]),
 		)
 	}
 	return res, nil

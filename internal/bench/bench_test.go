@@ -122,6 +122,36 @@ func TestRunKeyed(t *testing.T) {
 	}
 }
 
+// TestRunStarts: Starts adds the four cases with their items started by
+// callers while the clock runs, every item of them completed, and the
+// ratios of the workflow cases to the River cases among them.
+func TestRunStarts(t *testing.T) {
+	t.Parallel()
+
+	admin := adminPool(t)
+	var progress bytes.Buffer
+	res, err := Run(context.Background(), admin, &Config{Items: 100, Workers: testWorkers, Starts: true, Callers: 4}, &progress)
+	require.NoError(t, err, progress.String())
+
+	keys := make([]string, len(res.Cases))
+	for i, c := range res.Cases {
+		keys[i] = c.Key
+		require.Equal(t, 100, c.Rounds[0].Completed, c.Name)
+	}
+	require.Equal(t, []string{"river_0_steps", "workflow_0_steps", "river_3_checkpoints", "workflow_3_steps",
+		"river_0_steps_inserted", "workflow_0_steps_started", "river_3_checkpoints_inserted", "workflow_3_steps_started"}, keys)
+	require.Len(t, res.Ratios, 4)
+	for i, want := range [][2]string{
+		{"workflow_0_steps_started", "river_0_steps_inserted"},
+		{"workflow_3_steps_started", "river_3_checkpoints_inserted"},
+	} {
+		r := res.Ratios[2+i]
+		require.Equal(t, want[0], r.Of, r.Name)
+		require.Equal(t, want[1], r.To, r.Name)
+		require.Positive(t, r.Value, r.Name)
+	}
+}
+
 func TestRunCase(t *testing.T) {
 	t.Parallel()
 
@@ -151,11 +181,28 @@ func TestRunCase(t *testing.T) {
 				return errors.New("work broke")
 			}))
 			return prepareRiver(ctx, s, config, workers, func(int) river.JobArgs { return failingArgs{} },
-				func(context.Context) (int, error) { return 0, nil })
+				func(context.Context) (int, error) { return 0, nil }, false)
 		}}
 		round, err := runCase(context.Background(), admin, failing, config)
 		require.Error(t, err)
 		require.Regexp(t, `^job \d+ \(bench_failing\) ended job_failed: work broke$`, err.Error())
+		requireSchemaGone(t, admin, round.Schema)
+	})
+
+	t.Run("FailsWhenAFeedFails", func(t *testing.T) {
+		t.Parallel()
+
+		admin := adminPool(t)
+		feeding := benchCase{key: "feeding", name: "Feeding", prepare: func(ctx context.Context, s *scratch, config *Config) (*runner, error) {
+			r, err := riverNoop(true)(ctx, s, config)
+			if err != nil {
+				return nil, err
+			}
+			r.feed = func(context.Context) error { return errors.New("insert broke") }
+			return r, nil
+		}}
+		round, err := runCase(context.Background(), admin, feeding, config)
+		require.EqualError(t, err, "inserting the items: insert broke")
 		requireSchemaGone(t, admin, round.Schema)
 	})
 

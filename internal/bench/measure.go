@@ -79,7 +79,26 @@ func measure(ctx context.Context, r *runner, n int) (_ time.Duration, err error)
 		}
 	}()
 
-	if err := waitCompleted(ctx, events, r.kind, n); err != nil {
+	fed := make(chan error, 1)
+	if r.feed != nil {
+		feedCtx, cancelFeed := context.WithCancel(ctx)
+		defer cancelFeed()
+		go func() { fed <- r.feed(feedCtx) }()
+	} else {
+		fed <- nil
+	}
+	waitCtx, cancelWait := context.WithCancelCause(ctx)
+	defer cancelWait(nil)
+	go func() {
+		// A feed that fails leaves items never inserted: stop waiting.
+		if err := <-fed; err != nil {
+			cancelWait(fmt.Errorf("inserting the items: %w", err))
+		}
+	}()
+	if err := waitCompleted(waitCtx, events, r.kind, n); err != nil {
+		if cause := context.Cause(waitCtx); cause != nil && ctx.Err() == nil {
+			return 0, cause
+		}
 		return 0, err
 	}
 	return time.Since(began), nil
