@@ -32,7 +32,9 @@ func newBenchCommand(env *Env) *cobra.Command {
 			and each case shows its mean and its min–max. --keyed adds four cases after them: the two
 			workflow cases with a tenant on every run, all of one tenant with no limit, then spread over
 			1,000 tenants under a tenant limit that none reaches, and their ratios to the same workflows
-			without a tenant. Each case runs on a schema of its own
+			without a tenant. --starts adds the four cases again with their items inserted or started
+			while the clock runs, one a call from --callers callers at once (as an application's
+			requests start runs), and their ratios. Each case runs on a schema of its own
 			(tributary_bench_<random>), created, migrated and dropped afterwards, also when the case
 			fails or is interrupted: your own tables are never read or written. Without a database URL
 			it starts a throw-away Postgres cluster from the local binaries and removes it on exit.
@@ -41,6 +43,7 @@ func newBenchCommand(env *Env) *cobra.Command {
 		Example: `tributary bench
 			tributary bench --database-url postgres://localhost:5432/app --items 20000 --rounds 3
 			tributary bench --items 2000 --json
+			tributary bench --starts --items 20000
 			tributary bench schedules --due 1000`,
 	}, setupBench), newBenchSchedulesCommand(env), newBenchRetentionCommand(env), newBenchSoakCommand(env), newBenchFairnessCommand(env),
 		newBenchRateCommand(env))
@@ -53,6 +56,8 @@ func setupBench(fs *pflag.FlagSet, env *Env) Action {
 	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the one River queue of every case (default 20)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	keyed := fs.Bool("keyed", false, "add the workflow cases with a tenant on every run (one tenant, no limit; 1,000 tenants under a limit never reached) and their ratios to the same workflows without a tenant")
+	starts := fs.Bool("starts", false, "add the four cases with their items inserted (River) or started (workflows) while the clock runs, one a call from --callers callers at once, and the ratios of the workflow cases to the River cases among them")
+	callers := fs.Int("callers", bench.DefaultCallers, "`number` of callers inserting or starting the items of the --starts cases at once (default 20)")
 	withOtel := fs.Bool("otel", false, "install the OpenTelemetry middleware (tributaryotel) on the workflow cases' clients, on the global providers: no-ops here, so it measures what the plugin costs an application that has not set OpenTelemetry up")
 
 	return func(ctx context.Context, args []string) error {
@@ -64,6 +69,10 @@ func setupBench(fs *pflag.FlagSet, env *Env) Action {
 			return err
 		}
 		config.Keyed = *keyed
+		if err := atLeastOne(countFlag{"callers", *callers, bench.DefaultCallers}); err != nil {
+			return err
+		}
+		config.Starts, config.Callers = *starts, *callers
 		if *withOtel {
 			config.Middleware = []workflow.Middleware{tributaryotel.NewMiddleware(nil)}
 		}
