@@ -250,3 +250,23 @@ func TestFormatCount(t *testing.T) {
 		require.Equal(t, want, FormatCount(n), "%v", n)
 	}
 }
+
+// TestRunStartsBench: RunStarts inserts every item of both cases and
+// reports Start's rate over Insert's.
+func TestRunStartsBench(t *testing.T) {
+	t.Parallel()
+
+	admin := adminPool(t)
+	var progress bytes.Buffer
+	res, err := RunStarts(context.Background(), admin, &Config{Items: 200, Callers: 4, Rounds: 2}, &progress)
+	require.NoError(t, err, progress.String())
+	require.Len(t, res.Cases, 2)
+	for _, c := range res.Cases {
+		require.Len(t, c.Rounds, 2, c.Name)
+		require.Equal(t, 200, c.Rounds[0].Completed, c.Name)
+	}
+	require.Len(t, res.Ratios, 1)
+	require.Equal(t, "workflow_start", res.Ratios[0].Of)
+	require.Equal(t, "river_insert", res.Ratios[0].To)
+	require.Positive(t, res.Ratios[0].Value)
+}

@@ -46,7 +46,7 @@ func newBenchCommand(env *Env) *cobra.Command {
 			tributary bench --starts --items 20000
 			tributary bench schedules --due 1000`,
 	}, setupBench), newBenchSchedulesCommand(env), newBenchRetentionCommand(env), newBenchSoakCommand(env), newBenchFairnessCommand(env),
-		newBenchRateCommand(env))
+		newBenchRateCommand(env), newBenchStartsCommand(env))
 }
 
 func setupBench(fs *pflag.FlagSet, env *Env) Action {
@@ -140,7 +140,11 @@ func printBenchTable(w io.Writer, res *bench.Result) error {
 		rounds = fmt.Sprintf("%d rounds", res.Rounds)
 	}
 	fmt.Fprintf(w, "PostgreSQL %s, %s items a case, %d workers, %s\n\n", res.Server, bench.FormatCount(float64(res.Items)), res.Workers, rounds)
+	return printBenchCases(w, res)
+}
 
+// printBenchCases prints a bench's cases, a row each, then its ratios.
+func printBenchCases(w io.Writer, res *bench.Result) error {
 	table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if res.Rounds > 1 {
 		fmt.Fprintln(table, "CASE\tITEMS/S (MEAN)\tMIN–MAX")

@@ -39,6 +39,19 @@ func TestBench(t *testing.T) {
 			`workflow 3 steps / River with 3 checkpoints: +[0-9]+\.[0-9]{2}\n\z`, res.stdout)
 	})
 
+	t.Run("Starts", func(t *testing.T) {
+		t.Parallel()
+
+		res := runCLI(t, vars, "bench", "starts", "--items", "50", "--callers", "4")
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Regexp(t, `\A`+
+			`PostgreSQL \S.*, 50 items a case, 4 callers, 1 round\n\n`+
+			`CASE +ITEMS/S\n`+
+			`River Insert, one job a call +[1-9][0-9,]*\n`+
+			`Workflow Start, one run a call +[1-9][0-9,]*\n\n`+
+			`workflow Start / River Insert: +[0-9]+\.[0-9]{2}\n\z`, res.stdout)
+	})
+
 	t.Run("Otel", func(t *testing.T) {
 		t.Parallel()
 
