@@ -253,6 +253,7 @@ type Client struct {
 	registry           *registry // nil unless the client works runs
 	batch              *batchers
 	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
+	startGroups        startGroups                  // Start and StartByName written together (start_group.go)
 	pending            pendingCompletions           // runs completing without their worker waiting; see pilot.go
 	mocks              stepMocks                    // steps a test replaced (package tributarytest)
 	foreign            wfruntime.ForeignFetches     // plain River clients that failed workflow jobs

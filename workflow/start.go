@@ -139,15 +139,20 @@ func checkName(field, name string, limit int, emptyHint string) error {
 }
 
 // Start starts a run of the workflow with input and returns its handle. The
-// run's row and its River job are inserted in one transaction.
+// run's row and its River job are inserted in one transaction, committed
+// before Start returns. Starts that arrive together from concurrent callers
+// share that transaction (group commit: see Client's doc), each returning
+// once its own run is committed.
 func (d *Definition[In, Out]) Start(ctx context.Context, c *Client, input In, opts *StartOpts) (*Handle[Out], error) {
-	var h *Handle[Out]
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		var err error
-		h, err = d.StartTx(ctx, c, tx, input, opts)
-		return err
-	})
-	return h, err
+	p, err := d.startParams(input, opts)
+	if err != nil {
+		return nil, err
+	}
+	run, err := c.start(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &Handle[Out]{ID: run.ID, Existing: run.existing, client: c}, nil
 }
 
 // StartTx is like Start, within tx: the run and its job become visible when
@@ -155,6 +160,19 @@ func (d *Definition[In, Out]) Start(ctx context.Context, c *Client, input In, op
 // own writes. Everything is validated before the first write, so a
 // *ValidationError leaves tx untouched and usable.
 func (d *Definition[In, Out]) StartTx(ctx context.Context, c *Client, tx pgx.Tx, input In, opts *StartOpts) (*Handle[Out], error) {
+	p, err := d.startParams(input, opts)
+	if err != nil {
+		return nil, err
+	}
+	run, err := c.startTx(ctx, tx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &Handle[Out]{ID: run.ID, Existing: run.existing, client: c}, nil
+}
+
+// startParams are the parameters of a start of d with input and opts.
+func (d *Definition[In, Out]) startParams(input In, opts *StartOpts) (*startParams, error) {
 	if d == nil {
 		return nil, &ValidationError{Field: "definition", Problem: "is nil; pass a definition made with Define"}
 	}
@@ -165,11 +183,7 @@ func (d *Definition[In, Out]) StartTx(ctx context.Context, c *Client, tx pgx.Tx,
 	if err != nil {
 		return nil, &ValidationError{Field: "input", Problem: fmt.Sprintf("cannot be encoded as JSON (%v); use a JSON-encodable %s", err, typeName[In]())}
 	}
-	run, err := c.startTx(ctx, tx, &startParams{typeName: d.name, defaults: d.opts, input: encoded, opts: opts})
-	if err != nil {
-		return nil, err
-	}
-	return &Handle[Out]{ID: run.ID, Existing: run.existing, client: c}, nil
+	return &startParams{typeName: d.name, defaults: d.opts, input: encoded, opts: opts}, nil
 }
 
 // StartByName starts a run of a registered workflow type named typeName with
@@ -180,18 +194,36 @@ func (d *Definition[In, Out]) StartTx(ctx context.Context, c *Client, tx pgx.Tx,
 // with Tributary's defaults (MaxAttempts 25, queue default, priority 1)
 // where opts says nothing: the process that works the type must exist.
 func (c *Client) StartByName(ctx context.Context, typeName string, input json.RawMessage, opts *StartOpts) (*Run, error) {
-	var run *Run
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		var err error
-		run, err = c.StartByNameTx(ctx, tx, typeName, input, opts)
-		return err
-	})
-	return run, err
+	p, err := c.startByNameParams(typeName, input, opts)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.start(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	r.Existing = r.existing
+	return r.Run, nil
 }
 
 // StartByNameTx is like StartByName, within tx; the caller commits or rolls
 // back.
 func (c *Client) StartByNameTx(ctx context.Context, tx pgx.Tx, typeName string, input json.RawMessage, opts *StartOpts) (*Run, error) {
+	p, err := c.startByNameParams(typeName, input, opts)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.startTx(ctx, tx, p)
+	if err != nil {
+		return nil, err
+	}
+	r.Existing = r.existing
+	return r.Run, nil
+}
+
+// startByNameParams are the parameters of a start of the type named
+// typeName with input and opts (see StartByName).
+func (c *Client) startByNameParams(typeName string, input json.RawMessage, opts *StartOpts) (*startParams, error) {
 	reg, ok := c.types[typeName]
 	if !ok {
 		if err := validateName(typeName); err != nil {
@@ -213,12 +245,7 @@ func (c *Client) StartByNameTx(ctx context.Context, tx pgx.Tx, typeName string, 
 			return nil, err
 		}
 	}
-	r, err := c.startTx(ctx, tx, &startParams{typeName: reg.name, defaults: reg.opts, input: input, opts: opts})
-	if err != nil {
-		return nil, err
-	}
-	r.Existing = r.existing
-	return r.Run, nil
+	return &startParams{typeName: reg.name, defaults: reg.opts, input: input, opts: opts}, nil
 }
 
 // runArgs are the args of every workflow job: the run id (state lives in
@@ -301,12 +328,38 @@ var tagRE = regexp.MustCompile(`\A[\w][\w\-]+[\w]\z`)
 // startTx starts a run by the API or by a parent (startRunTx), under the
 // start middleware, and reports it started.
 func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*startedRun, error) {
+	return c.startUnder(ctx, p, func(ctx context.Context, added map[string]any) (*startedRun, error) {
+		return c.startRunTx(ctx, tx, p, added)
+	})
+}
+
+// start starts a run by the API in a transaction of its own: in a group of
+// starts when it may be (groupable), alone otherwise.
+func (c *Client) start(ctx context.Context, p *startParams) (*startedRun, error) {
+	if !groupable(p) {
+		var run *startedRun
+		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			var err error
+			run, err = c.startTx(ctx, tx, p)
+			return err
+		})
+		return run, err
+	}
+	return c.startUnder(ctx, p, func(ctx context.Context, added map[string]any) (*startedRun, error) {
+		return c.startGrouped(ctx, p, added)
+	})
+}
+
+// startUnder starts a run with write (which validates and writes it, with
+// the metadata the middleware added) under the start middleware, and
+// reports it started.
+func (c *Client) startUnder(ctx context.Context, p *startParams, write func(context.Context, map[string]any) (*startedRun, error)) (*startedRun, error) {
 	trigger := TriggerAPI
 	if p.parentID != nil {
 		trigger = TriggerChild
 	}
 	if len(c.mw.start) == 0 {
-		run, err := c.startRunTx(ctx, tx, p, nil)
+		run, err := write(ctx, nil)
 		if err == nil && !run.existing {
 			c.mw.runsStarted(ctx, p.typeName, trigger, 1)
 		}
@@ -316,7 +369,7 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 	var run *startedRun
 	err := c.mw.wrapStart(ctx, info, func(ctx context.Context) error {
 		var err error
-		if run, err = c.startRunTx(ctx, tx, p, info.added); err != nil {
+		if run, err = write(ctx, info.added); err != nil {
 			return err
 		}
 		info.RunID, info.Existing = run.ID, run.existing
@@ -336,15 +389,45 @@ func (c *Client) startTx(ctx context.Context, tx pgx.Tx, p *startParams) (*start
 // winner); without one the job goes first so the row carries its id in one
 // insert. added is metadata the start middleware adds to p's.
 func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, added map[string]any) (*startedRun, error) {
+	ps, err := c.prepareStart(p, added)
+	if err != nil {
+		return nil, err
+	}
+	return c.writeStartTx(ctx, tx, ps)
+}
+
+// preparedStart is a start validated, with its run's row and River job
+// made, ready to insert.
+type preparedStart struct {
+	p           *startParams
+	opts        *StartOpts // never nil
+	id          uuid.UUID
+	args        runArgs
+	insertOpts  *river.InsertOpts
+	metadata    []byte
+	tags        []string
+	tenant      string
+	maxAttempts int
+	priority    int
+	queue       string
+	debounce    *Debounce // a debounced start (Debounce); a schedule's runs are never debounced
+	status      Status
+}
+
+// prepareStart validates p, everything before the first write, and makes
+// its run's row and River job. added is metadata the start middleware adds
+// to p's.
+func (c *Client) prepareStart(p *startParams, added map[string]any) (*preparedStart, error) {
 	opts := p.opts
 	if opts == nil {
 		opts = &StartOpts{}
 	}
-	maxAttempts := orDefault(opts.MaxAttempts, p.defaults.MaxAttempts)
-	priority := orDefault(opts.Priority, p.defaults.Priority)
-	queue := orDefaultString(opts.Queue, p.defaults.Queue)
+	ps := &preparedStart{p: p, opts: opts, status: StatusPending}
+	ps.maxAttempts = orDefault(opts.MaxAttempts, p.defaults.MaxAttempts)
+	ps.priority = orDefault(opts.Priority, p.defaults.Priority)
+	ps.queue = orDefaultString(opts.Queue, p.defaults.Queue)
 	timeout := orDefault(opts.Timeout, p.defaults.Timeout)
-	if err := validatePolicy("StartOpts", maxAttempts, priority, queue); err != nil {
+	if err := validatePolicy("StartOpts", ps.maxAttempts, ps.priority, ps.queue); err != nil {
 		return nil, err
 	}
 	if opts.Retry != nil {
@@ -355,13 +438,13 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	if len(p.input) > c.maxInputBytes {
 		return nil, &ValidationError{Field: "input", Problem: fmt.Sprintf("is %d bytes encoded, the limit is %d (Config.MaxInputBytes); store large data elsewhere and pass a reference", len(p.input), c.maxInputBytes)}
 	}
-	tenant := opts.Tenant
-	if tenant != "" {
-		if err := CheckTenant("StartOpts.Tenant", tenant); err != nil {
+	ps.tenant = opts.Tenant
+	if ps.tenant != "" {
+		if err := CheckTenant("StartOpts.Tenant", ps.tenant); err != nil {
 			return nil, err
 		}
 	} else {
-		tenant = p.parentTenant
+		ps.tenant = p.parentTenant
 	}
 	if len(opts.IdempotencyKey) > 255 {
 		return nil, &ValidationError{Field: "StartOpts.IdempotencyKey", Problem: fmt.Sprintf("is %d bytes, the limit is 255", len(opts.IdempotencyKey))}
@@ -371,7 +454,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			return nil, &ValidationError{Field: "StartOpts.Tags", Problem: fmt.Sprintf("tag %q is not a valid River tag; use letters, digits, _ and - (at most 255)", tag)}
 		}
 	}
-	metadata := []byte("{}")
+	ps.metadata = []byte("{}")
 	if p.scheduleID == nil {
 		for key := range opts.Metadata {
 			if runmeta.Reserved(key) {
@@ -381,25 +464,56 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 	}
 	if userMetadata := withAdded(opts.Metadata, added); len(userMetadata) > 0 {
 		var err error
-		if metadata, err = json.Marshal(userMetadata); err != nil {
+		if ps.metadata, err = json.Marshal(userMetadata); err != nil {
 			return nil, &ValidationError{Field: "StartOpts.Metadata", Problem: fmt.Sprintf("cannot be encoded as JSON: %v", err)}
 		}
 	}
-	var debounce *Debounce // a debounced start (Debounce); a schedule's runs are never debounced
 	if p.scheduleID == nil {
-		debounce = opts.Debounce
+		ps.debounce = opts.Debounce
 	}
-	if debounce != nil {
-		if err := debounce.check(opts, p.parentID != nil); err != nil {
+	if ps.debounce != nil {
+		if err := ps.debounce.check(opts, p.parentID != nil); err != nil {
 			return nil, err
 		}
 	}
-	tags := opts.Tags
-	if tags == nil {
-		tags = []string{}
+	ps.tags = opts.Tags
+	if ps.tags == nil {
+		ps.tags = []string{}
 	}
+
+	var err error
+	if ps.id, err = uuid.NewV7(); err != nil {
+		return nil, fmt.Errorf("workflow: new run id: %w", err)
+	}
+	ps.args = runArgs{kind: kindOf(p.typeName), RunID: ps.id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: ps.tenant,
+		Retry: runRetry(opts.Retry, nil, p.defaults.Retry)}
+	if ps.debounce == nil && !p.fork { // a later start of the window changes the input
+		ps.args.inlineStart(p.input, ps.metadata, p.parentID)
+	}
+	switch {
+	case timeout < 0:
+		ps.args.TimeoutMS = -1
+	case timeout > 0:
+		ps.args.TimeoutMS = max(timeout.Milliseconds(), 1)
+	}
+	ps.insertOpts = &river.InsertOpts{MaxAttempts: ps.maxAttempts, Priority: ps.priority, Queue: ps.queue, ScheduledAt: opts.ScheduledAt, Tags: opts.Tags}
+	if p.scheduleID != nil {
+		ps.insertOpts.UniqueOpts = river.UniqueOpts{ByArgs: true}
+	}
+	if ps.debounce != nil {
+		ps.insertOpts.ScheduledAt = c.now().Add(ps.debounce.Period)
+	}
+	if p.skip != "" {
+		ps.status = StatusSkipped
+	}
+	return ps, nil
+}
+
+// writeStartTx inserts a prepared start's run and its River job in tx.
+func (c *Client) writeStartTx(ctx context.Context, tx pgx.Tx, ps *preparedStart) (*startedRun, error) {
+	p, opts, id := ps.p, ps.opts, ps.id
 	if opts.RequireWorker {
-		served, err := c.typeServed(ctx, tx, p.typeName, queue)
+		served, err := c.typeServed(ctx, tx, p.typeName, ps.queue)
 		if err != nil {
 			return nil, err
 		}
@@ -407,42 +521,18 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 			return nil, &NoWorkerError{WorkflowType: p.typeName}
 		}
 	}
-
-	id, err := uuid.NewV7()
-	if err != nil {
-		return nil, fmt.Errorf("workflow: new run id: %w", err)
-	}
-	args := runArgs{kind: kindOf(p.typeName), RunID: id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: tenant,
-		Retry: runRetry(opts.Retry, nil, p.defaults.Retry)}
-	if debounce == nil && !p.fork { // a later start of the window changes the input
-		args.inlineStart(p.input, metadata, p.parentID)
-	}
-	switch {
-	case timeout < 0:
-		args.TimeoutMS = -1
-	case timeout > 0:
-		args.TimeoutMS = max(timeout.Milliseconds(), 1)
-	}
-	insertOpts := &river.InsertOpts{MaxAttempts: maxAttempts, Priority: priority, Queue: queue, ScheduledAt: opts.ScheduledAt, Tags: opts.Tags}
-	if p.scheduleID != nil {
-		insertOpts.UniqueOpts = river.UniqueOpts{ByArgs: true}
-	}
+	debounce := ps.debounce
 	debounceKey := ""
 	if debounce != nil {
 		debounceKey = debounce.Key
-		insertOpts.ScheduledAt = c.now().Add(debounce.Period)
-	}
-	status := StatusPending
-	if p.skip != "" {
-		status = StatusSkipped
 	}
 
 	insertRun := func(jobID int64) (*startedRun, error) {
 		row, err := c.db.InsertRun(ctx, tx, &engine.InsertRunParams{
-			ID: id, Type: p.typeName, IdempotencyKey: opts.IdempotencyKey, Input: p.input, MaxAttempts: maxAttempts,
-			Queue: queue, Priority: priority, JobID: jobID, ScheduleID: p.scheduleID, FireAt: p.fireAt,
-			ParentID: p.parentID, ParentStep: p.parentStep, Metadata: metadata, Tags: tags, Status: string(status), SkipReason: p.skip,
-			Tenant: tenant, DebounceKey: debounceKey, Now: c.sqlNow(),
+			ID: id, Type: p.typeName, IdempotencyKey: opts.IdempotencyKey, Input: p.input, MaxAttempts: ps.maxAttempts,
+			Queue: ps.queue, Priority: ps.priority, JobID: jobID, ScheduleID: p.scheduleID, FireAt: p.fireAt,
+			ParentID: p.parentID, ParentStep: p.parentStep, Metadata: ps.metadata, Tags: ps.tags, Status: string(ps.status), SkipReason: p.skip,
+			Tenant: ps.tenant, DebounceKey: debounceKey, Now: c.sqlNow(),
 		})
 		if errors.Is(err, engine.ErrNotFound) {
 			return nil, ErrNotFound
@@ -458,7 +548,7 @@ func (c *Client) startRunTx(ctx context.Context, tx pgx.Tx, p *startParams, adde
 		return started, nil
 	}
 	insertJob := func() (int64, error) {
-		res, err := c.river.InsertTx(ctx, tx, args, insertOpts)
+		res, err := c.river.InsertTx(ctx, tx, ps.args, ps.insertOpts)
 		if err != nil {
 			return 0, fmt.Errorf("workflow: insert River job for run %s: %w", id, err)
 		}
