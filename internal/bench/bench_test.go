@@ -258,15 +258,17 @@ func TestRunStartsBench(t *testing.T) {
 
 	admin := adminPool(t)
 	var progress bytes.Buffer
-	res, err := RunStarts(context.Background(), admin, &Config{Items: 200, Callers: 4, Rounds: 2}, &progress)
+	res, err := RunStarts(context.Background(), admin, &Config{Items: 250, Callers: 4, Rounds: 2}, &progress)
 	require.NoError(t, err, progress.String())
-	require.Len(t, res.Cases, 2)
+	require.Len(t, res.Cases, 4)
 	for _, c := range res.Cases {
 		require.Len(t, c.Rounds, 2, c.Name)
-		require.Equal(t, 200, c.Rounds[0].Completed, c.Name)
+		require.Equal(t, 250, c.Rounds[0].Completed, c.Name)
 	}
-	require.Len(t, res.Ratios, 1)
-	require.Equal(t, "workflow_start", res.Ratios[0].Of)
-	require.Equal(t, "river_insert", res.Ratios[0].To)
-	require.Positive(t, res.Ratios[0].Value)
+	require.Len(t, res.Ratios, 2)
+	for i, want := range [][2]string{{"workflow_start", "river_insert"}, {"workflow_start_many", "river_insert_many"}} {
+		require.Equal(t, want[0], res.Ratios[i].Of)
+		require.Equal(t, want[1], res.Ratios[i].To)
+		require.Positive(t, res.Ratios[i].Value)
+	}
 }

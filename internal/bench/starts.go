@@ -27,15 +27,23 @@ type startCase struct {
 var startCases = []startCase{
 	{key: "river_insert", name: "River Insert, one job a call", table: "river_job", insert: riverInserts},
 	{key: "workflow_start", name: "Workflow Start, one run a call", table: "workflow_runs", insert: workflowStarts},
+	{key: "river_insert_many", name: "River InsertMany, 100 jobs a call", table: "river_job", insert: riverInsertMany},
+	{key: "workflow_start_many", name: "Workflow StartMany, 100 runs a call", table: "workflow_runs", insert: workflowStartMany},
 }
+
+// startManyBatch is how many items a call of the InsertMany and StartMany
+// cases inserts.
+const startManyBatch = 100
 
 // RunStarts measures how fast runs are started beside River's inserts of
 // jobs, with no client working them: Config.Items River jobs inserted by
 // Config.Callers callers at once, one Insert a call, then as many workflow
-// runs started the same way, one Start a call (ZeroSteps, no options). Each
-// case runs on a schema of its own, as Run's; with Config.Rounds above 1
-// the cases run that many times, interleaved. The ratio is Start's rate
-// over Insert's. Config.Workers and Config.Keyed are not used.
+// runs started the same way, one Start a call (ZeroSteps, no options); then
+// the same with River's InsertMany and the workflow's StartMany, 100 items
+// a call. Each case runs on a schema of its own, as Run's; with
+// Config.Rounds above 1 the cases run that many times, interleaved. The
+// ratios are Start's rate over Insert's, and StartMany's over InsertMany's.
+// Config.Workers and Config.Keyed are not used.
 func RunStarts(ctx context.Context, pool *pgxpool.Pool, config *Config, progress io.Writer) (*Result, error) {
 	config, err := config.withDefaults()
 	if err != nil {
@@ -73,7 +81,10 @@ func RunStarts(ctx context.Context, pool *pgxpool.Pool, config *Config, progress
 	for _, c := range res.Cases {
 		c.summarize()
 	}
-	res.Ratios = []*Ratio{ratio("workflow Start / River Insert", res.Cases[1], res.Cases[0])}
+	res.Ratios = []*Ratio{
+		ratio("workflow Start / River Insert", res.Cases[1], res.Cases[0]),
+		ratio("workflow StartMany / River InsertMany", res.Cases[3], res.Cases[2]),
+	}
 	return res, nil
 }
 
@@ -118,9 +129,9 @@ func riverInserts(ctx context.Context, s *scratch, config *Config) error {
 	})
 }
 
-// workflowStarts starts the items as ZeroSteps runs, one Start a call, with
-// a workflow client that registers the type and is not started.
-func workflowStarts(ctx context.Context, s *scratch, config *Config) error {
+// startsClient is a workflow client on s that registers ZeroSteps and is
+// not started: it only starts runs.
+func startsClient(s *scratch, config *Config) (*workflow.Client, error) {
 	client, err := workflow.NewClient(s.pool, &workflow.Config{
 		CompletedRunRetention: -1,
 		FailedRunRetention:    -1,
@@ -130,10 +141,64 @@ func workflowStarts(ctx context.Context, s *scratch, config *Config) error {
 		Workflows:             []workflow.Registrable{ZeroSteps},
 	})
 	if err != nil {
-		return fmt.Errorf("building the workflow client: %w", err)
+		return nil, fmt.Errorf("building the workflow client: %w", err)
+	}
+	return client, nil
+}
+
+// workflowStarts starts the items as ZeroSteps runs, one Start a call, with
+// a workflow client that registers the type and is not started.
+func workflowStarts(ctx context.Context, s *scratch, config *Config) error {
+	client, err := startsClient(s, config)
+	if err != nil {
+		return err
 	}
 	return byCallersEach(ctx, config, func(ctx context.Context, i int) error {
 		_, err := ZeroSteps.Start(ctx, client, i, nil)
+		return err
+	})
+}
+
+// batches calls insert with each batch of up to startManyBatch items (from
+// and to, to excluded), from config.Callers callers at once.
+func batches(ctx context.Context, config *Config, insert func(ctx context.Context, from, to int) error) error {
+	perBatch := &Config{Items: (config.Items + startManyBatch - 1) / startManyBatch, Callers: config.Callers}
+	return byCallersEach(ctx, perBatch, func(ctx context.Context, b int) error {
+		from := b * startManyBatch
+		return insert(ctx, from, min(from+startManyBatch, config.Items))
+	})
+}
+
+// riverInsertMany inserts the items as NoopArgs jobs with InsertMany,
+// startManyBatch a call.
+func riverInsertMany(ctx context.Context, s *scratch, config *Config) error {
+	client, err := river.NewClient(riverpgxv5.New(s.pool), &river.Config{Logger: config.Logger, Schema: s.schema})
+	if err != nil {
+		return fmt.Errorf("building the River client: %w", err)
+	}
+	return batches(ctx, config, func(ctx context.Context, from, to int) error {
+		params := make([]river.InsertManyParams, 0, to-from)
+		for i := from; i < to; i++ {
+			params = append(params, river.InsertManyParams{Args: NoopArgs{N: i}})
+		}
+		_, err := client.InsertMany(ctx, params)
+		return err
+	})
+}
+
+// workflowStartMany starts the items as ZeroSteps runs with StartMany,
+// startManyBatch a call.
+func workflowStartMany(ctx context.Context, s *scratch, config *Config) error {
+	client, err := startsClient(s, config)
+	if err != nil {
+		return err
+	}
+	return batches(ctx, config, func(ctx context.Context, from, to int) error {
+		params := make([]workflow.StartManyParams[int], 0, to-from)
+		for i := from; i < to; i++ {
+			params = append(params, workflow.StartManyParams[int]{Input: i})
+		}
+		_, err := ZeroSteps.StartMany(ctx, client, params)
 		return err
 	})
 }

@@ -20,7 +20,9 @@ func newBenchStartsCommand(env *Env) *cobra.Command {
 		Short: "Measure how fast runs are started, beside River's inserts of jobs",
 		Long: `Inserts --items River jobs from --callers callers at once, one Insert a call, then starts as
 		many workflow runs (0 steps, no options) the same way, one Start a call, with no client working
-		them, and prints items per second for each and the ratio of Start's to Insert's. With --rounds
+		them; then the same with River's InsertMany and the workflow's StartMany, 100 items a call. It
+		prints items per second for each case, and the ratios of Start's to Insert's and StartMany's
+		to InsertMany's. With --rounds
 		above 1 the cases run that many times, interleaved. Each case runs on a schema of its own
 		(tributary_bench_<random>), created, migrated and dropped afterwards. Without a database URL it
 		starts a throw-away Postgres cluster from the local binaries and removes it on exit. Progress

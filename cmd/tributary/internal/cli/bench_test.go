@@ -48,8 +48,11 @@ func TestBench(t *testing.T) {
 			`PostgreSQL \S.*, 50 items a case, 4 callers, 1 round\n\n`+
 			`CASE +ITEMS/S\n`+
 			`River Insert, one job a call +[1-9][0-9,]*\n`+
-			`Workflow Start, one run a call +[1-9][0-9,]*\n\n`+
-			`workflow Start / River Insert: +[0-9]+\.[0-9]{2}\n\z`, res.stdout)
+			`Workflow Start, one run a call +[1-9][0-9,]*\n`+
+			`River InsertMany, 100 jobs a call +[1-9][0-9,]*\n`+
+			`Workflow StartMany, 100 runs a call +[1-9][0-9,]*\n\n`+
+			`workflow Start / River Insert: +[0-9]+\.[0-9]{2}\n`+
+			`workflow StartMany / River InsertMany: +[0-9]+\.[0-9]{2}\n\z`, res.stdout)
 	})
 
 	t.Run("Otel", func(t *testing.T) {
