@@ -238,7 +238,7 @@ func (c *Client) writePlainStartsTx(ctx context.Context, tx pgx.Tx, starts []*pr
 	for i, ps := range starts {
 		job := jobs[i].Job
 		if job.State == rivertype.JobStateScheduled {
-			if err := c.waker.scheduleTx(ctx, tx, job.ID, job.Queue, job.ScheduledAt); err != nil {
+			if err := c.waker.ScheduleTx(ctx, tx, job.ID, job.Queue, job.ScheduledAt); err != nil {
 				return nil, err
 			}
 		}
