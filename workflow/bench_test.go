@@ -8,8 +8,9 @@ package workflow_test
 // The workflows and River jobs are those tributary bench runs
 // (internal/bench: ZeroSteps, ThreeSteps, NoopArgs, CheckpointArgs).
 //
-// Start benchmarks time starting runs (one transaction each) next to River
-// inserting a trivial job. Throughput benchmarks insert b.N items before the
+// Start benchmarks time starting runs (Start, from one caller and from
+// many at once, and StartMany, 100 runs a call) next to River inserting a
+// trivial job (Insert, InsertMany): the twins of `tributary bench starts`. Throughput benchmarks insert b.N items before the
 // timer starts, then start a client with one queue of benchWorkers workers
 // and River's own benchmark fetch tuning, and time until River has reported
 // every job completed (its event subscription fires after the job's final
@@ -333,6 +334,82 @@ func BenchmarkStartParallel(b *testing.B) {
 				return
 			}
 		}
+	})
+	b.StopTimer()
+	reportCPU(b, cpu)
+	reportRate(b, b.Elapsed())
+	env.tracer.report(b, env)
+}
+
+// benchManyBatch is how many items a call of BenchmarkRiverInsertMany and
+// BenchmarkStartMany inserts, as `tributary bench starts`; b.N counts items.
+const benchManyBatch = 100
+
+func BenchmarkRiverInsertMany(b *testing.B) {
+	env := newBenchEnv(b)
+	rc := env.newRiverClient(b, nil)
+	ctx := context.Background()
+	var n atomic.Int64
+	env.tracer.reset(b, env)
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	cpu := readBenchCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		params := make([]river.InsertManyParams, 0, benchManyBatch)
+		flush := func() bool {
+			if len(params) == 0 {
+				return true
+			}
+			if _, err := rc.InsertMany(ctx, params); err != nil {
+				b.Error(err)
+				return false
+			}
+			params = params[:0]
+			return true
+		}
+		for pb.Next() {
+			params = append(params, river.InsertManyParams{Args: bench.NoopArgs{N: int(n.Add(1))}})
+			if len(params) == benchManyBatch && !flush() {
+				return
+			}
+		}
+		flush()
+	})
+	b.StopTimer()
+	reportCPU(b, cpu)
+	reportRate(b, b.Elapsed())
+	env.tracer.report(b, env)
+}
+
+func BenchmarkStartMany(b *testing.B) {
+	env := newBenchEnv(b)
+	c := env.newClient(b, env.clientConfig(false, bench.ZeroSteps))
+	ctx := context.Background()
+	var n atomic.Int64
+	env.tracer.reset(b, env)
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	cpu := readBenchCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		params := make([]workflow.StartManyParams[int], 0, benchManyBatch)
+		flush := func() bool {
+			if len(params) == 0 {
+				return true
+			}
+			if _, err := bench.ZeroSteps.StartMany(ctx, c, params); err != nil {
+				b.Error(err)
+				return false
+			}
+			params = params[:0]
+			return true
+		}
+		for pb.Next() {
+			params = append(params, workflow.StartManyParams[int]{Input: int(n.Add(1))})
+			if len(params) == benchManyBatch && !flush() {
+				return
+			}
+		}
+		flush()
 	})
 	b.StopTimer()
 	reportCPU(b, cpu)
