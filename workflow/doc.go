@@ -41,6 +41,11 @@ recommended settings:
 	handle, err := ProcessOrder.Start(ctx, client, Order{ID: 42}, nil)
 	receipt, err := handle.Result(ctx)
 
+Many runs at once go in one transaction with StartMany (their River jobs
+in one insert, as River's InsertMany); concurrent Starts from many callers
+share their transactions on their own (group commit), each returning once
+its run is committed.
+
 # Guarantees
 
   - Every attempt of a run is one River job (ONE_JOB_PER_ATTEMPT): River's
