@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tributary-go/tributary/internal/engine"
-	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
@@ -310,23 +309,6 @@ func (c *Client) dueButLocked(ctx context.Context, p *pass, bound time.Time, sin
 // other transactions hold.
 const fireLockedWait = 5 * time.Second
 
-// slot is one claimed schedule's due slot being decided.
-type slot struct {
-	s       *Schedule
-	spec    *Spec
-	fireAt  time.Time
-	d       slotDecision
-	skip    string
-	startAt time.Time
-	meta    runmeta.Meta
-	// next is the slot after this one, nil when the chain ends (EndAt, a
-	// spec that no longer parses).
-	next *time.Time
-	// pause, when set, pauses the schedule with this note: its spec cannot
-	// be evaluated any more.
-	pause string
-}
-
 // fireBatchTx fires the due slot of each claimed schedule, within tx, in a
 // fixed number of statements: it decides each slot (catch-up window, grant,
 // overlap policy), starts or records the runs (one StartScheduledManyTx),
@@ -334,35 +316,10 @@ type slot struct {
 // jobs. It returns the schedules it left to fireAlone: under overlap
 // replace, those whose unfinished runs another transaction holds.
 func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule, foundAt, now time.Time, stats *passStats) ([]uuid.UUID, error) {
-	slots := make([]*slot, 0, len(claimed))
 	if err := c.loadCalendarsTx(ctx, tx, claimed...); err != nil {
 		return nil, err
 	}
-	for _, s := range claimed {
-		sl := &slot{s: s, fireAt: *s.NextFireAt}
-		spec, err := c.spec(s)
-		if err != nil {
-			// Only a zone database that changed under a stored schedule gets
-			// here: say so, keep the schedule, stop its chain.
-			sl.skip = SkipReasonCannotFire + ": " + err.Error()
-			sl.pause = "paused by Tributary: the schedule cannot be evaluated any more (" + err.Error() + "); fix its cron or time zone with Update, then Resume"
-			slots = append(slots, sl)
-			continue
-		}
-		sl.spec = spec
-		var skipped string
-		sl.meta, skipped = slotMetadata(spec, sl.fireAt)
-		f := followingOf(spec, sl.fireAt)
-		sl.d = decideSlot(spec, s.CatchUpWindow, s.CatchUp, f, foundAt, now, s.nextCatchUp)
-		switch {
-		case skipped != "":
-			sl.skip = skipped
-		case sl.d.missed:
-			sl.skip = missedReason(spec, f, sl.d.after)
-		}
-		sl.next = withinEnd(s, sl.d.next, sl.d.hasNext)
-		slots = append(slots, sl)
-	}
+	slots := c.decideSlots(claimed, foundAt, now)
 
 	if err := c.checkGrants(ctx, tx, slots, now, stats); err != nil {
 		return nil, err
@@ -443,15 +400,4 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		span.End()
 	}
 	return deferred, nil
-}
-
-// advance adds sl's schedule, which started ran runs, to the batch's
-// UPDATE of its schedules.
-func advance(a *engine.AdvanceParams, sl *slot, ran int) {
-	a.IDs = append(a.IDs, sl.s.ID)
-	a.Next = append(a.Next, sl.next)
-	a.Fired = append(a.Fired, sl.fireAt)
-	a.Ran = append(a.Ran, int64(ran))
-	a.CatchUp = append(a.CatchUp, sl.d.nextIsCatchUp)
-	a.Pause = append(a.Pause, sl.pause)
 }
