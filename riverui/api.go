@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -24,7 +25,7 @@ const (
 
 	// nextFireTimes is how many fire times GET /api/schedules/{id} and the
 	// schedule page show.
-	nextFireTimes = 10
+	nextFireTimes = wire.NextFireTimes
 
 	// defaultLimit is the page size of listings without limit=.
 	defaultLimit = 100
@@ -110,15 +111,15 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runs, err := h.wf.ListRuns(r.Context(), params)
-	var reasons map[[16]byte]string
+	var page *wire.RunList
 	if err == nil {
-		reasons, err = heldReasons(r.Context(), h.wf, runs)
+		page, err = wire.RunPage(r.Context(), h.wf, runs, params.Limit)
 	}
 	if err != nil {
 		h.failJSON(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit, reasons))
+	writeJSON(w, http.StatusOK, page)
 }
 
 // runReadOnly are the fields of a run that POST /api/runs does not take.
@@ -146,7 +147,7 @@ type runStartBody struct {
 // as Go duration strings; max_delay may be left out (no bound).
 type debounceBody struct {
 	Key              opt[string]
-	Period, MaxDelay opt[duration]
+	Period, MaxDelay opt[wire.Duration]
 }
 
 func (b *debounceBody) members() []member {
@@ -283,14 +284,12 @@ func (h *Handler) writeRunAnswer(w http.ResponseWriter, r *http.Request, id uuid
 	if err != nil {
 		return err
 	}
-	reasons, err := heldReasons(r.Context(), h.wf, []*workflow.Run{run})
+	out, err := wire.RunAnswer(r.Context(), h.wf, run)
 	if err != nil {
 		return err
 	}
-	wire := runWire(run, true)
-	wire.HeldReason = reasons[run.ID]
-	wire.Existing = existing
-	writeJSON(w, status, wire)
+	out.Existing = existing
+	writeJSON(w, status, out)
 	return nil
 }
 
@@ -342,14 +341,7 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 		h.failJSON(w, r, err)
 		return
 	}
-	out := scheduleList{Schedules: make([]*scheduleJSON, 0, len(list))}
-	for _, s := range list {
-		out.Schedules = append(out.Schedules, scheduleWire(s))
-	}
-	if len(list) > 0 && len(list) == params.Limit {
-		out.NextAfter = &list[len(list)-1].ID
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, wire.SchedulePage(list, params.Limit))
 }
 
 func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
@@ -369,11 +361,11 @@ func (h *Handler) scheduleHistory(w http.ResponseWriter, r *http.Request, ref sc
 	if err != nil {
 		return err
 	}
-	reasons, err := heldReasons(r.Context(), h.wf, runs)
+	page, err := wire.RunPage(r.Context(), h.wf, runs, params.Limit)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, pageOf(runs, params.Limit, reasons))
+	writeJSON(w, http.StatusOK, page)
 	return nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/tributary-go/tributary/internal/wire"
 )
 
 // The API reads a request body field by field, so that every error names
@@ -51,7 +53,7 @@ func (o *opt[T]) want() string {
 		return "true or false"
 	case *time.Time:
 		return `an RFC 3339 time such as "2026-11-01T09:00:00Z"`
-	case *duration:
+	case *wire.Duration:
 		return `a Go duration such as "90s", "15m" or "1h30m"`
 	case *uuid.UUID:
 		return "an id such as 01a1ffb2-3fa1-781c-b9a9-3cd3e9d0123e"
@@ -187,7 +189,7 @@ func (spec *bodySpec) read(r *http.Request) (map[string]json.RawMessage, error) 
 			return nil, badField(key, "cannot be null; send %s, or leave the field out", m.dst.want())
 		}
 		if err := m.dst.decode(raw); err != nil {
-			var ve *valueError
+			var ve *wire.ValueError
 			var me *memberError
 			if errors.As(err, &me) {
 				name := key + "." + me.member
@@ -197,19 +199,13 @@ func (spec *bodySpec) read(r *http.Request) (map[string]json.RawMessage, error) 
 				return nil, badField(name, "%s", me.msg)
 			}
 			if errors.As(err, &ve) {
-				return nil, badField(key, "%s", ve.msg)
+				return nil, badField(key, "%s", ve.Msg)
 			}
 			return nil, badField(key, "%s is not %s", clip(raw), m.dst.want())
 		}
 	}
 	return ignored, nil
 }
-
-// valueError is a field's own error about its value, such as a duration
-// that does not parse; read answers its message as it is.
-type valueError struct{ msg string }
-
-func (e *valueError) Error() string { return e.msg }
 
 // memberError is what a field that is an object (a start's "debounce")
 // says about its member: the API names the field field.member.
@@ -251,7 +247,7 @@ func tooLargeError(err error) error {
 func readObject(raw []byte, want, what, fields string, members []member, done func()) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return &valueError{fmt.Sprintf("%s is not %s", clip(raw), want)}
+		return &wire.ValueError{Msg: fmt.Sprintf("%s is not %s", clip(raw), want)}
 	}
 	names := make([]string, 0, len(obj))
 	for name := range obj {
@@ -269,9 +265,9 @@ func readObject(raw []byte, want, what, fields string, members []member, done fu
 			return &memberError{name, fmt.Sprintf("cannot be null; send %s, or leave the field out", m.dst.want())}
 		}
 		if err := m.dst.decode(raw); err != nil {
-			var ve *valueError
+			var ve *wire.ValueError
 			if errors.As(err, &ve) {
-				return &memberError{name, ve.msg}
+				return &memberError{name, ve.Msg}
 			}
 			return &memberError{name, fmt.Sprintf("%s is not %s", clip(raw), m.dst.want())}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -128,53 +129,19 @@ func (h *Handler) bulkRuns(w http.ResponseWriter, r *http.Request) {
 		status, body := h.apiErrorOf(err)
 		body.Error = fmt.Sprintf("the bulk %s stopped after %d batches: %d runs changed (result.changed), the batch that failed changed nothing: %s",
 			action, res.Batches, len(res.Changed), body.Error)
-		writeJSON(w, status, bulkStoppedJSON{apiErrorBody: body, Result: bulkWire(res)})
+		writeJSON(w, status, bulkStoppedJSON{apiErrorBody: body, Result: wire.NewBulk(res)})
 	case err != nil:
 		h.failJSON(w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, bulkWire(res))
+		writeJSON(w, http.StatusOK, wire.NewBulk(res))
 	}
-}
-
-// bulkResultJSON is a workflow.BulkResult on the wire.
-type bulkResultJSON struct {
-	Action   workflow.BulkAction     `json:"action"`
-	FromStep string                  `json:"from_step"`
-	DryRun   bool                    `json:"dry_run"`
-	Matched  int                     `json:"matched"`
-	ByStatus map[workflow.Status]int `json:"by_status"`
-	Eligible int                     `json:"eligible"`
-	Changed  []uuid.UUID             `json:"changed"`
-	Forks    []uuid.UUID             `json:"forks"`
-	Skipped  []workflow.SkippedRun   `json:"skipped"`
-	Batches  int                     `json:"batches"`
 }
 
 // bulkStoppedJSON is the answer of a bulk action that stopped midway: the
 // error, and what it did before it.
 type bulkStoppedJSON struct {
 	apiErrorBody
-	Result *bulkResultJSON `json:"result"`
-}
-
-func bulkWire(res *workflow.BulkResult) *bulkResultJSON {
-	out := &bulkResultJSON{
-		Action: res.Action, FromStep: res.FromStep, DryRun: res.DryRun, Matched: res.Matched, ByStatus: res.ByStatus,
-		Eligible: res.Eligible, Changed: res.Changed, Forks: res.Forks, Skipped: res.Skipped, Batches: res.Batches,
-	}
-	if out.ByStatus == nil {
-		out.ByStatus = map[workflow.Status]int{}
-	}
-	if out.Changed == nil {
-		out.Changed = []uuid.UUID{}
-	}
-	if out.Forks == nil {
-		out.Forks = []uuid.UUID{}
-	}
-	if out.Skipped == nil {
-		out.Skipped = []workflow.SkippedRun{}
-	}
-	return out
+	Result *wire.Bulk `json:"result"`
 }
 
 // scheduleBulkBody is the body of POST /api/schedules/bulk.
@@ -210,29 +177,12 @@ func (b *scheduleBulkBody) check() error {
 	return nil
 }
 
-// ownerBulkJSON is what POST /api/schedules/bulk did (schedule.OwnerResult
-// on the wire), or would do for a dry run.
-type ownerBulkJSON struct {
-	Owner  string `json:"owner"`
-	Action string `json:"action"`
-	DryRun bool   `json:"dry_run"`
-	// Schedules is the number of the owner's schedules, Eligible the
-	// number the action changes (or would): those not paused for a pause,
-	// the paused ones for a resume.
-	Schedules int `json:"schedules"`
-	Eligible  int `json:"eligible"`
-	// Changed are the schedules changed, as they are after it; Unchanged
-	// the ids of those left as they were. Both empty for a dry run.
-	Changed   []*scheduleJSON `json:"changed"`
-	Unchanged []uuid.UUID     `json:"unchanged"`
-	Batches   int             `json:"batches"`
-}
-
 // scheduleBulk pauses or resumes every schedule of owner (a dry run
 // counts them, and changes nothing). An owner without schedules is a 404.
-func (h *Handler) scheduleBulk(ctx context.Context, action, owner, note string, missed schedule.MissedPolicy, dryRun bool) (*ownerBulkJSON, error) {
-	out := &ownerBulkJSON{Owner: owner, Action: action, DryRun: dryRun, Changed: []*scheduleJSON{}, Unchanged: []uuid.UUID{}}
+func (h *Handler) scheduleBulk(ctx context.Context, action, owner, note string, missed schedule.MissedPolicy, dryRun bool) (*wire.OwnerBulk, error) {
 	if dryRun {
+		out := wire.NewOwnerBulk(owner, action, nil)
+		out.DryRun = true
 		paused := action == "resume"
 		var err error
 		if out.Schedules, err = h.sc.Count(ctx, &schedule.ListParams{Owner: owner}); err != nil {
@@ -256,15 +206,7 @@ func (h *Handler) scheduleBulk(ctx context.Context, action, owner, note string, 
 	if errors.Is(err, schedule.ErrNotFound) && res != nil && res.Batches == 0 {
 		return nil, ownerNotFound(owner)
 	}
-	if res != nil {
-		for _, s := range res.Changed {
-			out.Changed = append(out.Changed, scheduleWire(s))
-		}
-		out.Unchanged = append(out.Unchanged, res.Unchanged...)
-		out.Batches = res.Batches
-		out.Eligible = len(res.Changed)
-		out.Schedules = len(res.Changed) + len(res.Unchanged)
-	}
+	out := wire.NewOwnerBulk(owner, action, res)
 	if err != nil {
 		return out, fmt.Errorf("%s stopped after %d schedules changed: %w", action, len(out.Changed), err)
 	}

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -18,24 +18,9 @@ import (
 // /api/calendars/{name}/dates add and remove its dates. Schedules name
 // the calendars they exclude in "calendars" (see scheduleBody).
 
-// calendarJSON is a calendar: schedule.Calendar on the wire, every field
-// present. In the listing, dates is [] and date_count says how many.
-type calendarJSON struct {
-	Name        string             `json:"name"`
-	Description string             `json:"description"`
-	Dates       []calendarDateJSON `json:"dates"`
-	DateCount   int                `json:"date_count"`
-	Schedules   int                `json:"schedules"`
-	CreatedAt   time.Time          `json:"created_at"`
-	UpdatedAt   time.Time          `json:"updated_at"`
-}
-
-// calendarDateJSON is a date of a calendar: schedule.CalendarDate, its
-// note "" for none.
-type calendarDateJSON struct {
-	Date string `json:"date"`
-	Note string `json:"note"`
-}
+// calendarDateJSON is a date of a body that adds dates: wire.CalendarDate,
+// read as a body's fields are read.
+type calendarDateJSON wire.CalendarDate
 
 // UnmarshalJSON reads a date of a body as a body's fields are read: an
 // unknown or null member, or a value of the wrong kind, is a *memberError
@@ -61,40 +46,24 @@ const calendarDateListWant = `an array of dates such as [{"date": "2027-12-24", 
 func (l *calendarDateList) UnmarshalJSON(raw []byte) error {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
-		return &valueError{fmt.Sprintf("%s is not %s", clip(raw), calendarDateListWant)}
+		return &wire.ValueError{Msg: fmt.Sprintf("%s is not %s", clip(raw), calendarDateListWant)}
 	}
 	out := make(calendarDateList, len(items))
 	for i, item := range items {
 		if err := json.Unmarshal(item, &out[i]); err != nil {
 			var me *memberError
-			var ve *valueError
+			var ve *wire.ValueError
 			switch {
 			case errors.As(err, &me):
 				return &memberError{fmt.Sprintf("[%d].%s", i, me.member), me.msg}
 			case errors.As(err, &ve):
-				return &memberError{fmt.Sprintf("[%d]", i), ve.msg}
+				return &memberError{fmt.Sprintf("[%d]", i), ve.Msg}
 			}
 			return &memberError{fmt.Sprintf("[%d]", i), fmt.Sprintf("%s is not %s", clip(item), calendarDateWant)}
 		}
 	}
 	*l = out
 	return nil
-}
-
-// calendarList is the answer of GET /api/calendars.
-type calendarList struct {
-	Calendars []*calendarJSON `json:"calendars"`
-}
-
-func calendarWire(c *schedule.Calendar) *calendarJSON {
-	out := &calendarJSON{
-		Name: c.Name, Description: c.Description, Dates: make([]calendarDateJSON, len(c.Dates)), DateCount: c.DateCount,
-		Schedules: c.Schedules, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(),
-	}
-	for i, d := range c.Dates {
-		out.Dates[i] = calendarDateJSON(d)
-	}
-	return out
 }
 
 // calendarBody is the body of POST /api/calendars.
@@ -162,11 +131,7 @@ func (h *Handler) listCalendars(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := calendarList{Calendars: make([]*calendarJSON, 0, len(cals))}
-	for _, c := range cals {
-		out.Calendars = append(out.Calendars, calendarWire(c))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, wire.NewCalendarList(cals))
 	return nil
 }
 
@@ -187,7 +152,7 @@ func (h *Handler) createCalendar(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, calendarWire(cal))
+	writeJSON(w, http.StatusCreated, wire.NewCalendar(cal))
 	return nil
 }
 
@@ -196,7 +161,7 @@ func (h *Handler) getCalendar(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, calendarWire(cal))
+	writeJSON(w, http.StatusOK, wire.NewCalendar(cal))
 	return nil
 }
 
@@ -215,7 +180,7 @@ func (h *Handler) addCalendarDates(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, calendarWire(cal))
+	writeJSON(w, http.StatusOK, wire.NewCalendar(cal))
 	return nil
 }
 
@@ -245,7 +210,7 @@ func (h *Handler) removeCalendarDates(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, calendarWire(cal))
+	writeJSON(w, http.StatusOK, wire.NewCalendar(cal))
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -30,51 +31,13 @@ const (
 	maxRevokeReason = 500
 )
 
-// grantJSON is a grant: schedule.Grant on the wire, every field present
-// (expires_at and revoked_at null for none, revoke_reason "" for none).
-type grantJSON struct {
-	ID           uuid.UUID  `json:"id"`
-	Subject      string     `json:"subject"`
-	Scopes       []string   `json:"scopes"`
-	ExpiresAt    *time.Time `json:"expires_at"`
-	RevokedAt    *time.Time `json:"revoked_at"`
-	RevokeReason string     `json:"revoke_reason"`
-	CreatedAt    time.Time  `json:"created_at"`
-}
-
-// grantDetailJSON is the answer of GET /api/grants/{id}: the grant and the
-// ids of the schedules under it, oldest first (the shape of the CLI's grant
-// get --json).
-type grantDetailJSON struct {
-	*grantJSON
-	Schedules []uuid.UUID `json:"schedules"`
-}
-
-// grantList is the answer of GET /api/grants; NextAfter, set when the page
-// is full, is the after= of the next page.
-type grantList struct {
-	Grants    []*grantJSON `json:"grants"`
-	NextAfter *uuid.UUID   `json:"next_after"`
-}
-
-func grantWire(g *schedule.Grant) *grantJSON {
-	scopes := g.Scopes
-	if scopes == nil {
-		scopes = []string{}
-	}
-	return &grantJSON{
-		ID: g.ID, Subject: g.Subject, Scopes: scopes, ExpiresAt: utcPtr(g.ExpiresAt), RevokedAt: utcPtr(g.RevokedAt),
-		RevokeReason: g.RevokeReason, CreatedAt: g.CreatedAt.UTC(),
-	}
-}
-
 // grantBody is the body of POST /api/grants: expires_at or expires_in (a
 // Go duration from now), or neither for a grant that lasts until revoked.
 type grantBody struct {
 	Subject   opt[string]
 	Scopes    opt[[]string]
 	ExpiresAt opt[time.Time]
-	ExpiresIn opt[duration]
+	ExpiresIn opt[wire.Duration]
 }
 
 // grantReadOnly are the fields of a grant that only the server sets.
@@ -147,14 +110,7 @@ func (h *Handler) listGrants(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := grantList{Grants: make([]*grantJSON, len(grants))}
-	for i, g := range grants {
-		out.Grants[i] = grantWire(g)
-	}
-	if n := len(grants); n > 0 && n == params.Limit {
-		out.NextAfter = &grants[n-1].ID
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, wire.GrantPage(grants, params.Limit))
 	return nil
 }
 
@@ -199,7 +155,7 @@ func (h *Handler) createGrant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, grantWire(g))
+	writeJSON(w, http.StatusCreated, wire.NewGrant(g))
 	return nil
 }
 
@@ -217,11 +173,7 @@ func (h *Handler) getGrant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := grantDetailJSON{grantJSON: grantWire(g), Schedules: make([]uuid.UUID, len(schedules))}
-	for i, s := range schedules {
-		out.Schedules[i] = s.ID
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, wire.NewGrantDetail(g, schedules))
 	return nil
 }
 
@@ -240,7 +192,7 @@ func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, grantWire(g))
+	writeJSON(w, http.StatusOK, wire.NewGrant(g))
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-go/tributary/internal/wfruntime"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -33,8 +34,8 @@ type scheduleBody struct {
 	DSTFold        opt[schedule.DSTFold]
 	Calendars      opt[[]string]
 	OnExcluded     opt[schedule.OnExcluded]
-	CatchUpWindow  opt[duration]
-	Timeout        opt[duration]
+	CatchUpWindow  opt[wire.Duration]
+	Timeout        opt[wire.Duration]
 	MaxAttempts    opt[int]
 	KeepRuns       opt[int]
 	Priority       opt[int]
@@ -84,7 +85,7 @@ func (b *scheduleBody) input() any {
 
 // window is a catch-up window as schedule.Params and UpdateParams take it:
 // there, 0 is the default window (a minute) and a negative one is none.
-func window(d duration) time.Duration {
+func window(d wire.Duration) time.Duration {
 	if d == 0 {
 		return -1
 	}
@@ -151,7 +152,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusConflict, h.keyConflictWire(conflict))
 		return
 	}
-	var out *scheduleJSON
+	var out *wire.Schedule
 	if err == nil {
 		out, err = h.scheduleAnswer(r.Context(), schedule.ByID(s.ID))
 	}
@@ -382,29 +383,12 @@ func (h *Handler) writeSchedule(w http.ResponseWriter, r *http.Request, ref sche
 
 // scheduleAnswer is the answer about one schedule: the schedule with its
 // next fire times and whether a live client serves its workflow type.
-func (h *Handler) scheduleAnswer(ctx context.Context, ref schedule.Ref) (*scheduleJSON, error) {
+func (h *Handler) scheduleAnswer(ctx context.Context, ref schedule.Ref) (*wire.Schedule, error) {
 	s, err := h.sc.Get(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	next := []occurrence{}
-	if !s.Paused {
-		occs, err := h.sc.Next(ctx, schedule.ByID(s.ID), nextFireTimes)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range occs {
-			next = append(next, occurrenceWire(o))
-		}
-	}
-	live, err := h.wf.TypeServed(ctx, s.Workflow)
-	if err != nil {
-		return nil, err
-	}
-	out := scheduleWire(s)
-	out.NextFireTimes = &next
-	out.WorkerLive = &live
-	return out, nil
+	return wire.ScheduleAnswer(ctx, h.sc, h.wf, s)
 }
 
 func (h *Handler) deleteSchedule(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
@@ -497,14 +481,15 @@ func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request, ref sc
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, triggered{RunID: runID})
+	writeJSON(w, http.StatusOK, wire.Triggered{RunID: runID})
 	return nil
 }
 
 // backfillSchedule answers POST /api/schedules/{id}/backfill with
 // {"from": …, "to": …, "input": …, "overlap": …, "rerun_skipped": …}: the
 // slots in [from, to) that have not run, in one transaction; the answer is
-// the schedule.BackfillResult, {"slots", "started", "queued", "existing",
+// the schedule.BackfillResult with the schedule's id and the range,
+// {"schedule_id", "from", "to", "slots", "started", "queued", "existing",
 // "rerun", "skipped": {reason: n}}.
 func (h *Handler) backfillSchedule(w http.ResponseWriter, r *http.Request, ref schedule.Ref) error {
 	var b backfillBody
@@ -523,10 +508,18 @@ func (h *Handler) backfillSchedule(w http.ResponseWriter, r *http.Request, ref s
 	if b.Input.set {
 		opts.Input = rawOrNull(&b.Input)
 	}
-	res, err := h.sc.Backfill(r.Context(), ref, b.From.value(), b.To.value(), opts)
+	id := ref.ID
+	if id == uuid.Nil { // named by its key: the answer names it by its id
+		s, err := h.sc.Get(r.Context(), ref)
+		if err != nil {
+			return err
+		}
+		id = s.ID
+	}
+	res, err := h.sc.Backfill(r.Context(), schedule.ByID(id), b.From.value(), b.To.value(), opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, backfillWire(res))
+	writeJSON(w, http.StatusOK, wire.NewBackfill(id, b.From.value(), b.To.value(), res))
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -16,46 +17,6 @@ import (
 // /api/tenants/{type}/{tenant}/limit set and remove a tenant's own limit
 // (workflow.Client.SetTenantLimit), and /api/tenants/{type}/{tenant}/rate
 // its own rate (workflow.Client.SetTenantRate).
-
-// tenantJSON is a tenant of a workflow type: workflow.Tenant on the wire.
-type tenantJSON struct {
-	Type        string    `json:"type"`
-	Tenant      string    `json:"tenant"`
-	Running     int       `json:"running"`
-	Ready       int       `json:"ready"`
-	Held        int       `json:"held"`
-	RateLimited int       `json:"rate_limited"`
-	Limit       int       `json:"limit"`
-	LimitSource string    `json:"limit_source"`
-	Rate        *rateJSON `json:"rate"`
-	RateSource  string    `json:"rate_source"`
-	// NextToken is workflow.Tenant.NextToken, a Go duration to the
-	// millisecond; "" while no run waits for the rate.
-	NextToken string `json:"next_token"`
-}
-
-// rateJSON is a workflow.Rate on the wire: {"limit": 100, "per": "1m0s"}.
-type rateJSON struct {
-	Limit int      `json:"limit"`
-	Per   duration `json:"per"`
-}
-
-// tenantList is the answer of GET /api/tenants.
-type tenantList struct {
-	Tenants []tenantJSON `json:"tenants"`
-}
-
-func tenantWire(t *workflow.Tenant) tenantJSON {
-	out := tenantJSON{Type: t.Type, Tenant: t.Tenant, Running: t.Running, Ready: t.Ready, Held: t.Held, RateLimited: t.RateLimited,
-		Limit: t.Limit, LimitSource: t.LimitSource, RateSource: t.RateSource}
-	if t.Rate != (workflow.Rate{}) {
-		out.Rate = &rateJSON{Limit: t.Rate.Limit, Per: duration(t.Rate.Per)}
-	}
-	if t.NextToken > 0 {
-		out.NextToken = max(t.NextToken.Round(time.Millisecond), time.Millisecond).String()
-	}
-	return out
-}
 
 func (h *Handler) listTenants(w http.ResponseWriter, r *http.Request) {
 	err := checkQuery(r, "type", "tenant", "limit")
@@ -72,11 +33,7 @@ func (h *Handler) listTenants(w http.ResponseWriter, r *http.Request) {
 		h.failJSON(w, r, err)
 		return
 	}
-	out := tenantList{Tenants: make([]tenantJSON, 0, len(tenants))}
-	for _, t := range tenants {
-		out.Tenants = append(out.Tenants, tenantWire(t))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, wire.NewTenantList(tenants))
 }
 
 // tenantParams reads type=, tenant= and limit= of a tenant listing. A
@@ -148,14 +105,14 @@ func (h *Handler) setTenant(w http.ResponseWriter, r *http.Request, set func(ctx
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, tenantWire(t))
+	writeJSON(w, http.StatusOK, wire.NewTenant(t))
 	return nil
 }
 
 // tenantRateBody is the body of PUT /api/tenants/{type}/{tenant}/rate.
 type tenantRateBody struct {
 	Limit opt[int]
-	Per   opt[duration]
+	Per   opt[wire.Duration]
 }
 
 func (b *tenantRateBody) spec() *bodySpec {
@@ -224,63 +181,15 @@ func typeField(err error) error {
 	return err
 }
 
-// tenantOf is how tenant of typ stands; one Tenants does not list (no runs
-// working or waiting, no limit or rate of its own) has nothing running or
-// waiting and no limit or rate known.
+// The dashboard's names for the held runs' reasons, which are wire's.
 func tenantOf(ctx context.Context, wf *workflow.Client, typ, tenant string) (*workflow.Tenant, error) {
-	tenants, err := wf.Tenants(ctx, &workflow.TenantParams{Type: typ, Tenant: tenant, Limit: 1})
-	if err != nil {
-		return nil, err
-	}
-	if len(tenants) == 0 {
-		return &workflow.Tenant{Type: typ, Tenant: tenant}, nil
-	}
-	return tenants[0], nil
+	return wire.ReadTenant(ctx, wf, typ, tenant)
 }
 
-// heldReasons says why each held run of runs waits (heldReason), by run
-// id, reading each tenant of a held run once.
 func heldReasons(ctx context.Context, wf *workflow.Client, runs []*workflow.Run) (map[[16]byte]string, error) {
-	type pair struct{ typ, tenant, reason string }
-	why := map[pair]string{}
-	out := map[[16]byte]string{}
-	for _, run := range runs {
-		if !isHeld(run) {
-			continue
-		}
-		p := pair{run.Type, run.Tenant, run.Held}
-		reason, ok := why[p]
-		if !ok {
-			t, err := tenantOf(ctx, wf, run.Type, run.Tenant)
-			if err != nil {
-				return nil, err
-			}
-			reason = heldReason(run, t)
-			why[p] = reason
-		}
-		out[run.ID] = reason
-	}
-	return out, nil
+	return wire.HeldReasons(ctx, wf, runs)
 }
 
-// heldReason is why run, held, of tenant t waits: "acme has 5 of 5
-// running" (workflow.Tenant.Why) for its limit, "acme is at its rate, 100
-// per 1m0s; next token in 2.3s" (workflow.Tenant.RateWhy) for its rate.
-func heldReason(run *workflow.Run, t *workflow.Tenant) string {
-	if run.Held == workflow.HeldTenantRate {
-		if t.RateSource == "" {
-			return t.Tenant + " is at its rate"
-		}
-		return t.RateWhy()
-	}
-	if t.LimitSource == "" {
-		return t.Tenant + " has every slot taken"
-	}
-	return t.Why()
-}
+func heldReason(run *workflow.Run, t *workflow.Tenant) string { return wire.HeldReason(run, t) }
 
-// isHeld reports whether run is held back (workflow.Run.Held) and still
-// waits: a run cancelled while held keeps its mark but waits for nothing.
-func isHeld(run *workflow.Run) bool {
-	return run.Held != "" && run.Status == workflow.StatusPending
-}
+func isHeld(run *workflow.Run) bool { return wire.IsHeld(run) }

@@ -403,7 +403,7 @@ func TestAPIScheduleWrites(t *testing.T) {
 	require.Equal(t, 3, backfilled.Started+backfilled.Queued, "all three run, one after the other")
 	status, body = f.do(t, http.MethodPost, path+"/backfill", `{"from": "2026-01-10T00:00:00Z", "to": "2026-01-13T00:00:00Z", "overlap": "allow", "rerun_skipped": true}`, nil)
 	require.Equal(t, http.StatusOK, status, body)
-	require.JSONEq(t, `{"slots": 3, "started": 0, "queued": 0, "existing": 3, "rerun": 0, "skipped": {}}`, body)
+	require.JSONEq(t, `{"schedule_id": "`+created.ID.String()+`", "from": "2026-01-10T00:00:00Z", "to": "2026-01-13T00:00:00Z", "slots": 3, "started": 0, "queued": 0, "existing": 3, "rerun": 0, "skipped": {}}`, body)
 	status, _ = f.do(t, http.MethodPost, path+"/backfill", `{"from": "2026-01-10T00:00:00Z"}`, nil)
 	require.Equal(t, http.StatusBadRequest, status)
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tributary-go/tributary/internal/durfmt"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -19,7 +20,7 @@ import (
 // "factor": 2, "max": "5m"}, either with "jitter": 0.1; durations as Go
 // duration strings. Members left out are zero: the policy's defaults.
 type retryBody struct {
-	Delay, Base, Max opt[duration]
+	Delay, Base, Max opt[wire.Duration]
 	Factor, Jitter   opt[float64]
 }
 
@@ -95,24 +96,6 @@ var retryWords = strings.NewReplacer(
 	"30*time.Second", `"30s"`, "time.Second", `"1s"`,
 	"Delay", "delay", "Base", "base", "Factor", "factor", "Max", "max", "Jitter", "jitter",
 )
-
-// retryJSON is a retry policy on the wire, its members at their defaults
-// left out: {"delay": "30s"}, {"base": "1s", "factor": 2, "max": "5m0s"}.
-type retryJSON struct {
-	Delay  duration `json:"delay,omitempty"`
-	Base   duration `json:"base,omitempty"`
-	Factor float64  `json:"factor,omitempty"`
-	Max    duration `json:"max,omitempty"`
-	Jitter float64  `json:"jitter,omitempty"`
-}
-
-// retryWire is p on the wire; nil (JSON null) for none.
-func retryWire(p *workflow.RetryPolicy) *retryJSON {
-	if p == nil || p.IsZero() {
-		return nil
-	}
-	return &retryJSON{Delay: duration(p.Delay), Base: duration(p.Base), Factor: p.Factor, Max: duration(p.Max), Jitter: p.Jitter}
-}
 
 // sameRetry reports whether a and b are the same policy, nil and the zero
 // policy being the same (none).

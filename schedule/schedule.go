@@ -271,7 +271,13 @@ type Params struct {
 	RequireWorker bool
 }
 
-// Schedule is a schedule as stored.
+// Schedule is a schedule as stored. Its json tags are for a program that
+// marshals a Schedule itself and are kept as they are; Tributary's own
+// JSON of a schedule (the API's and the CLI's --json) is another shape,
+// described by riverui's OpenAPI document: "workflow" for Workflow,
+// "overlap", "catch_up" and "catch_up_window" for the catch-up settings,
+// durations as Go duration strings ("1m0s") where these tags write
+// nanoseconds, every field present.
 type Schedule struct {
 	ID            uuid.UUID       `json:"id"`
 	Name          string          `json:"name"`

@@ -33,7 +33,11 @@ func (s Status) Finished() bool {
 	return false
 }
 
-// Run is a workflow run as stored in workflow_runs.
+// Run is a workflow run as stored in workflow_runs. Its json tags are
+// for a program that marshals a Run itself and are kept as they are;
+// Tributary's own JSON of a run (the API's and the CLI's --json) is
+// another shape, described by riverui's OpenAPI document: "type" for
+// Type, "parent_id" for ParentID, every field present.
 type Run struct {
 	ID             uuid.UUID `json:"id"`
 	Type           string    `json:"workflow_type"`
