@@ -131,7 +131,7 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 		interval: interval,
 		logger:   logger,
 		metrics:  metrics,
-		q:        engine.NewQueries(rt.Schema()),
+		q:        rt.Queries(),
 		tracer:   tp.Tracer(meterName),
 		wf:       wf,
 	}

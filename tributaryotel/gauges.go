@@ -87,7 +87,7 @@ func RegisterGauges(wf *workflow.Client, config *Config) (metric.Registration, e
 	}
 
 	rt := wfruntime.Of(wf)
-	db := engine.NewQueries(rt.Schema())
+	db := rt.Queries()
 	// The (type, reason) pairs that had held runs: each reports 0 once it
 	// has none, so that a chart falls to 0 instead of stopping.
 	var (

@@ -30,7 +30,7 @@ func (h *hooks) client() *Client { return (*Client)(h) }
 
 func (h *hooks) Pool() *pgxpool.Pool { return h.client().pool }
 
-func (h *hooks) Schema() string { return h.client().schema }
+func (h *hooks) Queries() *engine.Queries { return h.client().db }
 
 func (h *hooks) Bind(b *wfruntime.Binding) error { return h.client().bind(b) }
 

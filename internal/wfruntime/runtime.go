@@ -51,9 +51,10 @@ type Runtime interface {
 	// Pool is the pool the client was built with.
 	Pool() *pgxpool.Pool
 
-	// Schema is the Postgres schema of Tributary's and River's tables
-	// (workflow.Config.Schema).
-	Schema() string
+	// Queries are the client's statements, their schema
+	// (workflow.Config.Schema) filled in: a façade reads with them rather
+	// than building statements of its own.
+	Queries() *engine.Queries
 
 	// Bind adds b to the client's River client. It fails once the
 	// client has started.
