@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -120,7 +121,7 @@ func setupCalendarChange(cmd string) func(fs *pflag.FlagSet, env *Env) Action {
 				return calendarError(err, name)
 			}
 			if *asJSON {
-				return printJSON(env.Stdout, cal)
+				return printJSON(env.Stdout, wire.NewCalendar(cal))
 			}
 			verb := map[string]string{"create": "created", "add": "added to", "remove": "removed from"}[cmd]
 			if cmd == "create" {
@@ -141,7 +142,7 @@ func newCalendarListCommand(env *Env) *cobra.Command {
 		Example: `tributary calendar list`,
 	}, func(fs *pflag.FlagSet, env *Env) Action {
 		dbFlags := addDatabaseFlags(fs, env)
-		asJSON := fs.Bool("json", false, "print a JSON array of calendars (without their dates)")
+		asJSON := fs.Bool("json", false, `print the calendars as JSON, {"calendars": […]} as GET /api/calendars answers it (without their dates)`)
 		return func(ctx context.Context, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
@@ -156,7 +157,7 @@ func newCalendarListCommand(env *Env) *cobra.Command {
 				return calendarError(err, "")
 			}
 			if *asJSON {
-				return printJSON(env.Stdout, cals)
+				return printJSON(env.Stdout, wire.NewCalendarList(cals))
 			}
 			if len(cals) == 0 {
 				_, err := fmt.Fprintln(env.Stdout, "no calendars; create one with 'tributary calendar create'")
@@ -195,7 +196,7 @@ func newCalendarGetCommand(env *Env) *cobra.Command {
 				return calendarError(err, name)
 			}
 			if *asJSON {
-				return printJSON(env.Stdout, cal)
+				return printJSON(env.Stdout, wire.NewCalendar(cal))
 			}
 			fmt.Fprintf(env.Stdout, "Name:         %s\n", cal.Name)
 			if cal.Description != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -74,7 +75,7 @@ func newGrantCreateCommand(env *Env) *cobra.Command {
 				return grantError(err, uuid.Nil)
 			}
 			if *asJSON {
-				return printJSON(env.Stdout, g)
+				return printJSON(env.Stdout, wire.NewGrant(g))
 			}
 			_, err = fmt.Fprintln(env.Stdout, g.ID)
 			return err
@@ -93,7 +94,7 @@ func newGrantListCommand(env *Env) *cobra.Command {
 		revoked := fs.Bool("revoked", false, "list revoked grants too")
 		limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` grants, at most %d (default %d)", maxListLimit, defaultListLimit))
 		after := fs.String("after", "", "list the grants older than this grant `id`, to page")
-		asJSON := fs.Bool("json", false, "print a JSON array of grants instead of a table")
+		asJSON := fs.Bool("json", false, `print the page as JSON, {"grants": […], "next_after": …} as GET /api/grants answers it, instead of a table`)
 		return func(ctx context.Context, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
@@ -119,7 +120,7 @@ func newGrantListCommand(env *Env) *cobra.Command {
 				return grantError(err, uuid.Nil)
 			}
 			if *asJSON {
-				return printJSON(env.Stdout, grants)
+				return printJSON(env.Stdout, wire.GrantPage(grants, *limit))
 			}
 			if len(grants) == 0 {
 				_, err := fmt.Fprintln(env.Stdout, "no grants")
@@ -170,11 +171,7 @@ func newGrantGetCommand(env *Env) *cobra.Command {
 				return grantError(err, id)
 			}
 			if *asJSON {
-				out := grantGetJSON{Grant: g, Schedules: make([]uuid.UUID, len(schedules))}
-				for i, s := range schedules {
-					out.Schedules[i] = s.ID
-				}
-				return printJSON(env.Stdout, out)
+				return printJSON(env.Stdout, wire.NewGrantDetail(g, schedules))
 			}
 			now := time.Now()
 			fmt.Fprintf(env.Stdout, "ID:         %s\nSubject:    %s\nScopes:     %s\nState:      %s\nExpires:    %s\nCreated:    %s\n",
@@ -204,12 +201,6 @@ func newGrantGetCommand(env *Env) *cobra.Command {
 	})
 }
 
-// grantGetJSON is the shape of `grant get --json`.
-type grantGetJSON struct {
-	*schedule.Grant
-	Schedules []uuid.UUID `json:"schedules"`
-}
-
 func newGrantRevokeCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
 		Use:     "revoke <id> [--reason <text>] [flags]",
@@ -234,7 +225,7 @@ func newGrantRevokeCommand(env *Env) *cobra.Command {
 				return grantError(err, id)
 			}
 			if *asJSON {
-				return printJSON(env.Stdout, g)
+				return printJSON(env.Stdout, wire.NewGrant(g))
 			}
 			_, err = fmt.Fprintf(env.Stdout, "revoked grant %s (%s) at %s; the schedules under it skip their slots from the next one\n",
 				g.ID, g.Subject, g.RevokedAt.UTC().Format(time.RFC3339))

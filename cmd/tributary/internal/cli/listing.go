@@ -23,13 +23,11 @@ func checkLimit(limit int) error {
 	return nil
 }
 
-// printListing prints a page of a list command: JSON with --json, else
-// "no <noun>" or the table, and, when the page is full, a note on stderr
-// saying how to see the next one. lastID is the id of the page's last item.
-func printListing[T any](env *Env, items []T, asJSON bool, limit int, noun string, lastID func(T) uuid.UUID, table func(w io.Writer) error) error {
-	if asJSON {
-		return printJSON(env.Stdout, items)
-	}
+// printListing prints a page of a list command without --json (which
+// prints the API's listing): "no <noun>" or the table, and, when the page
+// is full, a note on stderr saying how to see the next one. lastID is the
+// id of the page's last item.
+func printListing[T any](env *Env, items []T, limit int, noun string, lastID func(T) uuid.UUID, table func(w io.Writer) error) error {
 	if len(items) == 0 {
 		_, err := fmt.Fprintln(env.Stdout, "no "+noun)
 		return err

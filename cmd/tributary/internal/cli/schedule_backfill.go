@@ -7,10 +7,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -41,7 +41,7 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 	overlap := fs.String("overlap", "", "how the backfilled runs overlap: buffer (all of them, one after the other), allow (all at once), "+
 		"skip or queue (the schedule policies: slots are skipped while one runs), replace (cancel the unfinished runs, then all at once) (default buffer)")
 	rerunSkipped := fs.Bool("rerun-skipped", false, "also run the slots that were recorded as skipped (overlap, missed, a grant); their record is replaced by the run")
-	asJSON := fs.Bool("json", false, "print {schedule_id, from, to, slots, started, queued, existing, rerun, skipped} as JSON instead of progress lines")
+	asJSON := fs.Bool("json", false, "print {schedule_id, from, to, slots, started, queued, existing, rerun, skipped} as JSON, as POST /api/schedules/{id}/backfill answers it, instead of progress lines")
 
 	return func(ctx context.Context, args []string) error {
 		ref, err := refFlags.ref("backfill", args)
@@ -111,9 +111,9 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 		// batches done, and running it again skips the slots that have
 		// their run.
 		loc := scheduleLocation(s)
-		out := backfillJSON{ScheduleID: id, From: fromAt, To: toAt, BackfillResult: schedule.BackfillResult{Slots: len(slots)}}
+		total := schedule.BackfillResult{Slots: len(slots)}
 		if len(slots) == 0 && !*asJSON {
-			return printBackfillProgress(env.Stdout, fromAt, toAt, loc, &out.BackfillResult, "")
+			return printBackfillProgress(env.Stdout, fromAt, toAt, loc, &total, "")
 		}
 		opts := &schedule.BackfillOpts{Overlap: schedule.OverlapPolicy(*overlap), RerunSkipped: *rerunSkipped}
 		batches := (len(slots) + schedule.MaxBackfill - 1) / schedule.MaxBackfill
@@ -147,7 +147,7 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 			if err != nil {
 				return runsError(err, ref, "")
 			}
-			addBackfill(&out.BackfillResult, res)
+			addBackfill(&total, res)
 			if !*asJSON {
 				done := ""
 				if batches > 1 {
@@ -159,22 +159,13 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 			}
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, out)
+			return printJSON(env.Stdout, wire.NewBackfill(id, fromAt, toAt, &total))
 		}
 		if batches > 1 {
-			_, err = fmt.Fprintf(env.Stdout, "backfilled schedule %s (%q): %s\n", id, s.Name, &out.BackfillResult)
+			_, err = fmt.Fprintf(env.Stdout, "backfilled schedule %s (%q): %s\n", id, s.Name, &total)
 		}
 		return err
 	}
-}
-
-// backfillJSON is the shape of `schedule backfill --json`: the range, and
-// what became of its slots (schedule.BackfillResult).
-type backfillJSON struct {
-	ScheduleID uuid.UUID `json:"schedule_id"`
-	From       time.Time `json:"from"`
-	To         time.Time `json:"to"`
-	schedule.BackfillResult
 }
 
 // addBackfill adds a batch's result to the total.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -46,7 +47,7 @@ func setupScheduleBulk(fs *pflag.FlagSet, env *Env, action string) Action {
 	}
 	dryRun := fs.Bool("dry-run", false, "count the schedules that would change, and change nothing")
 	yes := fs.Bool("yes", false, fmt.Sprintf("do not ask before acting on more than %d schedules", confirmBulkAbove))
-	asJSON := fs.Bool("json", false, "print the result as JSON (the schedules changed, the ids of those left as they were)")
+	asJSON := fs.Bool("json", false, "print the result as JSON, as POST /api/schedules/bulk answers it (the schedules changed, the ids of those left as they were)")
 
 	return func(ctx context.Context, args []string) error {
 		if err := noArgs(args); err != nil {
@@ -102,7 +103,7 @@ func setupScheduleBulk(fs *pflag.FlagSet, env *Env, action string) Action {
 		case err != nil:
 			return scheduleError(err, schedule.Ref{})
 		case *asJSON:
-			return printJSON(env.Stdout, res)
+			return printJSON(env.Stdout, wire.NewOwnerBulk(*owner, action, res))
 		}
 		_, err = fmt.Fprintf(env.Stdout, "%sd %d schedules of owner %q; %d left as they were (%s)\n",
 			action, len(res.Changed), *owner, len(res.Unchanged), map[string]string{"pause": "paused already", "resume": "not paused"}[action])

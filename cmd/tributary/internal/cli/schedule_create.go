@@ -68,7 +68,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	note := fs.String("note", "", "`text` saying why the schedule is paused (with --paused)")
 	grant := fs.String("grant", "", "the `id` of the execution grant the runs act under (made with schedule.Client.CreateGrant); it must allow the workflow type, and a slot it no longer allows is skipped")
 	requireWorker := fs.Bool("require-worker", false, "refuse to create the schedule when no live worker serves --workflow (without it: create it and warn)")
-	asJSON := fs.Bool("json", false, "print the schedule as JSON instead of its id")
+	asJSON := fs.Bool("json", false, "print the schedule as JSON, as POST /api/schedules answers it, instead of its id")
 
 	return func(ctx context.Context, args []string) error {
 		if len(args) > 0 && *expr != "" {
@@ -196,7 +196,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			fmt.Fprintf(env.Stderr, "note: schedule %s (%s) existed already with the same spec; nothing was created\n", s.ID, schedule.ByKey(s.Owner, s.Key))
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, s)
+			return printScheduleAnswer(ctx, env, sc, wf, s, &s.Existing)
 		}
 		_, err = fmt.Fprintln(env.Stdout, s.ID)
 		return err

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -23,7 +24,7 @@ func newScheduleDeleteCommand(env *Env) *cobra.Command {
 func setupScheduleDelete(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	refFlags := addRefFlags(fs)
-	asJSON := fs.Bool("json", false, "print the schedule as it was before the deletion, as JSON (like get --json, without fire times)")
+	asJSON := fs.Bool("json", false, "print the schedule as it was before the deletion, as JSON (like get --json, without next_fire_times and worker_live)")
 
 	return func(ctx context.Context, args []string) error {
 		ref, err := refFlags.ref("delete", args)
@@ -44,7 +45,7 @@ func setupScheduleDelete(fs *pflag.FlagSet, env *Env) Action {
 			return scheduleError(err, schedule.ByID(s.ID))
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, s)
+			return printJSON(env.Stdout, wire.NewSchedule(s))
 		}
 		_, err = fmt.Fprintf(env.Stdout, "deleted schedule %s (%q); its past runs stay, and its pending slot does not fire\n", s.ID, s.Name)
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/internal/wfruntime"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -33,7 +34,7 @@ func newScheduleGetCommand(env *Env) *cobra.Command {
 func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	refFlags := addRefFlags(fs)
-	asJSON := fs.Bool("json", false, fmt.Sprintf("print the schedule and its next %d fire times as JSON", scheduleGetFireTimes))
+	asJSON := fs.Bool("json", false, fmt.Sprintf("print the schedule and its next %d fire times as JSON, as GET /api/schedules/{id} answers it", wire.NextFireTimes))
 
 	return func(ctx context.Context, args []string) error {
 		ref, err := refFlags.ref("get", args)
@@ -50,6 +51,9 @@ func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return scheduleError(err, ref)
 		}
+		if *asJSON {
+			return printScheduleAnswer(ctx, env, sc, wf, s, nil)
+		}
 		ref = schedule.ByID(s.ID) // the schedule read is the one shown
 		workerLive, err := wf.TypeServed(ctx, s.Workflow)
 		if err != nil {
@@ -60,34 +64,14 @@ func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
 			return scheduleError(err, ref)
 		}
 		var grant *schedule.Grant // nil: none, or not found
-		if s.GrantID != nil && !*asJSON {
+		if s.GrantID != nil {
 			grant, err = sc.GetGrant(ctx, *s.GrantID)
 			if err != nil && !errors.Is(err, schedule.ErrGrantNotFound) {
 				return scheduleError(err, ref)
 			}
 		}
-		if *asJSON {
-			out := scheduleGetJSON{Schedule: s, NextFireTimes: make([]occurrenceJSON, len(occurrences)), WorkerLive: workerLive, RunTenant: s.RunTenant()}
-			for i, occurrence := range occurrences {
-				out.NextFireTimes[i] = occurrenceJSON{At: occurrence.At, Nominal: occurrence.Nominal, Shifted: occurrence.Shifted, Note: occurrence.Note}
-			}
-			return printJSON(env.Stdout, out)
-		}
 		return printSchedule(env.Stdout, s, grant, occurrences, workerLive, time.Now())
 	}
-}
-
-// scheduleGetJSON is the shape of `schedule get --json`: the schedule, and
-// its next fire times.
-type scheduleGetJSON struct {
-	*schedule.Schedule
-	NextFireTimes []occurrenceJSON `json:"next_fire_times"`
-	// WorkerLive says whether a live worker serves the schedule's workflow
-	// type (the worker registry); false means its runs wait.
-	WorkerLive bool `json:"worker_live"`
-	// RunTenant is the tenant of the schedule's runs (Schedule.RunTenant):
-	// its tenant, else its owner's; "" for none.
-	RunTenant string `json:"run_tenant"`
 }
 
 // grantText describes a schedule's execution grant g for `schedule get`;

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/internal/runmeta"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 
 	"github.com/tributary-go/tributary/schedule"
@@ -35,7 +36,7 @@ func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
 	status := fs.String("status", "", "list only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` runs, at most %d (default %d)", maxListLimit, defaultListLimit))
 	after := fs.String("after", "", "list the runs after this `run-id` (the last one of the previous page)")
-	asJSON := fs.Bool("json", false, "print a JSON array of runs (like 'workflow list --json') instead of a table")
+	asJSON := fs.Bool("json", false, `print the page as JSON, {"runs": […], "next_after": …} as 'workflow list --json' does, instead of a table`)
 
 	return func(ctx context.Context, args []string) error {
 		ref, err := refFlags.ref("history", args)
@@ -58,7 +59,7 @@ func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
 			params.After = &runID
 		}
 
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
 		if err != nil {
 			return err
 		}
@@ -74,7 +75,14 @@ func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return runsError(err, schedule.ByID(s.ID), "")
 		}
-		return printListing(env, runs, *asJSON, *limit, "runs",
+		if *asJSON {
+			page, err := wire.RunPage(ctx, wf, runs, *limit)
+			if err != nil {
+				return runsError(err, schedule.ByID(s.ID), "")
+			}
+			return printJSON(env.Stdout, page)
+		}
+		return printListing(env, runs, *limit, "runs",
 			func(r *workflow.Run) uuid.UUID { return r.ID },
 			func(w io.Writer) error { return printHistoryTable(w, runs, scheduleLocation(s), time.Now()) })
 	}

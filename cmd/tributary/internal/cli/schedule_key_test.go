@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -56,13 +57,13 @@ func TestScheduleKeys(t *testing.T) {
 		require.Equal(t, "cli", out["created_by"])
 		require.Equal(t, 1, keyRows(t, "acme-twice", "nightly-report"))
 
-		// A new schedule's JSON has its key, and no "existing".
+		// A new schedule's JSON has its key, and "existing": false.
 		res = runCLI(t, vars, "schedule", "create", "--json", "--key", "other", "--owner", "acme-twice", "--name", "other", "--cron", "@daily", "--workflow", "w")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		out = nil
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &out))
 		require.Equal(t, "other", out["key"])
-		require.NotContains(t, out, "existing")
+		require.Equal(t, false, out["existing"])
 		require.Empty(t, withoutNoWorkerWarning(res.stderr))
 
 		// Keys are per owner: another owner's key makes another schedule.
@@ -181,7 +182,7 @@ func TestScheduleKeys(t *testing.T) {
 
 		res = runCLI(t, vars, "schedule", "backfill", "report", "--owner", "acme", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-03T00:00:00Z", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var backfilled backfillJSON
+		var backfilled wire.Backfill
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &backfilled))
 		require.Equal(t, id, backfilled.ScheduleID)
 		require.Equal(t, 2, backfilled.Slots)
@@ -189,10 +190,10 @@ func TestScheduleKeys(t *testing.T) {
 
 		res = runCLI(t, vars, "schedule", "history", "report", "--owner", "acme", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var runs []map[string]any
-		require.NoError(t, json.Unmarshal([]byte(res.stdout), &runs))
-		require.Len(t, runs, 3)
-		require.Equal(t, triggered.String(), runs[2]["id"])
+		var page struct{ Runs []map[string]any }
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &page))
+		require.Len(t, page.Runs, 3)
+		require.Equal(t, triggered.String(), page.Runs[2]["id"])
 		require.Empty(t, scheduleHistory(t, vars, noOwner))
 
 		res = runCLI(t, vars, "schedule", "delete", "report", "--owner", "acme")

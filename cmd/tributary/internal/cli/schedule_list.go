@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -37,7 +38,7 @@ func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
 	calendar := fs.String("calendar", "", "list only the schedules that exclude this holiday calendar's dates (`name`)")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` schedules, at most %d (default %d)", maxListLimit, defaultListLimit))
 	after := fs.String("after", "", "list the schedules after this `schedule-id` (the last one of the previous page)")
-	asJSON := fs.Bool("json", false, "print a JSON array of schedules instead of a table")
+	asJSON := fs.Bool("json", false, `print the page as JSON, {"schedules": […], "next_after": …} as GET /api/schedules answers it, instead of a table`)
 
 	return func(ctx context.Context, args []string) error {
 		if err := noArgs(args); err != nil {
@@ -73,7 +74,10 @@ func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return scheduleError(err, schedule.Ref{})
 		}
-		return printListing(env, schedules, *asJSON, *limit, "schedules",
+		if *asJSON {
+			return printJSON(env.Stdout, wire.SchedulePage(schedules, *limit))
+		}
+		return printListing(env, schedules, *limit, "schedules",
 			func(s *schedule.Schedule) uuid.UUID { return s.ID },
 			func(w io.Writer) error { return printSchedulesTable(w, schedules, time.Now()) })
 	}

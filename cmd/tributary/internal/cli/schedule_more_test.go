@@ -13,28 +13,29 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
 
 // scheduleHistory runs `schedule history --json` with args.
-func scheduleHistory(t *testing.T, vars map[string]string, id uuid.UUID, args ...string) []*workflow.Run {
+func scheduleHistory(t *testing.T, vars map[string]string, id uuid.UUID, args ...string) []*wire.Run {
 	t.Helper()
 
 	res := runCLI(t, vars, append([]string{"schedule", "history", id.String(), "--json"}, args...)...)
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var runs []*workflow.Run
-	require.NoError(t, json.Unmarshal([]byte(res.stdout), &runs))
-	return runs
+	var page wire.RunList
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &page))
+	return page.Runs
 }
 
 // getRun runs `workflow get --json`.
-func getRun(t *testing.T, vars map[string]string, id uuid.UUID) *workflow.Run {
+func getRun(t *testing.T, vars map[string]string, id uuid.UUID) *wire.Run {
 	t.Helper()
 
 	res := runCLI(t, vars, "workflow", "get", id.String(), "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var run workflow.Run
+	var run wire.Run
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &run))
 	return &run
 }
@@ -52,7 +53,7 @@ func grantClient(t *testing.T, db *testdb.DB) *schedule.Client {
 }
 
 // metadataKey reads one key of a run's metadata.
-func metadataKey(t *testing.T, run *workflow.Run, key string) any {
+func metadataKey(t *testing.T, run *wire.Run, key string) any {
 	t.Helper()
 
 	var meta map[string]any
@@ -89,27 +90,27 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Equal(t, schedule.OverlapAllow, s.Overlap)
 		require.Equal(t, "reports", s.Queue)
 		require.Equal(t, 2, s.Priority)
-		require.Equal(t, 10*time.Minute, s.Timeout)
+		require.Equal(t, wire.Duration(10*time.Minute), s.Timeout)
 		require.Equal(t, 12, s.KeepRuns)
 		// The flags not given stay.
 		require.Equal(t, "the ops report", s.Description)
 		require.Equal(t, "update", s.Owner)
 		require.Equal(t, "send_report", s.Workflow)
-		require.Equal(t, 5*time.Minute, s.CatchUpWindow)
+		require.Equal(t, wire.Duration(5*time.Minute), s.CatchUpWindow)
 		require.Equal(t, 3, s.MaxAttempts)
 		// The new timing took effect at once.
 		require.NotNil(t, s.NextFireAt)
-		next := s.NextFireAt.In(scheduleLocation(s.Schedule))
+		next := s.NextFireAt.In(zoneOf(t, s))
 		require.Equal(t, "09:00", next.Format("15:04"))
 		require.NotContains(t, []time.Weekday{time.Saturday, time.Sunday}, next.Weekday())
-		require.True(t, s.NextFireAt.Equal(s.NextFireTimes[0].At))
+		require.True(t, s.NextFireAt.Equal((*s.NextFireTimes)[0].At))
 
 		// A flag's zero value is a setting too: it clears the description
 		// and goes back to the workflow type's defaults.
 		res = runCLI(t, vars, "schedule", "update", id.String(), "--description", "", "--max-attempts", "0", "--queue", "", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
-		var updated schedule.Schedule
+		var updated wire.Schedule
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &updated))
 		require.Equal(t, id, updated.ID)
 		require.Empty(t, updated.Description)
@@ -143,7 +144,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 
 		res = runCLI(t, vars, "schedule", "update", id.String(), "--catchup", "90s")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Equal(t, 90*time.Second, getSchedule(t, vars, id).CatchUpWindow)
+		require.Equal(t, wire.Duration(90*time.Second), getSchedule(t, vars, id).CatchUpWindow)
 		res = runCLI(t, vars, "schedule", "update", id.String(), "--catchup", "0")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Zero(t, getSchedule(t, vars, id).CatchUpWindow)
@@ -229,7 +230,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		res = runCLI(t, vars, "schedule", "trigger", id.String(), "--overlap", "allow", "--input", `{"n": 2}`, "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, res.stderr)
-		var third workflow.Run
+		var third wire.Run
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &third))
 		require.Equal(t, workflow.StatusPending, third.Status)
 		require.JSONEq(t, `{"n": 2}`, string(third.Input))
@@ -271,7 +272,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		res = runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-05T00:00:00Z", "--to", "2026-03-11T00:00:00Z", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.JSONEq(t, `{"schedule_id": "`+id.String()+`", "from": "2026-03-05T00:00:00Z", "to": "2026-03-11T00:00:00Z",
-			"slots": 6, "started": 0, "queued": 2, "existing": 4, "rerun": 0}`, res.stdout)
+			"slots": 6, "started": 0, "queued": 2, "existing": 4, "rerun": 0, "skipped": {}}`, res.stdout)
 		require.Len(t, scheduleHistory(t, vars, id), 6)
 
 		// No slot in the range.
@@ -321,7 +322,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		res = runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-01T18:00:00Z", "--to", "2026-03-01T18:30:00Z", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.JSONEq(t, `{"schedule_id": "`+id.String()+`", "from": "2026-03-01T18:00:00Z", "to": "2026-03-01T18:30:00Z",
-			"slots": 30, "started": 0, "queued": 10, "existing": 20, "rerun": 0}`, res.stdout)
+			"slots": 30, "started": 0, "queued": 10, "existing": 20, "rerun": 0, "skipped": {}}`, res.stdout)
 		res = runCLI(t, vars, "schedule", "backfill", id.String(), "--from", "2026-03-01T18:00:00Z", "--to", "2026-03-01T18:40:00Z")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Equal(t, "backfilling 2026-03-01 18:00:00 UTC … 2026-03-01 18:40:00 UTC: 40 slots: 10 queued to run one after the other, 30 had run (or been skipped) already\n", res.stdout)
@@ -411,7 +412,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 			require.NoError(t, err)
 			return id
 		}
-		fireTimes := func(runs []*workflow.Run) []string {
+		fireTimes := func(runs []*wire.Run) []string {
 			out := []string{}
 			for _, run := range runs {
 				out = append(out, run.FireAt.UTC().Format(time.RFC3339))
@@ -447,7 +448,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		skip := pausedSchedule(t, "skip")
 		res = runCLI(t, vars, "schedule", "resume", skip.String(), "--missed", "skip", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var resumed schedule.Schedule
+		var resumed wire.Schedule
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &resumed))
 		require.False(t, resumed.Paused)
 		require.Empty(t, scheduleHistory(t, vars, skip))
@@ -500,7 +501,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		s := getSchedule(t, vars, id)
 		require.Equal(t, "DTSTART:20270105T090000\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU", s.RRule)
 		require.Empty(t, s.Cron)
-		require.Equal(t, time.Tuesday, s.NextFireAt.In(scheduleLocation(s.Schedule)).Weekday())
+		require.Equal(t, time.Tuesday, s.NextFireAt.In(zoneOf(t, s)).Weekday())
 		res := runCLI(t, vars, "schedule", "get", id.String())
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Contains(t, res.stdout, "\nRRULE:            DTSTART:20270105T090000; RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU\n")
@@ -532,7 +533,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		id := createSchedule(t, vars, "--name", "latest", "--cron", "@hourly", "--workflow", "w", "--owner", "catchup-policy", "--catchup-policy", "latest")
 		s := getSchedule(t, vars, id)
 		require.Equal(t, schedule.CatchUpLatest, s.CatchUp)
-		require.Equal(t, schedule.DefaultCatchUpWindow, s.CatchUpWindow)
+		require.Equal(t, wire.Duration(schedule.DefaultCatchUpWindow), s.CatchUpWindow)
 
 		res := runCLI(t, vars, "schedule", "get", id.String())
 		require.Equal(t, ExitOK, res.code, res.stderr)
@@ -545,11 +546,11 @@ func TestScheduleMoreCommands(t *testing.T) {
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		s = getSchedule(t, vars, id)
 		require.Equal(t, schedule.CatchUpLatest, s.CatchUp)
-		require.Equal(t, 10*time.Minute, s.CatchUpWindow)
+		require.Equal(t, wire.Duration(10*time.Minute), s.CatchUpWindow)
 
 		res = runCLI(t, vars, "schedule", "create", "--name", "window", "--cron", "@hourly", "--workflow", "w", "--owner", "catchup-policy", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var created schedule.Schedule
+		var created wire.Schedule
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &created))
 		require.Equal(t, schedule.CatchUpWindow, created.CatchUp)
 	})
@@ -564,7 +565,7 @@ func TestScheduleMoreCommands(t *testing.T) {
 		res := runCLI(t, vars, "schedule", "create", "--name", "user digest", "--cron", "0 8 * * *", "--workflow", "digest", "--owner", "grant",
 			"--grant", grant.ID.String(), "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var s schedule.Schedule
+		var s wire.Schedule
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &s))
 		require.Equal(t, grant.ID, *s.GrantID)
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -103,7 +103,7 @@ func setupScheduleNext(fs *pflag.FlagSet, env *Env) Action {
 		}
 		occurrences := nextRuns(spec, after, *count)
 		if *asJSON {
-			return printOccurrencesJSON(env.Stdout, occurrences)
+			return printJSON(env.Stdout, wire.NewOccurrences(occurrences))
 		}
 		return printOccurrences(env.Stdout, env.Stderr, occurrences)
 	}
@@ -189,25 +189,4 @@ func printOccurrences(stdout, stderr io.Writer, occurrences []schedule.Occurrenc
 		}
 	}
 	return nil
-}
-
-// occurrenceJSON is the shape of one element of `schedule next --json`.
-type occurrenceJSON struct {
-	At       time.Time `json:"at"`
-	Nominal  string    `json:"nominal"`
-	Shifted  bool      `json:"shifted"`
-	Skipped  bool      `json:"skipped,omitempty"`  // the slot does not run (DST gap policy skip, an excluded date)
-	Excluded string    `json:"excluded,omitempty"` // the excluded date the slot is skipped on or moved from
-	Note     string    `json:"note"`
-}
-
-func printOccurrencesJSON(w io.Writer, occurrences []schedule.Occurrence) error {
-	out := make([]occurrenceJSON, len(occurrences))
-	for i, occurrence := range occurrences {
-		out[i] = occurrenceJSON{At: occurrence.At, Nominal: occurrence.Nominal, Shifted: occurrence.Shifted, Skipped: occurrence.Skipped,
-			Excluded: occurrence.Excluded, Note: occurrence.Note}
-	}
-	encoder := json.NewEncoder(w)
-	encoder.SetIndent("", "  ")
-	return encoder.Encode(out)
 }

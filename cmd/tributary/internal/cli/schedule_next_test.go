@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/wire"
 )
 
 func TestScheduleNext(t *testing.T) {
@@ -45,10 +47,10 @@ func TestScheduleNext(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &out))
 		require.Equal(t, []map[string]any{
 			{
-				"at": "2026-11-01T01:30:00-04:00", "nominal": "2026-11-01T01:30:00", "shifted": false,
+				"at": "2026-11-01T05:30:00Z", "nominal": "2026-11-01T01:30:00", "shifted": false, "skipped": false, "excluded": "",
 				"note": "01:30 occurs twice on 2026-11-01 in America/New_York (clocks go back from 02:00 to 01:00); runs once, at the first (-04:00)",
 			},
-			{"at": "2026-11-02T01:30:00-05:00", "nominal": "2026-11-02T01:30:00", "shifted": false, "note": ""},
+			{"at": "2026-11-02T06:30:00Z", "nominal": "2026-11-02T01:30:00", "shifted": false, "skipped": false, "excluded": "", "note": ""},
 		}, out)
 	})
 
@@ -58,10 +60,11 @@ func TestScheduleNext(t *testing.T) {
 		res := runCLI(t, nil, "schedule", "next", "--cron", "15 2 * * *", "--tz", "Australia/Lord_Howe",
 			"--from", "2026-10-03T12:00:00+10:30", "--count", "1", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var out []occurrenceJSON
+		var out []wire.Occurrence
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &out))
 		require.Len(t, out, 1)
-		require.Equal(t, "2026-10-04T02:30:00+11:00", out[0].At.Format(time.RFC3339))
+		require.Equal(t, "2026-10-04T02:30:00+11:00", out[0].At.In(mustLoad(t, "Australia/Lord_Howe")).Format(time.RFC3339))
+		require.Equal(t, time.UTC, out[0].At.Location(), "in UTC, as every time of the JSON")
 		require.Equal(t, "2026-10-04T02:15:00", out[0].Nominal)
 		require.True(t, out[0].Shifted)
 		require.Contains(t, out[0].Note, "(clocks jump from 02:00 to 02:30); runs at 02:30, right after the jump")
@@ -80,7 +83,7 @@ func TestScheduleNext(t *testing.T) {
 		res = runCLI(t, nil, "schedule", "next", "--cron", "30 2 * * *", "--tz", "America/New_York",
 			"--from", "2026-03-08T00:00:00-05:00", "--count", "1", "--dst-gap", "shift", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.JSONEq(t, `[{"at": "2026-03-08T03:30:00-04:00", "nominal": "2026-03-08T02:30:00", "shifted": true,
+		require.JSONEq(t, `[{"at": "2026-03-08T07:30:00Z", "nominal": "2026-03-08T02:30:00", "shifted": true, "skipped": false, "excluded": "",
 			"note": "02:30 does not exist on 2026-03-08 in America/New_York (clocks jump from 02:00 to 03:00); runs at 03:30, shifted by the jump's length (1h)"}]`, res.stdout)
 
 		res = runCLI(t, nil, "schedule", "next", "--cron", "30 2 * * *", "--tz", "America/New_York",
@@ -90,7 +93,7 @@ func TestScheduleNext(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &skipped))
 		require.Len(t, skipped, 2) // the skipped slot, then the one that runs
 		require.Equal(t, true, skipped[0]["skipped"])
-		require.NotContains(t, skipped[1], "skipped")
+		require.Equal(t, false, skipped[1]["skipped"])
 
 		res = runCLI(t, nil, "schedule", "next", "--cron", "30 1 * * *", "--tz", "America/New_York",
 			"--from", "2026-11-01T00:00:00-04:00", "--count", "2", "--dst-fold", "both")
@@ -126,7 +129,7 @@ func TestScheduleNext(t *testing.T) {
 		res = runCLI(t, nil, "schedule", "next", "--cron", "0 9 * * 1-5", "--from", "2026-12-24T12:00:00Z", "--count", "1",
 			"--exclude", "2026-12-25", "--on-excluded", "next-business-day", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.JSONEq(t, `[{"at": "2026-12-28T09:00:00Z", "nominal": "2026-12-28T09:00:00", "shifted": false,
+		require.JSONEq(t, `[{"at": "2026-12-28T09:00:00Z", "nominal": "2026-12-28T09:00:00", "shifted": false, "skipped": false, "excluded": "",
 			"note": "2026-12-25 is excluded by calendar --exclude; runs on the next business day, 2026-12-28"}]`, res.stdout)
 	})
 
@@ -289,4 +292,13 @@ func TestAddScheduleCommand(t *testing.T) {
 	require.Panics(t, func() {
 		validate(command(env, &cobra.Command{Use: "-bad", Short: "x", Example: "x"}, setupScheduleNext), nil)
 	})
+}
+
+// mustLoad loads the time zone name.
+func mustLoad(t *testing.T, name string) *time.Location {
+	t.Helper()
+
+	loc, err := time.LoadLocation(name)
+	require.NoError(t, err)
+	return loc
 }

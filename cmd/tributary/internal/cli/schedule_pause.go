@@ -24,7 +24,7 @@ func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 	dbFlags := addDatabaseFlags(fs, env)
 	refFlags := addRefFlags(fs)
 	note := fs.String("note", "", "`text` saying why the schedule is paused, shown by 'schedule get'")
-	asJSON := fs.Bool("json", false, "print the schedule as it is after the pause, as JSON (like get --json, without fire times)")
+	asJSON := fs.Bool("json", false, "print the schedule as it is after the pause, as JSON (as 'get --json' prints it)")
 
 	return func(ctx context.Context, args []string) error {
 		ref, err := refFlags.ref("pause", args)
@@ -33,7 +33,7 @@ func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 		}
 		noteSet := fs.Changed("note")
 
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
 		if err != nil {
 			return err
 		}
@@ -52,7 +52,7 @@ func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 			}
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, s)
+			return printScheduleAnswer(ctx, env, sc, wf, s, nil)
 		}
 		switch {
 		case wasPaused && noteSet:

@@ -28,7 +28,7 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 	refFlags := addRefFlags(fs)
 	missed := fs.String("missed", string(schedule.MissedSkip), fmt.Sprintf("what the slots missed while the schedule was paused do, a `policy`: skip (none runs), "+
 		"latest (the most recent one runs, once, now) or backfill (each one runs once, now, oldest first; at most %d) (default skip)", schedule.MaxBackfill))
-	asJSON := fs.Bool("json", false, "print the schedule as it is after the resumption, as JSON (like get --json, without fire times)")
+	asJSON := fs.Bool("json", false, "print the schedule as it is after the resumption, as JSON (as 'get --json' prints it)")
 
 	return func(ctx context.Context, args []string) error {
 		ref, err := refFlags.ref("resume", args)
@@ -40,7 +40,7 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 			return withHint(usageErrorf("--missed %q is not skip, latest or backfill", *missed),
 				"pass --missed skip to skip the slots missed while paused, latest to run the most recent of them, or backfill to run each")
 		}
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
 		if err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 			}
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, s)
+			return printScheduleAnswer(ctx, env, sc, wf, s, nil)
 		}
 		next := nextFireText(s, time.Now())
 		loc := scheduleLocation(s)

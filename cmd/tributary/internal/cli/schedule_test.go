@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -34,17 +35,17 @@ func listScheduleIDs(t *testing.T, vars map[string]string, args ...string) []uui
 
 	res := runCLI(t, vars, append([]string{"schedule", "list", "--json"}, args...)...)
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var schedules []schedule.Schedule
-	require.NoError(t, json.Unmarshal([]byte(res.stdout), &schedules))
+	var page wire.ScheduleList
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &page))
 	ids := []uuid.UUID{}
-	for _, s := range schedules {
+	for _, s := range page.Schedules {
 		ids = append(ids, s.ID)
 	}
 	return ids
 }
 
 // getSchedule runs `schedule get --json`.
-func getSchedule(t *testing.T, vars map[string]string, id uuid.UUID) *scheduleGetJSON {
+func getSchedule(t *testing.T, vars map[string]string, id uuid.UUID) *wire.Schedule {
 	t.Helper()
 
 	return getScheduleArgs(t, vars, id.String())
@@ -52,14 +53,23 @@ func getSchedule(t *testing.T, vars map[string]string, id uuid.UUID) *scheduleGe
 
 // getScheduleArgs runs `schedule get --json` with args, which name the
 // schedule: its id, or its key and --owner.
-func getScheduleArgs(t *testing.T, vars map[string]string, args ...string) *scheduleGetJSON {
+func getScheduleArgs(t *testing.T, vars map[string]string, args ...string) *wire.Schedule {
 	t.Helper()
 
 	res := runCLI(t, vars, append([]string{"schedule", "get", "--json"}, args...)...)
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	out := &scheduleGetJSON{Schedule: &schedule.Schedule{}}
+	out := &wire.Schedule{}
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), out))
 	return out
+}
+
+// zoneOf is the time zone of s, a schedule read with --json.
+func zoneOf(t *testing.T, s *wire.Schedule) *time.Location {
+	t.Helper()
+
+	loc, err := time.LoadLocation(s.TimeZone)
+	require.NoError(t, err)
+	return loc
 }
 
 // nextSpringForward returns local midnight of the first day, at least three
@@ -115,16 +125,16 @@ func TestScheduleCommands(t *testing.T) {
 		require.True(t, start.Equal(*s.StartAt))
 		require.True(t, end.Equal(*s.EndAt))
 		require.Equal(t, schedule.OverlapAllow, s.Overlap)
-		require.Equal(t, 5*time.Minute, s.CatchUpWindow)
+		require.Equal(t, wire.Duration(5*time.Minute), s.CatchUpWindow)
 		require.Equal(t, 3, s.MaxAttempts)
 		require.Equal(t, "reports", s.Queue)
 		require.Equal(t, 2, s.Priority)
-		require.Equal(t, 10*time.Minute, s.Timeout)
+		require.Equal(t, wire.Duration(10*time.Minute), s.Timeout)
 		require.False(t, s.Paused)
 		require.NotNil(t, s.NextFireAt)
 		require.False(t, s.NextFireAt.Before(start))
 		// 02:30 New York time, or 03:00 on the day clocks spring forward.
-		require.Contains(t, []string{"02:30", "03:00"}, s.NextFireAt.In(scheduleLocation(s.Schedule)).Format("15:04"))
+		require.Contains(t, []string{"02:30", "03:00"}, s.NextFireAt.In(zoneOf(t, s)).Format("15:04"))
 		require.True(t, hasFireJob(t, id)) // the first slot's job, for a service to fire
 	})
 
@@ -135,7 +145,7 @@ func TestScheduleCommands(t *testing.T) {
 			"--workflow", "digest", "--owner", "create-json", "--catchup", "0", "--paused", "--note", "until the migration is done", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Empty(t, withoutNoWorkerWarning(res.stderr))
-		var s schedule.Schedule
+		var s wire.Schedule
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &s))
 		require.Equal(t, "paused digest", s.Name)
 		require.True(t, s.Paused)
@@ -151,7 +161,7 @@ func TestScheduleCommands(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &s))
 		require.Equal(t, "UTC", s.TimeZone)
 		require.Equal(t, schedule.OverlapSkip, s.Overlap)
-		require.Equal(t, schedule.DefaultCatchUpWindow, s.CatchUpWindow)
+		require.Equal(t, wire.Duration(schedule.DefaultCatchUpWindow), s.CatchUpWindow)
 		require.JSONEq(t, `null`, string(s.Input))
 		require.Nil(t, s.StartAt)
 		require.Nil(t, s.EndAt)
@@ -237,8 +247,9 @@ func TestScheduleCommands(t *testing.T) {
 
 		res = runCLI(t, vars, "schedule", "list", "--owner", "list-a", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var schedules []schedule.Schedule
-		require.NoError(t, json.Unmarshal([]byte(res.stdout), &schedules))
+		var page wire.ScheduleList
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &page))
+		schedules := page.Schedules
 		require.Len(t, schedules, 2)
 		require.Equal(t, "morning digest", schedules[1].Name)
 		require.Equal(t, "digest:morning", schedules[1].Key)
@@ -259,7 +270,7 @@ func TestScheduleCommands(t *testing.T) {
 		require.Equal(t, "no schedules\n", res.stdout)
 		res = runCLI(t, vars, "schedule", "list", "--owner", "nobody", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Equal(t, "[]\n", res.stdout)
+		require.JSONEq(t, `{"schedules": [], "next_after": null}`, res.stdout)
 	})
 
 	t.Run("Get", func(t *testing.T) {
@@ -309,17 +320,17 @@ func TestScheduleCommands(t *testing.T) {
 		// Flags before the id work too.
 		res = runCLI(t, vars, "schedule", "get", "--json", id.String())
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		out := scheduleGetJSON{Schedule: &schedule.Schedule{}}
+		var out wire.Schedule
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &out))
 		require.Equal(t, id, out.ID)
 		require.Equal(t, "dst report", out.Name)
-		require.Len(t, out.NextFireTimes, 5)
-		for i, occurrence := range out.NextFireTimes {
+		require.Len(t, *out.NextFireTimes, wire.NextFireTimes)
+		for i, occurrence := range (*out.NextFireTimes)[:len(fireTimes)] {
 			require.True(t, fireTimes[i].Equal(occurrence.At), "%d: %s", i, occurrence.At)
 			require.Equal(t, i == 2, occurrence.Shifted, "%d", i)
 		}
-		require.Equal(t, gapDay.Format(time.DateOnly)+"T02:30:00", out.NextFireTimes[2].Nominal)
-		require.Equal(t, gapNote, out.NextFireTimes[2].Note)
+		require.Equal(t, gapDay.Format(time.DateOnly)+"T02:30:00", (*out.NextFireTimes)[2].Nominal)
+		require.Equal(t, gapNote, (*out.NextFireTimes)[2].Note)
 	})
 
 	t.Run("PauseResumeDelete", func(t *testing.T) {
@@ -367,7 +378,7 @@ func TestScheduleCommands(t *testing.T) {
 		// --json prints the schedule as it is after the change.
 		res = runCLI(t, vars, "schedule", "pause", id.String(), "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var after schedule.Schedule
+		var after wire.Schedule
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &after))
 		require.True(t, after.Paused)
 		require.Nil(t, after.NextFireAt)

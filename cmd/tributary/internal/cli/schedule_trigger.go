@@ -67,7 +67,7 @@ func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
 			return workflowError(err, runID)
 		}
 		if *asJSON {
-			err = printJSON(env.Stdout, run)
+			err = printRunAnswer(ctx, env, wf, run, nil)
 		} else {
 			_, err = fmt.Fprintln(env.Stdout, runID)
 		}

@@ -48,7 +48,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	dstGap := fs.String("dst-gap", "", "the new DST gap policy: `jump|shift|skip` (see 'schedule create --help'); the pending slot is replaced like --cron's")
 	dstFold := fs.String("dst-fold", "", "the new DST fold policy: `first|last|both` (see 'schedule create --help'); the pending slot is replaced like --cron's")
 	timeout := fs.Duration("timeout", 0, "the new time limit of each run's attempts, a `duration` such as 10m, or 0 for the workflow type's default")
-	asJSON := fs.Bool("json", false, "print the schedule as it is after the update, as JSON (like get --json, without fire times)")
+	asJSON := fs.Bool("json", false, "print the schedule as it is after the update, as JSON (as 'get --json' prints it)")
 
 	return func(ctx context.Context, args []string) error {
 		ref, err := refFlags.ref("update", args)
@@ -145,7 +145,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 			return withHint(usageErrorf("--timeout must not be negative, not %s", *timeout), "pass --timeout 0 for the workflow type's default, or leave it out to keep the schedule's")
 		}
 
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
+		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
 		if err != nil {
 			return err
 		}
@@ -171,7 +171,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 			return paramsError(err, ref, updateValidationHints)
 		}
 		if *asJSON {
-			err = printJSON(env.Stdout, s)
+			err = printScheduleAnswer(ctx, env, sc, wf, s, nil)
 		} else {
 			_, err = fmt.Fprintf(env.Stdout, "updated schedule %s (%q); %s\n", s.ID, s.Name, nextFireText(s, time.Now()))
 		}

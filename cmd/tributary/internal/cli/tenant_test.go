@@ -8,19 +8,20 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
 
 // listRuns runs `workflow list --json` with args.
-func listRuns(t *testing.T, vars map[string]string, args ...string) []workflow.Run {
+func listRuns(t *testing.T, vars map[string]string, args ...string) []*wire.Run {
 	t.Helper()
 
 	res := runCLI(t, vars, append([]string{"workflow", "list", "--json"}, args...)...)
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var runs []workflow.Run
-	require.NoError(t, json.Unmarshal([]byte(res.stdout), &runs))
-	return runs
+	var page wire.RunList
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &page))
+	return page.Runs
 }
 
 // TestRunTenantCommands: workflow start --tenant gives a run its tenant,
@@ -33,7 +34,7 @@ func TestRunTenantCommands(t *testing.T) {
 
 	res := runCLI(t, vars, "workflow", "start", "send_report", "--tenant", "acme", "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var acme workflow.Run
+	var acme wire.Run
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &acme))
 	require.Equal(t, "acme", acme.Tenant)
 	require.Contains(t, res.stdout, `"tenant": "acme"`)
@@ -113,11 +114,11 @@ func TestScheduleTenantCommands(t *testing.T) {
 		owners.String()+` +owner's +user-42 +- +user-42 \(the owner\) +digest +[^\n]+\n$`, res.stdout)
 	res = runCLI(t, vars, "schedule", "list", "--owner", "user-42", "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var listed []schedule.Schedule
+	var listed wire.ScheduleList
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &listed))
-	require.Equal(t, "acme-eu", listed[0].Tenant)
-	require.Empty(t, listed[1].Tenant)
-	require.NotContains(t, strings.SplitAfter(res.stdout, `"id": "`+owners.String())[1], `"tenant"`, "left out when the owner's")
+	require.Equal(t, "acme-eu", listed.Schedules[0].Tenant)
+	require.Empty(t, listed.Schedules[1].Tenant)
+	require.Equal(t, "user-42", listed.Schedules[1].RunTenant, "the owner's")
 
 	// Update: a tenant, then the owner's again; a trigger's run carries
 	// the one that applies.
@@ -157,7 +158,7 @@ func TestScheduleTenantCommands(t *testing.T) {
 		`or give that one this spec with: tributary schedule update digest --owner user-7 --tenant acme`)
 }
 
-func runIDs(runs []workflow.Run) []uuid.UUID {
+func runIDs(runs []*wire.Run) []uuid.UUID {
 	out := []uuid.UUID{}
 	for _, run := range runs {
 		out = append(out, run.ID)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -54,7 +55,7 @@ func setupTenants(fs *pflag.FlagSet, env *Env) Action {
 	typeName := fs.String("type", "", "list only the tenants of this workflow `type`")
 	tenant := fs.String("tenant", "", "list only this `tenant`")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` tenants, at most %d (default %d)", maxListLimit, defaultListLimit))
-	asJSON := fs.Bool("json", false, "print a JSON array of tenants instead of a table")
+	asJSON := fs.Bool("json", false, `print the tenants as JSON, {"tenants": […]} as GET /api/tenants answers it, instead of a table`)
 
 	return func(ctx context.Context, args []string) error {
 		if err := noArgs(args); err != nil {
@@ -77,7 +78,7 @@ func setupTenants(fs *pflag.FlagSet, env *Env) Action {
 			return workflowError(err, uuid.Nil)
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, tenants)
+			return printJSON(env.Stdout, wire.NewTenantList(tenants))
 		}
 		if len(tenants) == 0 {
 			_, err := fmt.Fprintln(env.Stdout, "no tenant has runs working or waiting, or a limit or rate of its own")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -96,9 +97,9 @@ func TestTenantsCommands(t *testing.T) {
 
 	res = runCLI(t, vars, "tenants", "--type", "tenant_report", "--tenant", "acme", "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var listed []workflow.Tenant
+	var listed wire.TenantList
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &listed))
-	require.Equal(t, []workflow.Tenant{{Type: "tenant_report", Tenant: "acme", Running: 1, Held: 2, Limit: 1, LimitSource: "type"}}, listed)
+	require.Equal(t, []wire.Tenant{{Type: "tenant_report", Tenant: "acme", Running: 1, Held: 2, Limit: 1, LimitSource: "type"}}, listed.Tenants)
 
 	res = runCLI(t, vars, "tenants", "--tenant", "globex")
 	require.Equal(t, ExitOK, res.code, res.stderr)
@@ -243,13 +244,15 @@ func TestTenantsRateCommands(t *testing.T) {
 
 	res = runCLI(t, vars, "tenants", "--type", "tenant_rated", "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var listed []workflow.Tenant
+	var listed wire.TenantList
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &listed))
-	require.Len(t, listed, 1)
-	require.Greater(t, listed[0].NextToken, 59*time.Minute)
-	listed[0].NextToken = 0
-	require.Equal(t, workflow.Tenant{Type: "tenant_rated", Tenant: "acme", RateLimited: 2, Rate: workflow.Rate{Limit: 1, Per: time.Hour}, RateSource: "type"}, listed[0])
-	require.Contains(t, res.stdout, `"rate": {`+"\n"+`      "limit": 1,`+"\n"+`      "per": 3600000000000`+"\n    },")
+	require.Len(t, listed.Tenants, 1)
+	next, err := time.ParseDuration(listed.Tenants[0].NextToken)
+	require.NoError(t, err)
+	require.Greater(t, next, 59*time.Minute)
+	listed.Tenants[0].NextToken = ""
+	require.Equal(t, wire.Tenant{Type: "tenant_rated", Tenant: "acme", RateLimited: 2, Rate: &wire.Rate{Limit: 1, Per: wire.Duration(time.Hour)}, RateSource: "type"}, listed.Tenants[0])
+	require.Contains(t, res.stdout, `"rate": {`+"\n"+`        "limit": 1,`+"\n"+`        "per": "1h0m0s"`+"\n      },")
 
 	res = runCLI(t, vars, "workflow", "get", waiting[0].String())
 	require.Equal(t, ExitOK, res.code, res.stderr)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/internal/bench"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -77,7 +78,7 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 	yes := fs.Bool("yes", false, fmt.Sprintf("do not ask before acting on more than %d runs", confirmBulkAbove))
 	maxRuns := fs.Int("max-runs", workflow.DefaultBulkMaxRuns, "refuse when the filter matches more than `n` runs")
 	batchSize := fs.Int("batch-size", workflow.DefaultBulkBatchSize, "act on `n` runs a transaction")
-	asJSON := fs.Bool("json", false, "print the result as JSON (with the ids of the runs changed and skipped)")
+	asJSON := fs.Bool("json", false, "print the result as JSON, as POST /api/runs/bulk answers it (with the ids of the runs changed and skipped)")
 	var fromStep *string
 	if action == workflow.BulkFork {
 		fromStep = fs.String("from-step", "", "fork each run from the step of this `name` (required), as 'workflow get' shows it")
@@ -149,7 +150,7 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 		}
 		if *dryRun {
 			if *asJSON {
-				return printJSON(env.Stdout, count)
+				return printJSON(env.Stdout, wire.NewBulk(count))
 			}
 			_, err := fmt.Fprintf(env.Stdout, "%s; nothing was changed (dry run)\n", bulkCountText(count))
 			return err
@@ -179,7 +180,7 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 			return bulkError(err, action)
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, res)
+			return printJSON(env.Stdout, wire.NewBulk(res))
 		}
 		_, err = fmt.Fprintln(env.Stdout, bulkDoneText(res))
 		return err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tributary-go/tributary/schedule"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -87,7 +87,7 @@ func TestScheduleBulk(t *testing.T) {
 
 	res = runCLI(t, vars, "schedule", "bulk", "resume", "--owner", "acme", "--yes", "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var got schedule.OwnerResult
+	var got wire.OwnerBulk
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &got))
 	require.Len(t, got.Changed, 12)
 	require.False(t, got.Changed[0].Paused)

@@ -49,7 +49,7 @@ func setupWorkflowCancel(fs *pflag.FlagSet, env *Env) Action {
 			return workflowError(err, id)
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, run)
+			return printRunAnswer(ctx, env, client, run, nil)
 		}
 		if finished {
 			_, err := fmt.Fprintf(env.Stdout, "run %s has already finished (%s); nothing to cancel\n", id, run.Status)

@@ -62,7 +62,10 @@ func setupWorkflowFork(fs *pflag.FlagSet, env *Env) Action {
 			return workflowError(err, id)
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, fork)
+			if fork, err = client.GetRun(ctx, fork.ID); err != nil { // with the steps it took over
+				return workflowError(err, id)
+			}
+			return printRunAnswer(ctx, env, client, fork, nil)
 		}
 		_, err = fmt.Fprintf(env.Stdout, "forked run %s at step %q: new run %s (pending)\nfollow it with: tributary workflow get %s\n",
 			id, *fromStep, fork.ID, fork.ID)

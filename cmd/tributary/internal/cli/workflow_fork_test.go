@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -56,7 +57,7 @@ func TestWorkflowFork(t *testing.T) {
 	require.Equal(t, m[1], m[2])
 	forkID := m[1]
 
-	var run workflow.Run
+	var run wire.Run
 	res = runCLI(t, vars, "workflow", "fork", "--json", failed.ID.String(), "--from-step", "reserve")
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &run))

@@ -48,7 +48,7 @@ func setupWorkflowGet(fs *pflag.FlagSet, env *Env) Action {
 			return workflowError(err, id)
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, run)
+			return printRunAnswer(ctx, env, client, run, nil)
 		}
 		forks, err := client.ListRuns(ctx, &workflow.ListParams{ForkedFrom: &id, Limit: maxForksShown + 1})
 		if err != nil {

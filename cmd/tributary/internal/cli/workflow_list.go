@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -33,7 +34,7 @@ func setupWorkflowList(fs *pflag.FlagSet, env *Env) Action {
 	scheduleID := fs.String("schedule", "", "list only runs started by the schedule with this `id`")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` runs, at most %d (default %d)", maxListLimit, defaultListLimit))
 	after := fs.String("after", "", "list the runs after this `run-id` (the last one of the previous page)")
-	asJSON := fs.Bool("json", false, "print a JSON array of runs instead of a table")
+	asJSON := fs.Bool("json", false, `print the page as JSON, {"runs": […], "next_after": …} as GET /api/runs answers it, instead of a table`)
 
 	return func(ctx context.Context, args []string) error {
 		if err := noArgs(args); err != nil {
@@ -78,7 +79,14 @@ func setupWorkflowList(fs *pflag.FlagSet, env *Env) Action {
 		if err != nil {
 			return workflowError(err, uuid.Nil)
 		}
-		return printListing(env, runs, *asJSON, *limit, "runs",
+		if *asJSON {
+			page, err := wire.RunPage(ctx, client, runs, *limit)
+			if err != nil {
+				return workflowError(err, uuid.Nil)
+			}
+			return printJSON(env.Stdout, page)
+		}
+		return printListing(env, runs, *limit, "runs",
 			func(r *workflow.Run) uuid.UUID { return r.ID },
 			func(w io.Writer) error { return printRunsTable(w, runs, time.Now()) })
 	}

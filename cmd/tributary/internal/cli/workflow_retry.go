@@ -48,7 +48,7 @@ func setupWorkflowRetry(fs *pflag.FlagSet, env *Env) Action {
 			return workflowError(err, id)
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, run)
+			return printRunAnswer(ctx, env, client, run, nil)
 		}
 		_, err = fmt.Fprintf(env.Stdout, "retrying run %s (River job %d); its completed steps are not run again\n", id, run.JobID)
 		return err

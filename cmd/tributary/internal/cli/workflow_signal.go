@@ -59,7 +59,7 @@ func setupWorkflowSignal(fs *pflag.FlagSet, env *Env) Action {
 			if err != nil {
 				return workflowError(err, id)
 			}
-			return printJSON(env.Stdout, run)
+			return printRunAnswer(ctx, env, client, run, nil)
 		}
 		_, err = fmt.Fprintf(env.Stdout, "sent signal %q to run %s%s\n", name, id, signalNote(sent, name))
 		return err

@@ -100,7 +100,11 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 			fmt.Fprintf(env.Stderr, "note: joined run %s (debounce window %s open); nothing was started, and the run takes this start's input\n", run.ID, oneLine(debounce.Key))
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, run)
+			read, err := client.GetRun(ctx, run.ID) // as it is now: a joined run may have steps
+			if err != nil {
+				return workflowError(err, run.ID)
+			}
+			return printRunAnswer(ctx, env, client, read, &run.Existing)
 		}
 		_, err = fmt.Fprintln(env.Stdout, run.ID)
 		return err

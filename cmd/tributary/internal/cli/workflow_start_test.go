@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -25,7 +26,7 @@ func TestWorkflowStart(t *testing.T) {
 
 	res = runCLI(t, vars, "workflow", "get", id.String(), "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
-	var run workflow.Run
+	var run wire.Run
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &run))
 	require.Equal(t, "send_report", run.Type)
 	require.Equal(t, workflow.StatusPending, run.Status)
@@ -36,7 +37,7 @@ func TestWorkflowStart(t *testing.T) {
 	require.Equal(t, ExitOK, first.code, first.stderr)
 	again := runCLI(t, vars, "workflow", "start", "import_users", "--idempotency-key", "import-1", "--input", `{"other": true}`, "--json")
 	require.Equal(t, ExitOK, again.code, again.stderr)
-	var a, b workflow.Run
+	var a, b wire.Run
 	require.NoError(t, json.Unmarshal([]byte(first.stdout), &a))
 	require.NoError(t, json.Unmarshal([]byte(again.stdout), &b))
 	require.Equal(t, a.ID, b.ID)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/tributary-go/tributary/internal/wire"
 )
 
 // newWorkflowStepsCommand is `tributary workflow steps`.
@@ -39,7 +41,7 @@ func setupWorkflowSteps(fs *pflag.FlagSet, env *Env) Action {
 			return workflowError(err, id)
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, run.Steps)
+			return printJSON(env.Stdout, wire.NewSteps(run.Steps))
 		}
 		return printSteps(env.Stdout, run.Steps, time.Now())
 	}

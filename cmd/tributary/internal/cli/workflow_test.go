@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -188,8 +189,9 @@ func TestWorkflowCommands(t *testing.T) {
 
 		res = runCLI(t, vars, "workflow", "list", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var runs []workflow.Run
-		require.NoError(t, json.Unmarshal([]byte(res.stdout), &runs))
+		var page wire.RunList
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &page))
+		runs := page.Runs
 		require.Len(t, runs, 4)
 		require.Equal(t, []uuid.UUID{approveB.ID, approveA.ID, failed.ID, quick.ID}, []uuid.UUID{runs[0].ID, runs[1].ID, runs[2].ID, runs[3].ID})
 		require.Equal(t, workflow.StatusCompleted, runs[3].Status)
@@ -200,8 +202,9 @@ func TestWorkflowCommands(t *testing.T) {
 
 		res = runCLI(t, vars, "workflow", "list", "--type", "cli_approval", "--status", "waiting", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.NoError(t, json.Unmarshal([]byte(res.stdout), &runs))
-		require.Len(t, runs, 2)
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &page))
+		require.Len(t, page.Runs, 2)
+		require.Nil(t, page.NextAfter) // not a full page
 
 		// Paging: the note says how to go on.
 		res = runCLI(t, vars, "workflow", "list", "--limit", "1")
@@ -210,21 +213,22 @@ func TestWorkflowCommands(t *testing.T) {
 		require.Equal(t, "note: there may be more runs; see them with --after "+approveB.ID.String()+"\n", res.stderr)
 		res = runCLI(t, vars, "workflow", "list", "--limit", "2", "--after", approveB.ID.String(), "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.NoError(t, json.Unmarshal([]byte(res.stdout), &runs))
-		require.Len(t, runs, 2)
-		require.Equal(t, approveA.ID, runs[0].ID)
-		require.Equal(t, failed.ID, runs[1].ID)
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &page))
+		require.Len(t, page.Runs, 2)
+		require.Equal(t, approveA.ID, page.Runs[0].ID)
+		require.Equal(t, failed.ID, page.Runs[1].ID)
+		require.Equal(t, failed.ID, *page.NextAfter) // a full page: the next starts after its last
 
 		res = runCLI(t, vars, "workflow", "list", "--type", "no_such_type")
 		require.Equal(t, ExitOK, res.code, res.stderr)
 		require.Equal(t, "no runs\n", res.stdout)
 		res = runCLI(t, vars, "workflow", "list", "--type", "no_such_type", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Equal(t, "[]\n", res.stdout)
+		require.JSONEq(t, `{"runs": [], "next_after": null}`, res.stdout)
 
 		res = runCLI(t, vars, "workflow", "list", "--schedule", uuid.New().String(), "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		require.Equal(t, "[]\n", res.stdout)
+		require.JSONEq(t, `{"runs": [], "next_after": null}`, res.stdout)
 	})
 
 	t.Run("Get", func(t *testing.T) {
@@ -240,7 +244,7 @@ func TestWorkflowCommands(t *testing.T) {
 		// Flags after the id work too.
 		res = runCLI(t, vars, "workflow", "get", quick.ID.String(), "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var run workflow.Run
+		var run wire.Run
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &run))
 		require.Equal(t, quick.ID, run.ID)
 
@@ -269,7 +273,7 @@ func TestWorkflowCommands(t *testing.T) {
 
 		res = runCLI(t, vars, "workflow", "steps", "--json", approveA.ID.String())
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var steps []workflow.StepRun
+		var steps []wire.Step
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &steps))
 		require.Len(t, steps, 2)
 		require.Equal(t, "prepare", steps[0].Name)
@@ -333,12 +337,12 @@ func TestWorkflowCommands(t *testing.T) {
 		waitRunStatus(ctx, t, client, approveB.ID, workflow.StatusWaiting)
 		res = runCLI(t, vars, "workflow", "signal", approveB.ID.String(), "approve", "--payload", `{"by": "lead"}`, "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var run workflow.Run
+		var run wire.Run
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &run))
 		require.Equal(t, approveB.ID, run.ID)
 
-		run = *waitRunStatus(ctx, t, client, approveB.ID, workflow.StatusCompleted)
-		require.JSONEq(t, `"Bob approved by lead"`, string(run.Output))
+		done := waitRunStatus(ctx, t, client, approveB.ID, workflow.StatusCompleted)
+		require.JSONEq(t, `"Bob approved by lead"`, string(done.Output))
 
 		// Only failed and cancelled runs can be retried.
 		res = runCLI(t, vars, "workflow", "retry", approveB.ID.String())
@@ -349,7 +353,7 @@ func TestWorkflowCommands(t *testing.T) {
 	t.Run("RetryFailedRunJSON", func(t *testing.T) {
 		res := runCLI(t, vars, "workflow", "retry", "--json", failed.ID.String())
 		require.Equal(t, ExitOK, res.code, res.stderr)
-		var run workflow.Run
+		var run wire.Run
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &run))
 		require.Equal(t, failed.ID, run.ID)
 		require.Contains(t, []workflow.Status{workflow.StatusPending, workflow.StatusRunning, workflow.StatusFailed}, run.Status)
