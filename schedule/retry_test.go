@@ -80,7 +80,7 @@ func TestScheduleRetryPolicy(t *testing.T) {
 	_, err = sc.Create(ctx, p)
 	var conflict *KeyConflictError
 	require.ErrorAs(t, err, &conflict)
-	require.Equal(t, []FieldDiff{{Field: "Retry", Stored: "30s", Given: "1m0s"}}, conflict.Diffs)
+	require.Equal(t, []FieldDiff{{Field: "Retry", Stored: "retries after 30s", Given: "retries after 1m"}}, conflict.Diffs)
 
 	schedules := countOf(t, db, "SELECT count(*) FROM schedules")
 	for field, bad := range map[string]*workflow.RetryPolicy{
