@@ -22,32 +22,18 @@ func newScheduleDeleteCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleDelete(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	refFlags := addRefFlags(fs)
-	asJSON := fs.Bool("json", false, "print the schedule as it was before the deletion, as JSON (like get --json, without next_fire_times and worker_live)")
-
-	return func(ctx context.Context, args []string) error {
-		ref, err := refFlags.ref("delete", args)
-		if err != nil {
-			return err
-		}
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
-		s, err := sc.Get(ctx, ref)
+	return scheduleCommand(fs, env, "delete", "print the schedule as it was before the deletion, as JSON (like get --json, without next_fire_times and worker_live)", func(ctx context.Context, c *commandRun, ref schedule.Ref) error {
+		s, err := c.sc.Get(ctx, ref)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
-		if err := sc.Delete(ctx, schedule.ByID(s.ID)); err != nil {
+		if err := c.sc.Delete(ctx, schedule.ByID(s.ID)); err != nil {
 			return scheduleError(err, schedule.ByID(s.ID))
 		}
-		if *asJSON {
+		if c.asJSON {
 			return printJSON(env.Stdout, wire.NewSchedule(s))
 		}
 		_, err = fmt.Fprintf(env.Stdout, "deleted schedule %s (%q); its past runs stay, and its pending slot does not fire\n", s.ID, s.Name)
 		return err
-	}
+	})
 }

@@ -32,46 +32,32 @@ func newScheduleGetCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleGet(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	refFlags := addRefFlags(fs)
-	asJSON := fs.Bool("json", false, fmt.Sprintf("print the schedule and its next %d fire times as JSON, as GET /api/schedules/{id} answers it", wire.NextFireTimes))
-
-	return func(ctx context.Context, args []string) error {
-		ref, err := refFlags.ref("get", args)
-		if err != nil {
-			return err
-		}
-		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
-		s, err := sc.Get(ctx, ref)
+	return scheduleCommand(fs, env, "get", fmt.Sprintf("print the schedule and its next %d fire times as JSON, as GET /api/schedules/{id} answers it", wire.NextFireTimes), func(ctx context.Context, c *commandRun, ref schedule.Ref) error {
+		s, err := c.sc.Get(ctx, ref)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
-		if *asJSON {
-			return printScheduleAnswer(ctx, env, sc, wf, s, nil)
+		if c.asJSON {
+			return printScheduleAnswer(ctx, env, c.sc, c.wf, s, nil)
 		}
 		ref = schedule.ByID(s.ID) // the schedule read is the one shown
-		workerLive, err := wf.TypeServed(ctx, s.Workflow)
+		workerLive, err := c.wf.TypeServed(ctx, s.Workflow)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
-		occurrences, err := sc.Next(ctx, ref, scheduleGetFireTimes)
+		occurrences, err := c.sc.Next(ctx, ref, scheduleGetFireTimes)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
 		var grant *schedule.Grant // nil: none, or not found
 		if s.GrantID != nil {
-			grant, err = sc.GetGrant(ctx, *s.GrantID)
+			grant, err = c.sc.GetGrant(ctx, *s.GrantID)
 			if err != nil && !errors.Is(err, schedule.ErrGrantNotFound) {
 				return scheduleError(err, ref)
 			}
 		}
 		return printSchedule(env.Stdout, s, grant, occurrences, workerLive, time.Now())
-	}
+	})
 }
 
 // grantText describes a schedule's execution grant g for `schedule get`;

@@ -21,25 +21,11 @@ func newSchedulePauseCommand(env *Env) *cobra.Command {
 }
 
 func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	refFlags := addRefFlags(fs)
 	note := fs.String("note", "", "`text` saying why the schedule is paused, shown by 'schedule get'")
-	asJSON := fs.Bool("json", false, "print the schedule as it is after the pause, as JSON (as 'get --json' prints it)")
-
-	return func(ctx context.Context, args []string) error {
-		ref, err := refFlags.ref("pause", args)
-		if err != nil {
-			return err
-		}
+	return scheduleCommand(fs, env, "pause", "print the schedule as it is after the pause, as JSON (as 'get --json' prints it)", func(ctx context.Context, c *commandRun, ref schedule.Ref) error {
 		noteSet := fs.Changed("note")
 
-		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
-		s, err := sc.Get(ctx, ref)
+		s, err := c.sc.Get(ctx, ref)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
@@ -47,12 +33,12 @@ func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 		// Pausing again would clear the note unless a new one is given.
 		wasPaused := s.Paused
 		if !wasPaused || noteSet {
-			if s, err = sc.Pause(ctx, schedule.ByID(id), *note); err != nil {
+			if s, err = c.sc.Pause(ctx, schedule.ByID(id), *note); err != nil {
 				return scheduleError(err, schedule.ByID(id))
 			}
 		}
-		if *asJSON {
-			return printScheduleAnswer(ctx, env, sc, wf, s, nil)
+		if c.asJSON {
+			return printScheduleAnswer(ctx, env, c.sc, c.wf, s, nil)
 		}
 		switch {
 		case wasPaused && noteSet:
@@ -63,5 +49,5 @@ func setupSchedulePause(fs *pflag.FlagSet, env *Env) Action {
 			_, err = fmt.Fprintf(env.Stdout, "paused schedule %s (%q); no slot fires until 'tributary schedule resume %s'\n", id, s.Name, scheduleArgs(s))
 		}
 		return err
-	}
+	})
 }

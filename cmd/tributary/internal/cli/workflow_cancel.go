@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -21,35 +22,22 @@ func newWorkflowCancelCommand(env *Env) *cobra.Command {
 }
 
 func setupWorkflowCancel(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	asJSON := fs.Bool("json", false, "print the run as it is after the cancellation, as JSON (like get --json)")
-
-	return func(ctx context.Context, args []string) error {
-		id, err := runIDArg("cancel", args)
-		if err != nil {
-			return err
-		}
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-
+	return runCommand(fs, env, "cancel", "print the run as it is after the cancellation, as JSON (like get --json)", func(ctx context.Context, c *commandRun, id uuid.UUID) error {
 		// A finished run is left as it is, and that is an answer, not an
 		// error: as pausing a paused schedule is.
 		finished := false
-		if err := client.Cancel(ctx, id); err != nil {
+		if err := c.wf.Cancel(ctx, id); err != nil {
 			if !errors.Is(err, workflow.ErrRunFinished) {
 				return workflowError(err, id)
 			}
 			finished = true
 		}
-		run, err := client.GetRun(ctx, id)
+		run, err := c.wf.GetRun(ctx, id)
 		if err != nil {
 			return workflowError(err, id)
 		}
-		if *asJSON {
-			return printRunAnswer(ctx, env, client, run, nil)
+		if c.asJSON {
+			return printRunAnswer(ctx, env, c.wf, run, nil)
 		}
 		if finished {
 			_, err := fmt.Fprintf(env.Stdout, "run %s has already finished (%s); nothing to cancel\n", id, run.Status)
@@ -65,5 +53,5 @@ func setupWorkflowCancel(fs *pflag.FlagSet, env *Env) Action {
 			_, err = fmt.Fprintf(env.Stdout, "cancellation of run %s requested; the run stops at its next step boundary\n", id)
 		}
 		return err
-	}
+	})
 }

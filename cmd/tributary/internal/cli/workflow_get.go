@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -29,41 +30,28 @@ team can keep production histories as regression tests. ` + "`workflow history`"
 }
 
 func setupWorkflowGet(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	asJSON := fs.Bool("json", false, "print the run and its steps as JSON")
-
-	return func(ctx context.Context, args []string) error {
-		id, err := runIDArg("get", args)
-		if err != nil {
-			return err
-		}
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-
-		run, err := client.GetRun(ctx, id)
+	return runCommand(fs, env, "get", "print the run and its steps as JSON", func(ctx context.Context, c *commandRun, id uuid.UUID) error {
+		run, err := c.wf.GetRun(ctx, id)
 		if err != nil {
 			return workflowError(err, id)
 		}
-		if *asJSON {
-			return printRunAnswer(ctx, env, client, run, nil)
+		if c.asJSON {
+			return printRunAnswer(ctx, env, c.wf, run, nil)
 		}
-		forks, err := client.ListRuns(ctx, &workflow.ListParams{ForkedFrom: &id, Limit: maxForksShown + 1})
+		forks, err := c.wf.ListRuns(ctx, &workflow.ListParams{ForkedFrom: &id, Limit: maxForksShown + 1})
 		if err != nil {
 			return workflowError(err, id)
 		}
 		held := ""
 		if run.Held != "" && run.Status == workflow.StatusPending {
-			tenant, err := findTenant(ctx, client, run.Type, run.Tenant)
+			tenant, err := findTenant(ctx, c.wf, run.Type, run.Tenant)
 			if err != nil {
 				return workflowError(err, id)
 			}
 			held = heldText(run.Held, tenant)
 		}
 		return printRun(env.Stdout, run, held, forks, time.Now())
-	}
+	})
 }
 
 // maxForksShown is how many of a run's forks get lists, newest first.

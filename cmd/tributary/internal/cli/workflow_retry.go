@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -22,35 +23,22 @@ func newWorkflowRetryCommand(env *Env) *cobra.Command {
 }
 
 func setupWorkflowRetry(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	asJSON := fs.Bool("json", false, "print the run as it is after the retry, as JSON (like get --json)")
-
-	return func(ctx context.Context, args []string) error {
-		id, err := runIDArg("retry", args)
-		if err != nil {
-			return err
-		}
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-
-		if err := client.Retry(ctx, id); err != nil {
+	return runCommand(fs, env, "retry", "print the run as it is after the retry, as JSON (like get --json)", func(ctx context.Context, c *commandRun, id uuid.UUID) error {
+		if err := c.wf.Retry(ctx, id); err != nil {
 			if errors.Is(err, workflow.ErrRunNotRetryable) {
-				return withHint(fmt.Errorf("run %s is %s", id, cmp.Or(string(runStatusOf(ctx, client, id)), "not failed or cancelled")),
+				return withHint(fmt.Errorf("run %s is %s", id, cmp.Or(string(runStatusOf(ctx, c.wf, id)), "not failed or cancelled")),
 					"only a failed or cancelled run can be retried")
 			}
 			return workflowError(err, id)
 		}
-		run, err := client.GetRun(ctx, id)
+		run, err := c.wf.GetRun(ctx, id)
 		if err != nil {
 			return workflowError(err, id)
 		}
-		if *asJSON {
-			return printRunAnswer(ctx, env, client, run, nil)
+		if c.asJSON {
+			return printRunAnswer(ctx, env, c.wf, run, nil)
 		}
 		_, err = fmt.Fprintf(env.Stdout, "retrying run %s (River job %d); its completed steps are not run again\n", id, run.JobID)
 		return err
-	}
+	})
 }

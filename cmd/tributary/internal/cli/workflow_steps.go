@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -20,29 +21,16 @@ func newWorkflowStepsCommand(env *Env) *cobra.Command {
 }
 
 func setupWorkflowSteps(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	asJSON := fs.Bool("json", false, "print a JSON array of the run's steps instead of a table")
-
-	return func(ctx context.Context, args []string) error {
-		id, err := runIDArg("steps", args)
-		if err != nil {
-			return err
-		}
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-
+	return runCommand(fs, env, "steps", "print a JSON array of the run's steps instead of a table", func(ctx context.Context, c *commandRun, id uuid.UUID) error {
 		// GetRun, not Steps: Steps can't tell an unknown run from one that
 		// has no steps yet.
-		run, err := client.GetRun(ctx, id)
+		run, err := c.wf.GetRun(ctx, id)
 		if err != nil {
 			return workflowError(err, id)
 		}
-		if *asJSON {
+		if c.asJSON {
 			return printJSON(env.Stdout, wire.NewSteps(run.Steps))
 		}
 		return printSteps(env.Stdout, run.Steps, time.Now())
-	}
+	})
 }
