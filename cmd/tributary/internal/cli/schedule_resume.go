@@ -24,31 +24,27 @@ func newScheduleResumeCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	refFlags := addRefFlags(fs)
 	missed := fs.String("missed", string(schedule.MissedSkip), fmt.Sprintf("what the slots missed while the schedule was paused do, a `policy`: skip (none runs), "+
 		"latest (the most recent one runs, once, now) or backfill (each one runs once, now, oldest first; at most %d) (default skip)", schedule.MaxBackfill))
-	asJSON := fs.Bool("json", false, "print the schedule as it is after the resumption, as JSON (as 'get --json' prints it)")
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (schedule.Ref, error) {
 		ref, err := refFlags.ref("resume", args)
 		if err != nil {
-			return err
+			return ref, err
 		}
-		policy := schedule.MissedPolicy(*missed)
-		if !slices.Contains([]schedule.MissedPolicy{schedule.MissedSkip, schedule.MissedLatest, schedule.MissedBackfill}, policy) {
-			return withHint(usageErrorf("--missed %q is not skip, latest or backfill", *missed),
+		if !slices.Contains([]schedule.MissedPolicy{schedule.MissedSkip, schedule.MissedLatest, schedule.MissedBackfill}, schedule.MissedPolicy(*missed)) {
+			return ref, withHint(usageErrorf("--missed %q is not skip, latest or backfill", *missed),
 				"pass --missed skip to skip the slots missed while paused, latest to run the most recent of them, or backfill to run each")
 		}
-		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
+		return ref, nil
+	}
+	spec := dbSpec{json: "print the schedule as it is after the resumption, as JSON (as 'get --json' prints it)", schedules: true}
+	return dbCommand(fs, env, spec, parse, func(ctx context.Context, c *commandRun, ref schedule.Ref) error {
+		policy := schedule.MissedPolicy(*missed)
 
 		// Resume does nothing to a schedule that is not paused; read it
 		// first to say so.
-		s, err := sc.Get(ctx, ref)
+		s, err := c.sc.Get(ctx, ref)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
@@ -59,12 +55,12 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 			if due, err = s.MissedSlots(policy, time.Now()); err != nil {
 				return scheduleError(err, schedule.ByID(id))
 			}
-			if s, err = sc.Resume(ctx, schedule.ByID(id), &schedule.ResumeOpts{Missed: policy}); err != nil {
+			if s, err = c.sc.Resume(ctx, schedule.ByID(id), &schedule.ResumeOpts{Missed: policy}); err != nil {
 				return scheduleError(err, schedule.ByID(id))
 			}
 		}
-		if *asJSON {
-			return printScheduleAnswer(ctx, env, sc, wf, s, nil)
+		if c.asJSON {
+			return printScheduleAnswer(ctx, env, c.sc, c.wf, s, nil)
 		}
 		next := nextFireText(s, time.Now())
 		loc := scheduleLocation(s)
@@ -83,7 +79,7 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 				id, s.Name, slotCount(len(due)), zonedTime(due[0].At, loc), zonedTime(due[len(due)-1].At, loc), next)
 		}
 		return err
-	}
+	})
 }
 
 // slotCount is "1 slot", "7 slots".

@@ -23,16 +23,17 @@ func newScheduleTriggerCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	refFlags := addRefFlags(fs)
 	input := fs.String("input", "", "the input of this run, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default the schedule's)")
 	overlap := fs.String("overlap", "", "the overlap `policy` of this run, what it does while a run of the schedule is unfinished: "+overlapPolicies+" (default the schedule's)")
-	asJSON := fs.Bool("json", false, "print the run as JSON (like 'workflow get --json') instead of its id")
-
-	return func(ctx context.Context, args []string) error {
+	type trigger struct {
+		ref  schedule.Ref
+		opts *schedule.TriggerOpts
+	}
+	parse := func(args []string) (trigger, error) {
 		ref, err := refFlags.ref("trigger", args)
 		if err != nil {
-			return err
+			return trigger{}, err
 		}
 		opts := &schedule.TriggerOpts{}
 		var inputErr error
@@ -42,32 +43,31 @@ func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
 			}
 		})
 		if inputErr != nil {
-			return inputErr
+			return trigger{}, inputErr
 		}
 		if opts.Overlap, err = parseOverlap(*overlap); err != nil {
-			return err
+			return trigger{}, err
 		}
+		return trigger{ref, opts}, nil
+	}
+	spec := dbSpec{json: "print the run as JSON (like 'workflow get --json') instead of its id", schedules: true}
+	return dbCommand(fs, env, spec, parse, func(ctx context.Context, c *commandRun, t trigger) error {
+		ref, opts := t.ref, t.opts
 
-		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
-		s, err := sc.Get(ctx, ref)
+		s, err := c.sc.Get(ctx, ref)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
-		runID, err := sc.Trigger(ctx, schedule.ByID(s.ID), opts)
+		runID, err := c.sc.Trigger(ctx, schedule.ByID(s.ID), opts)
 		if err != nil {
 			return runsError(err, schedule.ByID(s.ID), "fix --input")
 		}
-		run, err := wf.GetRun(ctx, runID)
+		run, err := c.wf.GetRun(ctx, runID)
 		if err != nil {
 			return workflowError(err, runID)
 		}
-		if *asJSON {
-			err = printRunAnswer(ctx, env, wf, run, nil)
+		if c.asJSON {
+			err = printRunAnswer(ctx, env, c.wf, run, nil)
 		} else {
 			_, err = fmt.Fprintln(env.Stdout, runID)
 		}
@@ -79,7 +79,7 @@ func setupScheduleTrigger(fs *pflag.FlagSet, env *Env) Action {
 				runID, run.SkipReason, s.ID, cmp.Or(opts.Overlap, s.Overlap))
 		}
 		return nil
-	}
+	})
 }
 
 // parseOverlap checks an --overlap flag of trigger, which the schedule

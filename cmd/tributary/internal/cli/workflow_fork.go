@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -27,30 +28,22 @@ finished is refused: cancel it first.`,
 }
 
 func setupWorkflowFork(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	fromStep := fs.String("from-step", "", "the `name` of the step to run again, and every step after it, as 'workflow get' lists it (required)")
-	asJSON := fs.Bool("json", false, "print the new run as JSON (like get --json)")
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (uuid.UUID, error) {
 		id, err := runIDArg("fork", args)
-		if err != nil {
-			return err
-		}
-		if *fromStep == "" {
-			return withHint(usageErrorf("workflow fork needs --from-step"),
+		if err == nil && *fromStep == "" {
+			err = withHint(usageErrorf("workflow fork needs --from-step"),
 				fmt.Sprintf("name the step to run again, as 'tributary workflow get %s' lists it", id))
 		}
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
+		return id, err
+	}
+	return dbCommand(fs, env, dbSpec{json: "print the new run as JSON (like get --json)"}, parse, func(ctx context.Context, c *commandRun, id uuid.UUID) error {
 
-		fork, err := client.Fork(ctx, id, *fromStep)
+		fork, err := c.wf.Fork(ctx, id, *fromStep)
 		var notRecorded *workflow.StepNotRecordedError
 		switch {
 		case errors.Is(err, workflow.ErrRunNotFinished):
-			return withHint(fmt.Errorf("run %s is %s", id, runStatusOf(ctx, client, id)),
+			return withHint(fmt.Errorf("run %s is %s", id, runStatusOf(ctx, c.wf, id)),
 				fmt.Sprintf("only a finished run can be forked; cancel it first with 'tributary workflow cancel %s'", id))
 		case errors.As(err, &notRecorded) && len(notRecorded.Recorded) > 0:
 			return withHint(usageErrorf("run %s has no step %q", id, *fromStep),
@@ -61,16 +54,16 @@ func setupWorkflowFork(fs *pflag.FlagSet, env *Env) Action {
 		case err != nil:
 			return workflowError(err, id)
 		}
-		if *asJSON {
-			if fork, err = client.GetRun(ctx, fork.ID); err != nil { // with the steps it took over
+		if c.asJSON {
+			if fork, err = c.wf.GetRun(ctx, fork.ID); err != nil { // with the steps it took over
 				return workflowError(err, id)
 			}
-			return printRunAnswer(ctx, env, client, fork, nil)
+			return printRunAnswer(ctx, env, c.wf, fork, nil)
 		}
 		_, err = fmt.Fprintf(env.Stdout, "forked run %s at step %q: new run %s (pending)\nfollow it with: tributary workflow get %s\n",
 			id, *fromStep, fork.ID, fork.ID)
 		return err
-	}
+	})
 }
 
 // quoteAll is each of names quoted.

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -22,48 +24,44 @@ func newWorkflowSignalCommand(env *Env) *cobra.Command {
 }
 
 func setupWorkflowSignal(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	payload := fs.String("payload", "null", "the signal's payload, a `JSON` value such as '{\"approved\": true}', @file.json or - for standard input (default null)")
-	asJSON := fs.Bool("json", false, "print the run as it is after the signal, as JSON (like get --json)")
-
-	return func(ctx context.Context, args []string) error {
+	type signal struct {
+		id      uuid.UUID
+		name    string
+		payload json.RawMessage
+	}
+	parse := func(args []string) (sig signal, err error) {
 		if err := wantArgs("signal", args, "run-id", "signal-name"); err != nil {
-			return err
+			return sig, err
 		}
-		id, err := parseRunID("", args[0])
-		if err != nil {
-			return err
+		if sig.id, err = parseRunID("", args[0]); err != nil {
+			return sig, err
 		}
-		name := args[1]
-		payloadJSON, err := jsonFlag(env, "payload", *payload, `{"approved": true}`)
-		if err != nil {
-			return err
-		}
+		sig.name = args[1]
+		sig.payload, err = jsonFlag(env, "payload", *payload, `{"approved": true}`)
+		return sig, err
+	}
+	return dbCommand(fs, env, dbSpec{json: "print the run as it is after the signal, as JSON (like get --json)"}, parse, func(ctx context.Context, c *commandRun, sig signal) error {
+		id, name, payloadJSON := sig.id, sig.name, sig.payload
 
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-
-		sent, err := client.SendSignal(ctx, id, name, payloadJSON)
+		sent, err := c.wf.SendSignal(ctx, id, name, payloadJSON)
 		if err != nil {
 			if errors.Is(err, workflow.ErrRunFinished) {
-				return withHint(fmt.Errorf("run %s has already finished%s, so signal %q was not sent", id, statusSuffix(runStatusOf(ctx, client, id)), name),
+				return withHint(fmt.Errorf("run %s has already finished%s, so signal %q was not sent", id, statusSuffix(runStatusOf(ctx, c.wf, id)), name),
 					"only a run that has not finished can receive signals")
 			}
 			return workflowError(err, id)
 		}
-		if *asJSON {
-			run, err := client.GetRun(ctx, id)
+		if c.asJSON {
+			run, err := c.wf.GetRun(ctx, id)
 			if err != nil {
 				return workflowError(err, id)
 			}
-			return printRunAnswer(ctx, env, client, run, nil)
+			return printRunAnswer(ctx, env, c.wf, run, nil)
 		}
 		_, err = fmt.Fprintf(env.Stdout, "sent signal %q to run %s%s\n", name, id, signalNote(sent, name))
 		return err
-	}
+	})
 }
 
 // statusSuffix is " (completed)" for an error message, or "" when the
