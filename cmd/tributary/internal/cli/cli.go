@@ -20,7 +20,20 @@
 //		}
 //	}
 //
-// and newRootCommand adds it (group adds subcommands to a group). There is
+// and newRootCommand adds it (group adds subcommands to a group). A
+// command that talks to the database builds its action with dbCommand
+// (run_command.go) instead of writing the skeleton again: the database
+// flags and --json, its arguments read by a parse of its own before
+// anything connects, and the clients its run is given (runCommand for
+// `<cmd> <run-id>`, scheduleCommand for `<cmd> <id-or-key>`):
+//
+//	func setupWorkflowRetry(fs *pflag.FlagSet, env *Env) Action {
+//		return runCommand(fs, env, "retry", "print the run … as JSON", func(ctx context.Context, c *commandRun, id uuid.UUID) error {
+//			…
+//		})
+//	}
+//
+// There is
 // no global registry: every call of Main builds a fresh tree for its Env,
 // so flag values never leak from one run to the next.
 //

@@ -31,56 +31,49 @@ func newScheduleListCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	owner := fs.String("owner", "", "list only the schedules of this `owner`")
 	workflowType := fs.String("workflow", "", "list only the schedules that start this workflow `type`")
 	paused := fs.String("paused", "", "`true|false`: list only paused schedules, or only active ones")
 	calendar := fs.String("calendar", "", "list only the schedules that exclude this holiday calendar's dates (`name`)")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` schedules, at most %d (default %d)", maxListLimit, defaultListLimit))
 	after := fs.String("after", "", "list the schedules after this `schedule-id` (the last one of the previous page)")
-	asJSON := fs.Bool("json", false, `print the page as JSON, {"schedules": […], "next_after": …} as GET /api/schedules answers it, instead of a table`)
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (*schedule.ListParams, error) {
 		if err := noArgs(args); err != nil {
-			return err
+			return nil, err
 		}
 		params := &schedule.ListParams{Owner: *owner, Workflow: *workflowType, Calendar: *calendar, Limit: *limit}
 		if *paused != "" {
 			b, err := strconv.ParseBool(*paused)
 			if err != nil {
-				return withHint(usageErrorf("--paused %q is not true or false", *paused),
+				return nil, withHint(usageErrorf("--paused %q is not true or false", *paused),
 					"pass --paused true for paused schedules, or --paused false for active ones")
 			}
 			params.Paused = &b
 		}
 		if err := checkLimit(*limit); err != nil {
-			return err
+			return nil, err
 		}
 		if *after != "" {
 			id, err := parseScheduleID("--after", *after)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			params.After = &id
 		}
-
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
-		schedules, err := sc.List(ctx, params)
+		return params, nil
+	}
+	return dbCommand(fs, env, dbSpec{json: `print the page as JSON, {"schedules": […], "next_after": …} as GET /api/schedules answers it, instead of a table`, schedules: true}, parse, func(ctx context.Context, c *commandRun, params *schedule.ListParams) error {
+		schedules, err := c.sc.List(ctx, params)
 		if err != nil {
 			return scheduleError(err, schedule.Ref{})
 		}
-		if *asJSON {
+		if c.asJSON {
 			return printJSON(env.Stdout, wire.SchedulePage(schedules, *limit))
 		}
 		return printListing(env, schedules, *limit, "schedules",
 			func(s *schedule.Schedule) uuid.UUID { return s.ID },
 			func(w io.Writer) error { return printSchedulesTable(w, schedules, time.Now()) })
-	}
+	})
 }
 
 func printSchedulesTable(w io.Writer, schedules []*schedule.Schedule, now time.Time) error {

@@ -51,33 +51,27 @@ for the type's TenantLimit or TenantRate as its live workers register it;
 }
 
 func setupTenants(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	typeName := fs.String("type", "", "list only the tenants of this workflow `type`")
 	tenant := fs.String("tenant", "", "list only this `tenant`")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` tenants, at most %d (default %d)", maxListLimit, defaultListLimit))
-	asJSON := fs.Bool("json", false, `print the tenants as JSON, {"tenants": […]} as GET /api/tenants answers it, instead of a table`)
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (struct{}, error) {
 		if err := noArgs(args); err != nil {
-			return err
+			return struct{}{}, err
 		}
 		if err := checkTenantFlag(*tenant); err != nil {
-			return err
+			return struct{}{}, err
 		}
 		if err := checkLimit(*limit); err != nil {
-			return err
+			return struct{}{}, err
 		}
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-
-		tenants, err := client.Tenants(ctx, &workflow.TenantParams{Type: *typeName, Tenant: *tenant, Limit: *limit})
+		return struct{}{}, nil
+	}
+	return dbCommand(fs, env, dbSpec{json: `print the tenants as JSON, {"tenants": […]} as GET /api/tenants answers it, instead of a table`}, parse, func(ctx context.Context, c *commandRun, _ struct{}) error {
+		tenants, err := c.wf.Tenants(ctx, &workflow.TenantParams{Type: *typeName, Tenant: *tenant, Limit: *limit})
 		if err != nil {
 			return workflowError(err, uuid.Nil)
 		}
-		if *asJSON {
+		if c.asJSON {
 			return printJSON(env.Stdout, wire.NewTenantList(tenants))
 		}
 		if len(tenants) == 0 {
@@ -91,7 +85,7 @@ func setupTenants(fs *pflag.FlagSet, env *Env) Action {
 			fmt.Fprintf(env.Stderr, "note: there may be more tenants; narrow with --type or --tenant, or raise --limit (at most %d)\n", maxListLimit)
 		}
 		return nil
-	}
+	})
 }
 
 func printTenants(w io.Writer, tenants []*workflow.Tenant) error {

@@ -27,60 +27,53 @@ func newWorkflowListCommand(env *Env) *cobra.Command {
 }
 
 func setupWorkflowList(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	typeName := fs.String("type", "", "list only runs of this workflow `type`")
 	status := fs.String("status", "", "list only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 	tenant := fs.String("tenant", "", "list only runs of this `tenant` (workflow start --tenant, or a schedule's tenant)")
 	scheduleID := fs.String("schedule", "", "list only runs started by the schedule with this `id`")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` runs, at most %d (default %d)", maxListLimit, defaultListLimit))
 	after := fs.String("after", "", "list the runs after this `run-id` (the last one of the previous page)")
-	asJSON := fs.Bool("json", false, `print the page as JSON, {"runs": […], "next_after": …} as GET /api/runs answers it, instead of a table`)
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (*workflow.ListParams, error) {
 		if err := noArgs(args); err != nil {
-			return err
+			return nil, err
 		}
 		if err := checkTenantFlag(*tenant); err != nil {
-			return err
+			return nil, err
 		}
 		params := &workflow.ListParams{Type: *typeName, Tenant: *tenant, Limit: *limit}
 		if *status != "" {
 			params.Status = workflow.Status(*status)
 			if !isRunStatus(params.Status) {
-				return withHint(usageErrorf("--status %q is not a run status", *status),
+				return nil, withHint(usageErrorf("--status %q is not a run status", *status),
 					"use one of pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 			}
 		}
 		if err := checkLimit(*limit); err != nil {
-			return err
+			return nil, err
 		}
 		if *scheduleID != "" {
 			id, err := parseScheduleID("--schedule", *scheduleID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			params.ScheduleID = &id
 		}
 		if *after != "" {
 			id, err := parseRunID("--after", *after)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			params.After = &id
 		}
-
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-
-		runs, err := client.ListRuns(ctx, params)
+		return params, nil
+	}
+	return dbCommand(fs, env, dbSpec{json: `print the page as JSON, {"runs": […], "next_after": …} as GET /api/runs answers it, instead of a table`}, parse, func(ctx context.Context, c *commandRun, params *workflow.ListParams) error {
+		runs, err := c.wf.ListRuns(ctx, params)
 		if err != nil {
 			return workflowError(err, uuid.Nil)
 		}
-		if *asJSON {
-			page, err := wire.RunPage(ctx, client, runs, *limit)
+		if c.asJSON {
+			page, err := wire.RunPage(ctx, c.wf, runs, *limit)
 			if err != nil {
 				return workflowError(err, uuid.Nil)
 			}
@@ -89,7 +82,7 @@ func setupWorkflowList(fs *pflag.FlagSet, env *Env) Action {
 		return printListing(env, runs, *limit, "runs",
 			func(r *workflow.Run) uuid.UUID { return r.ID },
 			func(w io.Writer) error { return printRunsTable(w, runs, time.Now()) })
-	}
+	})
 }
 
 func printRunsTable(w io.Writer, runs []*workflow.Run, now time.Time) error {
