@@ -33,9 +33,8 @@
 //		})
 //	}
 //
-// There is
-// no global registry: every call of Main builds a fresh tree for its Env,
-// so flag values never leak from one run to the next.
+// There is no global registry: every call of Main builds a fresh tree for
+// its Env, so flag values never leak from one run to the next.
 //
 // Main parses the command line, prints help for --help, -h or `help
 // <command>`, and turns a command's error into one line on stderr:

@@ -32,28 +32,22 @@ about it.`,
 }
 
 func setupWorkers(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	asJSON := fs.Bool("json", false, "print the registry as JSON")
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (struct{}, error) {
 		if err := noArgs(args); err != nil {
-			return err
+			return struct{}{}, err
 		}
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-
-		workers, err := client.Workers(ctx)
+		return struct{}{}, nil
+	}
+	return dbCommand(fs, env, dbSpec{json: "print the registry as JSON"}, parse, func(ctx context.Context, c *commandRun, _ struct{}) error {
+		workers, err := c.wf.Workers(ctx)
 		if err != nil {
 			return workflowError(err, uuid.Nil)
 		}
-		if *asJSON {
+		if c.asJSON {
 			return printJSON(env.Stdout, workersJSON(workers))
 		}
 		return printWorkers(env.Stdout, workers, time.Now())
-	}
+	})
 }
 
 // workerJSON is a worker in `workers --json`.
