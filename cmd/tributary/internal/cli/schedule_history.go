@@ -31,52 +31,46 @@ func newScheduleHistoryCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	refFlags := addRefFlags(fs)
 	status := fs.String("status", "", "list only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 	limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` runs, at most %d (default %d)", maxListLimit, defaultListLimit))
 	after := fs.String("after", "", "list the runs after this `run-id` (the last one of the previous page)")
-	asJSON := fs.Bool("json", false, `print the page as JSON, {"runs": […], "next_after": …} as 'workflow list --json' does, instead of a table`)
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (*historyQuery, error) {
 		ref, err := refFlags.ref("history", args)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		params := &workflow.ListParams{Status: workflow.Status(*status), Limit: *limit}
 		if *status != "" && !isRunStatus(params.Status) {
-			return withHint(usageErrorf("--status %q is not a run status", *status),
+			return nil, withHint(usageErrorf("--status %q is not a run status", *status),
 				"use one of pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 		}
 		if err := checkLimit(*limit); err != nil {
-			return err
+			return nil, err
 		}
 		if *after != "" {
 			runID, err := parseRunID("--after", *after)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			params.After = &runID
 		}
-
-		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
+		return &historyQuery{ref: ref, params: params}, nil
+	}
+	return dbCommand(fs, env, dbSpec{json: `print the page as JSON, {"runs": […], "next_after": …} as 'workflow list --json' does, instead of a table`, schedules: true}, parse, func(ctx context.Context, c *commandRun, q *historyQuery) error {
+		ref, params := q.ref, q.params
 		// History lists nothing for an unknown schedule; Get tells it apart,
 		// and gives the zone to show fire times in.
-		s, err := sc.Get(ctx, ref)
+		s, err := c.sc.Get(ctx, ref)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
-		runs, err := sc.History(ctx, schedule.ByID(s.ID), params)
+		runs, err := c.sc.History(ctx, schedule.ByID(s.ID), params)
 		if err != nil {
 			return runsError(err, schedule.ByID(s.ID), "")
 		}
-		if *asJSON {
-			page, err := wire.RunPage(ctx, wf, runs, *limit)
+		if c.asJSON {
+			page, err := wire.RunPage(ctx, c.wf, runs, *limit)
 			if err != nil {
 				return runsError(err, schedule.ByID(s.ID), "")
 			}
@@ -85,7 +79,7 @@ func setupScheduleHistory(fs *pflag.FlagSet, env *Env) Action {
 		return printListing(env, runs, *limit, "runs",
 			func(r *workflow.Run) uuid.UUID { return r.ID },
 			func(w io.Writer) error { return printHistoryTable(w, runs, scheduleLocation(s), time.Now()) })
-	}
+	})
 }
 
 // printHistoryTable prints a schedule's runs, their fire times in the
@@ -117,4 +111,11 @@ func historyNote(metadata json.RawMessage) string {
 		notes = append(notes, meta.DSTNote)
 	}
 	return orDash(oneLine(strings.Join(notes, "; ")))
+}
+
+// historyQuery is what `schedule history` is asked: the schedule and the
+// page of its runs.
+type historyQuery struct {
+	ref    schedule.Ref
+	params *workflow.ListParams
 }
