@@ -101,7 +101,7 @@ func (h *Handler) setTenant(w http.ResponseWriter, r *http.Request, set func(ctx
 	if err := typeField(set(r.Context(), typ, tenant)); err != nil {
 		return err
 	}
-	t, err := tenantOf(r.Context(), h.wf, typ, tenant)
+	t, err := wire.ReadTenant(r.Context(), h.wf, typ, tenant)
 	if err != nil {
 		return err
 	}
@@ -180,16 +180,3 @@ func typeField(err error) error {
 	}
 	return err
 }
-
-// The dashboard's names for the held runs' reasons, which are wire's.
-func tenantOf(ctx context.Context, wf *workflow.Client, typ, tenant string) (*workflow.Tenant, error) {
-	return wire.ReadTenant(ctx, wf, typ, tenant)
-}
-
-func heldReasons(ctx context.Context, wf *workflow.Client, runs []*workflow.Run) (map[[16]byte]string, error) {
-	return wire.HeldReasons(ctx, wf, runs)
-}
-
-func heldReason(run *workflow.Run, t *workflow.Tenant) string { return wire.HeldReason(run, t) }
-
-func isHeld(run *workflow.Run) bool { return wire.IsHeld(run) }

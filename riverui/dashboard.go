@@ -12,6 +12,7 @@ import (
 
 	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfruntime"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -378,7 +379,7 @@ func (h *Handler) showSchedule(w http.ResponseWriter, r *http.Request, ref sched
 	if err != nil {
 		return err
 	}
-	held, err := heldReasons(ctx, h.wf, runs)
+	held, err := wire.HeldReasons(ctx, h.wf, runs)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -123,12 +124,12 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	if run.NextAttemptAt != nil {
 		v.NextAttempt = relative(*run.NextAttemptAt, now)
 	}
-	if isHeld(run) {
-		t, err := tenantOf(ctx, h.wf, run.Type, run.Tenant)
+	if wire.IsHeld(run) {
+		t, err := wire.ReadTenant(ctx, h.wf, run.Type, run.Tenant)
 		if err != nil {
 			return err
 		}
-		v.Held, v.HeldByRate = heldReason(run, t), run.Held == workflow.HeldTenantRate
+		v.Held, v.HeldByRate = wire.HeldReason(run, t), run.Held == workflow.HeldTenantRate
 		switch {
 		case v.HeldByRate && t.RateSource != "":
 			v.Held += " (" + rateSourceText(t.RateSource) + ")"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -99,7 +100,7 @@ func (h *Handler) showRuns(w http.ResponseWriter, r *http.Request, status int, b
 				return err
 			}
 		}
-		held, err := heldReasons(r.Context(), h.wf, runs)
+		held, err := wire.HeldReasons(r.Context(), h.wf, runs)
 		if err != nil {
 			return err
 		}

@@ -39,10 +39,12 @@ func Replay(e *Env, history []byte) error {
 }
 
 // recordedRun is the part of a run's JSON a replay reads, in both of its
-// vocabularies: the CLI's (workflow.Run's tags) and the API's.
+// vocabularies: workflow.Run's own tags (what the CLI's --json printed
+// before it printed the API's shape, and what Go code marshalling a Run
+// writes) and the API's.
 type recordedRun struct {
 	ID           uuid.UUID       `json:"id"`
-	WorkflowType string          `json:"workflow_type"` // the CLI's
+	WorkflowType string          `json:"workflow_type"` // workflow.Run's tags
 	Type         string          `json:"type"`          // the API's
 	Status       workflow.Status `json:"status"`
 	Input        json.RawMessage `json:"input"`
