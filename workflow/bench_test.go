@@ -348,42 +348,32 @@ const benchManyBatch = 100
 func BenchmarkRiverInsertMany(b *testing.B) {
 	env := newBenchEnv(b)
 	rc := env.newRiverClient(b, nil)
-	ctx := context.Background()
-	var n atomic.Int64
-	env.tracer.reset(b, env)
-	b.SetParallelism(benchParallelism)
-	b.ResetTimer()
-	cpu := readBenchCPU()
-	b.RunParallel(func(pb *testing.PB) {
-		params := make([]river.InsertManyParams, 0, benchManyBatch)
-		flush := func() bool {
-			if len(params) == 0 {
-				return true
-			}
-			if _, err := rc.InsertMany(ctx, params); err != nil {
-				b.Error(err)
-				return false
-			}
-			params = params[:0]
-			return true
+	benchMany(b, env, func(ctx context.Context, items []int) error {
+		params := make([]river.InsertManyParams, len(items))
+		for i, n := range items {
+			params[i] = river.InsertManyParams{Args: bench.NoopArgs{N: n}}
 		}
-		for pb.Next() {
-			params = append(params, river.InsertManyParams{Args: bench.NoopArgs{N: int(n.Add(1))}})
-			if len(params) == benchManyBatch && !flush() {
-				return
-			}
-		}
-		flush()
+		_, err := rc.InsertMany(ctx, params)
+		return err
 	})
-	b.StopTimer()
-	reportCPU(b, cpu)
-	reportRate(b, b.Elapsed())
-	env.tracer.report(b, env)
 }
 
 func BenchmarkStartMany(b *testing.B) {
 	env := newBenchEnv(b)
 	c := env.newClient(b, env.clientConfig(false, bench.ZeroSteps))
+	benchMany(b, env, func(ctx context.Context, items []int) error {
+		params := make([]workflow.StartManyParams[int], len(items))
+		for i, n := range items {
+			params[i] = workflow.StartManyParams[int]{Input: n}
+		}
+		_, err := bench.ZeroSteps.StartMany(ctx, c, params)
+		return err
+	})
+}
+
+// benchMany times b.N items inserted by insert, benchManyBatch a call, from
+// benchParallelism goroutines a CPU.
+func benchMany(b *testing.B, env *benchEnv, insert func(ctx context.Context, items []int) error) {
 	ctx := context.Background()
 	var n atomic.Int64
 	env.tracer.reset(b, env)
@@ -391,25 +381,23 @@ func BenchmarkStartMany(b *testing.B) {
 	b.ResetTimer()
 	cpu := readBenchCPU()
 	b.RunParallel(func(pb *testing.PB) {
-		params := make([]workflow.StartManyParams[int], 0, benchManyBatch)
-		flush := func() bool {
-			if len(params) == 0 {
-				return true
-			}
-			if _, err := bench.ZeroSteps.StartMany(ctx, c, params); err != nil {
-				b.Error(err)
-				return false
-			}
-			params = params[:0]
-			return true
-		}
+		items := make([]int, 0, benchManyBatch)
 		for pb.Next() {
-			params = append(params, workflow.StartManyParams[int]{Input: int(n.Add(1))})
-			if len(params) == benchManyBatch && !flush() {
+			items = append(items, int(n.Add(1)))
+			if len(items) < benchManyBatch {
+				continue
+			}
+			if err := insert(ctx, items); err != nil {
+				b.Error(err)
 				return
 			}
+			items = items[:0]
 		}
-		flush()
+		if len(items) > 0 {
+			if err := insert(ctx, items); err != nil {
+				b.Error(err)
+			}
+		}
 	})
 	b.StopTimer()
 	reportCPU(b, cpu)

@@ -97,4 +97,3 @@ func TestStartMany(t *testing.T) {
 		require.Empty(t, handles)
 	})
 }
-

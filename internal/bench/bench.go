@@ -307,25 +307,11 @@ func Run(ctx context.Context, pool *pgxpool.Pool, config *Config, progress io.Wr
 		res.Cases = append(res.Cases, &CaseResult{Key: c.key, Name: c.name, Steps: c.steps})
 	}
 
-	for round := range config.Rounds {
-		for i, c := range run {
-			prefix := ""
-			if config.Rounds > 1 {
-				prefix = fmt.Sprintf("round %d/%d, ", round+1, config.Rounds)
-			}
-			fmt.Fprintf(progress, "%s%s: %d items… ", prefix, c.name, config.Items)
-			r, err := runCase(ctx, pool, c, config)
-			if err != nil {
-				fmt.Fprintln(progress, "failed")
-				return nil, fmt.Errorf("%s: %w", c.name, err)
-			}
-			fmt.Fprintf(progress, "%s/s\n", FormatCount(r.Rate))
-			res.Cases[i].Rounds = append(res.Cases[i].Rounds, r)
-		}
-	}
-
-	for _, c := range res.Cases {
-		c.summarize()
+	err = runRounds(progress, config, res, func(i int) (*Round, error) {
+		return runCase(ctx, pool, run[i], config)
+	})
+	if err != nil {
+		return nil, err
 	}
 	byKey := make(map[string]*CaseResult, len(res.Cases))
 	for _, c := range res.Cases {
@@ -350,6 +336,33 @@ func Run(ctx context.Context, pool *pgxpool.Pool, config *Config, progress io.Wr
 		)
 	}
 	return res, nil
+}
+
+// runRounds runs the cases of res config.Rounds times, interleaved (all of
+// them, then all again), each with run(its index); it prints a line on
+// progress as each finishes, appends each round to its case and sets their
+// Mean, Min and Max. The first failure stops it, named after its case.
+func runRounds(progress io.Writer, config *Config, res *Result, run func(i int) (*Round, error)) error {
+	for round := range config.Rounds {
+		for i, c := range res.Cases {
+			prefix := ""
+			if config.Rounds > 1 {
+				prefix = fmt.Sprintf("round %d/%d, ", round+1, config.Rounds)
+			}
+			fmt.Fprintf(progress, "%s%s: %d items… ", prefix, c.Name, config.Items)
+			r, err := run(i)
+			if err != nil {
+				fmt.Fprintln(progress, "failed")
+				return fmt.Errorf("%s: %w", c.Name, err)
+			}
+			fmt.Fprintf(progress, "%s/s\n", FormatCount(r.Rate))
+			c.Rounds = append(c.Rounds, r)
+		}
+	}
+	for _, c := range res.Cases {
+		c.summarize()
+	}
+	return nil
 }
 
 // summarize sets Mean, Min and Max from the rounds.

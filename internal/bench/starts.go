@@ -62,24 +62,11 @@ func RunStarts(ctx context.Context, pool *pgxpool.Pool, config *Config, progress
 	for _, c := range startCases {
 		res.Cases = append(res.Cases, &CaseResult{Key: c.key, Name: c.name})
 	}
-	for round := range config.Rounds {
-		for i, c := range startCases {
-			prefix := ""
-			if config.Rounds > 1 {
-				prefix = fmt.Sprintf("round %d/%d, ", round+1, config.Rounds)
-			}
-			fmt.Fprintf(progress, "%s%s: %d items… ", prefix, c.name, config.Items)
-			r, err := runStartCase(ctx, pool, c, config)
-			if err != nil {
-				fmt.Fprintln(progress, "failed")
-				return nil, fmt.Errorf("%s: %w", c.name, err)
-			}
-			fmt.Fprintf(progress, "%s/s\n", FormatCount(r.Rate))
-			res.Cases[i].Rounds = append(res.Cases[i].Rounds, r)
-		}
-	}
-	for _, c := range res.Cases {
-		c.summarize()
+	err = runRounds(progress, config, res, func(i int) (*Round, error) {
+		return runStartCase(ctx, pool, startCases[i], config)
+	})
+	if err != nil {
+		return nil, err
 	}
 	res.Ratios = []*Ratio{
 		ratio("workflow Start / River Insert", res.Cases[1], res.Cases[0]),
