@@ -38,9 +38,9 @@ import (
 // maxStartGroup bounds the starts written in one transaction.
 const maxStartGroup = 500
 
-// startGroupTimeout bounds the writing of a group: its transaction no
-// longer belongs to one caller's context, since the group's other callers
-// must not see one caller's cancellation.
+// startGroupTimeout bounds the writing of a group of several starts: its
+// transaction no longer belongs to one caller's context, since the group's
+// other callers must not see one caller's cancellation.
 const startGroupTimeout = time.Minute
 
 // errGroupRolledBack marks a group's failure that wrote nothing: its
@@ -157,8 +157,15 @@ func (c *Client) writeStartGroup(ctx context.Context) {
 	g.waiting = append([]*groupedStart(nil), g.waiting[len(group):]...)
 	g.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startGroupTimeout)
-	runs, err := c.writeGroupTx(ctx, group)
+	// A group's first start is the leader's own. Alone, it is written
+	// under the leader's context, as a Start always was, so that its
+	// caller can still cancel it; a group of several is not, since its
+	// other callers must not see the leader's cancellation.
+	writeCtx, cancel := ctx, context.CancelFunc(func() {})
+	if len(group) > 1 {
+		writeCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), startGroupTimeout)
+	}
+	runs, err := c.writeGroupTx(writeCtx, group)
 	cancel()
 	if len(group) > 1 {
 		g.grouped.Add(int64(len(group)))

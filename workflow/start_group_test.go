@@ -157,6 +157,21 @@ CREATE TRIGGER refuse_boom BEFORE INSERT ON workflow_runs FOR EACH ROW EXECUTE F
 		require.NoError(t, err)
 	})
 
+	t.Run("ALoneStartKeepsItsCallersContext", func(t *testing.T) {
+		t.Parallel()
+
+		env := newTestEnv(t, echo)
+		cancelled, cancel := context.WithCancel(ctxT(t))
+		cancel()
+		_, err := echo.Start(cancelled, env.client, greetIn{Name: "never"}, nil)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Equal(t, 0, countRows(t, env.pool, "SELECT count(*) FROM workflow_runs"))
+		g := &env.client.startGroups
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		require.False(t, g.writing, "the writing ended with the start")
+	})
+
 	t.Run("WithdrawPassesTheLeadOn", func(t *testing.T) {
 		t.Parallel()
 
