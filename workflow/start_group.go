@@ -199,12 +199,7 @@ func (c *Client) writeStartGroup(ctx context.Context) {
 func (c *Client) writeGroupTx(ctx context.Context, group []*groupedStart) ([]*startedRun, error) {
 	if len(group) == 1 {
 		// Alone: as a Start always wrote, the job, then the run.
-		var run *startedRun
-		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			var err error
-			run, err = c.writeStartTx(ctx, tx, group[0].ps)
-			return err
-		})
+		run, err := c.startAlone(ctx, group[0].ps)
 		return []*startedRun{run}, err
 	}
 
