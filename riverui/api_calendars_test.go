@@ -61,8 +61,6 @@ func TestAPICalendars(t *testing.T) {
 	}
 
 	t.Run("Lifecycle", func(t *testing.T) {
-		t.Parallel()
-
 		status, body := f.do(t, http.MethodPost, "/api/calendars", `{"name": "us-holidays", "description": "US federal holidays",
 			"dates": [{"date": "2098-12-25", "note": "Christmas Day"}, {"date": "2098-11-26"}]}`, nil)
 		require.Equal(t, http.StatusCreated, status, body)
@@ -110,8 +108,6 @@ func TestAPICalendars(t *testing.T) {
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		t.Parallel()
-
 		_, err := f.sc.CreateCalendar(t.Context(), &schedule.CalendarParams{Name: "taken", Dates: []schedule.CalendarDate{{Date: "2098-01-01", Note: "New Year"}}})
 		require.NoError(t, err)
 		for _, tc := range []struct {
@@ -158,8 +154,6 @@ func TestAPICalendars(t *testing.T) {
 	})
 
 	t.Run("InUse", func(t *testing.T) {
-		t.Parallel()
-
 		status, body := f.do(t, http.MethodPost, "/api/calendars", `{"name": "ops-freeze", "dates": [{"date": "2098-12-24"}]}`, nil)
 		require.Equal(t, http.StatusCreated, status, body)
 		s, err := f.sc.Create(t.Context(), &schedule.Params{Name: "frozen", Workflow: "digest", Cron: "0 9 * * *", Calendars: []string{"ops-freeze"}})

@@ -43,8 +43,6 @@ func TestAPIScheduleDSTPolicy(t *testing.T) {
 	}
 
 	t.Run("Create", func(t *testing.T) {
-		t.Parallel()
-
 		at := func(s string) time.Time {
 			v, err := time.Parse(time.RFC3339, s)
 			require.NoError(t, err)
@@ -84,8 +82,6 @@ func TestAPIScheduleDSTPolicy(t *testing.T) {
 	})
 
 	t.Run("Update", func(t *testing.T) {
-		t.Parallel()
-
 		s := create(t, "30 2 * * *", "2030-03-08T00:00:00Z", ``)
 		path := "/api/schedules/" + s.ID.String()
 		status, body := f.do(t, http.MethodPatch, path, `{"dst_gap": "skip", "dst_fold": "last"}`, nil)
@@ -124,8 +120,6 @@ func TestAPIScheduleDSTPolicy(t *testing.T) {
 	})
 
 	t.Run("KeyConflict", func(t *testing.T) {
-		t.Parallel()
-
 		keyed := `{"name": "keyed", "owner": "ops", "key": "dst-policy", "workflow": "digest", "cron": "30 2 * * *", "time_zone": "America/New_York"`
 		status, body := f.do(t, http.MethodPost, "/api/schedules", keyed+`}`, nil)
 		require.Equal(t, http.StatusCreated, status, body)

@@ -74,8 +74,6 @@ func TestAPIGrants(t *testing.T) {
 	}
 
 	t.Run("Lifecycle", func(t *testing.T) {
-		t.Parallel()
-
 		before := time.Now()
 		g := create(t, `{"subject": "user-42", "scopes": ["workflow:execute:digest"], "expires_in": "720h"}`)
 		require.Equal(t, "user-42", g.Subject)
@@ -132,8 +130,6 @@ func TestAPIGrants(t *testing.T) {
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		t.Parallel()
-
 		for _, tc := range []struct {
 			body, field, contains string
 		}{

@@ -42,8 +42,6 @@ func TestAPIScheduleRRule(t *testing.T) {
 	}
 
 	t.Run("CreateReadUpdate", func(t *testing.T) {
-		t.Parallel()
-
 		status, body := create(t, map[string]any{"rrule": fortnightly, "owner": "rrule-crud"})
 		require.Equal(t, http.StatusCreated, status, body)
 		var created apiSchedule
@@ -111,8 +109,6 @@ func TestAPIScheduleRRule(t *testing.T) {
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		t.Parallel()
-
 		for _, tc := range []struct {
 			name     string
 			fields   map[string]any
@@ -141,8 +137,6 @@ func TestAPIScheduleRRule(t *testing.T) {
 	})
 
 	t.Run("KeyConflict", func(t *testing.T) {
-		t.Parallel()
-
 		status, body := create(t, map[string]any{"owner": "rrule-keys", "key": "fortnightly", "rrule": fortnightly})
 		require.Equal(t, http.StatusCreated, status, body)
 		status, body = create(t, map[string]any{"owner": "rrule-keys", "key": "fortnightly", "rrule": fortnightly})

@@ -24,8 +24,6 @@ func TestDashboardAuth(t *testing.T) {
 	json := map[string]string{"Accept": "application/json"}
 
 	t.Run("Unauthenticated", func(t *testing.T) {
-		t.Parallel()
-
 		// A browser asking for a page goes to the login page, and back.
 		for _, path := range []string{"/", "/runs?status=failed&type=a%20b", "/schedules/" + s.ID.String(), "/riverui/jobs/1"} {
 			resp := d.send(t, http.MethodGet, path, nil, nil)
@@ -54,8 +52,6 @@ func TestDashboardAuth(t *testing.T) {
 	})
 
 	t.Run("BearerAndBasic", func(t *testing.T) {
-		t.Parallel()
-
 		for _, auth := range []string{"Bearer " + token, basic, "Basic " + base64.StdEncoding.EncodeToString([]byte(":"+token))} {
 			for _, path := range []string{"/", "/runs", "/api/runs", "/riverui/", "/riverui/api/jobs?state=available", "/riverui/api/version"} {
 				resp := d.send(t, http.MethodGet, path, nil, map[string]string{"Authorization": auth})
@@ -72,8 +68,6 @@ func TestDashboardAuth(t *testing.T) {
 	})
 
 	t.Run("Login", func(t *testing.T) {
-		t.Parallel()
-
 		s := d.createSchedule(t, &schedule.Params{Name: "login", Cron: "@daily"})
 		body := d.page(t, "/login?next="+url.QueryEscape("/ops/runs?status=failed"), nil)
 		requireNav(t, body, "/ops")
@@ -142,8 +136,6 @@ func TestDashboardAuth(t *testing.T) {
 	})
 
 	t.Run("NoOpenRedirect", func(t *testing.T) {
-		t.Parallel()
-
 		for next, want := range map[string]string{
 			"":                           "/ops/",
 			"/ops/runs?status=failed":    "/ops/runs?status=failed",

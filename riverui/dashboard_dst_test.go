@@ -22,8 +22,6 @@ func TestDashboardScheduleDST(t *testing.T) {
 	d := newDash(t, nil, true)
 
 	t.Run("NewForm", func(t *testing.T) {
-		t.Parallel()
-
 		body := d.page(t, "/schedules/new", nil)
 		require.Contains(t, body, "DST gap policy (a time the clocks jump over: jump runs right after the jump, shift runs later by the jump's length, skip does not run and records the slot as skipped)")
 		require.Contains(t, body, "DST fold policy (a time that occurs twice: runs at the first, the last, or both)")
@@ -73,8 +71,6 @@ func TestDashboardScheduleDST(t *testing.T) {
 	})
 
 	t.Run("DefaultNotShown", func(t *testing.T) {
-		t.Parallel()
-
 		s := d.createSchedule(t, &schedule.Params{Name: "default", Cron: "30 2 * * *", TimeZone: "America/New_York", StartAt: time.Date(2030, 3, 8, 0, 0, 0, 0, time.UTC)})
 		body := d.page(t, "/schedules/"+s.ID.String(), nil)
 		require.Empty(t, texts(body, "schedule-dst"), "the default goes without saying")
@@ -89,8 +85,6 @@ func TestDashboardScheduleDST(t *testing.T) {
 	})
 
 	t.Run("EditForm", func(t *testing.T) {
-		t.Parallel()
-
 		s := d.createSchedule(t, &schedule.Params{
 			Name: "edit dst", Cron: "30 1 * * *", TimeZone: "America/New_York", StartAt: time.Date(2098, 1, 1, 0, 0, 0, 0, time.UTC),
 			DSTGap: schedule.DSTGapSkip, DSTFold: schedule.DSTFoldLast,
@@ -128,8 +122,6 @@ func TestDashboardScheduleDST(t *testing.T) {
 	})
 
 	t.Run("Ledger", func(t *testing.T) {
-		t.Parallel()
-
 		// A backfill of the spring-forward day records the slot that did
 		// not exist as skipped, and the ledger and the run's page say why.
 		ny := mustZone(t, "America/New_York")

@@ -48,8 +48,6 @@ func TestDashboardScheduleKeys(t *testing.T) {
 	})
 
 	t.Run("Page", func(t *testing.T) {
-		t.Parallel()
-
 		resp := d.send(t, http.MethodGet, path+query, nil, nil)
 		require.Equal(t, http.StatusOK, resp.status, resp.body)
 		requireCSP(t, resp)
@@ -81,8 +79,6 @@ func TestDashboardScheduleKeys(t *testing.T) {
 	})
 
 	t.Run("Errors", func(t *testing.T) {
-		t.Parallel()
-
 		resp := d.send(t, http.MethodGet, path+"?owner=globex", nil, nil)
 		require.Equal(t, http.StatusNotFound, resp.status)
 		require.Equal(t, []string{`schedule not found: no schedule has key &#34;digest:user@42&#34; under owner &#34;globex&#34;`}, texts(resp.body, "error"))
@@ -100,8 +96,6 @@ func TestDashboardScheduleKeys(t *testing.T) {
 	})
 
 	t.Run("Actions", func(t *testing.T) {
-		t.Parallel()
-
 		s := d.createSchedule(t, &schedule.Params{Name: "acted on", Owner: "team a", Key: "act@1", Cron: "0 3 * * *"})
 		path, query := "/schedules/act@1", "?owner=team+a"
 
@@ -164,8 +158,6 @@ func TestDashboardScheduleKeys(t *testing.T) {
 	})
 
 	t.Run("Declared", func(t *testing.T) {
-		t.Parallel()
-
 		body := d.page(t, "/schedules/invoices?owner=globex", nil)
 		require.Equal(t, []string{"declared by service billing"}, texts(body, "schedule-origin"))
 		require.Equal(t, []string{"Declared in the code of service billing: an edit here lasts only until the service's next declaration (when it next starts) puts the code's spec back, and a deleted schedule is declared again. Change the code to change it for good. Pausing, resuming, triggering and backfilling are yours: a declaration does not undo them."}, texts(body, "declared"))

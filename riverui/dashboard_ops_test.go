@@ -164,8 +164,6 @@ func TestDashboardRunLive(t *testing.T) {
 	d := newDash(t, nil, true)
 
 	t.Run("Sleeping", func(t *testing.T) {
-		t.Parallel()
-
 		run := d.start(t, flowInput{User: "cy", Mode: "sleep"})
 		resp := d.send(t, http.MethodGet, "/runs/"+run.ID.String(), nil, nil)
 		require.Equal(t, http.StatusOK, resp.status)
@@ -189,8 +187,6 @@ func TestDashboardRunLive(t *testing.T) {
 	})
 
 	t.Run("Completed", func(t *testing.T) {
-		t.Parallel()
-
 		run := d.start(t, flowInput{User: "ada"})
 		body := d.page(t, "/runs/"+run.ID.String(), nil)
 		require.NotContains(t, body, "tributary-refresh")
@@ -201,8 +197,6 @@ func TestDashboardRunLive(t *testing.T) {
 	})
 
 	t.Run("Waiting", func(t *testing.T) {
-		t.Parallel()
-
 		// A wait for a signal is open-ended on an axis that ends now, and
 		// says what it waits for.
 		run := d.start(t, flowInput{User: "cy", Mode: "wait"})
@@ -214,8 +208,6 @@ func TestDashboardRunLive(t *testing.T) {
 	})
 
 	t.Run("SignalFormNotRefreshedAfterPost", func(t *testing.T) {
-		t.Parallel()
-
 		run := d.start(t, flowInput{User: "ada", Mode: "wait"})
 		path := "/runs/" + run.ID.String()
 		require.Contains(t, d.page(t, path, nil), "tributary-refresh")

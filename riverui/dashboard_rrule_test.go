@@ -55,8 +55,6 @@ func TestDashboardScheduleRRule(t *testing.T) {
 	}
 
 	t.Run("NewForm", func(t *testing.T) {
-		t.Parallel()
-
 		body := d.page(t, "/schedules/new", nil)
 		require.Contains(t, body, `<input type="radio" name="rule" value="cron" checked>`)
 		require.Contains(t, body, `<input type="radio" name="rule" value="rrule">`)
@@ -65,8 +63,6 @@ func TestDashboardScheduleRRule(t *testing.T) {
 	})
 
 	t.Run("CreateShowEdit", func(t *testing.T) {
-		t.Parallel()
-
 		to := d.post(t, "/schedules/new", newForm("fortnightly", "DTSTART:20270105T090000\r\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU\r\n"))
 		list, err := d.sc.List(t.Context(), &schedule.ListParams{Owner: "fortnightly"})
 		require.NoError(t, err)
@@ -137,8 +133,6 @@ func TestDashboardScheduleRRule(t *testing.T) {
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		t.Parallel()
-
 		for _, tc := range []struct {
 			name     string
 			form     url.Values

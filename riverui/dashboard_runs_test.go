@@ -82,8 +82,6 @@ func TestDashboardRunPage(t *testing.T) {
 	d := newDash(t, nil, true)
 
 	t.Run("Completed", func(t *testing.T) {
-		t.Parallel()
-
 		run := d.start(t, flowInput{User: hostile})
 		resp := d.send(t, http.MethodGet, "/runs/"+run.ID.String(), nil, nil)
 		require.Equal(t, http.StatusOK, resp.status, resp.body)
@@ -109,8 +107,6 @@ func TestDashboardRunPage(t *testing.T) {
 	})
 
 	t.Run("WaitSignalCancel", func(t *testing.T) {
-		t.Parallel()
-
 		run := d.start(t, flowInput{User: "ada", Mode: "wait"})
 		path := "/runs/" + run.ID.String()
 		body := d.page(t, path, nil)
@@ -154,8 +150,6 @@ func TestDashboardRunPage(t *testing.T) {
 	})
 
 	t.Run("FailRetry", func(t *testing.T) {
-		t.Parallel()
-
 		run := d.start(t, flowInput{User: "bob", Mode: "fail"})
 		path := "/runs/" + run.ID.String()
 		body := d.page(t, path, nil)
@@ -180,8 +174,6 @@ func TestDashboardRunPage(t *testing.T) {
 	})
 
 	t.Run("Sleep", func(t *testing.T) {
-		t.Parallel()
-
 		run := d.start(t, flowInput{User: "cy", Mode: "sleep"})
 		body := d.page(t, "/runs/"+run.ID.String(), nil)
 		require.Equal(t, []string{"sleeping"}, texts(body, "run-status"))
@@ -190,8 +182,6 @@ func TestDashboardRunPage(t *testing.T) {
 	})
 
 	t.Run("ParentChild", func(t *testing.T) {
-		t.Parallel()
-
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
 		parent, err := parentFlow.Start(ctx, d.wf, "kid", nil)
@@ -211,8 +201,6 @@ func TestDashboardRunPage(t *testing.T) {
 	})
 
 	t.Run("Scheduled", func(t *testing.T) {
-		t.Parallel()
-
 		s := d.createSchedule(t, &schedule.Params{Name: "tokyo", Cron: "0 9 * * *", TimeZone: "Asia/Tokyo", Input: flowInput{User: "jo"}})
 		runID, err := d.sc.Trigger(t.Context(), schedule.ByID(s.ID), nil)
 		require.NoError(t, err)
@@ -222,8 +210,6 @@ func TestDashboardRunPage(t *testing.T) {
 	})
 
 	t.Run("Errors", func(t *testing.T) {
-		t.Parallel()
-
 		resp := d.send(t, http.MethodGet, "/runs/"+uuid.NewString(), nil, nil)
 		require.Equal(t, http.StatusNotFound, resp.status)
 		resp = d.send(t, http.MethodGet, "/runs/nope", nil, nil)

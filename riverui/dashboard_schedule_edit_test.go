@@ -85,8 +85,6 @@ func TestDashboardScheduleEdit(t *testing.T) {
 	}
 
 	t.Run("Prefilled", func(t *testing.T) {
-		t.Parallel()
-
 		s := editable(t, "prefilled")
 		path := "/schedules/" + s.ID.String()
 		require.Equal(t, []string{path + "/edit"}, attrs(d.page(t, path, nil), "edit", "href"))
@@ -123,8 +121,6 @@ func TestDashboardScheduleEdit(t *testing.T) {
 	})
 
 	t.Run("Update", func(t *testing.T) {
-		t.Parallel()
-
 		s := editable(t, "update")
 		path := "/schedules/" + s.ID.String()
 		form := formFields(t, d.page(t, path+"/edit", nil), "edit-form")
@@ -172,8 +168,6 @@ func TestDashboardScheduleEdit(t *testing.T) {
 	})
 
 	t.Run("OnlyChangedFields", func(t *testing.T) {
-		t.Parallel()
-
 		// Under a grant revoked since: an edit that leaves the grant alone
 		// does not check it again, which would refuse every edit.
 		grant, err := d.sc.CreateGrant(t.Context(), &schedule.GrantParams{Subject: "user-7", Scopes: []string{schedule.ScopeExecute(flow.Name())}})
@@ -205,8 +199,6 @@ func TestDashboardScheduleEdit(t *testing.T) {
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
-		t.Parallel()
-
 		s := editable(t, "invalid")
 		path := "/schedules/" + s.ID.String()
 		form := formFields(t, d.page(t, path+"/edit", nil), "edit-form")
@@ -247,8 +239,6 @@ func TestDashboardScheduleEdit(t *testing.T) {
 	})
 
 	t.Run("Escaped", func(t *testing.T) {
-		t.Parallel()
-
 		s := d.createSchedule(t, &schedule.Params{Name: hostile, Owner: hostile, Cron: "0 3 * * *", Input: flowInput{User: hostile}})
 		path := "/schedules/" + s.ID.String()
 		body := d.page(t, path+"/edit", nil)
@@ -266,8 +256,6 @@ func TestDashboardScheduleEdit(t *testing.T) {
 	})
 
 	t.Run("CrossOrigin", func(t *testing.T) {
-		t.Parallel()
-
 		s := editable(t, "cross")
 		path := "/schedules/" + s.ID.String()
 		form := formFields(t, d.page(t, path+"/edit", nil), "edit-form")
@@ -329,8 +317,6 @@ func TestDashboardScheduleBackfill(t *testing.T) {
 	}
 
 	t.Run("Backfill", func(t *testing.T) {
-		t.Parallel()
-
 		s := backfillable(t, "0 6 * * *")
 		path := "/schedules/" + s.ID.String()
 		body := d.page(t, path, nil)
@@ -370,8 +356,6 @@ func TestDashboardScheduleBackfill(t *testing.T) {
 	})
 
 	t.Run("BadRange", func(t *testing.T) {
-		t.Parallel()
-
 		s := backfillable(t, "0 6 * * *")
 		every := backfillable(t, "* * * * *")
 		for name, tc := range map[string]struct {
@@ -413,8 +397,6 @@ func TestDashboardScheduleBackfill(t *testing.T) {
 	})
 
 	t.Run("CrossOrigin", func(t *testing.T) {
-		t.Parallel()
-
 		s := backfillable(t, "0 6 * * *")
 		resp := d.send(t, http.MethodPost, "/schedules/"+s.ID.String()+"/backfill",
 			url.Values{"from": {"2026-03-05T00:00"}, "to": {"2026-03-08T00:00"}}, map[string]string{"Sec-Fetch-Site": "cross-site"})

@@ -25,8 +25,6 @@ func TestDashboardSchedules(t *testing.T) {
 	evil := d.createSchedule(t, &schedule.Params{Name: hostile, Owner: hostile, Cron: "0 3 * * *", Input: flowInput{User: hostile}})
 
 	t.Run("List", func(t *testing.T) {
-		t.Parallel()
-
 		resp := d.send(t, http.MethodGet, "/schedules", nil, nil)
 		require.Equal(t, http.StatusOK, resp.status)
 		body := resp.body
@@ -51,8 +49,6 @@ func TestDashboardSchedules(t *testing.T) {
 	})
 
 	t.Run("Filters", func(t *testing.T) {
-		t.Parallel()
-
 		names := func(query string) []string {
 			return unescapeAll(attrs(d.page(t, "/schedules?"+query, nil), "schedule-row", "data-name"))
 		}
@@ -75,8 +71,6 @@ func TestDashboardSchedules(t *testing.T) {
 	})
 
 	t.Run("Pagination", func(t *testing.T) {
-		t.Parallel()
-
 		body := d.page(t, "/schedules?limit=2&owner=", nil)
 		first := attrs(body, "schedule-row", "data-name")
 		require.Len(t, first, 2)
@@ -173,8 +167,6 @@ func TestDashboardSchedulePage(t *testing.T) {
 	require.Equal(t, []string{"/schedules/" + s.ID.String() + "/delete"}, attrs(body, "delete", "href"))
 
 	t.Run("LedgerPages", func(t *testing.T) {
-		t.Parallel()
-
 		body := d.page(t, "/schedules/"+s.ID.String()+"?limit=1", nil)
 		require.Equal(t, []string{"/runs/" + second.String()}, attrs(body, "run-link", "href"))
 		next := attrs(body, "next-page", "href")
@@ -185,8 +177,6 @@ func TestDashboardSchedulePage(t *testing.T) {
 	})
 
 	t.Run("DST", func(t *testing.T) {
-		t.Parallel()
-
 		// New York springs forward on 10 March 2030: 02:30 does not exist.
 		dst := d.createSchedule(t, &schedule.Params{
 			Name: "dst", Cron: "30 2 * * *", TimeZone: "America/New_York",
@@ -199,8 +189,6 @@ func TestDashboardSchedulePage(t *testing.T) {
 	})
 
 	t.Run("Paused", func(t *testing.T) {
-		t.Parallel()
-
 		paused := d.createSchedule(t, &schedule.Params{Name: "paused", Cron: "@daily", Paused: true, PauseNote: "maintenance <b>"})
 		body := d.page(t, "/schedules/"+paused.ID.String(), nil)
 		require.Equal(t, []string{"paused"}, texts(body, "schedule-state"))
@@ -212,8 +200,6 @@ func TestDashboardSchedulePage(t *testing.T) {
 	})
 
 	t.Run("Errors", func(t *testing.T) {
-		t.Parallel()
-
 		resp := d.send(t, http.MethodGet, "/schedules/"+uuid.NewString(), nil, nil)
 		require.Equal(t, http.StatusNotFound, resp.status)
 		require.Equal(t, []string{"schedule: schedule not found"}, texts(resp.body, "error"))

@@ -29,8 +29,6 @@ func TestDashboardSearch(t *testing.T) {
 	}
 
 	t.Run("Layout", func(t *testing.T) {
-		t.Parallel()
-
 		// Every page has the search box.
 		for _, path := range []string{"/", "/schedules", "/runs", "/schedules/" + nightly.ID.String()} {
 			require.Contains(t, d.page(t, path, nil), `<form class="search" method="get" action="/search" role="search" data-testid="search"><input type="search" name="q"`, path)
@@ -41,8 +39,6 @@ func TestDashboardSearch(t *testing.T) {
 	})
 
 	t.Run("ExactIDJumps", func(t *testing.T) {
-		t.Parallel()
-
 		resp := search(t, run.ID.String())
 		require.Equal(t, http.StatusSeeOther, resp.status)
 		require.Equal(t, "/runs/"+run.ID.String(), resp.location(t))
@@ -61,24 +57,18 @@ func TestDashboardSearch(t *testing.T) {
 	})
 
 	t.Run("IDPrefix", func(t *testing.T) {
-		t.Parallel()
-
 		body := search(t, run.ID.String()[:23]).body
 		require.Equal(t, []string{"/runs/" + run.ID.String()}, attrs(body, "run-link", "href"))
 		require.NotContains(t, body, other.ID.String())
 	})
 
 	t.Run("IdempotencyKey", func(t *testing.T) {
-		t.Parallel()
-
 		body := search(t, "order-42").body
 		require.Equal(t, []string{"/runs/" + run.ID.String()}, attrs(body, "run-link", "href"))
 		require.Empty(t, attrs(body, "schedule-link", "href"))
 	})
 
 	t.Run("OwnerAndTenant", func(t *testing.T) {
-		t.Parallel()
-
 		// An owner lists its schedules and its runs, and links its page.
 		body := search(t, "globex").body
 		require.Equal(t, []string{"/schedules/nightly-report?owner=globex"}, attrs(body, "schedule-link", "href"))
@@ -87,16 +77,12 @@ func TestDashboardSearch(t *testing.T) {
 	})
 
 	t.Run("KeyWithoutOwner", func(t *testing.T) {
-		t.Parallel()
-
 		body := search(t, "cleanup").body
 		require.Equal(t, []string{"/schedules/cleanup"}, attrs(body, "schedule-link", "href"))
 		require.Empty(t, attrs(body, "owner-link", "href"))
 	})
 
 	t.Run("NothingAndEscaped", func(t *testing.T) {
-		t.Parallel()
-
 		resp := search(t, hostile)
 		require.Equal(t, http.StatusOK, resp.status, texts(resp.body, "error"))
 		require.Len(t, texts(resp.body, "no-match"), 1)

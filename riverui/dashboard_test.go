@@ -79,6 +79,15 @@ type dash struct {
 	wf     *workflow.Client
 }
 
+// newDash serves a dash on a fresh schema, stopped when the test ends.
+//
+// The subtests of a test that shares one dash (or fixture) run one after
+// another, not in parallel: a test waiting for parallel subtests gives its
+// parallel slot to the next test, which opens its own client, and the
+// package's seventeen such tests then held up to 99 of a default server's
+// 100 connections at once (each client holds about nine), which failed
+// clients with SQLSTATE 53300 in CI. TestSharedEnvSubtestsNotParallel
+// holds the rule.
 func newDash(t *testing.T, config *riverui.Config, withSchedules bool) *dash {
 	t.Helper()
 

@@ -39,7 +39,6 @@ func TestForkRun(t *testing.T) {
 	}
 
 	t.Run("API", func(t *testing.T) {
-		t.Parallel()
 		path := "/api/runs/" + origin.ID.String() + "/fork"
 		status, body := api(t, http.MethodPost, path, `{"from_step": "send"}`)
 		require.Equal(t, http.StatusCreated, status, body)
@@ -74,7 +73,6 @@ func TestForkRun(t *testing.T) {
 	})
 
 	t.Run("Dashboard", func(t *testing.T) {
-		t.Parallel()
 		page := d.page(t, "/runs/"+origin.ID.String(), nil)
 		require.Len(t, attrs(page, "fork-step", "data-testid"), 2, "a fork button on each step")
 

@@ -25,7 +25,6 @@ func TestAPIRetryPolicy(t *testing.T) {
 	f := newFixture(t, nil)
 
 	t.Run("Run", func(t *testing.T) {
-		t.Parallel()
 		status, body := f.do(t, http.MethodPost, "/api/runs", `{"type": "send_report", "retry": {"base": "1s", "factor": 3, "max": "5m", "jitter": 0.1}}`, nil)
 		require.Equal(t, http.StatusCreated, status, body)
 		var run struct {
@@ -52,7 +51,6 @@ func TestAPIRetryPolicy(t *testing.T) {
 	})
 
 	t.Run("Schedule", func(t *testing.T) {
-		t.Parallel()
 		status, body := f.do(t, http.MethodPost, "/api/schedules", `{"name": "retrying", "workflow": "digest", "cron": "0 9 * * *",
 			"retry": {"delay": "30s", "jitter": 0.1}}`, nil)
 		require.Equal(t, http.StatusCreated, status, body)
@@ -94,7 +92,6 @@ func TestAPIRetryPolicy(t *testing.T) {
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
-		t.Parallel()
 		s := f.createSchedule(t, "invalid retry", "")
 		for _, c := range []struct {
 			method, path, body, field, says string
