@@ -63,7 +63,6 @@ done. --dry-run counts the runs and changes nothing. A real run over more than
 }
 
 func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	typeName := fs.String("type", "", "only runs of this workflow `type`")
 	status := fs.String("status", "", "only runs in this `status`: pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 	tenant := fs.String("tenant", "", "only runs of this `tenant`")
@@ -78,66 +77,62 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 	yes := fs.Bool("yes", false, fmt.Sprintf("do not ask before acting on more than %d runs", confirmBulkAbove))
 	maxRuns := fs.Int("max-runs", workflow.DefaultBulkMaxRuns, "refuse when the filter matches more than `n` runs")
 	batchSize := fs.Int("batch-size", workflow.DefaultBulkBatchSize, "act on `n` runs a transaction")
-	asJSON := fs.Bool("json", false, "print the result as JSON, as POST /api/runs/bulk answers it (with the ids of the runs changed and skipped)")
 	var fromStep *string
 	if action == workflow.BulkFork {
 		fromStep = fs.String("from-step", "", "fork each run from the step of this `name` (required), as 'workflow get' shows it")
 	}
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (*workflow.BulkParams, error) {
 		if err := noArgs(args); err != nil {
-			return err
+			return nil, err
 		}
 		if err := checkTenantFlag(*tenant); err != nil {
-			return err
+			return nil, err
 		}
 		if fromStep != nil && *fromStep == "" {
-			return withHint(usageErrorf("workflow bulk fork needs --from-step"), "name the step to fork each run from, as 'tributary workflow get RUN' lists a run's steps")
+			return nil, withHint(usageErrorf("workflow bulk fork needs --from-step"), "name the step to fork each run from, as 'tributary workflow get RUN' lists a run's steps")
 		}
 		p := &workflow.BulkParams{
 			Filter:        workflow.ListParams{Type: *typeName, Tenant: *tenant, IdempotencyKey: *key, Status: workflow.Status(*status)},
 			ErrorContains: *errorText, MaxRuns: *maxRuns, BatchSize: *batchSize,
 		}
 		if *status != "" && !isRunStatus(p.Filter.Status) {
-			return withHint(usageErrorf("--status %q is not a run status", *status),
+			return nil, withHint(usageErrorf("--status %q is not a run status", *status),
 				"use one of pending, running, sleeping, waiting, completed, failed, cancelled or skipped")
 		}
 		if *scheduleID != "" {
 			id, err := parseScheduleID("--schedule", *scheduleID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			p.Filter.ScheduleID = &id
 		}
 		var err error
 		if p.Filter.CreatedAfter, err = parseFlagTime("created-after", *createdAfter); err != nil {
-			return err
+			return nil, err
 		}
 		if p.Filter.CreatedBefore, err = parseFlagTime("created-before", *createdBefore); err != nil {
-			return err
+			return nil, err
 		}
 		if p.FinishedAfter, err = parseFlagTime("finished-after", *finishedAfter); err != nil {
-			return err
+			return nil, err
 		}
 		if p.FinishedBefore, err = parseFlagTime("finished-before", *finishedBefore); err != nil {
-			return err
+			return nil, err
 		}
 		if *maxRuns < 1 {
-			return usageErrorf("--max-runs %d is not a positive number", *maxRuns)
+			return nil, usageErrorf("--max-runs %d is not a positive number", *maxRuns)
 		}
-
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-		run := client.CancelRuns
+		return p, nil
+	}
+	spec := dbSpec{json: "print the result as JSON, as POST /api/runs/bulk answers it (with the ids of the runs changed and skipped)"}
+	return dbCommand(fs, env, spec, parse, func(ctx context.Context, c *commandRun, p *workflow.BulkParams) error {
+		run := c.wf.CancelRuns
 		switch action {
 		case workflow.BulkRetry:
-			run = client.RetryRuns
+			run = c.wf.RetryRuns
 		case workflow.BulkFork:
 			run = func(ctx context.Context, p *workflow.BulkParams) (*workflow.BulkResult, error) {
-				return client.ForkRuns(ctx, p, *fromStep)
+				return c.wf.ForkRuns(ctx, p, *fromStep)
 			}
 		}
 
@@ -149,7 +144,7 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 			return bulkError(err, action)
 		}
 		if *dryRun {
-			if *asJSON {
+			if c.asJSON {
 				return printJSON(env.Stdout, wire.NewBulk(count))
 			}
 			_, err := fmt.Fprintf(env.Stdout, "%s; nothing was changed (dry run)\n", bulkCountText(count))
@@ -179,12 +174,12 @@ func setupWorkflowBulk(fs *pflag.FlagSet, env *Env, action workflow.BulkAction) 
 		if err != nil {
 			return bulkError(err, action)
 		}
-		if *asJSON {
+		if c.asJSON {
 			return printJSON(env.Stdout, wire.NewBulk(res))
 		}
 		_, err = fmt.Fprintln(env.Stdout, bulkDoneText(res))
 		return err
-	}
+	})
 }
 
 // bulkPastTense is what a bulk action did, for messages.

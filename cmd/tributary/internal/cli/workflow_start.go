@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -35,7 +36,6 @@ func newWorkflowStartCommand(env *Env) *cobra.Command {
 }
 
 func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	input := fs.String("input", "null", "the run's input, a `JSON` value such as '{\"to\": \"ops\"}', @file.json or - for standard input (default null)")
 	key := fs.String("idempotency-key", "", "start at most one run of the type with this `key`; again, it prints the first run")
 	queue := fs.String("queue", "", "the River `queue` of the run's jobs (default the type's, else default)")
@@ -47,42 +47,42 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 	maxAttempts := fs.Int("max-attempts", 0, "the number `n` of attempts the run gets, at least 1 (default the type's, else 10)")
 	retry := addRetryFlags(fs, "the run's", "the type's policy, else River's backoff; --retry-delay 0 alone: River's backoff")
 	requireWorker := fs.Bool("require-worker", false, "refuse to start the run when no live worker serves the type (without it: start it and warn)")
-	asJSON := fs.Bool("json", false, "print the run as JSON (like get --json) instead of its id")
-
-	return func(ctx context.Context, args []string) error {
+	type start struct {
+		typ   string
+		input json.RawMessage
+		opts  *workflow.StartOpts
+	}
+	parse := func(args []string) (st start, err error) {
 		if len(args) != 1 {
-			return withHint(usageErrorf("workflow start needs one workflow type, not %d arguments", len(args)),
+			return st, withHint(usageErrorf("workflow start needs one workflow type, not %d arguments", len(args)),
 				`e.g. tributary workflow start send_report --input '{"to": "ops"}'`)
 		}
-		typ := args[0]
-		inputJSON, err := jsonFlag(env, "input", *input, `{"to": "ops"}`)
-		if err != nil {
-			return err
+		st.typ = args[0]
+		if st.input, err = jsonFlag(env, "input", *input, `{"to": "ops"}`); err != nil {
+			return st, err
 		}
 		if err := checkTenantFlag(*tenant); err != nil {
-			return err
+			return st, err
 		}
 		debounce, err := debounceFlags(fs, *debounceKey, *debouncePeriod, *debounceMax)
 		if err != nil {
-			return err
+			return st, err
 		}
 		retryPolicy, err := retry.policy(fs)
 		if err != nil {
-			return err
+			return st, err
 		}
 		if *maxAttempts < 0 {
-			return withHint(usageErrorf("--max-attempts must be at least 1, not %d", *maxAttempts), "leave it out for the type's default")
+			return st, withHint(usageErrorf("--max-attempts must be at least 1, not %d", *maxAttempts), "leave it out for the type's default")
 		}
-		client, closePool, err := dbFlags.workflowClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closePool()
-
-		run, err := client.StartByName(ctx, typ, inputJSON, &workflow.StartOpts{
+		st.opts = &workflow.StartOpts{
 			IdempotencyKey: *key, Queue: *queue, Priority: *priority, RequireWorker: *requireWorker, Tenant: *tenant,
 			Debounce: debounce, MaxAttempts: *maxAttempts, Retry: retryPolicy,
-		})
+		}
+		return st, nil
+	}
+	return dbCommand(fs, env, dbSpec{json: "print the run as JSON (like get --json) instead of its id"}, parse, func(ctx context.Context, c *commandRun, st start) error {
+		run, err := c.wf.StartByName(ctx, st.typ, st.input, st.opts)
 		var noWorker *workflow.NoWorkerError
 		if errors.As(err, &noWorker) {
 			return withHint(err, "start the service that works it first, or leave --require-worker out to start the run anyway")
@@ -94,21 +94,21 @@ func setupWorkflowStart(fs *pflag.FlagSet, env *Env) Action {
 			return workflowError(err, uuid.Nil)
 		}
 		if !*requireWorker { // else the start checked it
-			warnNoWorker(ctx, env, client, typ)
+			warnNoWorker(ctx, env, c.wf, st.typ)
 		}
-		if debounce != nil && run.Existing {
-			fmt.Fprintf(env.Stderr, "note: joined run %s (debounce window %s open); nothing was started, and the run takes this start's input\n", run.ID, oneLine(debounce.Key))
+		if st.opts.Debounce != nil && run.Existing {
+			fmt.Fprintf(env.Stderr, "note: joined run %s (debounce window %s open); nothing was started, and the run takes this start's input\n", run.ID, oneLine(st.opts.Debounce.Key))
 		}
-		if *asJSON {
-			read, err := client.GetRun(ctx, run.ID) // as it is now: a joined run may have steps
+		if c.asJSON {
+			read, err := c.wf.GetRun(ctx, run.ID) // as it is now: a joined run may have steps
 			if err != nil {
 				return workflowError(err, run.ID)
 			}
-			return printRunAnswer(ctx, env, client, read, &run.Existing)
+			return printRunAnswer(ctx, env, c.wf, read, &run.Existing)
 		}
 		_, err = fmt.Fprintln(env.Stdout, run.ID)
 		return err
-	}
+	})
 }
 
 // debounceFlags reads --debounce, --debounce-period and --debounce-max
