@@ -34,19 +34,20 @@ func newScheduleBackfillCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	refFlags := addRefFlags(fs)
 	from := fs.String("from", "", "the RFC 3339 `time` the range starts at, such as 2026-03-01T00:00:00Z: the slots at or after it run (required)")
 	to := fs.String("to", "", "the RFC 3339 `time` the range ends at, at most now: the slots before it run (required)")
 	overlap := fs.String("overlap", "", "how the backfilled runs overlap: buffer (all of them, one after the other), allow (all at once), "+
 		"skip or queue (the schedule policies: slots are skipped while one runs), replace (cancel the unfinished runs, then all at once) (default buffer)")
 	rerunSkipped := fs.Bool("rerun-skipped", false, "also run the slots that were recorded as skipped (overlap, missed, a grant); their record is replaced by the run")
-	asJSON := fs.Bool("json", false, "print {schedule_id, from, to, slots, started, queued, existing, rerun, skipped} as JSON, as POST /api/schedules/{id}/backfill answers it, instead of progress lines")
-
-	return func(ctx context.Context, args []string) error {
+	type backfill struct {
+		ref      schedule.Ref
+		from, to time.Time
+	}
+	parse := func(args []string) (backfill, error) {
 		ref, err := refFlags.ref("backfill", args)
 		if err != nil {
-			return err
+			return backfill{}, err
 		}
 		var missing []string
 		for flagName, value := range map[string]string{"from": *from, "to": *to} {
@@ -56,32 +57,31 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 		}
 		if len(missing) > 0 {
 			slices.Sort(missing)
-			return withHint(usageErrorf("schedule backfill needs %s", joinWords(missing)),
+			return backfill{}, withHint(usageErrorf("schedule backfill needs %s", joinWords(missing)),
 				fmt.Sprintf("e.g. tributary schedule backfill %s --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z", refArgs(ref)))
 		}
 		fromAt, err := parseFlagTime("from", *from)
 		if err != nil {
-			return err
+			return backfill{}, err
 		}
 		toAt, err := parseFlagTime("to", *to)
 		if err != nil {
-			return err
+			return backfill{}, err
 		}
 		now := time.Now()
 		switch {
 		case !toAt.After(fromAt):
-			return withHint(usageErrorf("--from %s is not before --to %s", *from, *to), "the range runs from --from up to --to; pass a --from earlier than --to")
+			return backfill{}, withHint(usageErrorf("--from %s is not before --to %s", *from, *to), "the range runs from --from up to --to; pass a --from earlier than --to")
 		case toAt.After(now):
-			return withHint(usageErrorf("--to %s is in the future", *to), "a backfill runs past slots, and the future ones fire on their own; pass a --to up to now")
+			return backfill{}, withHint(usageErrorf("--to %s is in the future", *to), "a backfill runs past slots, and the future ones fire on their own; pass a --to up to now")
 		}
+		return backfill{ref, fromAt, toAt}, nil
+	}
+	spec := dbSpec{json: "print {schedule_id, from, to, slots, started, queued, existing, rerun, skipped} as JSON, as POST /api/schedules/{id}/backfill answers it, instead of progress lines", schedules: true}
+	return dbCommand(fs, env, spec, parse, func(ctx context.Context, c *commandRun, bf backfill) error {
+		ref, fromAt, toAt := bf.ref, bf.from, bf.to
 
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
-		s, err := sc.Get(ctx, ref)
+		s, err := c.sc.Get(ctx, ref)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
@@ -112,12 +112,12 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 		// their run.
 		loc := scheduleLocation(s)
 		total := schedule.BackfillResult{Slots: len(slots)}
-		if len(slots) == 0 && !*asJSON {
+		if len(slots) == 0 && !c.asJSON {
 			return printBackfillProgress(env.Stdout, fromAt, toAt, loc, &total, "")
 		}
 		opts := &schedule.BackfillOpts{Overlap: schedule.OverlapPolicy(*overlap), RerunSkipped: *rerunSkipped}
 		batches := (len(slots) + schedule.MaxBackfill - 1) / schedule.MaxBackfill
-		if batches > 1 && !*asJSON {
+		if batches > 1 && !c.asJSON {
 			fmt.Fprintf(env.Stdout, "backfilling %d slots in %d batches of up to %d, one transaction each\n", len(slots), batches, schedule.MaxBackfill)
 		}
 		for start := 0; start < len(slots); start += schedule.MaxBackfill {
@@ -138,7 +138,7 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 			err := ctx.Err()
 			var res *schedule.BackfillResult
 			if err == nil {
-				res, err = sc.Backfill(ctx, ref, batchFrom, batchTo, opts)
+				res, err = c.sc.Backfill(ctx, ref, batchFrom, batchTo, opts)
 			}
 			if err != nil && start > 0 {
 				return withHint(fmt.Errorf("backfill stopped at %s, after %d of %d slots: %w", zonedTime(shownFrom, loc), start, len(slots), err),
@@ -148,7 +148,7 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 				return runsError(err, ref, "")
 			}
 			addBackfill(&total, res)
-			if !*asJSON {
+			if !c.asJSON {
 				done := ""
 				if batches > 1 {
 					done = fmt.Sprintf(" (%d of %d slots done)", end, len(slots))
@@ -158,14 +158,14 @@ func setupScheduleBackfill(fs *pflag.FlagSet, env *Env) Action {
 				}
 			}
 		}
-		if *asJSON {
+		if c.asJSON {
 			return printJSON(env.Stdout, wire.NewBackfill(id, fromAt, toAt, &total))
 		}
 		if batches > 1 {
 			_, err = fmt.Fprintf(env.Stdout, "backfilled schedule %s (%q): %s\n", id, s.Name, &total)
 		}
 		return err
-	}
+	})
 }
 
 // addBackfill adds a batch's result to the total.

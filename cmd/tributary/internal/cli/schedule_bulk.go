@@ -37,7 +37,6 @@ func newScheduleBulkCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleBulk(fs *pflag.FlagSet, env *Env, action string) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	owner := fs.String("owner", "", "act on the schedules of this `owner` (required)")
 	var note, missed *string
 	if action == "pause" {
@@ -47,33 +46,29 @@ func setupScheduleBulk(fs *pflag.FlagSet, env *Env, action string) Action {
 	}
 	dryRun := fs.Bool("dry-run", false, "count the schedules that would change, and change nothing")
 	yes := fs.Bool("yes", false, fmt.Sprintf("do not ask before acting on more than %d schedules", confirmBulkAbove))
-	asJSON := fs.Bool("json", false, "print the result as JSON, as POST /api/schedules/bulk answers it (the schedules changed, the ids of those left as they were)")
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (*schedule.ResumeOpts, error) {
 		if err := noArgs(args); err != nil {
-			return err
+			return nil, err
 		}
 		if *owner == "" {
-			return withHint(usageErrorf("--owner is required"), "name the owner whose schedules to "+action)
+			return nil, withHint(usageErrorf("--owner is required"), "name the owner whose schedules to "+action)
 		}
 		opts := &schedule.ResumeOpts{}
 		if missed != nil {
 			opts.Missed = schedule.MissedPolicy(*missed)
 			if !slices.Contains([]schedule.MissedPolicy{schedule.MissedSkip, schedule.MissedLatest, schedule.MissedBackfill}, opts.Missed) {
-				return withHint(usageErrorf("--missed %q is not skip, latest or backfill", *missed),
+				return nil, withHint(usageErrorf("--missed %q is not skip, latest or backfill", *missed),
 					"pass --missed skip to skip the slots missed while paused, latest to run the most recent of them, or backfill to run each")
 			}
 		}
-		sc, closeClient, err := dbFlags.scheduleClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
+		return opts, nil
+	}
+	spec := dbSpec{json: "print the result as JSON, as POST /api/schedules/bulk answers it (the schedules changed, the ids of those left as they were)", schedules: true}
+	return dbCommand(fs, env, spec, parse, func(ctx context.Context, c *commandRun, opts *schedule.ResumeOpts) error {
 		// Count what would change: the owner's schedules not paused (for a
 		// pause) or paused (for a resume).
 		paused := action == "resume"
-		n, err := sc.Count(ctx, &schedule.ListParams{Owner: *owner, Paused: &paused})
+		n, err := c.sc.Count(ctx, &schedule.ListParams{Owner: *owner, Paused: &paused})
 		if err != nil {
 			return scheduleError(err, schedule.Ref{})
 		}
@@ -90,9 +85,9 @@ func setupScheduleBulk(fs *pflag.FlagSet, env *Env, action string) Action {
 
 		var res *schedule.OwnerResult
 		if action == "pause" {
-			res, err = sc.PauseOwner(ctx, *owner, *note)
+			res, err = c.sc.PauseOwner(ctx, *owner, *note)
 		} else {
-			res, err = sc.ResumeOwner(ctx, *owner, opts)
+			res, err = c.sc.ResumeOwner(ctx, *owner, opts)
 		}
 		switch {
 		case errors.Is(err, schedule.ErrNotFound):
@@ -102,11 +97,11 @@ func setupScheduleBulk(fs *pflag.FlagSet, env *Env, action string) Action {
 			return scheduleError(err, schedule.Ref{})
 		case err != nil:
 			return scheduleError(err, schedule.Ref{})
-		case *asJSON:
+		case c.asJSON:
 			return printJSON(env.Stdout, wire.NewOwnerBulk(*owner, action, res))
 		}
 		_, err = fmt.Fprintf(env.Stdout, "%sd %d schedules of owner %q; %d left as they were (%s)\n",
 			action, len(res.Changed), *owner, len(res.Unchanged), map[string]string{"pause": "paused already", "resume": "not paused"}[action])
 		return err
-	}
+	})
 }

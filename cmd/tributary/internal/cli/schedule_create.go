@@ -37,7 +37,6 @@ func newScheduleCreateCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	name := fs.String("name", "", "the schedule's `name`, shown to operators (required)")
 	expr := fs.String("cron", "", "cron `expression`: 5 fields like \"0 9 * * 1-5\", 6 with leading seconds, or a descriptor like @daily or \"@every 1h\" (this or --rrule is required)")
 	rruleText := fs.String("rrule", "", "an RFC 5545 recurrence `rule` instead of --cron: a DTSTART (the first occurrence's local time) and the RULE, on two lines or joined by ;, such as \"DTSTART:20270105T090000;RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU\"")
@@ -68,18 +67,16 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 	note := fs.String("note", "", "`text` saying why the schedule is paused (with --paused)")
 	grant := fs.String("grant", "", "the `id` of the execution grant the runs act under (made with schedule.Client.CreateGrant); it must allow the workflow type, and a slot it no longer allows is skipped")
 	requireWorker := fs.Bool("require-worker", false, "refuse to create the schedule when no live worker serves --workflow (without it: create it and warn)")
-	asJSON := fs.Bool("json", false, "print the schedule as JSON, as POST /api/schedules answers it, instead of its id")
-
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (*schedule.Params, error) {
 		if len(args) > 0 && *expr != "" {
-			return withHint(usageErrorf("unexpected argument %q", args[0]),
+			return nil, withHint(usageErrorf("unexpected argument %q", args[0]),
 				`quote the whole cron expression, e.g. --cron "0 9 * * 1-5"`)
 		}
 		if err := noArgs(args); err != nil {
-			return err
+			return nil, err
 		}
 		if fs.Changed("key") && *key == "" {
-			return withHint(usageErrorf("--key is empty"), "pass a key such as nightly-report, or leave --key out for a schedule without one")
+			return nil, withHint(usageErrorf("--key is empty"), "pass a key such as nightly-report, or leave --key out for a schedule without one")
 		}
 		var missing []string
 		for flagName, value := range map[string]string{"name": *name, "cron (or --rrule)": *expr + *rruleText, "workflow": *workflowType} {
@@ -88,52 +85,52 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			}
 		}
 		if *expr != "" && *rruleText != "" {
-			return withHint(usageErrorf("pass --cron or --rrule, not both"), "a schedule has one rule")
+			return nil, withHint(usageErrorf("pass --cron or --rrule, not both"), "a schedule has one rule")
 		}
 		if len(missing) > 0 {
 			slices.Sort(missing)
-			return withHint(usageErrorf("schedule create needs %s", joinWords(missing)),
+			return nil, withHint(usageErrorf("schedule create needs %s", joinWords(missing)),
 				`e.g. tributary schedule create --name "nightly report" --cron "30 2 * * *" --workflow send_report`)
 		}
 		inputJSON, err := jsonFlag(env, "input", *input, `{"to": "ops"}`)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := checkTenantFlag(*tenant); err != nil {
-			return err
+			return nil, err
 		}
 		startAt, err := parseFlagTime("start", *start)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		endAt, err := parseFlagTime("end", *end)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch {
 		case *catchUp < 0:
-			return withHint(usageErrorf("--catchup must not be negative, not %s", *catchUp), "pass --catchup 0 to skip every slot found late")
+			return nil, withHint(usageErrorf("--catchup must not be negative, not %s", *catchUp), "pass --catchup 0 to skip every slot found late")
 		case *maxAttempts < 0:
-			return withHint(usageErrorf("--max-attempts must be at least 1, not %d", *maxAttempts), "leave it out for the workflow type's default")
+			return nil, withHint(usageErrorf("--max-attempts must be at least 1, not %d", *maxAttempts), "leave it out for the workflow type's default")
 		case *priority < 0 || *priority > 4:
-			return withHint(usageErrorf("--priority must be from 1 to 4, not %d", *priority), "leave it out for the workflow type's default")
+			return nil, withHint(usageErrorf("--priority must be from 1 to 4, not %d", *priority), "leave it out for the workflow type's default")
 		case *timeout < 0:
-			return withHint(usageErrorf("--timeout must not be negative, not %s", *timeout), "leave it out for the workflow type's default")
+			return nil, withHint(usageErrorf("--timeout must not be negative, not %s", *timeout), "leave it out for the workflow type's default")
 		case *note != "" && !*paused:
-			return withHint(usageErrorf("--note is the note of a paused schedule"), "pass --paused too, or leave --note out")
+			return nil, withHint(usageErrorf("--note is the note of a paused schedule"), "pass --paused too, or leave --note out")
 		case *catchUpPolicy != string(schedule.CatchUpWindow) && *catchUpPolicy != string(schedule.CatchUpLatest):
-			return withHint(usageErrorf("--catchup-policy %q is not window or latest", *catchUpPolicy),
+			return nil, withHint(usageErrorf("--catchup-policy %q is not window or latest", *catchUpPolicy),
 				"pass --catchup-policy window to skip the slots found late, or latest to run the most recent of them")
 		}
 		retryPolicy, err := retry.policy(fs)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var grantID *uuid.UUID
 		if *grant != "" {
 			id, err := parseGrantID(*grant)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			grantID = &id
 		}
@@ -149,23 +146,20 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			Calendars: splitList(*calendars), OnExcluded: schedule.OnExcluded(*onExcluded),
 		}
 		if err := (schedule.DSTPolicy{Gap: params.DSTGap, Fold: params.DSTFold}).Validate(); err != nil {
-			return dstUsageError(err)
+			return nil, dstUsageError(err)
 		}
 		if params.CatchUpWindow == 0 {
 			params.CatchUpWindow = -1 // Params takes 0 for the default, and a negative window for none
 		}
-
-		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
-		if grantID != nil {
+		return params, nil
+	}
+	spec := dbSpec{json: "print the schedule as JSON, as POST /api/schedules answers it, instead of its id", schedules: true}
+	return dbCommand(fs, env, spec, parse, func(ctx context.Context, c *commandRun, params *schedule.Params) error {
+		if grantID := params.GrantID; grantID != nil {
 			// Create only checks that the grant exists; a grant that does
 			// not allow the runs would make a schedule none of whose slots
 			// ever runs.
-			g, err := sc.GetGrant(ctx, *grantID)
+			g, err := c.sc.GetGrant(ctx, *grantID)
 			if errors.Is(err, schedule.ErrGrantNotFound) {
 				return withHint(usageErrorf("no execution grant %s", *grantID),
 					"create one with schedule.Client.CreateGrant and pass its id (the CLI has no grant commands yet)")
@@ -177,7 +171,7 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 				return err
 			}
 		}
-		s, err := sc.Create(ctx, params)
+		s, err := c.sc.Create(ctx, params)
 		var noWorker *workflow.NoWorkerError
 		if errors.As(err, &noWorker) {
 			return withHint(err, "start the service that works it first, or leave --require-worker out to create the schedule anyway")
@@ -190,17 +184,17 @@ func setupScheduleCreate(fs *pflag.FlagSet, env *Env) Action {
 			return createError(err)
 		}
 		if !*requireWorker { // else Create checked it
-			warnNoWorker(ctx, env, wf, s.Workflow)
+			warnNoWorker(ctx, env, c.wf, s.Workflow)
 		}
 		if s.Existing {
 			fmt.Fprintf(env.Stderr, "note: schedule %s (%s) existed already with the same spec; nothing was created\n", s.ID, schedule.ByKey(s.Owner, s.Key))
 		}
-		if *asJSON {
-			return printScheduleAnswer(ctx, env, sc, wf, s, &s.Existing)
+		if c.asJSON {
+			return printScheduleAnswer(ctx, env, c.sc, c.wf, s, &s.Existing)
 		}
 		_, err = fmt.Fprintln(env.Stdout, s.ID)
 		return err
-	}
+	})
 }
 
 // createFlags are the flags of create that set each field of

@@ -26,7 +26,6 @@ func newScheduleUpdateCommand(env *Env) *cobra.Command {
 }
 
 func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
 	refFlags := addRefFlags(fs)
 	name := fs.String("name", "", "the schedule's new `name`")
 	description := fs.String("description", "", "the schedule's new description, free `text` (\"\" clears it)")
@@ -48,12 +47,14 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 	dstGap := fs.String("dst-gap", "", "the new DST gap policy: `jump|shift|skip` (see 'schedule create --help'); the pending slot is replaced like --cron's")
 	dstFold := fs.String("dst-fold", "", "the new DST fold policy: `first|last|both` (see 'schedule create --help'); the pending slot is replaced like --cron's")
 	timeout := fs.Duration("timeout", 0, "the new time limit of each run's attempts, a `duration` such as 10m, or 0 for the workflow type's default")
-	asJSON := fs.Bool("json", false, "print the schedule as it is after the update, as JSON (as 'get --json' prints it)")
-
-	return func(ctx context.Context, args []string) error {
+	type update struct {
+		ref schedule.Ref
+		p   *schedule.UpdateParams
+	}
+	parse := func(args []string) (update, error) {
 		ref, err := refFlags.ref("update", args)
 		if err != nil {
-			return err
+			return update{}, err
 		}
 		// Only the flags given change: a flag's zero value is a setting too
 		// (--description "", --max-attempts 0).
@@ -107,15 +108,15 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 		if inputSet {
 			input, err := jsonFlag(env, "input", *input, `{"to": "ops"}`)
 			if err != nil {
-				return err
+				return update{}, err
 			}
 			p.Input = input
 		}
 		if err := checkTenantFlag(*tenant); err != nil {
-			return err
+			return update{}, err
 		}
 		if p.Retry, err = retry.policy(fs); err != nil {
-			return err
+			return update{}, err
 		}
 		if p.DSTGap != nil || p.DSTFold != nil {
 			policy := schedule.DSTPolicy{}
@@ -126,32 +127,31 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 				policy.Fold = *p.DSTFold
 			}
 			if err := policy.Validate(); err != nil {
-				return dstUsageError(err)
+				return update{}, dstUsageError(err)
 			}
 		}
 		switch {
 		case p.Cron != nil && p.RRule != nil:
-			return withHint(usageErrorf("pass --cron or --rrule, not both"), "a schedule has one rule")
+			return update{}, withHint(usageErrorf("pass --cron or --rrule, not both"), "a schedule has one rule")
 		case !changed:
-			return withHint(usageErrorf("schedule update needs a setting to change"),
+			return update{}, withHint(usageErrorf("schedule update needs a setting to change"),
 				fmt.Sprintf(`pass one or more of %s, e.g. tributary schedule update %s --cron "0 3 * * *"`, joinWords(flagNames(updateFlags)), refArgs(ref)))
 		case *catchUp < 0:
-			return withHint(usageErrorf("--catchup must not be negative, not %s", *catchUp), "pass --catchup 0 to skip every slot found late")
+			return update{}, withHint(usageErrorf("--catchup must not be negative, not %s", *catchUp), "pass --catchup 0 to skip every slot found late")
 		case *maxAttempts < 0:
-			return withHint(usageErrorf("--max-attempts must be at least 1, or 0 for the workflow type's default, not %d", *maxAttempts), "leave it out to keep the schedule's")
+			return update{}, withHint(usageErrorf("--max-attempts must be at least 1, or 0 for the workflow type's default, not %d", *maxAttempts), "leave it out to keep the schedule's")
 		case *priority < 0 || *priority > 4:
-			return withHint(usageErrorf("--priority must be from 1 to 4, or 0 for the workflow type's default, not %d", *priority), "leave it out to keep the schedule's")
+			return update{}, withHint(usageErrorf("--priority must be from 1 to 4, or 0 for the workflow type's default, not %d", *priority), "leave it out to keep the schedule's")
 		case *timeout < 0:
-			return withHint(usageErrorf("--timeout must not be negative, not %s", *timeout), "pass --timeout 0 for the workflow type's default, or leave it out to keep the schedule's")
+			return update{}, withHint(usageErrorf("--timeout must not be negative, not %s", *timeout), "pass --timeout 0 for the workflow type's default, or leave it out to keep the schedule's")
 		}
+		return update{ref, p}, nil
+	}
+	spec := dbSpec{json: "print the schedule as it is after the update, as JSON (as 'get --json' prints it)", schedules: true}
+	return dbCommand(fs, env, spec, parse, func(ctx context.Context, c *commandRun, u update) error {
+		ref, p := u.ref, u.p
 
-		sc, wf, closeClient, err := dbFlags.scheduleClients(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeClient()
-
-		before, err := sc.Get(ctx, ref)
+		before, err := c.sc.Get(ctx, ref)
 		if err != nil {
 			return scheduleError(err, ref)
 		}
@@ -166,12 +166,12 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 			none := time.Duration(-1)
 			p.CatchUpWindow = &none
 		}
-		s, err := sc.Update(ctx, ref, p)
+		s, err := c.sc.Update(ctx, ref, p)
 		if err != nil {
 			return paramsError(err, ref, updateValidationHints)
 		}
-		if *asJSON {
-			err = printScheduleAnswer(ctx, env, sc, wf, s, nil)
+		if c.asJSON {
+			err = printScheduleAnswer(ctx, env, c.sc, c.wf, s, nil)
 		} else {
 			_, err = fmt.Fprintf(env.Stdout, "updated schedule %s (%q); %s\n", s.ID, s.Name, nextFireText(s, time.Now()))
 		}
@@ -179,7 +179,7 @@ func setupScheduleUpdate(fs *pflag.FlagSet, env *Env) Action {
 			fmt.Fprintf(env.Stderr, "note: schedule %s is %s: %s\n", s.ID, s.Origin(), note)
 		}
 		return err
-	}
+	})
 }
 
 // updateFlags are the flags of update that change a setting, in the
