@@ -75,7 +75,6 @@ func newCalendarRemoveCommand(env *Env) *cobra.Command {
 // and dates.
 func setupCalendarChange(cmd string) func(fs *pflag.FlagSet, env *Env) Action {
 	return func(fs *pflag.FlagSet, env *Env) Action {
-		dbFlags := addDatabaseFlags(fs, env)
 		dates := fs.String("dates", "", "local `dates`, comma-separated, such as 2027-12-24,2027-12-31; a range as 2027-12-24..2027-12-26")
 		file := fs.String("file", "", "a `path` to read dates from: one a line with an optional note, or an iCalendar file (.ics) of all-day events; - for standard input")
 		note := fs.String("note", "", "the `text` of each date of --dates, such as \"Christmas Day\"")
@@ -83,44 +82,43 @@ func setupCalendarChange(cmd string) func(fs *pflag.FlagSet, env *Env) Action {
 		if cmd == "create" {
 			description = fs.String("description", "", "free `text` about the calendar")
 		}
-		asJSON := fs.Bool("json", false, "print the calendar as JSON")
-
-		return func(ctx context.Context, args []string) error {
+		type change struct {
+			name  string
+			given []schedule.CalendarDate
+		}
+		parse := func(args []string) (change, error) {
 			name, err := calendarArg(cmd, args)
 			if err != nil {
-				return err
+				return change{}, err
 			}
 			if cmd != "create" && *dates == "" && *file == "" {
-				return withHint(usageErrorf("calendar %s needs --dates or --file", cmd),
+				return change{}, withHint(usageErrorf("calendar %s needs --dates or --file", cmd),
 					fmt.Sprintf("e.g. tributary calendar %s %s --dates 2027-12-24", cmd, name))
 			}
 			given, err := readDateFlags(env, *dates, *note, *file)
-			if err != nil {
-				return err
-			}
-			sc, closeClient, err := dbFlags.scheduleClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeClient()
+			return change{name, given}, err
+		}
+		return dbCommand(fs, env, dbSpec{json: "print the calendar as JSON", schedules: true}, parse, func(ctx context.Context, c *commandRun, ch change) error {
+			name, given := ch.name, ch.given
 
 			var cal *schedule.Calendar
+			var err error
 			switch cmd {
 			case "create":
-				cal, err = sc.CreateCalendar(ctx, &schedule.CalendarParams{Name: name, Description: *description, Dates: given})
+				cal, err = c.sc.CreateCalendar(ctx, &schedule.CalendarParams{Name: name, Description: *description, Dates: given})
 			case "add":
-				cal, err = sc.AddCalendarDates(ctx, name, given)
+				cal, err = c.sc.AddCalendarDates(ctx, name, given)
 			default:
 				days := make([]string, len(given))
 				for i, d := range given {
 					days[i] = d.Date
 				}
-				cal, err = sc.RemoveCalendarDates(ctx, name, days)
+				cal, err = c.sc.RemoveCalendarDates(ctx, name, days)
 			}
 			if err != nil {
 				return calendarError(err, name)
 			}
-			if *asJSON {
+			if c.asJSON {
 				return printJSON(env.Stdout, wire.NewCalendar(cal))
 			}
 			verb := map[string]string{"create": "created", "add": "added to", "remove": "removed from"}[cmd]
@@ -131,7 +129,7 @@ func setupCalendarChange(cmd string) func(fs *pflag.FlagSet, env *Env) Action {
 					len(given), verb, cal.Name, len(cal.Dates), cal.Schedules)
 			}
 			return err
-		}
+		})
 	}
 }
 
@@ -141,22 +139,14 @@ func newCalendarListCommand(env *Env) *cobra.Command {
 		Short:   "List the calendars, with how many dates they hold and how many schedules exclude them",
 		Example: `tributary calendar list`,
 	}, func(fs *pflag.FlagSet, env *Env) Action {
-		dbFlags := addDatabaseFlags(fs, env)
-		asJSON := fs.Bool("json", false, `print the calendars as JSON, {"calendars": […]} as GET /api/calendars answers it (without their dates)`)
-		return func(ctx context.Context, args []string) error {
-			if err := noArgs(args); err != nil {
-				return err
-			}
-			sc, closeClient, err := dbFlags.scheduleClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeClient()
-			cals, err := sc.ListCalendars(ctx)
+		parse := func(args []string) (struct{}, error) { return struct{}{}, noArgs(args) }
+		spec := dbSpec{json: `print the calendars as JSON, {"calendars": […]} as GET /api/calendars answers it (without their dates)`, schedules: true}
+		return dbCommand(fs, env, spec, parse, func(ctx context.Context, c *commandRun, _ struct{}) error {
+			cals, err := c.sc.ListCalendars(ctx)
 			if err != nil {
 				return calendarError(err, "")
 			}
-			if *asJSON {
+			if c.asJSON {
 				return printJSON(env.Stdout, wire.NewCalendarList(cals))
 			}
 			if len(cals) == 0 {
@@ -165,11 +155,11 @@ func newCalendarListCommand(env *Env) *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tDATES\tSCHEDULES\tUPDATED\tDESCRIPTION")
-			for _, c := range cals {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", c.Name, c.DateCount, c.Schedules, c.UpdatedAt.UTC().Format(time.RFC3339), orDash(oneLine(c.Description)))
+			for _, cal := range cals {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", cal.Name, cal.DateCount, cal.Schedules, cal.UpdatedAt.UTC().Format(time.RFC3339), orDash(oneLine(cal.Description)))
 			}
 			return tw.Flush()
-		}
+		})
 	})
 }
 
@@ -179,23 +169,13 @@ func newCalendarGetCommand(env *Env) *cobra.Command {
 		Short:   "Print a calendar and its dates",
 		Example: `tributary calendar get us-holidays`,
 	}, func(fs *pflag.FlagSet, env *Env) Action {
-		dbFlags := addDatabaseFlags(fs, env)
-		asJSON := fs.Bool("json", false, "print the calendar as JSON")
-		return func(ctx context.Context, args []string) error {
-			name, err := calendarArg("get", args)
-			if err != nil {
-				return err
-			}
-			sc, closeClient, err := dbFlags.scheduleClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeClient()
-			cal, err := sc.GetCalendar(ctx, name)
+		parse := func(args []string) (string, error) { return calendarArg("get", args) }
+		return dbCommand(fs, env, dbSpec{json: "print the calendar as JSON", schedules: true}, parse, func(ctx context.Context, c *commandRun, name string) error {
+			cal, err := c.sc.GetCalendar(ctx, name)
 			if err != nil {
 				return calendarError(err, name)
 			}
-			if *asJSON {
+			if c.asJSON {
 				return printJSON(env.Stdout, wire.NewCalendar(cal))
 			}
 			fmt.Fprintf(env.Stdout, "Name:         %s\n", cal.Name)
@@ -214,7 +194,7 @@ func newCalendarGetCommand(env *Env) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", d.Date, day.Weekday().String()[:3], orDash(d.Note))
 			}
 			return tw.Flush()
-		}
+		})
 	})
 }
 
@@ -224,23 +204,14 @@ func newCalendarDeleteCommand(env *Env) *cobra.Command {
 		Short:   "Delete a calendar that no schedule excludes",
 		Example: `tributary calendar delete us-holidays-2026`,
 	}, func(fs *pflag.FlagSet, env *Env) Action {
-		dbFlags := addDatabaseFlags(fs, env)
-		return func(ctx context.Context, args []string) error {
-			name, err := calendarArg("delete", args)
-			if err != nil {
-				return err
-			}
-			sc, closeClient, err := dbFlags.scheduleClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeClient()
-			if err := sc.DeleteCalendar(ctx, name); err != nil {
+		parse := func(args []string) (string, error) { return calendarArg("delete", args) }
+		return dbCommand(fs, env, dbSpec{schedules: true}, parse, func(ctx context.Context, c *commandRun, name string) error {
+			if err := c.sc.DeleteCalendar(ctx, name); err != nil {
 				return calendarError(err, name)
 			}
-			_, err = fmt.Fprintf(env.Stdout, "deleted calendar %s\n", name)
+			_, err := fmt.Fprintf(env.Stdout, "deleted calendar %s\n", name)
 			return err
-		}
+		})
 	})
 }
 

@@ -44,42 +44,37 @@ func newGrantCreateCommand(env *Env) *cobra.Command {
 		Short:   "Create an execution grant and print its id",
 		Example: `tributary grant create --subject user-42 --scope workflow:execute:send_report --expires-in 720h`,
 	}, func(fs *pflag.FlagSet, env *Env) Action {
-		dbFlags := addDatabaseFlags(fs, env)
 		subject := fs.String("subject", "", "who the runs act for, such as a user id (required)")
 		scopes := fs.StringArray("scope", nil, "what the grant allows: workflow:execute:<type>, or * for every type; repeat for more (required)")
 		expiresIn := fs.Duration("expires-in", 0, "how long the grant lasts, a `duration` such as 720h (default: until revoked)")
-		asJSON := fs.Bool("json", false, "print the grant as JSON instead of its id")
-		return func(ctx context.Context, args []string) error {
+		parse := func(args []string) (*schedule.GrantParams, error) {
 			if err := noArgs(args); err != nil {
-				return err
+				return nil, err
 			}
 			switch {
 			case strings.TrimSpace(*subject) == "":
-				return withHint(usageErrorf("grant create needs --subject"), "name who the runs act for, e.g. --subject user-42")
+				return nil, withHint(usageErrorf("grant create needs --subject"), "name who the runs act for, e.g. --subject user-42")
 			case len(*scopes) == 0:
-				return withHint(usageErrorf("grant create needs --scope"), "e.g. --scope workflow:execute:send_report, or --scope '*' for every type")
+				return nil, withHint(usageErrorf("grant create needs --scope"), "e.g. --scope workflow:execute:send_report, or --scope '*' for every type")
 			case *expiresIn < 0:
-				return withHint(usageErrorf("--expires-in must not be negative, not %s", *expiresIn), "leave it out for a grant that lasts until revoked")
+				return nil, withHint(usageErrorf("--expires-in must not be negative, not %s", *expiresIn), "leave it out for a grant that lasts until revoked")
 			}
-			sc, closeClient, err := dbFlags.scheduleClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeClient()
-			p := &schedule.GrantParams{Subject: *subject, Scopes: *scopes}
+			return &schedule.GrantParams{Subject: *subject, Scopes: *scopes}, nil
+		}
+		return dbCommand(fs, env, dbSpec{json: "print the grant as JSON instead of its id", schedules: true}, parse, func(ctx context.Context, c *commandRun, p *schedule.GrantParams) error {
 			if *expiresIn > 0 {
 				p.ExpiresAt = time.Now().Add(*expiresIn)
 			}
-			g, err := sc.CreateGrant(ctx, p)
+			g, err := c.sc.CreateGrant(ctx, p)
 			if err != nil {
 				return grantError(err, uuid.Nil)
 			}
-			if *asJSON {
+			if c.asJSON {
 				return printJSON(env.Stdout, wire.NewGrant(g))
 			}
 			_, err = fmt.Fprintln(env.Stdout, g.ID)
 			return err
-		}
+		})
 	})
 }
 
@@ -89,37 +84,34 @@ func newGrantListCommand(env *Env) *cobra.Command {
 		Short:   "List execution grants, newest first",
 		Example: `tributary grant list --subject user-42`,
 	}, func(fs *pflag.FlagSet, env *Env) Action {
-		dbFlags := addDatabaseFlags(fs, env)
 		subject := fs.String("subject", "", "list only the grants of this `subject`")
 		revoked := fs.Bool("revoked", false, "list revoked grants too")
 		limit := fs.Int("limit", defaultListLimit, fmt.Sprintf("list at most `n` grants, at most %d (default %d)", maxListLimit, defaultListLimit))
 		after := fs.String("after", "", "list the grants older than this grant `id`, to page")
-		asJSON := fs.Bool("json", false, `print the page as JSON, {"grants": […], "next_after": …} as GET /api/grants answers it, instead of a table`)
-		return func(ctx context.Context, args []string) error {
+		parse := func(args []string) (*schedule.ListGrantsParams, error) {
 			if err := noArgs(args); err != nil {
-				return err
+				return nil, err
 			}
 			if err := checkLimit(*limit); err != nil {
-				return err
+				return nil, err
 			}
-			var afterID *uuid.UUID
+			params := &schedule.ListGrantsParams{Subject: *subject, Revoked: *revoked, Limit: *limit}
 			if *after != "" {
 				id, err := parseGrantArg("--after", *after)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				afterID = &id
+				params.After = &id
 			}
-			sc, closeClient, err := dbFlags.scheduleClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeClient()
-			grants, err := sc.ListGrants(ctx, &schedule.ListGrantsParams{Subject: *subject, Revoked: *revoked, After: afterID, Limit: *limit})
+			return params, nil
+		}
+		spec := dbSpec{json: `print the page as JSON, {"grants": […], "next_after": …} as GET /api/grants answers it, instead of a table`, schedules: true}
+		return dbCommand(fs, env, spec, parse, func(ctx context.Context, c *commandRun, params *schedule.ListGrantsParams) error {
+			grants, err := c.sc.ListGrants(ctx, params)
 			if err != nil {
 				return grantError(err, uuid.Nil)
 			}
-			if *asJSON {
+			if c.asJSON {
 				return printJSON(env.Stdout, wire.GrantPage(grants, *limit))
 			}
 			if len(grants) == 0 {
@@ -140,7 +132,7 @@ func newGrantListCommand(env *Env) *cobra.Command {
 				fmt.Fprintf(env.Stderr, "note: there may be more grants; see them with --after %s\n", grants[len(grants)-1].ID)
 			}
 			return nil
-		}
+		})
 	})
 }
 
@@ -150,27 +142,17 @@ func newGrantGetCommand(env *Env) *cobra.Command {
 		Short:   "Print a grant, and the schedules that run under it",
 		Example: `tributary grant get 01a1ffb2-3fa1-781c-b9a9-3cd3e9d01250`,
 	}, func(fs *pflag.FlagSet, env *Env) Action {
-		dbFlags := addDatabaseFlags(fs, env)
-		asJSON := fs.Bool("json", false, "print the grant and its schedules' ids as JSON")
-		return func(ctx context.Context, args []string) error {
-			id, err := grantArg("get", args)
-			if err != nil {
-				return err
-			}
-			sc, closeClient, err := dbFlags.scheduleClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeClient()
-			g, err := sc.GetGrant(ctx, id)
+		parse := func(args []string) (uuid.UUID, error) { return grantArg("get", args) }
+		return dbCommand(fs, env, dbSpec{json: "print the grant and its schedules' ids as JSON", schedules: true}, parse, func(ctx context.Context, c *commandRun, id uuid.UUID) error {
+			g, err := c.sc.GetGrant(ctx, id)
 			if err != nil {
 				return grantError(err, id)
 			}
-			schedules, err := sc.GrantSchedules(ctx, id, maxListLimit)
+			schedules, err := c.sc.GrantSchedules(ctx, id, maxListLimit)
 			if err != nil {
 				return grantError(err, id)
 			}
-			if *asJSON {
+			if c.asJSON {
 				return printJSON(env.Stdout, wire.NewGrantDetail(g, schedules))
 			}
 			now := time.Now()
@@ -197,7 +179,7 @@ func newGrantGetCommand(env *Env) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, oneLine(s.Name), s.Workflow, next, orDash(note))
 			}
 			return tw.Flush()
-		}
+		})
 	})
 }
 
@@ -207,30 +189,20 @@ func newGrantRevokeCommand(env *Env) *cobra.Command {
 		Short:   "Revoke a grant: from the next slot on, the schedules under it record their slots as skipped",
 		Example: `tributary grant revoke 01a1ffb2-3fa1-781c-b9a9-3cd3e9d01250 --reason "user left"`,
 	}, func(fs *pflag.FlagSet, env *Env) Action {
-		dbFlags := addDatabaseFlags(fs, env)
 		reason := fs.String("reason", "", "why, kept for the ledger")
-		asJSON := fs.Bool("json", false, "print the grant as JSON")
-		return func(ctx context.Context, args []string) error {
-			id, err := grantArg("revoke", args)
-			if err != nil {
-				return err
-			}
-			sc, closeClient, err := dbFlags.scheduleClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeClient()
-			g, err := sc.RevokeGrant(ctx, id, *reason)
+		parse := func(args []string) (uuid.UUID, error) { return grantArg("revoke", args) }
+		return dbCommand(fs, env, dbSpec{json: "print the grant as JSON", schedules: true}, parse, func(ctx context.Context, c *commandRun, id uuid.UUID) error {
+			g, err := c.sc.RevokeGrant(ctx, id, *reason)
 			if err != nil {
 				return grantError(err, id)
 			}
-			if *asJSON {
+			if c.asJSON {
 				return printJSON(env.Stdout, wire.NewGrant(g))
 			}
 			_, err = fmt.Fprintf(env.Stdout, "revoked grant %s (%s) at %s; the schedules under it skip their slots from the next one\n",
 				g.ID, g.Subject, g.RevokedAt.UTC().Format(time.RFC3339))
 			return err
-		}
+		})
 	})
 }
 

@@ -25,15 +25,9 @@ const (
 	zonedLayout = time.DateTime + " MST"
 )
 
-// scheduleClient connects to the database and returns a schedule client
-// bound to an insert-only workflow client, and the function that closes it.
-func (f *databaseFlags) scheduleClient(ctx context.Context) (*schedule.Client, func(), error) {
-	sc, _, closeClient, err := f.scheduleClients(ctx)
-	return sc, closeClient, err
-}
-
-// scheduleClients is scheduleClient that also returns the workflow client
-// the schedule client is bound to, to read runs.
+// scheduleClients connects to the database and returns a schedule client,
+// the insert-only workflow client it is bound to (to read runs), and the
+// function that closes them.
 func (f *databaseFlags) scheduleClients(ctx context.Context) (*schedule.Client, *workflow.Client, func(), error) {
 	pool, schema, err := f.pool(ctx)
 	if err != nil {
