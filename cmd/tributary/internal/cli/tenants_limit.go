@@ -49,32 +49,39 @@ func newTenantsLimitClearCommand(env *Env) *cobra.Command {
 	}, setupTenantsLimitClear)
 }
 
+// tenantLimit is what `tenants limit set` and `clear` are asked: a workflow
+// type's tenant and its own limit, 0 to clear it.
+type tenantLimit struct {
+	typ, tenant string
+	n           int
+}
+
 func setupTenantsLimitSet(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (tenantLimit, error) {
 		if err := tenantLimitArgs("set", args, "type", "tenant", "n"); err != nil {
-			return err
+			return tenantLimit{}, err
 		}
 		n, err := strconv.Atoi(args[2])
 		switch {
 		case err != nil || n < 0:
-			return withHint(usageErrorf("<n> %q is not a number of runs", args[2]), "pass 1 or more, such as 'tributary tenants limit set "+args[0]+" "+args[1]+" 5'")
+			return tenantLimit{}, withHint(usageErrorf("<n> %q is not a number of runs", args[2]), "pass 1 or more, such as 'tributary tenants limit set "+args[0]+" "+args[1]+" 5'")
 		case n == 0:
-			return withHint(usageErrorf("<n> is 0, which would let no run of the tenant work"),
+			return tenantLimit{}, withHint(usageErrorf("<n> is 0, which would let no run of the tenant work"),
 				fmt.Sprintf("pass 1 or more; to remove the tenant's own limit run 'tributary tenants limit clear %s %s'", args[0], args[1]))
 		}
-		return changeTenantLimit(ctx, env, dbFlags, args[0], args[1], n)
+		return tenantLimit{args[0], args[1], n}, nil
 	}
+	return dbCommand(fs, env, dbSpec{}, parse, changeTenantLimit)
 }
 
 func setupTenantsLimitClear(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (tenantLimit, error) {
 		if err := tenantLimitArgs("clear", args, "type", "tenant"); err != nil {
-			return err
+			return tenantLimit{}, err
 		}
-		return changeTenantLimit(ctx, env, dbFlags, args[0], args[1], 0)
+		return tenantLimit{typ: args[0], tenant: args[1]}, nil
 	}
+	return dbCommand(fs, env, dbSpec{}, parse, changeTenantLimit)
 }
 
 // tenantLimitArgs checks the arguments of `tenants limit <cmd>`.
@@ -116,14 +123,10 @@ func checkTenantArg(tenant string) error {
 	return err
 }
 
-// changeTenantLimit sets typ's tenant's own limit to n, or clears it for
+// changeTenantLimit sets l's tenant's own limit to l.n, or clears it for
 // 0, and prints what changed.
-func changeTenantLimit(ctx context.Context, env *Env, dbFlags *databaseFlags, typ, tenant string, n int) error {
-	client, closePool, err := dbFlags.workflowClient(ctx)
-	if err != nil {
-		return err
-	}
-	defer closePool()
+func changeTenantLimit(ctx context.Context, c *commandRun, l tenantLimit) error {
+	client, typ, tenant, n := c.wf, l.typ, l.tenant, l.n
 
 	before, err := findTenant(ctx, client, typ, tenant)
 	if err != nil {
@@ -140,7 +143,7 @@ func changeTenantLimit(ctx context.Context, env *Env, dbFlags *databaseFlags, ty
 	if err != nil {
 		return workflowError(err, uuid.Nil)
 	}
-	_, err = fmt.Fprintln(env.Stdout, tenantLimitChange(typ, tenant, n, before, after))
+	_, err = fmt.Fprintln(c.env.Stdout, tenantLimitChange(typ, tenant, n, before, after))
 	return err
 }
 

@@ -51,47 +51,50 @@ func newTenantsRateClearCommand(env *Env) *cobra.Command {
 	}, setupTenantsRateClear)
 }
 
+// tenantRate is what `tenants rate set` and `clear` are asked: a workflow
+// type's tenant and its own rate, the zero Rate to clear it.
+type tenantRate struct {
+	typ, tenant string
+	rate        workflow.Rate
+}
+
 func setupTenantsRateSet(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (tenantRate, error) {
 		if err := tenantArgs("rate set", args, "type", "tenant", "n", "per"); err != nil {
-			return err
+			return tenantRate{}, err
 		}
 		example := fmt.Sprintf("'tributary tenants rate set %s %s 100 1m'", args[0], args[1])
 		n, err := strconv.Atoi(args[2])
 		switch {
 		case err != nil || n < 0:
-			return withHint(usageErrorf("<n> %q is not a number of attempts", args[2]), "pass 1 or more, such as "+example)
+			return tenantRate{}, withHint(usageErrorf("<n> %q is not a number of attempts", args[2]), "pass 1 or more, such as "+example)
 		case n == 0:
-			return withHint(usageErrorf("<n> is 0, which would let no attempt of the tenant start"),
+			return tenantRate{}, withHint(usageErrorf("<n> is 0, which would let no attempt of the tenant start"),
 				fmt.Sprintf("pass 1 or more; to remove the tenant's own rate run 'tributary tenants rate clear %s %s'", args[0], args[1]))
 		}
 		per, err := time.ParseDuration(args[3])
 		if err != nil || per <= 0 {
-			return withHint(usageErrorf("<per> %q is not a period", args[3]), "pass a Go duration such as 1s, 1m or 1h: "+example)
+			return tenantRate{}, withHint(usageErrorf("<per> %q is not a period", args[3]), "pass a Go duration such as 1s, 1m or 1h: "+example)
 		}
-		return changeTenantRate(ctx, env, dbFlags, args[0], args[1], workflow.Rate{Limit: n, Per: per})
+		return tenantRate{args[0], args[1], workflow.Rate{Limit: n, Per: per}}, nil
 	}
+	return dbCommand(fs, env, dbSpec{}, parse, changeTenantRate)
 }
 
 func setupTenantsRateClear(fs *pflag.FlagSet, env *Env) Action {
-	dbFlags := addDatabaseFlags(fs, env)
-	return func(ctx context.Context, args []string) error {
+	parse := func(args []string) (tenantRate, error) {
 		if err := tenantArgs("rate clear", args, "type", "tenant"); err != nil {
-			return err
+			return tenantRate{}, err
 		}
-		return changeTenantRate(ctx, env, dbFlags, args[0], args[1], workflow.Rate{})
+		return tenantRate{typ: args[0], tenant: args[1]}, nil
 	}
+	return dbCommand(fs, env, dbSpec{}, parse, changeTenantRate)
 }
 
-// changeTenantRate sets typ's tenant's own rate to rate, or clears it for
+// changeTenantRate sets r's tenant's own rate to r.rate, or clears it for
 // the zero Rate, and prints what changed.
-func changeTenantRate(ctx context.Context, env *Env, dbFlags *databaseFlags, typ, tenant string, rate workflow.Rate) error {
-	client, closePool, err := dbFlags.workflowClient(ctx)
-	if err != nil {
-		return err
-	}
-	defer closePool()
+func changeTenantRate(ctx context.Context, c *commandRun, r tenantRate) error {
+	client, typ, tenant, rate := c.wf, r.typ, r.tenant, r.rate
 
 	before, err := findTenant(ctx, client, typ, tenant)
 	if err != nil {
@@ -115,7 +118,7 @@ func changeTenantRate(ctx context.Context, env *Env, dbFlags *databaseFlags, typ
 	if err != nil {
 		return workflowError(err, uuid.Nil)
 	}
-	_, err = fmt.Fprintln(env.Stdout, tenantRateChange(typ, tenant, rate, before, after))
+	_, err = fmt.Fprintln(c.env.Stdout, tenantRateChange(typ, tenant, rate, before, after))
 	return err
 }
 
