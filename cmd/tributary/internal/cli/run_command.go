@@ -15,7 +15,10 @@ import (
 // --json flags; the positional arguments, read before anything connects;
 // the clients, opened for the command and closed after it. A command file
 // keeps only what is its own: its other flags, how it reads its arguments
-// and what it does with them.
+// and what it does with them. The commands that need the pool itself
+// connect on their own: migrate (before the tables exist), serve (a client
+// that works jobs, once the schema is checked) and demo (a throw-away
+// Postgres, which it migrates).
 
 // commandRun is what a command's run is given.
 type commandRun struct {
