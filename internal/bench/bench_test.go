@@ -84,11 +84,14 @@ func TestRun(t *testing.T) {
 	}
 	require.InDelta(t, res.Cases[1].Mean/res.Cases[0].Mean, res.Ratios[0].Value, 1e-9)
 
-	// A progress line per case and round, in order.
+	// A progress line per case and round, in order, the second round in
+	// reverse.
 	lines := strings.Split(strings.TrimSuffix(progress.String(), "\n"), "\n")
 	require.Len(t, lines, 4*rounds, progress.String())
 	require.Regexp(t, `^round 1/2, River jobs, 0 steps: 200 items… [0-9,]+/s$`, lines[0])
-	require.Regexp(t, `^round 2/2, Workflow runs, 3 steps: 200 items… [0-9,]+/s$`, lines[7])
+	require.Regexp(t, `^round 1/2, Workflow runs, 3 steps: 200 items… [0-9,]+/s$`, lines[3])
+	require.Regexp(t, `^round 2/2, Workflow runs, 3 steps: 200 items… [0-9,]+/s$`, lines[4])
+	require.Regexp(t, `^round 2/2, River jobs, 0 steps: 200 items… [0-9,]+/s$`, lines[7])
 }
 
 // TestRunKeyed: Keyed adds the four keyed cases after the four, every run

@@ -29,7 +29,7 @@ func newBenchCommand(env *Env) *cobra.Command {
 			magnifies: keep the default or more for figures worth comparing. It then prints items per
 			second for each case and two ratios: workflow 0 steps / River, and workflow 3 steps / River
 			with 3 checkpoints. With --rounds above 1 the four cases run that many times interleaved,
-			and each case shows its mean and its min–max. --keyed adds four cases after them: the two
+			every other round in reverse order, and each case shows its mean and its min–max. --keyed adds four cases after them: the two
 			workflow cases with a tenant on every run, all of one tenant with no limit, then spread over
 			1,000 tenants under a tenant limit that none reaches, and their ratios to the same workflows
 			without a tenant. --starts adds the four cases again with their items inserted or started
