@@ -250,7 +250,8 @@ type Client struct {
 	types              map[string]*registration
 	waiter             *wfruntime.Waiter
 	waker              *wfruntime.Waker
-	registry           *registry // nil unless the client works runs
+	repairer           *wfruntime.Repairer // RepairRuns and the announced repairs
+	registry           *registry           // nil unless the client works runs
 	batch              *batchers
 	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 	startGroups        startGroups                  // Start and StartByName written together (start_group.go)
@@ -436,10 +437,11 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	c.river = rc
 	c.batch = newBatchers(c)
 	c.waiter = wfruntime.NewWaiter(pool, logger)
+	c.repairer = newRepairer(c)
 	c.waker = wfruntime.NewWaker(wfruntime.WakerConfig{
 		Logger: logger, Pool: pool, Queries: db, Jobs: c.jobs, Schema: config.Schema,
 		Now: c.now, RealClock: dbc != nil, Works: c.works,
-		MakeAvailableTx: c.makeAvailableTx, RepairRunsOf: c.repairRunsOf, IgnoreRepairs: c.testIgnoreRepairs.Load,
+		MakeAvailableTx: c.makeAvailableTx, RepairRunsOf: c.repairer.RepairOf, IgnoreRepairs: c.testIgnoreRepairs.Load,
 	})
 	if c.works {
 		c.registry = newRegistry(c, c.riverQueues)

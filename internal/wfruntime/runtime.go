@@ -7,9 +7,10 @@
 // (Batcher), the LISTEN connections of the waker and of Result waits
 // (Listener), the Result waits themselves (Waiter), the notice of plain
 // River clients that fail workflow jobs (ForeignFetches), the batched
-// deletes of the retention (DeleteExpiredRuns), and the exact timers that
+// deletes of the retention (DeleteExpiredRuns), the exact timers that
 // wake jobs, with the listener of the wake-ups and repairs other clients
-// announce (Waker).
+// announce (Waker), and the repair of runs whose River job ended outside
+// Tributary (Repairer).
 //
 // The door serves package schedule, the dashboard and API (riverui), the
 // OpenTelemetry gauges (tributaryotel), the test kit (tributarytest) and
