@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/riverqueue/river"
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/wfruntime"
@@ -38,7 +37,7 @@ const (
 	// completion batches. Memos and attempt starts hold up a running
 	// workflow, so they go as soon as their connection is free. A
 	// completion holds up only Result waiters (the worker's River slot is
-	// already free, see pilot.go), so under load completions wait up to this
+	// already free, see wfruntime.Completer), so under load completions wait up to this
 	// long to share a statement: a statement that writes river_job costs the
 	// server a fixed amount (River's CHECK constraints and five indexes to
 	// set up), which 3-step benchmark runs paid every 5 or 6 runs without a
@@ -47,13 +46,13 @@ const (
 
 	// batchPoolConns is the size of the client's own pool for batched
 	// writes: one connection per batcher flow, and one for River's
-	// completer when it completes runs (see pilot.go).
+	// completer when it completes runs (see wfruntime.Completer).
 	batchPoolConns = beginFlows + memoFlows + completeFlows + 1
 )
 
 type batchers struct {
 	begins    *wfruntime.Batcher[uuid.UUID, *attemptState]
-	completes *wfruntime.Batcher[completeReq, struct{}]
+	completes *wfruntime.Batcher[wfruntime.Completion, struct{}]
 	memos     *wfruntime.Batcher[memoReq, struct{}]
 }
 
@@ -171,63 +170,42 @@ func (r *memoReq) row() *engine.Memo {
 	}
 }
 
+// memoRows are the step records reqs store.
+func memoRows(reqs []memoReq) []*engine.Memo {
+	if len(reqs) == 0 {
+		return nil
+	}
+	rows := make([]*engine.Memo, len(reqs))
+	for i := range reqs {
+		rows[i] = reqs[i].row()
+	}
+	return rows
+}
+
 // uniqueViolation is Postgres's SQLSTATE for a duplicate key.
 const uniqueViolation = "23505"
 
-// deadlockDetected is Postgres's SQLSTATE for a transaction it aborted to
-// break a deadlock.
-const deadlockDetected = "40P01"
-
-// retryDeadlock runs fn, and runs it again, up to twice more, while
-// Postgres aborts it to break a deadlock. The two writers of a run's
-// completion (see pilot.go) lock the same jobs in their own orders: the
-// engine's batch its jobs in one statement, River's completer its batch in
-// two (the runs pending completion, then the rest), so under a burst of
-// completions they can wait on each other in a cycle. Postgres aborts one
-// after deadlock_timeout; the other has committed by the time it is run
-// again, which then finds those jobs completed and leaves them.
-func retryDeadlock(fn func() error) error {
-	err := fn()
-	for range 2 {
-		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != deadlockDetected {
-			return err
-		}
-		err = fn()
-	}
-	return err
-}
-
-// completeReq completes a run with its output, and its River job.
-type completeReq struct {
-	attempt   int
-	hasParent bool
-	job       *river.Job[runArgs]
-	memos     []memoReq // step memos stored with the completion (see Step)
-	output    []byte
-	startedAt *time.Time
-}
-
 // flushCompletes completes runs and their River jobs atomically (see
 // completeRuns), in one transaction shared by the runs completing at the
-// same moment. A run whose attempt did not wait for it (see pilot.go) is
+// same moment. A run whose attempt did not wait for it (see wfruntime.Completer) is
 // forgotten once its batch commits durably; when the batch fails, River's
 // completer completes it instead. With AsyncCompletion, a batch of such runs
 // commits without waiting for the WAL flush, and they stay pending until
 // River's completer has made sure the completion is durable; a batch holding
 // a completion its worker waits for (not pending) commits synchronously.
-func (c *Client) flushCompletes(ctx context.Context, items []*wfruntime.BatchItem[completeReq, struct{}]) error {
+func (c *Client) flushCompletes(ctx context.Context, items []*wfruntime.BatchItem[wfruntime.Completion, struct{}]) error {
 	if c.testFailCompletions.Load() {
 		return errors.New("completion batch failed by the test")
 	}
-	reqs := make([]completeReq, len(items))
+	reqs := make([]wfruntime.Completion, len(items))
 	hasParent := false
 	for i, item := range items {
 		reqs[i] = item.Req
-		hasParent = hasParent || item.Req.hasParent
+		hasParent = hasParent || item.Req.HasParent
 	}
-	async := c.asyncCompletion && c.pending.holdAll(reqs)
+	async := c.asyncCompletion && c.pending.HoldAll(reqs)
 	var completed, finished map[int64]bool
-	err := retryDeadlock(func() error {
+	err := wfruntime.RetryDeadlock(func() error {
 		if hasParent {
 			return pgx.BeginFunc(ctx, c.writePool(), func(tx pgx.Tx) error {
 				var err error
@@ -242,14 +220,14 @@ func (c *Client) flushCompletes(ctx context.Context, items []*wfruntime.BatchIte
 	if err != nil {
 		if len(items) == 1 { // the batcher has already tried it alone
 			c.logger.WarnContext(ctx, "tributary: Failed to complete a run; River's completer will complete it with its job",
-				slog.String("run_id", reqs[0].job.Args.RunID.String()), slog.String("err", err.Error()))
+				slog.String("run_id", reqs[0].RunID.String()), slog.String("err", err.Error()))
 		}
 		return err
 	}
 	c.reportCompleted(ctx, reqs, finished)
-	var committed, ended []completeReq
+	var committed, ended []wfruntime.Completion
 	for _, item := range items {
-		if completed[item.Req.job.ID] {
+		if completed[item.Req.JobID] {
 			committed = append(committed, item.Req)
 		} else {
 			item.Err = engine.ErrJobNotRunning // rescued or cancelled meanwhile: leave the run be
@@ -257,25 +235,25 @@ func (c *Client) flushCompletes(ctx context.Context, items []*wfruntime.BatchIte
 		}
 	}
 	if !async {
-		c.pending.done(reqs)
+		c.pending.Done(reqs)
 		return nil
 	}
 	// Committed, visible, not yet durable: River's completer forgets these
-	// once they are (see pilot.go). The WAL position read now lies past the
+	// once they are (see wfruntime.Completer). The WAL position read now lies past the
 	// commit; an error leaves it unknown, and River's completer flushes.
 	lsn, err := c.db.WALInsertLSN(ctx, c.writePool())
 	if err != nil {
 		lsn = 0 // unknown
 	}
-	c.pending.committed(committed, lsn)
-	c.pending.done(ended)
+	c.pending.Committed(committed, lsn)
+	c.pending.Done(ended)
 	return nil
 }
 
 // completeRunsTx completes runs and their River jobs (see completeRuns) and
 // wakes the parents of child runs it completes, in tx. It returns the jobs it
 // completed, and those of the runs it completed (see completeRuns).
-func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeReq, async bool) (completed, finished map[int64]bool, err error) {
+func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []wfruntime.Completion, async bool) (completed, finished map[int64]bool, err error) {
 	completed, finished, parents, err := c.completeRuns(ctx, tx, reqs, async)
 	if err != nil {
 		return nil, nil, err
@@ -290,13 +268,13 @@ func (c *Client) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []completeR
 
 // reportCompleted reports to HookRunFinished the runs of reqs whose jobs
 // are in finished, once their completion has committed.
-func (c *Client) reportCompleted(ctx context.Context, reqs []completeReq, finished map[int64]bool) {
+func (c *Client) reportCompleted(ctx context.Context, reqs []wfruntime.Completion, finished map[int64]bool) {
 	if len(finished) == 0 {
 		return
 	}
 	for _, req := range reqs {
-		if finished[req.job.ID] {
-			c.mw.runFinished(ctx, req.job.Args.RunID, req.job.Args.Workflow, StatusCompleted)
+		if finished[req.JobID] {
+			c.mw.runFinished(ctx, req.RunID, req.Type, StatusCompleted)
 		}
 	}
 }
@@ -305,7 +283,7 @@ func (c *Client) reportCompleted(ctx context.Context, reqs []completeReq, finish
 // (engine.Queries.CompleteRuns, which says what it writes and locks), with
 // the memos those runs' attempts left unsaved (see Step), and NOTIFYs
 // Result waiters. With async, it turns synchronous_commit off for its
-// transaction (see Config.AsyncCompletion and pilot.go). It returns the jobs
+// transaction (see Config.AsyncCompletion and wfruntime.Completer). It returns the jobs
 // it completed and the parents of the child runs among them, which the
 // caller must wake in the same transaction, and, when HookRunFinished is
 // installed, the jobs of the runs it completed (finished; a job completed
@@ -316,8 +294,8 @@ func (c *Client) reportCompleted(ctx context.Context, reqs []completeReq, finish
 // primary-key scan locks them in that order anyway, and the runs then
 // follow it too, so that two batches holding the same runs lock them in
 // the same order and do not deadlock.
-func (c *Client) completeRuns(ctx context.Context, db engine.DBTX, reqs []completeReq, async bool) (completed, finished map[int64]bool, parents []uuid.UUID, err error) {
-	slices.SortFunc(reqs, func(a, b completeReq) int { return cmp.Compare(a.job.ID, b.job.ID) })
+func (c *Client) completeRuns(ctx context.Context, db engine.DBTX, reqs []wfruntime.Completion, async bool) (completed, finished map[int64]bool, parents []uuid.UUID, err error) {
+	slices.SortFunc(reqs, func(a, b wfruntime.Completion) int { return cmp.Compare(a.JobID, b.JobID) })
 	n := len(reqs)
 	var (
 		jobIDs     = make([]int64, 0, n)
@@ -327,16 +305,16 @@ func (c *Client) completeRuns(ctx context.Context, db engine.DBTX, reqs []comple
 		startedAts = make([]*time.Time, 0, n)
 	)
 	for _, r := range reqs {
-		jobIDs = append(jobIDs, r.job.ID)
-		runIDs = append(runIDs, r.job.Args.RunID)
-		outputs = append(outputs, string(r.output))
-		attempts = append(attempts, int32(r.attempt)) //nolint:gosec // attempts are small
-		startedAts = append(startedAts, r.startedAt)
+		jobIDs = append(jobIDs, r.JobID)
+		runIDs = append(runIDs, r.RunID)
+		outputs = append(outputs, string(r.Output))
+		attempts = append(attempts, int32(r.Attempt)) //nolint:gosec // attempts are small
+		startedAts = append(startedAts, r.StartedAt)
 	}
 	p := &engine.CompleteRunsParams{JobIDs: jobIDs, RunIDs: runIDs, Outputs: outputs, Attempts: attempts, StartedAts: startedAts, Async: async, Now: c.sqlNow()}
 	for _, r := range reqs {
-		for i := range r.memos {
-			p.Memos.Add(r.memos[i].row())
+		for _, m := range r.Memos {
+			p.Memos.Add(m)
 		}
 	}
 	rows, err := c.db.CompleteRuns(ctx, db, p)

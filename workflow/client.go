@@ -255,7 +255,7 @@ type Client struct {
 	batch              *batchers
 	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 	startGroups        startGroups                  // Start and StartByName written together (start_group.go)
-	pending            pendingCompletions           // runs completing without their worker waiting; see pilot.go
+	pending            wfruntime.Pending            // runs completing without their worker waiting; see wfruntime.Completer
 	mocks              stepMocks                    // steps a test replaced (package tributarytest)
 	foreign            wfruntime.ForeignFetches     // plain River clients that failed workflow jobs
 
@@ -382,7 +382,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	}
 	c.door = wfruntime.NewDoor((*hooks)(c))
 	c.jobs = engine.NewJobs(db).WithClock(clockTime{c})
-	c.pending.limit = maxPendingCompletions
+	c.pending.Limit = maxPendingCompletions
 	for _, def := range config.Workflows {
 		if def == nil {
 			return nil, &ValidationError{Field: "Config.Workflows", Problem: "contains a nil definition"}
@@ -418,7 +418,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	c.leaderElection = !riverConfig.LeaderElectionDisabled
 	c.riverQueues = slices.Collect(maps.Keys(riverConfig.Queues))
 
-	driver := engine.NewDriver(pool, completer{c})
+	driver := engine.NewDriver(pool, newCompleter(c))
 	if rates := c.kindTenantRates(); len(rates) > 0 {
 		driver.SetTenantRates(rates)
 	}
@@ -529,7 +529,7 @@ func (c *Client) Stop(ctx context.Context) error {
 		}
 		c.waker.Stop()
 		c.batch.stop()
-		c.pending.clear() // what is left stays running until River rescues it
+		c.pending.Clear() // what is left stays running until River rescues it
 		if bp := c.batchPool.Swap(nil); bp != nil {
 			bp.Close()
 		}

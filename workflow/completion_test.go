@@ -14,6 +14,7 @@ import (
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // TestAsyncCompletion runs a parent and its children with completions
@@ -73,7 +74,7 @@ func TestCompletionByRiverCompleter(t *testing.T) {
 
 	c := completeParents(t, "pilot_parent", 5, func(c *Client) { c.testFailCompletions.Store(true) })
 	waitCond(t, "the pilot to forget the completions it committed", nil, func(context.Context) (bool, error) {
-		return c.pending.len() == 0, nil
+		return c.pending.Len() == 0, nil
 	})
 }
 
@@ -83,8 +84,8 @@ func TestCompletionByRiverCompleter(t *testing.T) {
 func TestCompletionWaitedFor(t *testing.T) {
 	t.Parallel()
 
-	c := completeParents(t, "waited_parent", 2, func(c *Client) { c.pending.limit = 0 })
-	require.Zero(t, c.pending.len())
+	c := completeParents(t, "waited_parent", 2, func(c *Client) { c.pending.Limit = 0 })
+	require.Zero(t, c.pending.Len())
 }
 
 // completeParents starts a client working a parent workflow (named name)
@@ -136,7 +137,7 @@ func TestAsyncCompletionRestoredAfterLoss(t *testing.T) {
 	config := testConfig(t, db, def)
 	config.AsyncCompletion = true
 	restored := &atomic.Int64{}
-	config.Logger = slog.New(&countingHandler{Handler: config.Logger.Handler(), msg: restoredCompletionsMsg, n: restored})
+	config.Logger = slog.New(&countingHandler{Handler: config.Logger.Handler(), msg: wfruntime.RestoredCompletionsMsg, n: restored})
 	c, err := NewClient(db.Pool, config)
 	require.NoError(t, err)
 	c.testFailPilot.Store(true) // River's completer cannot finish the job while the test plays the crash
@@ -148,7 +149,7 @@ func TestAsyncCompletionRestoredAfterLoss(t *testing.T) {
 	require.NoError(t, err)
 	out, err := h.Result(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 1, c.pending.len(), "the run stays pending until its completion is durable")
+	require.Equal(t, 1, c.pending.Len(), "the run stays pending until its completion is durable")
 
 	// The crash takes the completion back.
 	run := completedAgain(t, c, db, h, StatusPending)
@@ -162,7 +163,7 @@ func TestAsyncCompletionRestoredAfterLoss(t *testing.T) {
 	waitCond(t, "River's completer to log the completion it restored", nil, func(context.Context) (bool, error) {
 		return restored.Load() == 1, nil
 	})
-	require.Zero(t, c.pending.len())
+	require.Zero(t, c.pending.Len())
 }
 
 // completedAgain plays the loss of run h's completion (the run back to
@@ -203,7 +204,7 @@ func TestSyncCompletionLostToFailover(t *testing.T) {
 	db := testdb.New(t)
 	config := testConfig(t, db, def)
 	lost := &atomic.Int64{}
-	config.Logger = slog.New(&countingHandler{Handler: config.Logger.Handler(), msg: lostCompletionsMsg, n: lost})
+	config.Logger = slog.New(&countingHandler{Handler: config.Logger.Handler(), msg: wfruntime.LostCompletionsMsg, n: lost})
 	c, err := NewClient(db.Pool, config)
 	require.NoError(t, err)
 	c.testFailPilot.Store(true) // River's completer holds the job while the test plays the failover
@@ -217,7 +218,7 @@ func TestSyncCompletionLostToFailover(t *testing.T) {
 	require.NoError(t, err)
 	// A synchronous completion is forgotten once committed: by the batch
 	// that committed it, just after the commit that Result may see first.
-	for c.pending.len() > 0 {
+	for c.pending.Len() > 0 {
 		select {
 		case <-ctx.Done():
 			t.Fatal("the committed completion was not forgotten before the deadline")

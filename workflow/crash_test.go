@@ -197,7 +197,7 @@ func TestCrashReplay(t *testing.T) {
 
 // TestCrashBeforeCompletionCommits kills a worker whose attempt has ended
 // (River's completer has the job) but whose run's completion has not
-// committed: the worker's River slot is free by then (see pilot.go), and
+// committed: the worker's River slot is free by then (see wfruntime.Completer), and
 // the run must still finish, replayed from its memos.
 func TestCrashBeforeCompletionCommits(t *testing.T) {
 	t.Parallel()

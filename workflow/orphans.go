@@ -117,7 +117,7 @@ func (w *serverWatch) orphansDue(at time.Time) bool {
 // fetched before the server changed at changedAt.
 func (r *registry) rescueOrphans(ctx context.Context, changedAt time.Time) error {
 	c := r.c
-	keep := append(c.held.list(), c.pending.jobIDs()...)
+	keep := append(c.held.list(), c.pending.JobIDs()...)
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		rescued, err := c.jobs.RescueOrphansTx(ctx, tx, c.river.ID(), tributaryKinds, keep, changedAt)
 		if err != nil {

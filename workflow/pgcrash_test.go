@@ -25,6 +25,8 @@ import (
 
 	"github.com/tributary-go/tributary/internal/pgcluster"
 	"github.com/tributary-go/tributary/migrations"
+
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 const (
@@ -119,7 +121,7 @@ func testPostgresCrash(t *testing.T, cluster *pgcluster.Cluster, tc pgCrashCase)
 	restored := &atomic.Int64{}
 	c, err := NewClient(pool, &Config{
 		AsyncCompletion: tc.async,
-		Logger:          slog.New(&countingHandler{Handler: slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}), msg: restoredCompletionsMsg, n: restored}),
+		Logger:          slog.New(&countingHandler{Handler: slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}), msg: wfruntime.RestoredCompletionsMsg, n: restored}),
 		River: &river.Config{
 			Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
 			RetryPolicy: fastRetry{},
@@ -129,7 +131,7 @@ func testPostgresCrash(t *testing.T, cluster *pgcluster.Cluster, tc pgCrashCase)
 	})
 	require.NoError(t, err)
 	if tc.workersWait {
-		c.pending.limit = 0
+		c.pending.Limit = 0
 	}
 	require.NoError(t, c.Start(context.Background()))
 	t.Cleanup(func() {
@@ -158,7 +160,7 @@ func testPostgresCrash(t *testing.T, cluster *pgcluster.Cluster, tc pgCrashCase)
 
 		if tc.afterPilot {
 			waitCond(t, "River's completer to forget every run", nil, func(context.Context) (bool, error) {
-				return c.pending.len() == 0, nil
+				return c.pending.Len() == 0, nil
 			})
 		}
 		restoredBefore := restored.Load()

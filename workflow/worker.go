@@ -16,6 +16,7 @@ import (
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/runmeta"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // worker is the River worker of one workflow type: each River job it works is
@@ -223,12 +224,15 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 // shared with other runs completing at the same moment, and stores the
 // memos of the steps that returned since the last step boundary in it. It does not wait
 // for that transaction: the attempt ends, and its River slot is free for the
-// next job, while the completion is queued (see pilot.go for why that keeps
+// next job, while the completion is queued (see wfruntime.Completer for why that keeps
 // the run and its job atomic). It waits only when too many completions are
 // pending already.
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
-	req := completeReq{attempt: wctx.info.Attempt, hasParent: wctx.info.ParentID != nil, job: job, memos: wctx.memosToComplete(), output: output, startedAt: wctx.attemptedAt()}
-	if w.c.pending.add(req) {
+	req := wfruntime.Completion{
+		JobID: job.ID, RunID: job.Args.RunID, Type: job.Args.Workflow, Attempt: wctx.info.Attempt, HasParent: wctx.info.ParentID != nil,
+		Memos: memoRows(wctx.memosToComplete()), Output: output, StartedAt: wctx.attemptedAt(),
+	}
+	if w.c.pending.Add(req) {
 		w.c.batch.completes.Send(req)
 		return nil
 	}

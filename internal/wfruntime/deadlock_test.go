@@ -1,4 +1,4 @@
-package workflow
+package wfruntime
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func TestRetryDeadlock(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			calls := 0
-			err := retryDeadlock(func() error {
+			err := RetryDeadlock(func() error {
 				calls++
 				return tc.errs[calls-1]
 			})

@@ -1,0 +1,460 @@
+package wfruntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tributary-go/tributary/internal/engine"
+)
+
+// A worker frees its River slot as soon as the workflow function returns,
+// as a raw River job does, instead of holding it until the run's completion
+// commits. The run and its job still complete in one transaction, by
+// whichever of two writers gets there first:
+//
+//   - The engine's completion batcher (workflow's flushCompletes), queued the moment
+//     the attempt ends. It is the usual writer, and it keeps Result prompt:
+//     it writes at once after a quiet spell and within completionSpacing
+//     under load, where River's completer waits up to 250 ms to gather a
+//     batch.
+//   - River's own completer, which completes the job after Work returns.
+//     Its batches go through River's pilot, which the engine's driver
+//     (internal/engine.Driver) routes to completer.CompleteWithRiver: for a
+//     job whose run is still pending completion, it completes the run in
+//     the same transaction. So River can never complete a workflow job without
+//     its run, even when its completer runs first.
+//
+// Both writers take the job's row lock and only complete a job that is
+// still running, so the second to commit finds nothing left to do. If the
+// process dies before either commits, the job is still running: River
+// rescues it and the run replays from its memos, as after any crash.
+//
+// With workflow.Config.AsyncCompletion the batch commits without waiting for its WAL
+// to reach the disk: its completion is visible (Result returns it) before
+// it is durable, and a crash of Postgres in between takes it back, the job
+// running again. River's completer holds the job until its own write
+// succeeds, retrying through the outage; had the batch forgotten the run,
+// it would then complete the job without it (and RepairRuns fail the run).
+// So with AsyncCompletion a run stays pending until its completion is known
+// to be durable, and only the pilot forgets it, in a transaction that
+// commits synchronously (makeDurableTx):
+//
+//   - a run whose job reads running again (a crash lost its completion) is
+//     completed there, with the output and memos the batch had committed:
+//     Result's answer comes back, and no step runs again;
+//   - for a run whose completion it finds committed, the transaction makes
+//     sure that the completion is on disk before the run is forgotten:
+//     either the server's WAL is flushed past the batch's commit (a
+//     position read after that commit), or the transaction writes a WAL
+//     record of its own, so that its synchronous commit flushes the WAL up
+//     to its commit record, past the batch's. A crash between the batch's
+//     commit and this transaction cannot fool the comparison: a completion
+//     the crash lost reads running here and is written here, and one it
+//     kept is durable.
+//
+// What AsyncCompletion saves is then the flush in each completion batch:
+// River's completer, off every run's path, pays at most one flush per batch
+// of its own (every 250 ms, or per 100 jobs under load), and none when the
+// WAL writer or a synchronous commit (of a memo, say) has flushed the WAL
+// already. A completion that no pending entry covers (a worker waiting for
+// its own, past Pending.Limit) has no one to restore it, so a
+// batch holding one commits synchronously.
+//
+// The pilot is River's plugin point for exactly this (River Pro uses it to
+// keep its own writes atomic with River's). It is marked as River's
+// internal API, so only internal/engine touches it, and its conformance
+// tests, like package workflow's TestCompletionByRiverCompleter, fail if River stops
+// routing completions through it, and TestPostgresCrashKeepsCompletedRuns if River's completer
+// stops retrying a batch through an outage of the database.
+
+// Completion completes a run with its output, and its River job.
+type Completion struct {
+	JobID     int64
+	RunID     uuid.UUID
+	Type      string // the run's workflow type
+	Attempt   int
+	HasParent bool
+	// Memos are the step memos stored with the completion (workflow's
+	// Step).
+	Memos     []*engine.Memo
+	Output    []byte
+	StartedAt *time.Time
+}
+
+// RestoredCompletionsMsg is logged when River's completer completes runs
+// again whose asynchronous completion a crash of Postgres lost.
+const RestoredCompletionsMsg = "tributary: Completed runs again whose completion a Postgres crash lost (AsyncCompletion); their output is the one Result returned"
+
+// Pending holds the runs whose attempts have ended and whose completion is
+// not known to be durable, by River job id. An entry goes when its job's
+// fate is durably committed: by the engine's batch when it commits
+// synchronously or finds the job no longer running, by the pilot always.
+// One whose job River's completer gave up on (a non-retryable error) stays
+// until Stop, bounded by Limit, and the job, still running, is rescued by
+// River.
+type Pending struct {
+	// Limit bounds the runs whose attempts have ended but whose completion
+	// has not committed yet (with AsyncCompletion: is not durable yet).
+	// When it is reached, a worker waits for its own completion, which
+	// slows fetching down to what the database commits. Tests lower it.
+	Limit int
+
+	mu sync.Mutex
+	m  map[int64]*pendingCompletion
+}
+
+// pendingCompletion is a run pending completion.
+type pendingCompletion struct {
+	req Completion
+
+	// committed says the engine's batch committed the completion
+	// asynchronously: visible, perhaps not durable yet.
+	committed bool
+
+	// lsn is the server's WAL insert position read after that commit, past
+	// its commit record: the completion is on disk once the WAL is flushed
+	// that far. Zero when unknown.
+	lsn int64
+}
+
+// Add records req unless Limit completions are pending already.
+func (p *Pending) Add(req Completion) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.m) >= p.Limit {
+		return false
+	}
+	if p.m == nil {
+		p.m = make(map[int64]*pendingCompletion)
+	}
+	p.m[req.JobID] = &pendingCompletion{req: req}
+	return true
+}
+
+// HoldAll reports whether every one of reqs is pending.
+func (p *Pending) HoldAll(reqs []Completion) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, req := range reqs {
+		if _, ok := p.m[req.JobID]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// JobIDs are the jobs of the pending completions.
+func (p *Pending) JobIDs() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.AppendSeq(make([]int64, 0, len(p.m)), maps.Keys(p.m))
+}
+
+// of returns the pending completions of jobIDs, jobs River is about to mark
+// completed.
+func (p *Pending) of(jobIDs []int64) []Completion {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.m) == 0 {
+		return nil
+	}
+	var reqs []Completion
+	for _, id := range jobIDs {
+		if pc, ok := p.m[id]; ok {
+			reqs = append(reqs, pc.req)
+		}
+	}
+	return reqs
+}
+
+// Committed records that the engine's batch committed reqs asynchronously,
+// and the WAL position past that commit (0: unknown).
+func (p *Pending) Committed(reqs []Completion, lsn int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, req := range reqs {
+		if pc, ok := p.m[req.JobID]; ok {
+			pc.committed, pc.lsn = true, lsn
+		}
+	}
+}
+
+// flushedBy reports whether the completions of reqs that the engine's batch
+// committed are on disk once the server's WAL is flushed up to flushed. A
+// completion it has no WAL position for is not.
+func (p *Pending) flushedBy(reqs []Completion, flushed int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, req := range reqs {
+		if pc, ok := p.m[req.JobID]; ok && (pc.lsn == 0 || pc.lsn > flushed) {
+			return false
+		}
+	}
+	return true
+}
+
+// countCommitted counts the completions of reqs that the engine's batch
+// committed.
+func (p *Pending) countCommitted(reqs []Completion) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, req := range reqs {
+		if pc, ok := p.m[req.JobID]; ok && pc.committed {
+			n++
+		}
+	}
+	return n
+}
+
+// notCommitted returns those of reqs that the engine's batch did not
+// commit.
+func (p *Pending) notCommitted(reqs []Completion) []Completion {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Completion, 0, len(reqs))
+	for _, req := range reqs {
+		if pc, ok := p.m[req.JobID]; !ok || !pc.committed {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
+// Done forgets completions whose job's fate is durably committed: completed
+// with its run, or found no longer running.
+func (p *Pending) Done(reqs []Completion) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, req := range reqs {
+		delete(p.m, req.JobID)
+	}
+}
+
+// Len is how many completions are pending.
+func (p *Pending) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
+// Clear forgets every pending completion: the client is stopping, and the
+// jobs of those still pending stay running until River rescues them.
+func (p *Pending) Clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.m)
+}
+
+// Completer is the engine's Completer (see internal/engine) of a workflow
+// client: River's completer completes a workflow run together with its job
+// (see the comment at the top).
+type Completer struct {
+	c CompleterConfig
+}
+
+// CompleterConfig is what a Completer needs of its workflow client.
+type CompleterConfig struct {
+	Logger  *slog.Logger
+	Pool    *pgxpool.Pool
+	Queries *engine.Queries
+	Jobs    *engine.Jobs
+
+	// WritePool is the pool for batched writes (workflow's batch pool
+	// while the client is started).
+	WritePool func() engine.Pool
+	// Pending are the client's runs pending completion.
+	Pending *Pending
+	// Async is workflow.Config.AsyncCompletion.
+	Async bool
+	// ClientID is the River client's ID.
+	ClientID func() string
+	// KindPrefix begins the River job kind of every workflow type.
+	KindPrefix string
+
+	// CompleteRunsTx completes runs and their River jobs in tx, and wakes
+	// the parents of child runs it completes. It returns the jobs it
+	// completed, and, when runs are reported (ReportCompleted), the jobs
+	// of the runs it completed (finished).
+	CompleteRunsTx func(ctx context.Context, tx pgx.Tx, reqs []Completion, async bool) (completed, finished map[int64]bool, err error)
+	// ReportCompleted reports the runs of reqs whose jobs are in finished,
+	// once their completion has committed (workflow's HookRunFinished).
+	ReportCompleted func(ctx context.Context, reqs []Completion, finished map[int64]bool)
+
+	// Fail, when set and true, fails every call of CompleteWithRiver
+	// (tests).
+	Fail func() bool
+}
+
+// NewCompleter is the Completer of c's client.
+func NewCompleter(c CompleterConfig) *Completer { return &Completer{c: c} }
+
+// CompleteWithRiver is called with the jobs River's completer is about to
+// mark completed. When some of them have a run pending completion, it
+// completes those runs first, in one transaction with River's own update,
+// which commits synchronously (see the comment at the top).
+func (cp *Completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, apply func(context.Context, pgx.Tx) error) (bool, error) {
+	c := &cp.c
+	if c.Fail != nil && c.Fail() {
+		return false, errors.New("tributary: River's completer failed by the test")
+	}
+	reqs := c.Pending.of(jobIDs)
+	if len(reqs) == 0 {
+		return false, nil
+	}
+	var (
+		restored int
+		finished map[int64]bool
+	)
+	err := RetryDeadlock(func() error {
+		return pgx.BeginFunc(ctx, c.WritePool(), func(tx pgx.Tx) error {
+			var (
+				completed map[int64]bool
+				err       error
+			)
+			completed, finished, err = c.CompleteRunsTx(ctx, tx, reqs, false)
+			if err != nil {
+				return err
+			}
+			restored = 0
+			if c.Async {
+				if restored, err = cp.makeDurableTx(ctx, tx, reqs, completed); err != nil {
+					return err
+				}
+			}
+			return apply(ctx, tx)
+		})
+	})
+	if err != nil {
+		return false, fmt.Errorf("tributary: complete runs with River's completer: %w", err)
+	}
+	// A run the engine's batch completed asynchronously, which a crash
+	// took back and this transaction completed again, was reported by the
+	// batch already.
+	if len(finished) > 0 {
+		c.ReportCompleted(ctx, c.Pending.notCommitted(reqs), finished)
+	}
+	c.Pending.Done(reqs)
+	if restored > 0 {
+		c.Logger.WarnContext(ctx, RestoredCompletionsMsg, slog.Int("runs", restored))
+	}
+	return true, nil
+}
+
+// LostCompletionsMsg is logged when River's completer completed workflow
+// jobs without their run, and the client made them available again.
+const LostCompletionsMsg = "tributary: The database lost the completion of runs this client had completed (a failover to a standby that had not received it); their jobs are available again and the runs replay from their memos"
+
+// CompletedByRiver is given the jobs River's completer completed itself,
+// having found them running. For a workflow job that is never right: a
+// run's job completes with its run, by the engine's batch or through
+// CompleteWithRiver. It happens when the database lost the batch's
+// synchronous commit (a failover to a standby under asynchronous
+// replication that had not received it) while River's completer still held
+// the job, so that the job reads running again on the new primary, and the
+// completion had been forgotten here. Those jobs whose run is unfinished are
+// made available again at once, and the runs replay from their memos; were
+// this to fail, RepairRuns fails the run later ("completed outside
+// Tributary"), and the failure is logged.
+func (cp *Completer) CompletedByRiver(ctx context.Context, jobs []*rivertype.JobRow) {
+	c := &cp.c
+	var ids []int64
+	for _, job := range jobs {
+		if strings.HasPrefix(job.Kind, c.KindPrefix) {
+			ids = append(ids, job.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	var rescued *engine.RescuedJobs
+	err := pgx.BeginFunc(ctx, c.Pool, func(tx pgx.Tx) error {
+		var err error
+		rescued, err = c.Jobs.RescueLostCompletionsTx(ctx, tx, ids, c.ClientID())
+		return err
+	})
+	if err != nil {
+		c.Logger.ErrorContext(ctx, "tributary: River's completer completed workflow jobs without their run, and they could not be made available again; RepairRuns will fail those runs",
+			slog.Any("job_ids", ids), slog.String("err", err.Error()))
+		return
+	}
+	n := 0
+	for _, k := range rescued.ByClient {
+		n += k
+	}
+	if n > 0 {
+		c.Logger.WarnContext(ctx, LostCompletionsMsg, slog.Int("runs", n))
+	}
+}
+
+// makeDurableTx makes sure, before tx commits, that its commit leaves the
+// completions of reqs durable (see the comment at the top). Those tx
+// completed itself (completed) it writes; for the others, which the
+// engine's batch committed asynchronously (or whose job is no longer
+// running), the server's WAL must be flushed past the batch's commit, or tx
+// writes a WAL record of its own, so that its synchronous commit flushes
+// the WAL past the batch's commit. It returns how many runs tx completed
+// again after a crash lost their asynchronous completion.
+func (cp *Completer) makeDurableTx(ctx context.Context, tx pgx.Tx, reqs []Completion, completed map[int64]bool) (int, error) {
+	c := &cp.c
+	var done, others []Completion
+	for _, req := range reqs {
+		if completed[req.JobID] {
+			done = append(done, req)
+		} else {
+			others = append(others, req)
+		}
+	}
+	restored := c.Pending.countCommitted(done)
+	if len(done) > 0 || len(others) == 0 {
+		return restored, nil // tx writes, so its commit flushes the WAL past every earlier commit
+	}
+	flushed, err := c.Queries.WALFlushLSN(ctx, tx)
+	if err != nil {
+		return 0, fmt.Errorf("read the WAL flush position: %w", err)
+	}
+	if c.Pending.flushedBy(others, flushed) {
+		return restored, nil
+	}
+	// tx wrote no WAL, and such a transaction commits without a flush.
+	if err := c.Queries.WriteWALRecordTx(ctx, tx); err != nil {
+		return 0, fmt.Errorf("flush the completions committed asynchronously: %w", err)
+	}
+	return restored, nil
+}
+
+// deadlockDetected is Postgres's SQLSTATE for a transaction it aborted to
+// break a deadlock.
+const deadlockDetected = "40P01"
+
+// RetryDeadlock runs fn, and runs it again, up to twice more, while
+// Postgres aborts it to break a deadlock. The two writers of a run's
+// completion (see the comment at the top) lock the same jobs in their own
+// orders: the engine's batch its jobs in one statement, River's completer
+// its batch in two (the runs pending completion, then the rest), so under
+// a burst of completions they can wait on each other in a cycle. Postgres
+// aborts one after deadlock_timeout; the other has committed by the time
+// it is run again, which then finds those jobs completed and leaves them.
+func RetryDeadlock(fn func() error) error {
+	err := fn()
+	for range 2 {
+		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != deadlockDetected {
+			return err
+		}
+		err = fn()
+	}
+	return err
+}
