@@ -250,8 +250,9 @@ type Client struct {
 	types              map[string]*registration
 	waiter             *wfruntime.Waiter
 	waker              *wfruntime.Waker
-	repairer           *wfruntime.Repairer // RepairRuns and the announced repairs
-	registry           *registry           // nil unless the client works runs
+	repairer           *wfruntime.Repairer  // RepairRuns and the announced repairs
+	completer          *wfruntime.Completer // the runs' completions: the batch's and River's completer's
+	registry           *registry            // nil unless the client works runs
 	batch              *batchers
 	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 	startGroups        startGroups                  // Start and StartByName written together (start_group.go)
@@ -418,7 +419,8 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 	c.leaderElection = !riverConfig.LeaderElectionDisabled
 	c.riverQueues = slices.Collect(maps.Keys(riverConfig.Queues))
 
-	driver := engine.NewDriver(pool, newCompleter(c))
+	c.completer = newCompleter(c)
+	driver := engine.NewDriver(pool, c.completer)
 	if rates := c.kindTenantRates(); len(rates) > 0 {
 		driver.SetTenantRates(rates)
 	}

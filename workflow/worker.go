@@ -138,7 +138,7 @@ func sleptUntil(memos []*memo, startedAt time.Time) *time.Time {
 // job of the run exists (a parked or retried run's next job carries no
 // input). A run cancelled while its job was being fetched then runs one
 // attempt; its completion does not overwrite the cancellation
-// (completeRuns). Every other attempt reads the run and all its memos in
+// (wfruntime.Completer.Flush). Every other attempt reads the run and all its memos in
 // one query, shared with other attempts starting at the same moment.
 func (w *worker) begin(ctx context.Context, job *river.Job[runArgs]) (*attemptState, error) {
 	a := job.Args

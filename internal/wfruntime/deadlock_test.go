@@ -28,7 +28,7 @@ func TestRetryDeadlock(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			calls := 0
-			err := RetryDeadlock(func() error {
+			err := retryDeadlock(func() error {
 				calls++
 				return tc.errs[calls-1]
 			})

@@ -25,9 +25,9 @@ import (
 // commits. The run and its job still complete in one transaction, by
 // whichever of two writers gets there first:
 //
-//   - The engine's completion batcher (workflow's flushCompletes), queued the moment
+//   - The engine's completion batcher (Completer.Flush), queued the moment
 //     the attempt ends. It is the usual writer, and it keeps Result prompt:
-//     it writes at once after a quiet spell and within completionSpacing
+//     it writes at once after a quiet spell and within workflow's completionSpacing
 //     under load, where River's completer waits up to 250 ms to gather a
 //     batch.
 //   - River's own completer, which completes the job after Work returns.
@@ -144,8 +144,8 @@ func (p *Pending) Add(req Completion) bool {
 	return true
 }
 
-// HoldAll reports whether every one of reqs is pending.
-func (p *Pending) HoldAll(reqs []Completion) bool {
+// holdAll reports whether every one of reqs is pending.
+func (p *Pending) holdAll(reqs []Completion) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, req := range reqs {
@@ -180,9 +180,9 @@ func (p *Pending) of(jobIDs []int64) []Completion {
 	return reqs
 }
 
-// Committed records that the engine's batch committed reqs asynchronously,
+// committed records that the engine's batch committed reqs asynchronously,
 // and the WAL position past that commit (0: unknown).
-func (p *Pending) Committed(reqs []Completion, lsn int64) {
+func (p *Pending) committed(reqs []Completion, lsn int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, req := range reqs {
@@ -234,9 +234,9 @@ func (p *Pending) notCommitted(reqs []Completion) []Completion {
 	return out
 }
 
-// Done forgets completions whose job's fate is durably committed: completed
+// done forgets completions whose job's fate is durably committed: completed
 // with its run, or found no longer running.
-func (p *Pending) Done(reqs []Completion) {
+func (p *Pending) done(reqs []Completion) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, req := range reqs {
@@ -285,18 +285,21 @@ type CompleterConfig struct {
 	// KindPrefix begins the River job kind of every workflow type.
 	KindPrefix string
 
-	// CompleteRunsTx completes runs and their River jobs in tx, and wakes
-	// the parents of child runs it completes. It returns the jobs it
-	// completed, and, when runs are reported (ReportCompleted), the jobs
-	// of the runs it completed (finished).
-	CompleteRunsTx func(ctx context.Context, tx pgx.Tx, reqs []Completion, async bool) (completed, finished map[int64]bool, err error)
-	// ReportCompleted reports the runs of reqs whose jobs are in finished,
-	// once their completion has committed (workflow's HookRunFinished).
-	ReportCompleted func(ctx context.Context, reqs []Completion, finished map[int64]bool)
+	// SQLNow is the now parameter of the engine's statements
+	// (Runtime.SQLNow).
+	SQLNow func() *time.Time
+	// WakeRunTx wakes run runID, a parent waiting for a child run that
+	// completes, in tx.
+	WakeRunTx func(ctx context.Context, tx pgx.Tx, runID uuid.UUID) error
+	// RunCompleted, when set, reports a run completed, once its
+	// completion has committed (workflow's HookRunFinished); nil when no
+	// such hook is installed.
+	RunCompleted func(ctx context.Context, runID uuid.UUID, typ string)
 
-	// Fail, when set and true, fails every call of CompleteWithRiver
-	// (tests).
-	Fail func() bool
+	// FailBatch and FailPilot, when set and true, fail every completion
+	// batch (Flush) and every call of CompleteWithRiver (tests).
+	FailBatch func() bool
+	FailPilot func() bool
 }
 
 // NewCompleter is the Completer of c's client.
@@ -308,7 +311,7 @@ func NewCompleter(c CompleterConfig) *Completer { return &Completer{c: c} }
 // which commits synchronously (see the comment at the top).
 func (cp *Completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, apply func(context.Context, pgx.Tx) error) (bool, error) {
 	c := &cp.c
-	if c.Fail != nil && c.Fail() {
+	if c.FailPilot != nil && c.FailPilot() {
 		return false, errors.New("tributary: River's completer failed by the test")
 	}
 	reqs := c.Pending.of(jobIDs)
@@ -319,13 +322,13 @@ func (cp *Completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, appl
 		restored int
 		finished map[int64]bool
 	)
-	err := RetryDeadlock(func() error {
+	err := retryDeadlock(func() error {
 		return pgx.BeginFunc(ctx, c.WritePool(), func(tx pgx.Tx) error {
 			var (
 				completed map[int64]bool
 				err       error
 			)
-			completed, finished, err = c.CompleteRunsTx(ctx, tx, reqs, false)
+			completed, finished, err = cp.completeRunsTx(ctx, tx, reqs, false)
 			if err != nil {
 				return err
 			}
@@ -345,9 +348,9 @@ func (cp *Completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, appl
 	// took back and this transaction completed again, was reported by the
 	// batch already.
 	if len(finished) > 0 {
-		c.ReportCompleted(ctx, c.Pending.notCommitted(reqs), finished)
+		cp.reportCompleted(ctx, c.Pending.notCommitted(reqs), finished)
 	}
-	c.Pending.Done(reqs)
+	c.Pending.done(reqs)
 	if restored > 0 {
 		c.Logger.WarnContext(ctx, RestoredCompletionsMsg, slog.Int("runs", restored))
 	}
@@ -440,7 +443,7 @@ func (cp *Completer) makeDurableTx(ctx context.Context, tx pgx.Tx, reqs []Comple
 // break a deadlock.
 const deadlockDetected = "40P01"
 
-// RetryDeadlock runs fn, and runs it again, up to twice more, while
+// retryDeadlock runs fn, and runs it again, up to twice more, while
 // Postgres aborts it to break a deadlock. The two writers of a run's
 // completion (see the comment at the top) lock the same jobs in their own
 // orders: the engine's batch its jobs in one statement, River's completer
@@ -448,7 +451,7 @@ const deadlockDetected = "40P01"
 // a burst of completions they can wait on each other in a cycle. Postgres
 // aborts one after deadlock_timeout; the other has committed by the time
 // it is run again, which then finds those jobs completed and leaves them.
-func RetryDeadlock(fn func() error) error {
+func retryDeadlock(fn func() error) error {
 	err := fn()
 	for range 2 {
 		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != deadlockDetected {

@@ -4,9 +4,9 @@
 // *workflow.Client and calls its exported methods.
 //
 // The machinery, kept out of the package users read: the write batches
-// (Batcher), the completion of runs by River's completer, through River's
-// pilot, and the runs pending completion it may have to complete
-// (Completer, Pending), the LISTEN connections of the waker and of Result waits
+// (Batcher), the completion of runs with their River jobs, by the engine's
+// batch or by River's completer through River's pilot, and the runs
+// pending completion (Completer, Pending), the LISTEN connections of the waker and of Result waits
 // (Listener), the Result waits themselves (Waiter), the notice of plain
 // River clients that fail workflow jobs (ForeignFetches), the batched
 // deletes of the retention (DeleteExpiredRuns), the exact timers that
