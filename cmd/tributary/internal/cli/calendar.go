@@ -123,10 +123,11 @@ func setupCalendarChange(cmd string) func(fs *pflag.FlagSet, env *Env) Action {
 			}
 			verb := map[string]string{"create": "created", "add": "added to", "remove": "removed from"}[cmd]
 			if cmd == "create" {
-				_, err = fmt.Fprintf(env.Stdout, "created calendar %s with %d dates\n", cal.Name, len(cal.Dates))
+				_, err = fmt.Fprintf(env.Stdout, "created calendar %s with %s\n", cal.Name, counted(len(cal.Dates), "date", "dates"))
 			} else {
-				_, err = fmt.Fprintf(env.Stdout, "%d dates %s calendar %s; it holds %d, and %d schedules exclude it\n",
-					len(given), verb, cal.Name, len(cal.Dates), cal.Schedules)
+				excludes := counted(cal.Schedules, "schedule excludes", "schedules exclude")
+				_, err = fmt.Fprintf(env.Stdout, "%s %s calendar %s; it holds %d, and %s it\n",
+					counted(len(given), "date", "dates"), verb, cal.Name, len(cal.Dates), excludes)
 			}
 			return err
 		})

@@ -37,6 +37,11 @@ func TestCalendarCommands(t *testing.T) {
 	require.Equal(t, "5 dates added to calendar us-holidays; it holds 17, and 0 schedules exclude it\n", res.stdout)
 	res = runCLI(t, vars, "calendar", "remove", "us-holidays", "--dates", "2027-12-27..2027-12-30")
 	require.Equal(t, ExitOK, res.code, res.stderr)
+	res = runCLI(t, vars, "calendar", "remove", "us-holidays", "--dates", "2028-01-17")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "1 date removed from calendar us-holidays; it holds 12, and 0 schedules exclude it\n", res.stdout)
+	res = runCLI(t, vars, "calendar", "add", "us-holidays", "--dates", "2028-01-17", "--note", "Martin Luther King, Jr. Day")
+	require.Equal(t, ExitOK, res.code, res.stderr)
 	res = runCLI(t, vars, "calendar", "add", "us-holidays", "--dates", "2028-02-21", "--note", "Washington's Birthday", "--json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	var cal schedule.Calendar

@@ -126,6 +126,14 @@ func humanDuration(d time.Duration) string {
 	return durfmt.Short(d)
 }
 
+// counted is n with one or many after it, as n asks: "1 date", "3 dates".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"
