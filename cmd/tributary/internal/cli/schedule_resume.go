@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,16 +75,8 @@ func setupScheduleResume(fs *pflag.FlagSet, env *Env) Action {
 				id, s.Name, zonedTime(due[0].At, loc), next)
 		default:
 			_, err = fmt.Fprintf(env.Stdout, "resumed schedule %s (%q); the %s missed while it was paused (%s … %s) run now, one after the other, oldest first; %s\n",
-				id, s.Name, slotCount(len(due)), zonedTime(due[0].At, loc), zonedTime(due[len(due)-1].At, loc), next)
+				id, s.Name, counted(len(due), "slot", "slots"), zonedTime(due[0].At, loc), zonedTime(due[len(due)-1].At, loc), next)
 		}
 		return err
 	})
-}
-
-// slotCount is "1 slot", "7 slots".
-func slotCount(n int) string {
-	if n == 1 {
-		return "1 slot"
-	}
-	return strconv.Itoa(n) + " slots"
 }

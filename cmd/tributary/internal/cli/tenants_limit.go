@@ -162,11 +162,7 @@ func tenantLimitChange(typ, tenant string, n int, before, after *workflow.Tenant
 	subject := fmt.Sprintf("tenant %s of %s", oneLine(tenant), oneLine(typ))
 	switch {
 	case n > 0:
-		runs := "runs"
-		if n == 1 {
-			runs = "run"
-		}
-		return fmt.Sprintf("%s: at most %d %s at once (was %s); now %s", subject, n, runs, was, now)
+		return fmt.Sprintf("%s: at most %s at once (was %s); now %s", subject, counted(n, "run", "runs"), was, now)
 	case before == nil || before.LimitSource != "tenant":
 		return fmt.Sprintf("%s had no limit of its own; nothing changed (%s)", subject, now)
 	}
