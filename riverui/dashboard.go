@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/internal/wire"
@@ -202,7 +203,7 @@ func describe(s *schedule.Schedule) (string, *time.Location) {
 // downtime, say) does under policy and window, as package schedule's
 // decideSlot does it.
 func describeCatchUp(policy schedule.CatchUpPolicy, window time.Duration) string {
-	within := fmt.Sprintf("a slot found late still runs if it is at most %s past its time", formatDuration(window))
+	within := fmt.Sprintf("a slot found late still runs if it is at most %s past its time", durfmt.Human(window))
 	switch {
 	case policy == schedule.CatchUpLatest && window <= 0:
 		return "only the most recent missed slot runs, once; older missed slots are recorded as skipped (missed)"

@@ -181,8 +181,8 @@ func TestDashboardRunLive(t *testing.T) {
 		require.Regexp(t, `data-name="nap"(?s:.*?)<polygon class="tl-open"`, body)
 		span := texts(body, "timeline-span")
 		require.Len(t, span, 1)
-		require.Regexp(t, `^[0-9.]+ (ms|s) \(now\)$`, span[0]) // not an hour
-		require.Regexp(t, `sleeping [0-9.]+ (ms|s), wakes in (59 min|1 h)`, body)
+		require.Regexp(t, `^[0-9.]+(µs|ms|s) \(now\)$`, span[0]) // not an hour
+		require.Regexp(t, `sleeping [0-9.]+(µs|ms|s), wakes in (59m|1h)`, body)
 		require.NotContains(t, body, `data-testid="waits-for"`)
 	})
 
@@ -193,7 +193,7 @@ func TestDashboardRunLive(t *testing.T) {
 		require.Equal(t, []string{"run", "fetch", "send"}, attrs(body, "timeline-row", "data-name"))
 		require.Regexp(t, `<rect class="tl-bar bar-completed" x="[0-9.]+" y="1" width="[0-9.]+" height="8"/>`, body)
 		require.NotContains(t, body, `class="tl-open"`)
-		require.Regexp(t, `^[0-9.]+ (ms|s)$`, texts(body, "timeline-span")[0])
+		require.Regexp(t, `^[0-9.]+(µs|ms|s)$`, texts(body, "timeline-span")[0])
 	})
 
 	t.Run("Waiting", func(t *testing.T) {
@@ -203,8 +203,8 @@ func TestDashboardRunLive(t *testing.T) {
 		body := d.page(t, "/runs/"+run.ID.String(), nil)
 		require.Equal(t, []string{"run", "fetch", "signal:approve"}, attrs(body, "timeline-row", "data-name"))
 		require.Regexp(t, `data-name="signal:approve"[^>]*data-open="true"`, body)
-		require.Regexp(t, `waiting [0-9.]+ (ms|s) for signal approve`, body)
-		require.Regexp(t, `^[0-9.]+ (ms|s) \(now\)$`, texts(body, "timeline-span")[0])
+		require.Regexp(t, `waiting [0-9.]+(µs|ms|s) for signal approve`, body)
+		require.Regexp(t, `^[0-9.]+(µs|ms|s) \(now\)$`, texts(body, "timeline-span")[0])
 	})
 
 	t.Run("SignalFormNotRefreshedAfterPost", func(t *testing.T) {

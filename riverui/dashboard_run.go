@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
@@ -23,7 +24,7 @@ func runDuration(run *workflow.Run) string {
 	if run.StartedAt == nil || run.FinishedAt == nil {
 		return ""
 	}
-	return formatDuration(run.FinishedAt.Sub(*run.StartedAt))
+	return durfmt.Human(run.FinishedAt.Sub(*run.StartedAt))
 }
 
 // runView is the page of a run.
@@ -43,7 +44,7 @@ type runView struct {
 	CancelRequested *moment
 	Duration        string
 	// NextAttempt is when the next attempt of a run waiting to retry is
-	// due, relative to now ("in 40 s"); "" for a run not waiting to retry.
+	// due, relative to now ("in 40s"); "" for a run not waiting to retry.
 	NextAttempt  string
 	Schedule     *schedule.Schedule
 	FireAt       *moment
@@ -122,7 +123,7 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	v.CancelRequested = momentIn(run.CancelRequestedAt, time.UTC, now)
 	v.Duration = runDuration(run)
 	if run.NextAttemptAt != nil {
-		v.NextAttempt = relative(*run.NextAttemptAt, now)
+		v.NextAttempt = durfmt.Relative(*run.NextAttemptAt, now)
 	}
 	if wire.IsHeld(run) {
 		t, err := wire.ReadTenant(ctx, h.wf, run.Type, run.Tenant)
@@ -170,11 +171,11 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 			Error: st.Error, Output: prettyJSON(st.Output),
 		}
 		if st.FinishedAt != nil {
-			row.Duration = formatDuration(st.Duration())
+			row.Duration = durfmt.Human(st.Duration())
 		}
 		if st.Kind != workflow.StepKindSleep && st.Status != workflow.StepStatusSleeping && st.Status != workflow.StepStatusWaiting {
 			// A finished wait's wake time is the timeout it did not
-			// reach: "wakes in 58 min" on a completed step misleads. A
+			// reach: "wakes in 58m" on a completed step misleads. A
 			// sleep's says when it was due, and stays.
 			row.WakeAt = nil
 		}

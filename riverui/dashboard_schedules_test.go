@@ -40,7 +40,7 @@ func TestDashboardSchedules(t *testing.T) {
 		require.Contains(t, body, "every 10 seconds")
 		require.Contains(t, body, "America/New_York")
 		require.Contains(t, body, "Europe/Paris")
-		require.Regexp(t, `CES?T</time> <span class="rel">\(in \d+ (s|min|h|d)\)</span>`, body)
+		require.Regexp(t, `CES?T</time> <span class="rel">\(in \d+(s|m|h|d)\)</span>`, body)
 
 		// Every value is escaped; no page has script.
 		require.NotContains(t, body, "<script>") // no inline script; a live page loads refresh.js
@@ -126,7 +126,7 @@ func TestDashboardSchedulePage(t *testing.T) {
 		"<dt>Workflow type</dt><dd>" + flow.Name() + "</dd>",
 		`<dt>Owner</dt><dd><a data-testid="schedule-owner" href="/tenants/team-a">team-a</a></dd>`,
 		"<dt>Overlap policy</dt><dd>skip</dd>",
-		`<dt>Catch-up</dt><dd data-testid="schedule-catch-up">a slot found late still runs if it is at most 1m0s past its time (each such slot once, oldest first); a later one is recorded as skipped (missed)</dd>`,
+		`<dt>Catch-up</dt><dd data-testid="schedule-catch-up">a slot found late still runs if it is at most 1m past its time (each such slot once, oldest first); a later one is recorded as skipped (missed)</dd>`,
 		"user-42",
 		`&#34;user&#34;: &#34;&lt;script&gt;alert(\&#34;x\&#34;)&lt;/script&gt;&#34;`,
 	} {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -89,7 +90,7 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 		row.X, row.W = num(x), num(w)
 	}
 
-	t := &timeline{Start: momentIn(&start, time.UTC, now), Span: formatDuration(span), Mid: formatDuration(span / 2), Live: !run.Status.Finished()}
+	t := &timeline{Start: momentIn(&start, time.UTC, now), Span: durfmt.Human(span), Mid: durfmt.Human(span / 2), Live: !run.Status.Finished()}
 
 	runRow := timelineRow{Name: "run", Kind: "run", Class: string(run.Status)}
 	runFrom := run.CreatedAt
@@ -97,7 +98,7 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 		runFrom = *run.StartedAt
 	}
 	place(&runRow, runFrom, end)
-	runRow.Label = formatDuration(end.Sub(runFrom))
+	runRow.Label = durfmt.Human(end.Sub(runFrom))
 	if !run.Status.Finished() {
 		runRow.Label += " so far"
 		runRow.Open = true
@@ -111,7 +112,7 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 		switch {
 		case st.FinishedAt != nil:
 			to = *st.FinishedAt
-			row.Label = formatDuration(st.Duration())
+			row.Label = durfmt.Human(st.Duration())
 		case st.Status == workflow.StepStatusSleeping || st.Status == workflow.StepStatusWaiting:
 			to, row.Open = now, true
 			row.Label = pendingLabel(st, now)
@@ -129,10 +130,10 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 }
 
 // pendingLabel says how long step st has slept or waited at now, and when
-// it wakes or times out: "sleeping 10.0 s, wakes in 20 s", "waiting 26.4 s
-// for signal decision, times out in 59 min".
+// it wakes or times out: "sleeping 10s, wakes in 20s", "waiting 26.4s
+// for signal decision, times out in 59m".
 func pendingLabel(st workflow.StepRun, now time.Time) string {
-	label := string(st.Status) + " " + formatDuration(now.Sub(st.StartedAt))
+	label := string(st.Status) + " " + durfmt.Human(now.Sub(st.StartedAt))
 	wait := st.Kind == workflow.StepKindSignal
 	if name, ok := strings.CutPrefix(st.Name, "signal:"); ok && wait {
 		label += " for signal " + name
@@ -142,9 +143,9 @@ func pendingLabel(st workflow.StepRun, now time.Time) string {
 	case !st.WakeAt.After(now):
 		label += ", due now"
 	case wait:
-		label += ", times out " + relative(*st.WakeAt, now)
+		label += ", times out " + durfmt.Relative(*st.WakeAt, now)
 	default:
-		label += ", wakes " + relative(*st.WakeAt, now)
+		label += ", wakes " + durfmt.Relative(*st.WakeAt, now)
 	}
 	return label
 }

@@ -34,14 +34,14 @@ func TestRunTimeline(t *testing.T) {
 			},
 		}
 		tl := runTimeline(run, at(60)) // long after: the axis ends with the run
-		require.Equal(t, "10.0 s", tl.Span)
-		require.Equal(t, "5.0 s", tl.Mid)
+		require.Equal(t, "10s", tl.Span)
+		require.Equal(t, "5s", tl.Mid)
 		require.False(t, tl.Live)
 		require.Len(t, tl.Rows, 4)
 		for i, want := range []struct{ name, class, x, w, label string }{
-			{"run", "failed", "20.00", "80.00", "8.0 s"},
-			{"load", "completed", "20.00", "0.40", "0 s"}, // too short to see: the least width
-			{"charge", "failed", "20.00", "80.00", "8.0 s (3 attempts)"},
+			{"run", "failed", "20.00", "80.00", "8s"},
+			{"load", "completed", "20.00", "0.40", "0s"}, // too short to see: the least width
+			{"charge", "failed", "20.00", "80.00", "8s (3 attempts)"},
 			{"nap", "interrupted", "50.00", "50.00", "interrupted"}, // until the run's end
 		} {
 			row := tl.Rows[i]
@@ -66,14 +66,14 @@ func TestRunTimeline(t *testing.T) {
 			},
 		}
 		tl := runTimeline(run, at(11))
-		require.Equal(t, "11.0 s", tl.Span)
+		require.Equal(t, "11s", tl.Span)
 		require.True(t, tl.Live)
 		nap := tl.Rows[1]
 		require.Equal(t, "9.09", nap.X)
 		require.Equal(t, "90.91", nap.W)
 		require.True(t, nap.Open)
-		require.Equal(t, "sleeping 10.0 s, wakes in 20 s", nap.Label)
-		require.Equal(t, "11.0 s so far", tl.Rows[0].Label)
+		require.Equal(t, "sleeping 10s, wakes in 20s", nap.Label)
+		require.Equal(t, "11s so far", tl.Rows[0].Label)
 	})
 
 	t.Run("WaitingForSignal", func(t *testing.T) {
@@ -90,8 +90,8 @@ func TestRunTimeline(t *testing.T) {
 			},
 		}
 		tl := runTimeline(run, at(30))
-		require.Equal(t, "30.0 s", tl.Span)
-		require.Equal(t, "15.0 s", tl.Mid)
+		require.Equal(t, "30s", tl.Span)
+		require.Equal(t, "15s", tl.Mid)
 		sleep, wait := tl.Rows[1], tl.Rows[2]
 		require.Equal(t, "0.00", sleep.X)
 		require.Equal(t, "6.67", sleep.W)
@@ -99,6 +99,6 @@ func TestRunTimeline(t *testing.T) {
 		require.Equal(t, "6.67", wait.X)
 		require.Equal(t, "93.33", wait.W)
 		require.True(t, wait.Open)
-		require.Equal(t, "waiting 28.0 s for signal approve, times out in 59 min", wait.Label)
+		require.Equal(t, "waiting 28s for signal approve, times out in 59m", wait.Label)
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/schedule"
 )
 
@@ -39,7 +39,7 @@ var (
 
 	templateFuncs = template.FuncMap{
 		"css":      func() template.CSS { return template.CSS(styleCSS) },
-		"duration": formatDuration,
+		"duration": durfmt.Human,
 		"utc":      utcMoment,
 		"brief":    brief,
 		"shortID":  shortID,
@@ -283,7 +283,8 @@ func (h *Handler) seeOther(w http.ResponseWriter, r *http.Request, path, notice 
 }
 
 // moment is a time shown to an operator: in a zone, and how long ago or how
-// soon.
+// soon. Beside the time itself, a far one counts days
+// (durfmt.RelativeDays): "Wed 2026-04-22 13:00:00 UTC (in 45d)".
 type moment struct {
 	ISO  string
 	Text string
@@ -296,7 +297,7 @@ func momentIn(t *time.Time, loc *time.Location, now time.Time) *moment {
 		return nil
 	}
 	in := t.In(loc)
-	return &moment{ISO: in.Format(time.RFC3339), Text: in.Format("Mon 2006-01-02 15:04:05 MST"), Rel: relative(*t, now)}
+	return &moment{ISO: in.Format(time.RFC3339), Text: in.Format("Mon 2006-01-02 15:04:05 MST"), Rel: durfmt.RelativeDays(*t, now)}
 }
 
 // utcMoment shows a time.Time or *time.Time in UTC, for templates.
@@ -308,46 +309,6 @@ func utcMoment(t any, now time.Time) *moment {
 		return momentIn(t, time.UTC, now)
 	}
 	return nil
-}
-
-// relative says how far t is from now: "in 3 min", "2 s ago", "now".
-func relative(t, now time.Time) string {
-	d := t.Sub(now)
-	future := d > 0
-	if d < 0 {
-		d = -d
-	}
-	var s string
-	switch {
-	case d < time.Second:
-		return "now"
-	case d < time.Minute:
-		s = fmt.Sprintf("%d s", int(d/time.Second))
-	case d < time.Hour:
-		s = fmt.Sprintf("%d min", int(d/time.Minute))
-	case d < 48*time.Hour:
-		s = fmt.Sprintf("%d h", int(d/time.Hour))
-	default:
-		s = fmt.Sprintf("%d d", int(d/(24*time.Hour)))
-	}
-	if future {
-		return "in " + s
-	}
-	return s + " ago"
-}
-
-// formatDuration shows a duration rounded to what matters: "850 ms",
-// "4.2 s", "3m12s".
-func formatDuration(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0 s"
-	case d < time.Second:
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1f s", d.Seconds())
-	}
-	return d.Round(time.Second).String()
 }
 
 // brief is the first line of an error message, cut to 200 characters, for

@@ -24,8 +24,8 @@ var flaky = workflow.Define("dash_flaky", func(ctx workflow.Context, _ any) (str
 }, &workflow.DefineOpts{MaxAttempts: 5, Retry: &workflow.RetryPolicy{Delay: time.Hour}})
 
 // TestRunWaitingToRetry: the API's run carries attempt, max_attempts and
-// next_attempt_at, and the run's page says "attempt 1 of 5, next in 59
-// min", for a run whose attempt failed and waits to retry.
+// next_attempt_at, and the run's page says "attempt 1 of 5, next in 59m",
+// for a run whose attempt failed and waits to retry.
 func TestRunWaitingToRetry(t *testing.T) {
 	t.Parallel()
 
@@ -89,7 +89,7 @@ func TestRunWaitingToRetry(t *testing.T) {
 	require.Equal(t, time.UTC, wire.NextAttemptAt.Location())
 
 	page := d.page(t, "/runs/"+handle.ID.String(), nil)
-	require.Equal(t, []string{"attempt 1 of 5, next in 59 min"}, texts(page, "run-attempts"))
+	require.Equal(t, []string{"attempt 1 of 5, next in 59m"}, texts(page, "run-attempts"))
 
 	// A run not waiting to retry has none.
 	later, err := flaky.Start(ctx, wf, nil, &workflow.StartOpts{ScheduledAt: time.Now().Add(time.Hour)})

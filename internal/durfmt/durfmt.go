@@ -1,7 +1,14 @@
-// Package durfmt writes a duration for people: time.Duration's String
-// without its trailing zero units. The schedules' notes, a retry
-// policy's words (workflow.RetryPolicy.String), the dashboard and the CLI
-// use it, so that one duration reads the same everywhere.
+// Package durfmt writes durations and times relative to now for people,
+// in one compact style: "5m", "1h30m", "1.25s", "12s ago", "in 4m". The
+// schedules' notes, a retry policy's words (workflow.RetryPolicy.String),
+// the dashboard and the CLI use it, so that one duration reads the same
+// everywhere.
+//
+// Short writes a duration exactly (a DST gap, a retry policy's backoff);
+// Human rounds one to what a reader cares about (how long a step took, a
+// schedule's catch-up window); Relative and RelativeDays say how far a time
+// is from now, the dashboard and the CLI alike: RelativeDays beside the
+// time itself, Relative where it stands alone.
 package durfmt
 
 import (

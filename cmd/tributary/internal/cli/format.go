@@ -54,76 +54,18 @@ func shorten(s string, width int) string {
 	return string(runes[:width-1]) + "…"
 }
 
-// absoluteTime is "2026-03-08T09:00:00Z (3m ago)".
+// absoluteTime is "2026-03-08T09:00:00Z (3m ago)"; beside the time itself,
+// a far one counts days: "(40d ago)".
 func absoluteTime(t, now time.Time) string {
-	return t.UTC().Format(time.RFC3339) + " (" + relativeTime(t, now) + ")"
+	return t.UTC().Format(time.RFC3339) + " (" + durfmt.RelativeDays(t, now) + ")"
 }
 
+// relativeTimeOrDash is durfmt.Relative, or "-" for a nil t.
 func relativeTimeOrDash(t *time.Time, now time.Time) string {
 	if t == nil {
 		return "-"
 	}
-	return relativeTime(*t, now)
-}
-
-// relativeTime is "just now", "12s ago", "3m ago", "5h ago", "2d ago", or
-// "in 4m" for a time to come; beyond 30 days it is the RFC 3339 time.
-func relativeTime(t, now time.Time) string {
-	d := now.Sub(t)
-	future := d < 0
-	if future {
-		d = -d
-	}
-	var amount string
-	switch {
-	case d < time.Second:
-		return "just now"
-	case d < time.Minute:
-		amount = strconv.Itoa(int(d/time.Second)) + "s"
-	case d < time.Hour:
-		amount = strconv.Itoa(int(d/time.Minute)) + "m"
-	case d < 48*time.Hour:
-		amount = strconv.Itoa(int(d/time.Hour)) + "h"
-	case d < 30*24*time.Hour:
-		amount = strconv.Itoa(int(d/(24*time.Hour))) + "d"
-	default:
-		return t.UTC().Format(time.RFC3339)
-	}
-	if future {
-		return "in " + amount
-	}
-	return amount + " ago"
-}
-
-// relativeDays is relativeTime, in days beyond relativeTime's 30: "in 45d".
-func relativeDays(t, now time.Time) string {
-	const month = 30 * 24 * time.Hour
-	switch d := t.Sub(now); {
-	case d >= month:
-		return fmt.Sprintf("in %dd", d/(24*time.Hour))
-	case d <= -month:
-		return fmt.Sprintf("%dd ago", -d/(24*time.Hour))
-	}
-	return relativeTime(t, now)
-}
-
-// humanDuration rounds d to what a reader cares about, and writes it as
-// everything else Tributary writes a duration (durfmt.Short): 850µs, 12ms,
-// 1.25s, 3m12s, 50m, 2h5m, 1h.
-func humanDuration(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond).String()
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(10 * time.Millisecond).String()
-	case d < time.Hour:
-		d = d.Round(time.Second)
-	default:
-		d = d.Round(time.Minute)
-	}
-	return durfmt.Short(d)
+	return durfmt.Relative(*t, now)
 }
 
 // counted is n with one or many after it, as n asks: "1 date", "3 dates".

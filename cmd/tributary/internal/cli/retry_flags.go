@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -99,7 +100,7 @@ func nextAttemptText(run *workflow.Run, now time.Time) string {
 		return s
 	}
 	if wait := run.NextAttemptAt.Sub(now); wait >= time.Second {
-		return s + ", next in " + humanDuration(wait.Round(time.Second))
+		return s + ", next in " + durfmt.Human(wait.Round(time.Second))
 	}
 	return s + ", next now"
 }

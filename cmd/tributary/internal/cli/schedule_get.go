@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
@@ -71,7 +72,7 @@ func grantText(id uuid.UUID, g *schedule.Grant, workflowType string, now time.Ti
 	}
 	text := fmt.Sprintf("%s (subject %q, scopes %s", id, g.Subject, strings.Join(g.Scopes, ", "))
 	if g.ExpiresAt != nil {
-		text += "; expires " + g.ExpiresAt.UTC().Format(time.RFC3339) + ", " + relativeDays(*g.ExpiresAt, now)
+		text += "; expires " + g.ExpiresAt.UTC().Format(time.RFC3339) + ", " + durfmt.RelativeDays(*g.ExpiresAt, now)
 	}
 	return text + ")"
 }
@@ -79,7 +80,7 @@ func grantText(id uuid.UUID, g *schedule.Grant, workflowType string, now time.Ti
 // zonedTimeUTC is t in loc, then in UTC and relative to now:
 // "2026-03-08 03:00:00 EDT (2026-03-08T07:00:00Z, in 3d)".
 func zonedTimeUTC(t time.Time, loc *time.Location, now time.Time) string {
-	return zonedTime(t, loc) + " (" + t.UTC().Format(time.RFC3339) + ", " + relativeDays(t, now) + ")"
+	return zonedTime(t, loc) + " (" + t.UTC().Format(time.RFC3339) + ", " + durfmt.RelativeDays(t, now) + ")"
 }
 
 // overlapText explains an overlap policy.
@@ -150,7 +151,7 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 		field("End", "%s (%s)", zonedTime(*s.EndAt, loc), s.EndAt.UTC().Format(time.RFC3339))
 	}
 	field("Overlap", "%s", overlapText(s.Overlap))
-	field("Catch-up window", "%s (how late a slot may fire and still run)", humanDuration(s.CatchUpWindow))
+	field("Catch-up window", "%s (how late a slot may fire and still run)", durfmt.Human(s.CatchUpWindow))
 	field("Catch-up policy", "%s", catchUpText(s.CatchUp))
 	if len(s.Calendars) > 0 {
 		what := "a slot on their dates is skipped"
@@ -173,7 +174,7 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 		policy = append(policy, fmt.Sprintf("priority %d", s.Priority))
 	}
 	if s.Timeout != 0 {
-		policy = append(policy, "timeout "+humanDuration(s.Timeout))
+		policy = append(policy, "timeout "+durfmt.Human(s.Timeout))
 	}
 	if s.Retry != nil {
 		policy = append(policy, s.Retry.String())
@@ -212,7 +213,7 @@ func printSchedule(w io.Writer, s *schedule.Schedule, grant *schedule.Grant, occ
 	if s.LastRunStatus != "" {
 		field("Last run status", "%s", s.LastRunStatus)
 	}
-	field("Created", "%s (%s)", s.CreatedAt.UTC().Format(time.RFC3339), relativeDays(s.CreatedAt, now))
+	field("Created", "%s (%s)", s.CreatedAt.UTC().Format(time.RFC3339), durfmt.RelativeDays(s.CreatedAt, now))
 	if err := table.Flush(); err != nil {
 		return err
 	}
@@ -234,7 +235,7 @@ func printFireTimes(w io.Writer, s *schedule.Schedule, occurrences []schedule.Oc
 	fmt.Fprintln(table, "NEXT FIRE TIMES\tUTC\tIN\tNOTE")
 	for _, occurrence := range occurrences {
 		fmt.Fprintf(table, "%s\t%s\t%s\t%s\n", zonedTime(occurrence.At, loc), occurrence.At.UTC().Format(time.RFC3339),
-			relativeDays(occurrence.At, now), orDash(occurrence.Note))
+			durfmt.RelativeDays(occurrence.At, now), orDash(occurrence.Note))
 	}
 	if err := table.Flush(); err != nil {
 		return err

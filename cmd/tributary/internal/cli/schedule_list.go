@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/schedule"
 )
@@ -88,7 +89,7 @@ func printSchedulesTable(w io.Writer, schedules []*schedule.Schedule, now time.T
 				loc = scheduleLocation(s)
 				locations[s.TimeZone] = loc
 			}
-			next = zonedTime(*s.NextFireAt, loc) + " (" + relativeDays(*s.NextFireAt, now) + ")"
+			next = zonedTime(*s.NextFireAt, loc) + " (" + durfmt.RelativeDays(*s.NextFireAt, now) + ")"
 		}
 		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, shorten(oneLine(s.Name), nameColumnWidth),
 			orDash(oneLine(s.Owner)), orDash(s.Key), runTenantText(s), oneLine(s.Workflow), oneLine(orDash(s.Cron+strings.ReplaceAll(s.RRule, "\n", "; "))), s.TimeZone, next, s.RunCount, s.FailureCount, yesNo(s.Paused))

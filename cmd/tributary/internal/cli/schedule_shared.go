@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -140,7 +141,7 @@ func runsError(err error, ref schedule.Ref, hint string) error {
 func nextFireText(s *schedule.Schedule, now time.Time) string {
 	switch {
 	case s.NextFireAt != nil:
-		return "it fires next at " + zonedTime(*s.NextFireAt, scheduleLocation(s)) + " (" + relativeDays(*s.NextFireAt, now) + ")"
+		return "it fires next at " + zonedTime(*s.NextFireAt, scheduleLocation(s)) + " (" + durfmt.RelativeDays(*s.NextFireAt, now) + ")"
 	case s.Paused:
 		return fmt.Sprintf("it is paused: no slot fires until 'tributary schedule resume %s'", scheduleArgs(s))
 	}
@@ -164,13 +165,13 @@ func grantSkipReason(g *schedule.Grant, workflowType string, now time.Time) stri
 func grantProblem(g *schedule.Grant, workflowType string, now time.Time) string {
 	switch grantSkipReason(g, workflowType, now) {
 	case schedule.SkipReasonGrantRevoked:
-		text := "was revoked " + relativeDays(*g.RevokedAt, now)
+		text := "was revoked " + durfmt.RelativeDays(*g.RevokedAt, now)
 		if g.RevokeReason != "" {
 			text += " (" + oneLine(g.RevokeReason) + ")"
 		}
 		return text
 	case schedule.SkipReasonGrantExpired:
-		return "expired " + relativeDays(*g.ExpiresAt, now)
+		return "expired " + durfmt.RelativeDays(*g.ExpiresAt, now)
 	case schedule.SkipReasonGrantOutOfScope:
 		return fmt.Sprintf("does not allow workflow type %q (its scopes: %s)", workflowType, strings.Join(g.Scopes, ", "))
 	}

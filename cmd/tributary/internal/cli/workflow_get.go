@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -127,7 +128,7 @@ func printRun(w io.Writer, run *workflow.Run, held string, forks []*workflow.Run
 	if run.FinishedAt != nil {
 		field("Finished", "%s", absoluteTime(*run.FinishedAt, now))
 		if run.StartedAt != nil {
-			field("Took", "%s", humanDuration(run.FinishedAt.Sub(*run.StartedAt)))
+			field("Took", "%s", durfmt.Human(run.FinishedAt.Sub(*run.StartedAt)))
 		}
 	}
 	field("Input", "%s", jsonText(run.Input))

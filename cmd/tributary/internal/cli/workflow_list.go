@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -90,7 +91,7 @@ func printRunsTable(w io.Writer, runs []*workflow.Run, now time.Time) error {
 	fmt.Fprintln(table, "ID\tTYPE\tTENANT\tSTATUS\tATTEMPT\tCREATED\tFINISHED\tERROR")
 	for _, run := range runs {
 		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", run.ID, oneLine(run.Type), orDash(oneLine(run.Tenant)), runStatusText(run), run.Attempt, run.MaxAttempts,
-			relativeTime(run.CreatedAt, now), relativeTimeOrDash(run.FinishedAt, now), shorten(runErrorText(run.Error), errorColumnWidth))
+			durfmt.Relative(run.CreatedAt, now), relativeTimeOrDash(run.FinishedAt, now), shorten(runErrorText(run.Error), errorColumnWidth))
 	}
 	return table.Flush()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -119,7 +120,7 @@ func printSteps(w io.Writer, steps []workflow.StepRun, now time.Time) error {
 	for _, step := range steps {
 		duration := "-"
 		if step.FinishedAt != nil {
-			duration = humanDuration(step.Duration())
+			duration = durfmt.Human(step.Duration())
 		}
 		// A wake time matters while the step is parked; a finished signal
 		// wait's deadline does not.
@@ -132,7 +133,7 @@ func printSteps(w io.Writer, steps []workflow.StepRun, now time.Time) error {
 			child = step.ChildRunID.String()
 		}
 		fmt.Fprintf(table, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", oneLine(step.Name), step.Kind, step.Status, step.Attempts,
-			relativeTime(step.StartedAt, now), duration, wake, child)
+			durfmt.Relative(step.StartedAt, now), duration, wake, child)
 	}
 	return table.Flush()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -501,40 +500,9 @@ func TestWorkflowCommandsUsage(t *testing.T) {
 	})
 }
 
-func TestRelativeTimeAndDuration(t *testing.T) {
+func TestShorten(t *testing.T) {
 	t.Parallel()
 
-	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		at   time.Time
-		want string
-	}{
-		{now.Add(-300 * time.Millisecond), "just now"},
-		{now.Add(-12 * time.Second), "12s ago"},
-		{now.Add(-3*time.Minute - 50*time.Second), "3m ago"},
-		{now.Add(-5 * time.Hour), "5h ago"},
-		{now.Add(-47 * time.Hour), "47h ago"},
-		{now.Add(-72 * time.Hour), "3d ago"},
-		{now.Add(4 * time.Minute), "in 4m"},
-		{now.Add(-40 * 24 * time.Hour), "2026-01-27T12:00:00Z"},
-	} {
-		require.Equal(t, tc.want, relativeTime(tc.at, now), "%v", tc.at)
-	}
-
-	for d, want := range map[time.Duration]string{
-		850*time.Microsecond + 400:                            "850µs",
-		12*time.Millisecond + 300*time.Microsecond:            "12ms",
-		1254 * time.Millisecond:                               "1.25s",
-		3*time.Minute + 12*time.Second + 400*time.Millisecond: "3m12s",
-		2*time.Hour + 5*time.Minute + 10*time.Second:          "2h5m",
-		50*time.Minute + 200*time.Millisecond:                 "50m",
-		time.Hour + 20*time.Second:                            "1h",
-		90 * time.Second:                                      "1m30s", // printed "1m3" before
-		10*time.Minute + 20*time.Second:                       "10m20s",
-		3*time.Hour + 30*time.Minute:                          "3h30m",
-	} {
-		require.Equal(t, want, humanDuration(d), fmt.Sprint(d))
-	}
 	require.Equal(t, "abc…", shorten("abcdef", 4))
 	require.Equal(t, "héllo", shorten("héllo", 5))
 }
