@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/engine"
@@ -192,46 +194,83 @@ func jobState(t *testing.T, db *testdb.DB, jobID int64) string {
 // TestSyncCompletionLostToFailover plays what a failover to a standby that
 // had not received the engine's last commits does to a synchronous
 // completion: the run and its job read running again on the new primary,
-// the client has forgotten the completion, and River's completer, which
-// still holds the job, finds it running and completes it without its run.
-// The client must notice and make the job available again, so that the run
-// replays from its memos, instead of leaving it to RepairRuns, which would
-// fail it ("completed outside Tributary").
+// while the client has forgotten the completion, and River's completer,
+// answered from memory (Completer.TakeCompleted), never writes the job
+// again. The client must notice the new server and make the job available
+// again, so that the run replays from its memos, instead of leaving it
+// running until River's stuck-job rescuer, an hour later. The loss is
+// played by rewriting the rows; the new server is real: a throw-away
+// cluster, restarted.
 func TestSyncCompletionLostToFailover(t *testing.T) {
 	t.Parallel()
 
+	cluster := startCrashCluster(t)
+	pool := crashDatabase(t, cluster, "lost_to_failover")
 	def := pgCrashDef()
-	db := testdb.New(t)
-	config := testConfig(t, db, def)
-	lost := &atomic.Int64{}
-	config.Logger = slog.New(&countingHandler{Handler: config.Logger.Handler(), msg: wfruntime.LostCompletionsMsg, n: lost})
-	c, err := NewClient(db.Pool, config)
+	logs := &syncBuffer{}
+	c, err := NewClient(pool, &Config{
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		River: &river.Config{
+			Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 5}},
+			RetryPolicy: fastRetry{},
+			TestOnly:    true,
+		},
+		Workflows: []Registrable{def},
+	})
 	require.NoError(t, err)
-	c.testFailPilot.Store(true) // River's completer holds the job while the test plays the failover
 	require.NoError(t, c.Start(context.Background()))
-	t.Cleanup(func() { stopClient(t, c) })
+	t.Cleanup(func() {
+		stopClient(t, c)
+		if t.Failed() {
+			t.Logf("client logs:\n%s", logs.String())
+		}
+	})
 	ctx := ctxT(t)
+	events, cancel := c.River().Subscribe(river.EventKindJobCompleted)
+	defer cancel()
 
 	h, err := def.Start(ctx, c, 1, nil)
 	require.NoError(t, err)
 	out, err := h.Result(ctx)
 	require.NoError(t, err)
-	// A synchronous completion is forgotten once committed: by the batch
-	// that committed it, just after the commit that Result may see first.
-	for c.pending.Len() > 0 {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the committed completion was not forgotten before the deadline")
-		case <-time.After(10 * time.Millisecond):
-		}
+	run, err := h.Get(ctx)
+	require.NoError(t, err)
+	// River's completer has had the job once its completed event is out.
+	select {
+	case ev := <-events:
+		require.Equal(t, run.JobID, ev.Job.ID)
+	case <-ctx.Done():
+		t.Fatal("River's completer did not report the job completed within 30 s")
 	}
+	require.Zero(t, c.pending.Len(), "a synchronous completion is forgotten once committed")
 
-	// The failover takes the completion back.
-	run := completedAgain(t, c, db, h, StatusRunning)
-	var again pgCrashOut
-	require.NoError(t, json.Unmarshal(run.Output, &again))
-	require.Equal(t, out, again, "replayed from its memos")
-	require.Equal(t, 2, run.Attempt, "a second attempt replayed the run")
-	require.Equal(t, "completed", jobState(t, db, run.JobID))
-	require.EqualValues(t, 1, lost.Load())
+	// The failover takes the completion back, and the client finds itself
+	// on a new server.
+	_, err = pool.Exec(ctx, `UPDATE workflow_runs SET status = 'running', output = NULL, finished_at = NULL WHERE id = $1`, h.ID)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE river_job SET state = 'running', finalized_at = NULL WHERE id = $1`, run.JobID)
+	require.NoError(t, err)
+	require.NoError(t, cluster.Crash(ctx))
+	require.NoError(t, cluster.Restart(ctx))
+
+	// The registry notices the new server within a heartbeat and rescues
+	// the job orphanSettle (2 s) later; the client's listeners reconnect
+	// meanwhile, so the test polls.
+	var again *Run
+	pgCrashQuery(t, "wait for the run to replay and complete", func(ctx context.Context) error {
+		var err error
+		if again, err = c.GetRun(ctx, h.ID); err != nil {
+			return err
+		}
+		if again.Status != StatusCompleted {
+			return fmt.Errorf("run %s is %s", h.ID, again.Status)
+		}
+		return nil
+	})
+	var replayed pgCrashOut
+	require.NoError(t, json.Unmarshal(again.Output, &replayed))
+	require.Equal(t, out, replayed, "replayed from its memos")
+	require.Equal(t, 2, again.Attempt, "a second attempt replayed the run")
+	require.Contains(t, logs.String(), "lost the outcome of jobs this client worked before the server changed")
+	require.NotContains(t, logs.String(), wfruntime.LostCompletionsMsg, "River's completer wrote the job again")
 }

@@ -230,7 +230,7 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
 	req := wfruntime.Completion{
 		JobID: job.ID, RunID: job.Args.RunID, Type: job.Args.Workflow, Attempt: wctx.info.Attempt, HasParent: wctx.info.ParentID != nil,
-		Memos: memoRows(wctx.memosToComplete()), Output: output, StartedAt: wctx.attemptedAt(),
+		Memos: memoRows(wctx.memosToComplete()), Output: output, StartedAt: wctx.attemptedAt(), Job: job.JobRow,
 	}
 	if w.c.pending.Add(req) {
 		w.c.batch.completes.Send(req)

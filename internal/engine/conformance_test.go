@@ -111,7 +111,24 @@ type recordingCompleter struct {
 
 	mu        sync.Mutex
 	ids       []int64
-	riverDone []int64 // the jobs CompletedByRiver was given
+	riverDone []int64                     // the jobs CompletedByRiver was given
+	settled   map[int64]*rivertype.JobRow // what TakeCompleted answers with
+}
+
+func (rc *recordingCompleter) TakeCompleted(jobIDs []int64) map[int64]*rivertype.JobRow {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var rows map[int64]*rivertype.JobRow
+	for _, id := range jobIDs {
+		if row, ok := rc.settled[id]; ok {
+			if rows == nil {
+				rows = map[int64]*rivertype.JobRow{}
+			}
+			rows[id] = row
+			delete(rc.settled, id)
+		}
+	}
+	return rows
 }
 
 func (rc *recordingCompleter) CompletedByRiver(_ context.Context, jobs []*rivertype.JobRow) {
@@ -212,10 +229,19 @@ func TestCompletedByRiverLeavesEarlierCompletions(t *testing.T) {
 	late := insertJob(t, db, "workflow:x", "running", 1, 3, "a")
 	require.NoError(t, pgx.BeginFunc(ctx(t), db.Pool, func(tx pgx.Tx) error { return jobs.CompleteTx(ctx(t), tx, early, nil) }))
 
-	at := time.Now()
-	params := &riverdriver.JobSetStateIfRunningManyParams{Schema: db.Schema}
-	for _, id := range []int64{early, late} {
-		p := riverdriver.JobSetStateCompleted(id, at, nil)
+	params := completedParams(db.Schema, time.Now(), nil, early, late)
+	rows, err := driver.PluginPilot().JobSetStateIfRunningMany(ctx(t), driver.GetExecutor(), params)
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	require.Equal(t, []int64{late}, completer.completedByRiver())
+}
+
+// completedParams are River's completer's parameters completing ids at at,
+// with metadata to merge for those in merge.
+func completedParams(schema string, at time.Time, merge map[int64][]byte, ids ...int64) *riverdriver.JobSetStateIfRunningManyParams {
+	params := &riverdriver.JobSetStateIfRunningManyParams{Schema: schema}
+	for _, id := range ids {
+		p := riverdriver.JobSetStateCompleted(id, at, merge[id])
 		params.ID = append(params.ID, id)
 		params.Attempt = append(params.Attempt, p.Attempt)
 		params.ErrData = append(params.ErrData, p.ErrData)
@@ -225,10 +251,43 @@ func TestCompletedByRiverLeavesEarlierCompletions(t *testing.T) {
 		params.ScheduledAt = append(params.ScheduledAt, p.ScheduledAt)
 		params.State = append(params.State, p.State)
 	}
+	return params
+}
+
+// TestTakeCompletedIsNotWrittenAgain pins the one completion writer: a
+// job the Completer says it completed (TakeCompleted) is answered with the
+// Completer's row and not written by River's update, unless it has
+// metadata to merge, which only River's update does; the batch's other
+// jobs are written as usual.
+func TestTakeCompletedIsNotWrittenAgain(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	taken := insertJob(t, db, "workflow:x", "running", 1, 3, "a")
+	merged := insertJob(t, db, "workflow:x", "running", 1, 3, "a")
+	other := insertJob(t, db, "workflow:x", "running", 1, 3, "a")
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	mine := &rivertype.JobRow{ID: taken, State: rivertype.JobStateCompleted, FinalizedAt: &at}
+	completer := &recordingCompleter{pool: db.Pool, settled: map[int64]*rivertype.JobRow{
+		taken:  mine,
+		merged: {ID: merged, State: rivertype.JobStateCompleted, FinalizedAt: &at},
+	}}
+	driver := engine.NewDriver(db.Pool, completer)
+
+	params := completedParams(db.Schema, at.Add(time.Second), map[int64][]byte{merged: []byte(`{"mark": 1}`)}, taken, merged, other)
 	rows, err := driver.PluginPilot().JobSetStateIfRunningMany(ctx(t), driver.GetExecutor(), params)
 	require.NoError(t, err)
-	require.Len(t, rows, 2)
-	require.Equal(t, []int64{late}, completer.completedByRiver())
+	byID := map[int64]*rivertype.JobRow{}
+	for _, row := range rows {
+		byID[row.ID] = row
+	}
+	require.Len(t, byID, 3, "one row per job of the batch")
+	require.Same(t, mine, byID[taken], "a job the Completer completed is answered with its row")
+	require.Equal(t, "running", readJob(t, db, taken).state, "and not written again (here it reads running: the fake Completer never wrote it)")
+	require.Equal(t, "completed", readJob(t, db, merged).state, "a job with metadata to merge goes to River's update")
+	require.EqualValues(t, 1, readJob(t, db, merged).metadata["mark"])
+	require.Equal(t, "completed", readJob(t, db, other).state)
+	require.Contains(t, completer.settled, merged, "a job sent to River's update was not taken")
 }
 
 // TestSetStateIfRunning pins that River's JobSetStateIfRunningMany only

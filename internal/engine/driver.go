@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +38,14 @@ type Completer interface {
 	// failures itself: River's completer must not retry an update that has
 	// committed.
 	CompletedByRiver(ctx context.Context, jobs []*rivertype.JobRow)
+
+	// TakeCompleted is given the jobs River's completer is about to mark
+	// completed, and returns those whose completion the Completer has
+	// committed durably itself, each as River's update would return it
+	// (completed, with the finalized_at the Completer wrote), and forgets
+	// them: River's update would find them completed and change nothing.
+	// A job is returned once.
+	TakeCompleted(jobIDs []int64) map[int64]*rivertype.JobRow
 }
 
 // Driver is River's pgx driver with the engine's pilot plugged in: give it
@@ -97,6 +107,25 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 	if len(ids) == 0 {
 		return p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
 	}
+	// One writer: a job the Completer has completed durably is answered
+	// from memory, not written a second time (its row lock would make the
+	// two writers wait on each other). A job with metadata to merge goes
+	// to River's update, which merges it even into a finished job.
+	if done := p.completer.TakeCompleted(unmerged(params, ids)); len(done) > 0 {
+		rows := slices.AppendSeq(make([]*rivertype.JobRow, 0, len(params.ID)), maps.Values(done))
+		rest := paramsWithout(params, done)
+		if len(rest.ID) == 0 {
+			return rows, nil
+		}
+		// Should this fail, River's completer retries the whole batch, and
+		// River's update then answers for the jobs taken here: completed,
+		// with a finalized_at other than River's, so not CompletedByRiver.
+		more, err := p.JobSetStateIfRunningMany(ctx, exec, rest)
+		if err != nil {
+			return nil, err
+		}
+		return append(rows, more...), nil
+	}
 	var rows []*rivertype.JobRow
 	handled, err := p.completer.CompleteWithRiver(ctx, ids, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
@@ -117,6 +146,40 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 		return rows, nil
 	}
 	return rows, nil
+}
+
+// unmerged returns those of ids, jobs of params, that have no metadata to
+// merge.
+func unmerged(params *riverdriver.JobSetStateIfRunningManyParams, ids []int64) []int64 {
+	merge := make(map[int64]bool)
+	for i, id := range params.ID {
+		if i < len(params.MetadataDoMerge) && params.MetadataDoMerge[i] {
+			merge[id] = true
+		}
+	}
+	if len(merge) == 0 {
+		return ids
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return merge[id] })
+}
+
+// paramsWithout returns params less the jobs of skip.
+func paramsWithout(params *riverdriver.JobSetStateIfRunningManyParams, skip map[int64]*rivertype.JobRow) *riverdriver.JobSetStateIfRunningManyParams {
+	rest := &riverdriver.JobSetStateIfRunningManyParams{Now: params.Now, Schema: params.Schema}
+	for i, id := range params.ID {
+		if _, ok := skip[id]; ok {
+			continue
+		}
+		rest.ID = append(rest.ID, id)
+		rest.Attempt = append(rest.Attempt, params.Attempt[i])
+		rest.ErrData = append(rest.ErrData, params.ErrData[i])
+		rest.FinalizedAt = append(rest.FinalizedAt, params.FinalizedAt[i])
+		rest.MetadataDoMerge = append(rest.MetadataDoMerge, params.MetadataDoMerge[i])
+		rest.MetadataUpdates = append(rest.MetadataUpdates, params.MetadataUpdates[i])
+		rest.ScheduledAt = append(rest.ScheduledAt, params.ScheduledAt[i])
+		rest.State = append(rest.State, params.State[i])
+	}
+	return rest
 }
 
 // completedNow returns those of rows, River's update's result for params,

@@ -179,11 +179,11 @@ func (j *Jobs) ScheduledWithin(ctx context.Context, db DBTX, queues []string, wi
 // the batch's ids also in $1 (which lets Postgres use the primary key), and
 // the statement's now parameter (nil: the database's now()) in $now, which
 // the caller replaces with its own parameter's number; it names its own
-// result "jobs", one id per completed job. {s} is the schema prefix,
-// qualified by the caller's statement.
+// result "jobs", one row per completed job: its id and finalized_at. {s}
+// is the schema prefix, qualified by the caller's statement.
 const CompleteRunningCTE = `jobs AS (
 	UPDATE {s}river_job j SET state = 'completed', finalized_at = coalesce($now::timestamptz, now())
 	FROM v
 	WHERE j.id = ANY($1) AND j.id = v.job_id AND (j.state = 'running') IS TRUE
-	RETURNING j.id
+	RETURNING j.id, j.finalized_at
 )`

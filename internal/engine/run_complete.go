@@ -40,7 +40,7 @@ WITH v AS (
 ), commit_mode AS (
 	SELECT CASE WHEN $6::boolean THEN set_config('synchronous_commit', 'off', true) END
 )
-SELECT v.job_id, jobs.id IS NOT NULL, done.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified), (SELECT count(*) FROM commit_mode)
+SELECT v.job_id, jobs.id IS NOT NULL, jobs.finalized_at, done.id IS NOT NULL, done.parent_run_id, (SELECT count(*) FROM notified), (SELECT count(*) FROM commit_mode)
 FROM v LEFT JOIN jobs ON jobs.id = v.job_id LEFT JOIN done ON done.id = v.run_id`)
 
 	runOutcomeStmt = define(`SELECT status, output, error FROM {s}workflow_runs WHERE id = $1`)
@@ -77,6 +77,10 @@ type CompletedRun struct {
 	// left alone, and so is its run.
 	JobCompleted bool
 
+	// FinalizedAt is the completed job's finalized_at; nil when the job was
+	// not completed.
+	FinalizedAt *time.Time
+
 	// RunCompleted says the run was unfinished and is completed now; a run
 	// finished meanwhile (cancelled, say) keeps its ending.
 	RunCompleted bool
@@ -111,7 +115,7 @@ func (q *Queries) CompleteRuns(ctx context.Context, db DBTX, p *CompleteRunsPara
 	completed := make([]CompletedRun, 0, len(p.JobIDs))
 	var c CompletedRun
 	for rows.Next() {
-		if err := rows.Scan(&c.JobID, &c.JobCompleted, &c.RunCompleted, &c.ParentID, nil, nil); err != nil {
+		if err := rows.Scan(&c.JobID, &c.JobCompleted, &c.FinalizedAt, &c.RunCompleted, &c.ParentID, nil, nil); err != nil {
 			return nil, err
 		}
 		completed = append(completed, c)

@@ -40,7 +40,10 @@ func (cp *Completer) Flush(ctx context.Context, items []*BatchItem[Completion, s
 		hasParent = hasParent || item.Req.HasParent
 	}
 	async := c.Async && c.Pending.holdAll(reqs)
-	var completed, finished map[int64]bool
+	var (
+		completed map[int64]time.Time
+		finished  map[int64]bool
+	)
 	err := retryDeadlock(func() error {
 		if hasParent {
 			return pgx.BeginFunc(ctx, c.WritePool(), func(tx pgx.Tx) error {
@@ -63,7 +66,7 @@ func (cp *Completer) Flush(ctx context.Context, items []*BatchItem[Completion, s
 	cp.reportCompleted(ctx, reqs, finished)
 	var committed, ended []Completion
 	for _, item := range items {
-		if completed[item.Req.JobID] {
+		if _, ok := completed[item.Req.JobID]; ok {
 			committed = append(committed, item.Req)
 		} else {
 			item.Err = engine.ErrJobNotRunning // rescued or cancelled meanwhile: leave the run be
@@ -71,7 +74,7 @@ func (cp *Completer) Flush(ctx context.Context, items []*BatchItem[Completion, s
 		}
 	}
 	if !async {
-		c.Pending.done(reqs)
+		c.Pending.settle(reqs, completed)
 		return nil
 	}
 	// Committed, visible, not yet durable: River's completer forgets these
@@ -89,7 +92,7 @@ func (cp *Completer) Flush(ctx context.Context, items []*BatchItem[Completion, s
 // completeRunsTx completes runs and their River jobs (see completeRuns) and
 // wakes the parents of child runs it completes, in tx. It returns the jobs it
 // completed, and those of the runs it completed (see completeRuns).
-func (cp *Completer) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []Completion, async bool) (completed, finished map[int64]bool, err error) {
+func (cp *Completer) completeRunsTx(ctx context.Context, tx pgx.Tx, reqs []Completion, async bool) (completed map[int64]time.Time, finished map[int64]bool, err error) {
 	completed, finished, parents, err := cp.completeRuns(ctx, tx, reqs, async)
 	if err != nil {
 		return nil, nil, err
@@ -121,7 +124,7 @@ func (cp *Completer) reportCompleted(ctx context.Context, reqs []Completion, fin
 // Result waiters. With async, it turns synchronous_commit off for its
 // transaction (see workflow.Config.AsyncCompletion and the comment at the
 // top of pilot.go). It returns the jobs
-// it completed and the parents of the child runs among them, which the
+// it completed, with their finalized_at, and the parents of the child runs among them, which the
 // caller must wake in the same transaction, and, when RunCompleted is
 // set (a workflow.HookRunFinished is installed), the jobs of the runs it completed (finished; a job completed
 // whose run was cancelled meanwhile is not). One statement instead of
@@ -131,7 +134,7 @@ func (cp *Completer) reportCompleted(ctx context.Context, reqs []Completion, fin
 // primary-key scan locks them in that order anyway, and the runs then
 // follow it too, so that two batches holding the same runs lock them in
 // the same order and do not deadlock.
-func (cp *Completer) completeRuns(ctx context.Context, db engine.DBTX, reqs []Completion, async bool) (completed, finished map[int64]bool, parents []uuid.UUID, err error) {
+func (cp *Completer) completeRuns(ctx context.Context, db engine.DBTX, reqs []Completion, async bool) (completed map[int64]time.Time, finished map[int64]bool, parents []uuid.UUID, err error) {
 	slices.SortFunc(reqs, func(a, b Completion) int { return cmp.Compare(a.JobID, b.JobID) })
 	n := len(reqs)
 	var (
@@ -158,10 +161,12 @@ func (cp *Completer) completeRuns(ctx context.Context, db engine.DBTX, reqs []Co
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("complete runs and their River jobs: %w", err)
 	}
-	completed = make(map[int64]bool, n)
+	completed = make(map[int64]time.Time, n)
 	report := cp.c.RunCompleted != nil
 	for _, row := range rows {
-		completed[row.JobID] = row.JobCompleted
+		if row.JobCompleted && row.FinalizedAt != nil {
+			completed[row.JobID] = *row.FinalizedAt
+		}
 		if row.RunCompleted && report {
 			if finished == nil {
 				finished = make(map[int64]bool, n)

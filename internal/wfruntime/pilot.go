@@ -38,9 +38,14 @@ import (
 //     its run, even when its completer runs first.
 //
 // Both writers take the job's row lock and only complete a job that is
-// still running, so the second to commit finds nothing left to do. If the
-// process dies before either commits, the job is still running: River
-// rescues it and the run replays from its memos, as after any crash.
+// still running, so the second to commit finds nothing left to do. And
+// the usual second is not sent at all: once the batch has completed a job
+// with a synchronous commit, the pilot answers River's completer for it
+// from memory (Completer.TakeCompleted), with the row River's update would
+// have returned, so that each job is written once and the two writers do
+// not wait on each other's row locks. If the process dies before either
+// commits, the job is still running: River rescues it and the run replays
+// from its memos, as after any crash.
 //
 // With workflow.Config.AsyncCompletion the batch commits without waiting for its WAL
 // to reach the disk: its completion is visible (Result returns it) before
@@ -92,6 +97,11 @@ type Completion struct {
 	Memos     []*engine.Memo
 	Output    []byte
 	StartedAt *time.Time
+	// Job is the run's River job as the attempt was given it; the pilot
+	// answers River's completer with it once the batch has completed it
+	// (Completer.TakeCompleted). Nil: River's completer writes the job
+	// again, finding it completed.
+	Job *rivertype.JobRow
 }
 
 // RestoredCompletionsMsg is logged when River's completer completes runs
@@ -114,6 +124,12 @@ type Pending struct {
 
 	mu sync.Mutex
 	m  map[int64]*pendingCompletion
+
+	// settled are the jobs the engine's batch completed durably, as River's
+	// update would return them, until River's completer comes for them
+	// (Completer.TakeCompleted): one per job River's executor finished and
+	// has yet to hand its completer, which River bounds by its backlog.
+	settled map[int64]*rivertype.JobRow
 }
 
 // pendingCompletion is a run pending completion.
@@ -244,6 +260,27 @@ func (p *Pending) done(reqs []Completion) {
 	}
 }
 
+// settle forgets reqs, whose job's fate is durably committed, as done
+// does, and keeps those of them completed at the times of completed, with
+// their job, for River's completer (Completer.TakeCompleted).
+func (p *Pending) settle(reqs []Completion, completed map[int64]time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, req := range reqs {
+		delete(p.m, req.JobID)
+		at, ok := completed[req.JobID]
+		if !ok || req.Job == nil {
+			continue
+		}
+		if p.settled == nil {
+			p.settled = make(map[int64]*rivertype.JobRow)
+		}
+		row := *req.Job
+		row.State, row.FinalizedAt = rivertype.JobStateCompleted, &at
+		p.settled[req.JobID] = &row
+	}
+}
+
 // Len is how many completions are pending.
 func (p *Pending) Len() int {
 	p.mu.Lock()
@@ -257,6 +294,7 @@ func (p *Pending) Clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	clear(p.m)
+	clear(p.settled)
 }
 
 // Completer is the engine's Completer (see internal/engine) of a workflow
@@ -325,7 +363,7 @@ func (cp *Completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, appl
 	err := retryDeadlock(func() error {
 		return pgx.BeginFunc(ctx, c.WritePool(), func(tx pgx.Tx) error {
 			var (
-				completed map[int64]bool
+				completed map[int64]time.Time
 				err       error
 			)
 			completed, finished, err = cp.completeRunsTx(ctx, tx, reqs, false)
@@ -355,6 +393,39 @@ func (cp *Completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, appl
 		c.Logger.WarnContext(ctx, RestoredCompletionsMsg, slog.Int("runs", restored))
 	}
 	return true, nil
+}
+
+// TakeCompleted returns those of jobIDs, jobs River's completer is about
+// to mark completed, that the engine's batch completed with a synchronous
+// commit, each as River's update would return it, and forgets them: River's
+// completer then writes only the jobs the batch has not (see the comment
+// at the top). A completion committed asynchronously is not among them: it
+// stays pending, for CompleteWithRiver to make durable.
+//
+// Should the database lose such a completion after all (a failover to a
+// standby that had not received it), the job reads running on the new
+// server with no worker: the worker registry, seeing the server change,
+// makes it available again and the run replays from its memos (see
+// wfruntime's orphans.go), as CompletedByRiver would have after River's
+// update.
+func (cp *Completer) TakeCompleted(jobIDs []int64) map[int64]*rivertype.JobRow {
+	p := cp.c.Pending
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.settled) == 0 {
+		return nil
+	}
+	var rows map[int64]*rivertype.JobRow
+	for _, id := range jobIDs {
+		if row, ok := p.settled[id]; ok {
+			if rows == nil {
+				rows = make(map[int64]*rivertype.JobRow)
+			}
+			rows[id] = row
+			delete(p.settled, id)
+		}
+	}
+	return rows
 }
 
 // LostCompletionsMsg is logged when River's completer completed workflow
@@ -411,11 +482,11 @@ func (cp *Completer) CompletedByRiver(ctx context.Context, jobs []*rivertype.Job
 // writes a WAL record of its own, so that its synchronous commit flushes
 // the WAL past the batch's commit. It returns how many runs tx completed
 // again after a crash lost their asynchronous completion.
-func (cp *Completer) makeDurableTx(ctx context.Context, tx pgx.Tx, reqs []Completion, completed map[int64]bool) (int, error) {
+func (cp *Completer) makeDurableTx(ctx context.Context, tx pgx.Tx, reqs []Completion, completed map[int64]time.Time) (int, error) {
 	c := &cp.c
 	var done, others []Completion
 	for _, req := range reqs {
-		if completed[req.JobID] {
+		if _, ok := completed[req.JobID]; ok {
 			done = append(done, req)
 		} else {
 			others = append(others, req)
