@@ -33,4 +33,7 @@
 // and as it commits, for a progress display (`tributary migrate` prints its
 // lines from it). Migrator.Status reports which versions a database has,
 // and Versions and Latest what this build of Tributary knows.
+// Migrator.PlanDown says, before a Down, what it would roll back and how
+// many rows the tables it would drop hold, for an operator to confirm
+// (`tributary migrate down` asks with it).
 package migrations

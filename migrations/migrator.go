@@ -203,33 +203,17 @@ func (m *Migrator) Down(ctx context.Context, opts *DownOpts) (*Result, error) {
 	if opts == nil {
 		opts = &DownOpts{}
 	}
-	latest := m.migrations[len(m.migrations)-1].Version
-	if opts.TargetVersion < 0 || opts.TargetVersion > latest {
-		return nil, fmt.Errorf("migrations: target version %d does not exist; use 0 to remove all of Tributary's tables, or a version up to %d", opts.TargetVersion, latest)
-	}
-	if opts.IncludeRiver && opts.TargetVersion != 0 {
-		return nil, errors.New("migrations: IncludeRiver removes River's tables and needs TargetVersion 0, which removes all of Tributary's first")
+	if err := m.checkDownOpts(opts); err != nil {
+		return nil, err
 	}
 
 	res := &Result{Direction: DirectionDown}
 	err := m.withLock(ctx, func(conn *pgx.Conn, lockKey int64) error {
-		applied, err := m.appliedVersions(ctx, conn)
+		rollBack, err := m.rolledBack(ctx, conn, opts)
 		if err != nil {
 			return err
 		}
-		for version := range applied {
-			if version > latest {
-				return fmt.Errorf("migrations: the database has Tributary migration %03d, which this build doesn't know; roll back with the newer build that applied it", version)
-			}
-		}
-
-		for _, mig := range slices.Backward(m.migrations) {
-			if mig.Version <= opts.TargetVersion {
-				break
-			}
-			if _, ok := applied[mig.Version]; !ok {
-				continue
-			}
+		for _, mig := range rollBack {
 			duration, err := m.apply(ctx, conn, lockKey, mig, DirectionDown)
 			if err != nil {
 				return err
@@ -254,6 +238,45 @@ func (m *Migrator) Down(ctx context.Context, opts *DownOpts) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// checkDownOpts returns an error for opts that Down can't carry out.
+func (m *Migrator) checkDownOpts(opts *DownOpts) error {
+	latest := m.migrations[len(m.migrations)-1].Version
+	if opts.TargetVersion < 0 || opts.TargetVersion > latest {
+		return fmt.Errorf("migrations: target version %d does not exist; use 0 to remove all of Tributary's tables, or a version up to %d", opts.TargetVersion, latest)
+	}
+	if opts.IncludeRiver && opts.TargetVersion != 0 {
+		return errors.New("migrations: IncludeRiver removes River's tables and needs TargetVersion 0, which removes all of Tributary's first")
+	}
+	return nil
+}
+
+// rolledBack returns the applied migrations that Down with opts rolls
+// back, newest first, the order it rolls them back in. It returns an error
+// when the database has a Tributary migration this build doesn't know.
+func (m *Migrator) rolledBack(ctx context.Context, conn *pgx.Conn, opts *DownOpts) ([]migration, error) {
+	applied, err := m.appliedVersions(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	latest := m.migrations[len(m.migrations)-1].Version
+	for version := range applied {
+		if version > latest {
+			return nil, fmt.Errorf("migrations: the database has Tributary migration %03d, which this build doesn't know; roll back with the newer build that applied it", version)
+		}
+	}
+
+	var rollBack []migration
+	for _, mig := range slices.Backward(m.migrations) {
+		if mig.Version <= opts.TargetVersion {
+			break
+		}
+		if _, ok := applied[mig.Version]; ok {
+			rollBack = append(rollBack, mig)
+		}
+	}
+	return rollBack, nil
 }
 
 // Up applies River's migrations and then Tributary's, each one that the

@@ -10,64 +10,50 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tributary-go/tributary/internal/bench"
-	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/migrations"
 )
+
+// rowWords are what the rows of the tables migrate down drops are to an
+// operator, one and many.
+var rowWords = map[migrations.Table]struct{ one, plural string }{
+	migrations.TableSchedules:    {"schedule", "schedules"},
+	migrations.TableWorkflowRuns: {"workflow run", "workflow runs"},
+	migrations.TableRiverJobs:    {"River job", "River jobs"},
+}
 
 // confirmDown stands between `migrate down` and the data it drops. It says
 // which migrations would be rolled back and how many schedules, workflow
-// runs and River jobs their tables hold, then returns nil only when the
-// person at the terminal types "yes". Without a terminal it refuses and
-// points at --yes. With nothing to roll back there is nothing to confirm.
+// runs and River jobs their tables hold (migrations.Migrator.PlanDown),
+// then returns nil only when the person at the terminal types "yes".
+// Without a terminal it refuses and points at --yes. With nothing to roll
+// back there is nothing to confirm.
 func confirmDown(ctx context.Context, env *Env, pool *pgxpool.Pool, schema string, target int, includeRiver bool) error {
 	migrator, err := newMigrator(env, pool, schema)
 	if err != nil {
 		return err
 	}
-	status, err := migrator.Status(ctx)
+	plan, err := migrator.PlanDown(ctx, &migrations.DownOpts{IncludeRiver: includeRiver, TargetVersion: target})
 	if err != nil {
 		return err
 	}
-	var rolledBack []string
-	dropsVersion := map[int]bool{}
-	for _, v := range status.Versions {
-		if v.Applied && (v.Version > target || includeRiver) {
-			rolledBack = append([]string{fmt.Sprintf("%03d_%s", v.Version, v.Name)}, rolledBack...)
-			dropsVersion[v.Version] = true
-		}
-	}
-	dropsRiver := includeRiver && status.RiverVersion > 0
-	if len(rolledBack) == 0 && !dropsRiver {
+	if len(plan.Versions) == 0 && !plan.River {
 		return nil
 	}
-
-	// The tables whose rows an operator would miss, by the migration that
-	// creates them.
-	q := engine.NewQueries(schema)
+	rolledBack := make([]string, len(plan.Versions))
+	for i, v := range plan.Versions {
+		rolledBack[i] = fmt.Sprintf("%03d_%s", v.Version, v.Name)
+	}
 	var lost []string
-	for _, t := range []struct {
-		drop        bool
-		table       engine.CountedTable
-		one, plural string
-	}{
-		{dropsVersion[2], engine.TableSchedules, "schedule", "schedules"},
-		{dropsVersion[1], engine.TableWorkflowRuns, "workflow run", "workflow runs"},
-		{dropsRiver, engine.TableRiverJobs, "River job", "River jobs"},
-	} {
-		if !t.drop {
-			continue
+	for _, t := range plan.Tables {
+		words := rowWords[t.Table]
+		noun := words.plural
+		if t.Rows == 1 {
+			noun = words.one
 		}
-		n, err := q.CountRows(ctx, pool, t.table)
-		if err != nil {
-			return fmt.Errorf("counting the rows of %s before rolling back: %w", t.table, err)
-		}
-		what := t.plural
-		if n == 1 {
-			what = t.one
-		}
-		lost = append(lost, bench.FormatCount(float64(n))+" "+what)
+		lost = append(lost, bench.FormatCount(float64(t.Rows))+" "+noun)
 	}
 	what := "roll back " + strings.Join(rolledBack, ", ")
-	if dropsRiver {
+	if plan.River {
 		what += " and River's migrations"
 	}
 	if len(lost) > 0 {
