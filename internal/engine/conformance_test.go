@@ -115,7 +115,7 @@ type recordingCompleter struct {
 	settled   map[int64]*rivertype.JobRow // what TakeCompleted answers with
 }
 
-func (rc *recordingCompleter) TakeCompleted(jobIDs []int64) map[int64]*rivertype.JobRow {
+func (rc *recordingCompleter) TakeCompleted(_ context.Context, jobIDs []int64) map[int64]*rivertype.JobRow {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	var rows map[int64]*rivertype.JobRow

@@ -44,8 +44,9 @@ type Completer interface {
 	// committed durably itself, each as River's update would return it
 	// (completed, with the finalized_at the Completer wrote), and forgets
 	// them: River's update would find them completed and change nothing.
-	// A job is returned once.
-	TakeCompleted(jobIDs []int64) map[int64]*rivertype.JobRow
+	// A job is returned once. It may wait a moment for completions the
+	// Completer is about to commit.
+	TakeCompleted(ctx context.Context, jobIDs []int64) map[int64]*rivertype.JobRow
 }
 
 // Driver is River's pgx driver with the engine's pilot plugged in: give it
@@ -111,7 +112,7 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 	// from memory, not written a second time (its row lock would make the
 	// two writers wait on each other). A job with metadata to merge goes
 	// to River's update, which merges it even into a finished job.
-	if done := p.completer.TakeCompleted(unmerged(params, ids)); len(done) > 0 {
+	if done := p.completer.TakeCompleted(ctx, unmerged(params, ids)); len(done) > 0 {
 		rows := slices.AppendSeq(make([]*rivertype.JobRow, 0, len(params.ID)), maps.Values(done))
 		rest := paramsWithout(params, done)
 		if len(rest.ID) == 0 {

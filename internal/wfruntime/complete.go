@@ -39,6 +39,9 @@ func (cp *Completer) Flush(ctx context.Context, items []*BatchItem[Completion, s
 		reqs[i] = item.Req
 		hasParent = hasParent || item.Req.HasParent
 	}
+	// River's completer may wait on the batch (TakeCompleted): tell it
+	// when the batch has tried, whatever came of it.
+	defer c.Pending.tried(reqs)
 	async := c.Async && c.Pending.holdAll(reqs)
 	var (
 		completed map[int64]time.Time

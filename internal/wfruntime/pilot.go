@@ -136,6 +136,12 @@ type Pending struct {
 type pendingCompletion struct {
 	req Completion
 
+	// flushed is closed once the engine's batch has tried the completion
+	// (committed it, found its job no longer running, or failed), for
+	// River's completer to wait on (Completer.TakeCompleted).
+	flushed chan struct{}
+	tried   bool
+
 	// committed says the engine's batch committed the completion
 	// asynchronously: visible, perhaps not durable yet.
 	committed bool
@@ -156,8 +162,35 @@ func (p *Pending) Add(req Completion) bool {
 	if p.m == nil {
 		p.m = make(map[int64]*pendingCompletion)
 	}
-	p.m[req.JobID] = &pendingCompletion{req: req}
+	p.m[req.JobID] = &pendingCompletion{req: req, flushed: make(chan struct{})}
 	return true
+}
+
+// tried records that the engine's batch has tried reqs, whatever came of
+// it (see pendingCompletion.flushed).
+func (p *Pending) tried(reqs []Completion) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, req := range reqs {
+		if pc, ok := p.m[req.JobID]; ok && !pc.tried {
+			pc.tried = true
+			close(pc.flushed)
+		}
+	}
+}
+
+// untried returns what to wait on for those of jobIDs that the engine's
+// batch has yet to try.
+func (p *Pending) untried(jobIDs []int64) []<-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var chans []<-chan struct{}
+	for _, id := range jobIDs {
+		if pc, ok := p.m[id]; ok && !pc.tried {
+			chans = append(chans, pc.flushed)
+		}
+	}
+	return chans
 }
 
 // holdAll reports whether every one of reqs is pending.
@@ -256,8 +289,18 @@ func (p *Pending) done(reqs []Completion) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, req := range reqs {
-		delete(p.m, req.JobID)
+		p.forget(req.JobID)
 	}
+}
+
+// forget drops the completion of job id, and lets whoever waits on it go;
+// p.mu is held.
+func (p *Pending) forget(id int64) {
+	if pc, ok := p.m[id]; ok && !pc.tried {
+		pc.tried = true
+		close(pc.flushed)
+	}
+	delete(p.m, id)
 }
 
 // settle forgets reqs, whose job's fate is durably committed, as done
@@ -267,7 +310,7 @@ func (p *Pending) settle(reqs []Completion, completed map[int64]time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, req := range reqs {
-		delete(p.m, req.JobID)
+		p.forget(req.JobID)
 		at, ok := completed[req.JobID]
 		if !ok || req.Job == nil {
 			continue
@@ -293,7 +336,9 @@ func (p *Pending) Len() int {
 func (p *Pending) Clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	clear(p.m)
+	for id := range p.m {
+		p.forget(id)
+	}
 	clear(p.settled)
 }
 
@@ -402,14 +447,36 @@ func (cp *Completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, appl
 // at the top). A completion committed asynchronously is not among them: it
 // stays pending, for CompleteWithRiver to make durable.
 //
+// River's completer often comes for a job while its completion still waits
+// in the batch (a third of the jobs of a busy client, measured). It then
+// waits, at most takeWait, for the batch to try them, so that the job is
+// written once, by the batch, instead of by River's update in
+// CompleteWithRiver and again, finding it done, by the batch, each waiting
+// on the other's row lock. It waits off every run's path: River's
+// completer works after the attempts have ended.
+//
 // Should the database lose such a completion after all (a failover to a
 // standby that had not received it), the job reads running on the new
 // server with no worker: the worker registry, seeing the server change,
 // makes it available again and the run replays from its memos (see
 // wfruntime's orphans.go), as CompletedByRiver would have after River's
 // update.
-func (cp *Completer) TakeCompleted(jobIDs []int64) map[int64]*rivertype.JobRow {
+func (cp *Completer) TakeCompleted(ctx context.Context, jobIDs []int64) map[int64]*rivertype.JobRow {
 	p := cp.c.Pending
+	if waits := p.untried(jobIDs); len(waits) > 0 {
+		timer := time.NewTimer(takeWait)
+	wait:
+		for _, ch := range waits {
+			select {
+			case <-ch:
+			case <-timer.C:
+				break wait
+			case <-ctx.Done():
+				break wait
+			}
+		}
+		timer.Stop()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.settled) == 0 {
@@ -427,6 +494,12 @@ func (cp *Completer) TakeCompleted(jobIDs []int64) map[int64]*rivertype.JobRow {
 	}
 	return rows
 }
+
+// takeWait bounds how long River's completer waits for the engine's batch
+// to try the completions it came for (Completer.TakeCompleted): ten of
+// workflow's completion spacings. Past it, CompleteWithRiver completes
+// the runs with River's update, as when the batch fails.
+const takeWait = 100 * time.Millisecond
 
 // LostCompletionsMsg is logged when River's completer completed workflow
 // jobs without their run, and the client made them available again.
