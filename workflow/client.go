@@ -231,8 +231,8 @@ type Client struct {
 	// runs by real time whatever the clock (the registry's orphan rescue):
 	// dbClock.now, or time.Now under an injected Config.Clock.
 	realNow         func() time.Time
-	dbClock         *dbClock // nil under an injected Config.Clock
-	held            heldJobs // the Tributary jobs being worked; see orphans.go
+	dbClock         *dbClock           // nil under an injected Config.Clock
+	held            wfruntime.HeldJobs // the Tributary jobs being worked, for the orphan rescue (wfruntime.Registry)
 	mw              *middlewares
 	maxInputBytes   int
 	asyncCompletion bool
@@ -252,7 +252,7 @@ type Client struct {
 	waker              *wfruntime.Waker
 	repairer           *wfruntime.Repairer  // RepairRuns and the announced repairs
 	completer          *wfruntime.Completer // the runs' completions: the batch's and River's completer's
-	registry           *registry            // nil unless the client works runs
+	registry           *wfruntime.Registry  // the worker registry's heartbeat and rescues; nil unless the client works runs
 	batch              *batchers
 	batchPool          atomic.Pointer[pgxpool.Pool] // batched writes while started; see newBatchPool
 	startGroups        startGroups                  // Start and StartByName written together (start_group.go)
@@ -413,8 +413,9 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		}
 	}
 
-	// The jobs a working client holds, for the orphan rescue (orphans.go).
-	riverConfig.Middleware = append(slices.Clip(riverConfig.Middleware), &holdMiddleware{held: &c.held})
+	// The jobs a working client holds, for the orphan rescue
+	// (internal/wfruntime/orphans.go).
+	riverConfig.Middleware = append(slices.Clip(riverConfig.Middleware), c.held.Middleware())
 	c.riverWorkers = riverConfig.Workers
 	c.leaderElection = !riverConfig.LeaderElectionDisabled
 	c.riverQueues = slices.Collect(maps.Keys(riverConfig.Queues))
@@ -446,7 +447,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 		MakeAvailableTx: c.makeAvailableTx, RepairRunsOf: c.repairer.RepairOf, IgnoreRepairs: c.testIgnoreRepairs.Load,
 	})
 	if c.works {
-		c.registry = newRegistry(c, c.riverQueues)
+		c.registry = newRegistry(c)
 	}
 	return c, nil
 }
@@ -505,9 +506,9 @@ func (c *Client) Start(ctx context.Context) error {
 		// live client's heartbeat sees it dead and rescues its jobs at
 		// once. Registered after, a client killed in between left its jobs
 		// to River's rescuer, an hour later.
-		c.registry.start(ctx)
+		c.registry.Start(ctx)
 		if err := c.river.Start(context.WithoutCancel(ctx)); err != nil {
-			c.registry.stop(true)
+			c.registry.Stop(true)
 			c.batch.stop()
 			c.closeBindingPools()
 			c.batchPool.Swap(nil).Close()
@@ -527,7 +528,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	if c.started {
 		if c.works {
 			err = c.river.Stop(ctx)
-			c.registry.stop(err == nil) // after River: its jobs are finished or handed back
+			c.registry.Stop(err == nil) // after River: its jobs are finished or handed back
 		}
 		c.waker.Stop()
 		c.batch.stop()

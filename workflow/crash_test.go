@@ -6,13 +6,14 @@ package workflow
 // counted in the database, because memory does not survive the kill.
 //
 // How a run killed mid-step comes back: its River job stays 'running' with
-// the dead process as the last of its attempted_by. The helper registered in
-// the worker registry (registry.go) and held its liveness lock; the kill
-// ends its session, so the lock is gone at once, and its heartbeat stops.
-// The fresh client's first heartbeat after the dead one's is older than
-// workerDeadAfter finds it dead, makes its running jobs available and tells
-// the queue's producers: the run resumes within about two seconds of the
-// kill, with River's default timeouts (its own rescuer would wait an hour).
+// the dead process as the last of its attempted_by. The helper registered
+// in the worker registry (internal/wfruntime/registry.go) and held its
+// liveness lock; the kill ends its session, so the lock is gone at once,
+// and its heartbeat stops. The fresh client's first heartbeat after the
+// dead one's is older than workerDeadAfter finds it dead, makes its running
+// jobs available and tells the queue's producers: the run resumes within
+// about two seconds of the kill, with River's default timeouts (its own
+// rescuer would wait an hour).
 
 import (
 	"context"

@@ -81,7 +81,7 @@ func (c *Client) bind(b *wfruntime.Binding) error {
 				return fmt.Errorf("add River queue %q: %w", b.Queue, err)
 			}
 			c.riverQueues = append(c.riverQueues, b.Queue)
-			c.registry.addQueue(b.Queue)
+			c.registry.AddQueue(b.Queue)
 		}
 		c.armQueues = append(c.armQueues, b.Queue)
 	}

@@ -2,16 +2,14 @@ package workflow
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // waitBeats waits until c's registry has completed n more heartbeat passes.
@@ -20,7 +18,7 @@ func waitBeats(t *testing.T, c *Client, n int) {
 	ctx := ctxT(t)
 	for range n {
 		select {
-		case <-c.registry.beat:
+		case <-c.registry.Beats():
 		case <-ctx.Done():
 			t.Fatalf("the worker registry's heartbeat did not come: %v", ctx.Err())
 		}
@@ -174,7 +172,7 @@ func TestWorkerRegistry(t *testing.T) {
 				JOIN tributary_workers w ON ((l.classid::int8 << 32) | l.objid::int8) = w.lock_key
 				WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND w.client_id = $1`, worker.River().ID()).Scan(&killed))
 			require.Equal(t, 1, killed, "kill %d: the worker's registry session", kill)
-			// Past workerDeadAfter of the watcher's passes.
+			// Past wfruntime's workerDeadAfter of the watcher's passes.
 			waitBeats(t, watcher, 4)
 		}
 		close(release)
@@ -218,42 +216,12 @@ func newLongStep(name string) *longStep {
 	return l
 }
 
-// TestRegistrySessionSurvivesASlowStatement: a heartbeat that overruns its
-// deadline on a busy database is cancelled on the server, and the registry
-// session, with the liveness lock it holds, lives on, where pgx's default
-// cuts the connection (and Postgres releases the lock: other clients would
-// take a live client for dead).
-func TestRegistrySessionSurvivesASlowStatement(t *testing.T) {
+// TestHeartbeatIntervalIsTheRuntimes keeps WorkerHeartbeatInterval the
+// interval the registry beats at: it is spelled out here so that go doc
+// shows its value, not an internal name.
+func TestHeartbeatIntervalIsTheRuntimes(t *testing.T) {
 	t.Parallel()
 
-	db := testdb.New(t)
-	ctx := ctxT(t)
-	for _, tt := range []struct {
-		name   string
-		config *pgx.ConnConfig
-		lives  bool
-	}{
-		{"registry session", registrySession(db.Pool.Config().ConnConfig), true},
-		{"pgx's default", db.Pool.Config().ConnConfig.Copy(), false},
-	} {
-		conn, err := pgx.ConnectConfig(ctx, tt.config)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = conn.Close(context.Background()) })
-		_, err = conn.Exec(ctx, "SELECT pg_advisory_lock($1)", rand.Int64())
-		require.NoError(t, err)
-
-		slowCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		_, err = conn.Exec(slowCtx, "SELECT pg_sleep(30)")
-		cancel()
-		require.Error(t, err, tt.name)
-		if tt.lives {
-			require.False(t, conn.IsClosed(), "%s: the session lives on", tt.name)
-			require.Equal(t, 1, countRows(t, db.Pool, fmt.Sprintf("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = %d",
-				conn.PgConn().PID())), "%s: the lock is held", tt.name)
-			var one int
-			require.NoError(t, conn.QueryRow(ctx, "SELECT 1").Scan(&one), "%s: the session serves the next beat", tt.name)
-		} else {
-			require.True(t, conn.IsClosed(), "%s: the connection is cut", tt.name)
-		}
-	}
+	require.Equal(t, wfruntime.HeartbeatInterval, WorkerHeartbeatInterval)
+	require.Equal(t, wfruntime.LiveWithin, 5*WorkerHeartbeatInterval, "Worker.Live's doc: within five heartbeat intervals")
 }

@@ -11,8 +11,10 @@
 // River clients that fail workflow jobs (ForeignFetches), the batched
 // deletes of the retention (DeleteExpiredRuns), the exact timers that
 // wake jobs, with the listener of the wake-ups and repairs other clients
-// announce (Waker), and the repair of runs whose River job ended outside
-// Tributary (Repairer).
+// announce (Waker), the repair of runs whose River job ended outside
+// Tributary (Repairer), and the worker registry's heartbeat, with the
+// rescue of dead clients' jobs and of a client's own jobs whose outcome a
+// new server lost (Registry, HeldJobs).
 //
 // The door serves package schedule, the dashboard and API (riverui), the
 // OpenTelemetry gauges (tributaryotel), the test kit (tributarytest) and

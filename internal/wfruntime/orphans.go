@@ -1,4 +1,4 @@
-package workflow
+package wfruntime
 
 import (
 	"context"
@@ -22,22 +22,24 @@ import (
 // stay running, under a live client, and nothing would rescue them before
 // River's stuck-job rescuer, an hour later. So, for orphanWindow after the
 // change, each heartbeat rescues the client's own running Tributary jobs
-// that it fetched before the change and no longer works (RescueOrphansTx).
-// It waits orphanSettle first: completions in flight at the change commit,
-// or fail, meanwhile.
+// that it fetched before the change and no longer works (RescueOrphansTx):
+// neither held (HeldJobs) nor pending completion (Pending). It waits
+// orphanSettle first: completions in flight at the change commit, or fail,
+// meanwhile.
 const (
 	orphanSettle = 2 * time.Second
 	orphanWindow = 30 * time.Second
 )
 
-// heldJobs are the Tributary jobs this client is working now, by id: the
-// orphan rescue never takes one of them.
-type heldJobs struct {
+// HeldJobs are the Tributary jobs a client is working now, by id: the
+// orphan rescue never takes one of them. Its Middleware, on the client's
+// River client, keeps it. The zero value is empty and ready to use.
+type HeldJobs struct {
 	mu  sync.Mutex
 	ids map[int64]struct{}
 }
 
-func (h *heldJobs) add(id int64) {
+func (h *HeldJobs) add(id int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ids == nil {
@@ -46,22 +48,27 @@ func (h *heldJobs) add(id int64) {
 	h.ids[id] = struct{}{}
 }
 
-func (h *heldJobs) remove(id int64) {
+func (h *HeldJobs) remove(id int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.ids, id)
 }
 
-func (h *heldJobs) list() []int64 {
+func (h *HeldJobs) list() []int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.AppendSeq(make([]int64, 0, len(h.ids)), maps.Keys(h.ids))
 }
 
+// Middleware is the River middleware that records in h the Tributary jobs
+// being worked, from before their worker starts until it returns; the
+// application's own jobs pass through untouched.
+func (h *HeldJobs) Middleware() rivertype.Middleware { return &holdMiddleware{held: h} }
+
 // holdMiddleware records in held the Tributary jobs being worked.
 type holdMiddleware struct {
 	river.MiddlewareDefaults
-	held *heldJobs
+	held *HeldJobs
 }
 
 func (m *holdMiddleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
@@ -115,16 +122,16 @@ func (w *serverWatch) orphansDue(at time.Time) bool {
 
 // rescueOrphans rescues this client's orphaned jobs (see serverWatch),
 // fetched before the server changed at changedAt.
-func (r *registry) rescueOrphans(ctx context.Context, changedAt time.Time) error {
-	c := r.c
-	keep := append(c.held.list(), c.pending.JobIDs()...)
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		rescued, err := c.jobs.RescueOrphansTx(ctx, tx, c.river.ID(), tributaryKinds, keep, changedAt)
+func (r *Registry) rescueOrphans(ctx context.Context, changedAt time.Time) error {
+	c := &r.c
+	keep := append(c.Held.list(), c.Pending.JobIDs()...)
+	return pgx.BeginFunc(ctx, c.Pool, func(tx pgx.Tx) error {
+		rescued, err := c.Jobs.RescueOrphansTx(ctx, tx, c.ClientID, tributaryKinds, keep, changedAt)
 		if err != nil {
 			return err
 		}
-		if n := rescued.ByClient[c.river.ID()]; n > 0 {
-			c.logger.WarnContext(ctx, "tributary: The database lost the outcome of jobs this client worked before the server changed (a failover or a restart); made them available again to replay",
+		if n := rescued.ByClient[c.ClientID]; n > 0 {
+			c.Logger.WarnContext(ctx, "tributary: The database lost the outcome of jobs this client worked before the server changed (a failover or a restart); made them available again to replay",
 				slog.Int("rescued_jobs", n), slog.Time("server_changed_at", changedAt))
 		}
 		return nil
