@@ -52,10 +52,14 @@ func confirmDown(ctx context.Context, env *Env, pool *pgxpool.Pool, schema strin
 		}
 		lost = append(lost, bench.FormatCount(float64(t.Rows))+" "+noun)
 	}
-	what := "roll back " + strings.Join(rolledBack, ", ")
-	if plan.River {
-		what += " and River's migrations"
+	var parts []string
+	if len(rolledBack) > 0 {
+		parts = append(parts, strings.Join(rolledBack, ", "))
 	}
+	if plan.River {
+		parts = append(parts, "River's migrations")
+	}
+	what := "roll back " + strings.Join(parts, " and ")
 	if len(lost) > 0 {
 		what += ", dropping " + strings.Join(lost, ", ")
 	}

@@ -152,6 +152,12 @@ func TestMigrateDownConfirms(t *testing.T) {
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	require.Contains(t, res.stdout, "nothing to roll back")
 
+	// With only River's migrations left to roll back, they are named alone.
+	res = runCLI(t, vars, "migrate", "down", "--target", "0", "--yes")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	res = runCLI(t, vars, "migrate", "down", "--include-river")
+	requireFailed(t, res, ExitUsage, `re:^tributary: migrate down would roll back River's migrations, dropping \d+ River jobs?; nothing was rolled back`)
+
 	res = runCLI(t, vars, "migrate", "up")
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	require.True(t, applied())
