@@ -3,12 +3,10 @@ package workflow
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/wfruntime"
@@ -47,16 +45,19 @@ const (
 )
 
 type batchers struct {
-	begins    *wfruntime.Batcher[uuid.UUID, *attemptState]
+	begins    *wfruntime.Batcher[uuid.UUID, *engine.AttemptRun]
 	completes *wfruntime.Batcher[wfruntime.Completion, struct{}]
-	memos     *wfruntime.Batcher[memoReq, struct{}]
+	memos     *wfruntime.Batcher[wfruntime.MemoWrite, struct{}]
 }
 
+// newBatchers lays out c's batches; what they write is wfruntime's
+// (StepBatches, Completer.Flush), on c's batch pool.
 func newBatchers(c *Client) *batchers {
+	steps := &wfruntime.StepBatches{Queries: c.db, WritePool: c.writePool}
 	return &batchers{
-		begins:    wfruntime.NewBatcher(beginFlows, batchMax, 0, c.flushBegins),
+		begins:    wfruntime.NewBatcher(beginFlows, batchMax, 0, steps.FlushBegins),
 		completes: wfruntime.NewBatcher(completeFlows, batchMax, completionSpacing, c.completer.Flush),
-		memos:     wfruntime.NewBatcher(memoFlows, batchMax, 0, c.flushMemos),
+		memos:     wfruntime.NewBatcher(memoFlows, batchMax, 0, steps.FlushMemos),
 	}
 }
 
@@ -83,100 +84,33 @@ type attemptState struct {
 	typ        string
 }
 
-// flushBegins loads the runs that attempts start on, with all their memos,
-// in one query. A run that is not runnable (finished, cancelled) gets a nil
-// state.
-func (c *Client) flushBegins(ctx context.Context, items []*wfruntime.BatchItem[uuid.UUID, *attemptState]) error {
-	ids := make([][16]byte, 0, len(items)) // binary: see engine.MemoBatch
-	for _, item := range items {
-		ids = append(ids, item.Req)
+// loadAttempt reads what an attempt of run runID starts from, the run and
+// all its memos, in the begin batch (wfruntime.StepBatches.FlushBegins),
+// and decodes it: nil when the run is not runnable (finished, cancelled).
+func (c *Client) loadAttempt(ctx context.Context, runID uuid.UUID) (*attemptState, error) {
+	r, err := c.batch.begins.Do(ctx, runID)
+	if err != nil || r == nil {
+		return nil, err
 	}
-	runs, err := c.db.BeginAttempts(ctx, c.writePool(), ids)
-	if err != nil {
-		return fmt.Errorf("begin attempts: %w", err)
+	st := &attemptState{typ: r.Type, input: r.Input, scheduleID: r.ScheduleID, fireAt: r.FireAt, parentID: r.ParentID, metadata: r.Metadata}
+	if err := json.Unmarshal(r.Memos, &st.memos); err != nil {
+		return nil, fmt.Errorf("decode step memos of run %s: %w", r.ID, err)
 	}
-	states := make(map[uuid.UUID]*attemptState, len(ids))
-	for i := range runs {
-		r := &runs[i]
-		st := &attemptState{typ: r.Type, input: r.Input, scheduleID: r.ScheduleID, fireAt: r.FireAt, parentID: r.ParentID, metadata: r.Metadata}
-		if err := json.Unmarshal(r.Memos, &st.memos); err != nil {
-			return fmt.Errorf("decode step memos of run %s: %w", r.ID, err)
-		}
-		states[r.ID] = st
-	}
-	for _, item := range items {
-		item.Res = states[item.Req]
-	}
-	return nil
-}
-
-// memoReq stores one step record.
-type memoReq struct {
-	at        time.Time
-	memo      *memo
-	runID     uuid.UUID
-	startedAt time.Time
-
-	// fresh says the attempt found no record of this step when it started,
-	// so the write is expected to insert (see flushMemos).
-	fresh bool
+	return st, nil
 }
 
 // writeMemo stores m for runID and returns once it is committed. fresh says
 // the attempt found no record of the step when it started.
 func (c *Client) writeMemo(ctx context.Context, runID uuid.UUID, m *memo, startedAt time.Time, fresh bool) error {
-	_, err := c.batch.memos.Do(ctx, memoReq{at: c.now().UTC(), memo: m, runID: runID, startedAt: startedAt, fresh: fresh})
+	_, err := c.batch.memos.Do(ctx, wfruntime.MemoWrite{Row: m.row(runID, startedAt, c.now().UTC()), Fresh: fresh})
 	return err
 }
 
-func (c *Client) flushMemos(ctx context.Context, items []*wfruntime.BatchItem[memoReq, struct{}]) error {
-	var (
-		fresh = true
-		memos = engine.NewMemoBatch(len(items))
-	)
-	for _, item := range items {
-		if memos.Add(item.Req.row()) {
-			fresh = fresh && item.Req.fresh
-		}
-	}
-	// A batch of first writes is a plain insert: an upsert pays for a
-	// speculative insertion (an extra index probe and WAL record per row).
-	// Should a step's record exist all the same (another attempt of the run
-	// wrote it meanwhile), the insert fails whole and the upsert settles it.
-	if fresh {
-		err := c.db.InsertMemos(ctx, c.writePool(), &memos)
-		if err == nil {
-			return nil
-		}
-		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != uniqueViolation {
-			return fmt.Errorf("store %d step memos: %w", memos.Len(), err)
-		}
-	}
-	if _, err := c.db.UpsertMemos(ctx, c.writePool(), &memos); err != nil {
-		return fmt.Errorf("store %d step memos: %w", memos.Len(), err)
-	}
-	return nil
-}
-
-// row is the step record r stores.
-func (r *memoReq) row() *engine.Memo {
+// row is m as the step record of run runID, started at startedAt and
+// finished at at, that the memo batch stores.
+func (m *memo) row(runID uuid.UUID, startedAt, at time.Time) *engine.Memo {
 	return &engine.Memo{
-		RunID: r.runID, Name: r.memo.Name, Kind: string(r.memo.Kind), Status: string(r.memo.Status),
-		ResultType: r.memo.ResultType, Output: r.memo.Output, StartedAt: r.startedAt, FinishedAt: r.at, Seq: r.memo.Seq,
+		RunID: runID, Name: m.Name, Kind: string(m.Kind), Status: string(m.Status),
+		ResultType: m.ResultType, Output: m.Output, StartedAt: startedAt, FinishedAt: at, Seq: m.Seq,
 	}
 }
-
-// memoRows are the step records reqs store.
-func memoRows(reqs []memoReq) []*engine.Memo {
-	if len(reqs) == 0 {
-		return nil
-	}
-	rows := make([]*engine.Memo, len(reqs))
-	for i := range reqs {
-		rows[i] = reqs[i].row()
-	}
-	return rows
-}
-
-// uniqueViolation is Postgres's SQLSTATE for a duplicate key.
-const uniqueViolation = "23505"

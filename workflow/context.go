@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
 // Context is what a workflow function receives: a context.Context for the
@@ -91,7 +93,7 @@ type wfContext struct {
 	// completion, whichever comes first. saving serializes storing them, so
 	// that a step boundary passes only once every memo unsaved before it is
 	// committed, even while the timer is storing them.
-	unsaved   []memoReq
+	unsaved   []wfruntime.MemoWrite
 	saveTimer *time.Timer
 	saving    sync.Mutex
 }
@@ -193,9 +195,12 @@ func (w *wfContext) validateLocked(name string, kind StepKind) error {
 	return nil
 }
 
-// deferMemo records a step's memo, to be stored at the next step boundary,
-// within memoSaveDelay, or with the run's completion (see Step).
-func (w *wfContext) deferMemo(req memoReq) {
+// deferMemo records m, the memo of a step started at startedAt and
+// finished at at, to be stored at the next step boundary, within
+// memoSaveDelay, or with the run's completion (see Step). fresh says the
+// attempt found no record of the step when it started.
+func (w *wfContext) deferMemo(m *memo, startedAt, at time.Time, fresh bool) {
+	req := wfruntime.MemoWrite{Row: m.row(w.info.ID, startedAt, at), Fresh: fresh}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.unsaved = append(w.unsaved, req)
@@ -221,7 +226,7 @@ func (w *wfContext) saveMemos() error {
 			w.mu.Lock()
 			w.unsaved = append(reqs[i:], w.unsaved...)
 			w.mu.Unlock()
-			return w.fail(req.memo.Name, fmt.Errorf("workflow: store result of step %q: %w", req.memo.Name, err))
+			return w.fail(req.Row.Name, fmt.Errorf("workflow: store result of step %q: %w", req.Row.Name, err))
 		}
 	}
 	return nil
@@ -229,7 +234,7 @@ func (w *wfContext) saveMemos() error {
 
 // memosToComplete returns the unsaved memos for the run's completion to
 // store, once a save the timer started has ended.
-func (w *wfContext) memosToComplete() []memoReq {
+func (w *wfContext) memosToComplete() []wfruntime.MemoWrite {
 	w.saving.Lock()
 	defer w.saving.Unlock()
 	return w.takeUnsaved()
@@ -237,7 +242,7 @@ func (w *wfContext) memosToComplete() []memoReq {
 
 // takeUnsaved returns the unsaved memos and forgets them: the caller stores
 // them, holding saving.
-func (w *wfContext) takeUnsaved() []memoReq {
+func (w *wfContext) takeUnsaved() []wfruntime.MemoWrite {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	reqs := w.unsaved

@@ -76,7 +76,7 @@ func Step[T any](ctx Context, name string, fn func(ctx context.Context) (T, erro
 		return zero, w.fail(name, NonRetryable(fmt.Errorf("workflow: step %q result (%s) cannot be encoded as JSON: %w", name, resultType, err)))
 	}
 	m := &memo{Name: name, Kind: StepKindStep, Status: StepStatusCompleted, ResultType: resultType, Output: encoded, Seq: &seq}
-	w.deferMemo(memoReq{at: w.c.now().UTC(), memo: m, runID: w.info.ID, startedAt: startedAt, fresh: w.memo(name) == nil})
+	w.deferMemo(m, startedAt, w.c.now().UTC(), w.memo(name) == nil)
 	w.setMemo(m)
 	return out, nil
 }

@@ -96,7 +96,7 @@ func Version(ctx Context, change string, minSupported, maxSupported int) (int, e
 		v = maxSupported
 		m := &memo{Name: name, Kind: StepKindVersion, Status: StepStatusCompleted, ResultType: "int", Output: []byte(strconv.Itoa(v)), Seq: &seq}
 		at := w.c.now().UTC()
-		w.deferMemo(memoReq{at: at, memo: m, runID: w.info.ID, startedAt: at, fresh: w.memo(name) == nil})
+		w.deferMemo(m, at, at, w.memo(name) == nil)
 		w.setMemo(m)
 	}
 	w.chooseVersion(change, v)

@@ -149,7 +149,7 @@ func (w *worker) begin(ctx context.Context, job *river.Job[runArgs]) (*attemptSt
 		}
 		return &attemptState{typ: w.reg.name, input: a.Input, scheduleID: a.ScheduleID, fireAt: a.FireAt, parentID: a.ParentRunID, metadata: metadata}, nil
 	}
-	return w.c.batch.begins.Do(ctx, a.RunID)
+	return w.c.loadAttempt(ctx, a.RunID)
 }
 
 func (w *worker) call(wctx *wfContext, input []byte) (out json.RawMessage, err error) {
@@ -230,7 +230,7 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
 	req := wfruntime.Completion{
 		JobID: job.ID, RunID: job.Args.RunID, Type: job.Args.Workflow, Attempt: wctx.info.Attempt, HasParent: wctx.info.ParentID != nil,
-		Memos: memoRows(wctx.memosToComplete()), Output: output, StartedAt: wctx.attemptedAt(), Job: job.JobRow,
+		Memos: wfruntime.MemoRows(wctx.memosToComplete()), Output: output, StartedAt: wctx.attemptedAt(), Job: job.JobRow,
 	}
 	if w.c.pending.Add(req) {
 		w.c.batch.completes.Send(req)

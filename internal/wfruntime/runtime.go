@@ -4,7 +4,8 @@
 // *workflow.Client and calls its exported methods.
 //
 // The machinery, kept out of the package users read: the write batches
-// (Batcher), the completion of runs with their River jobs, by the engine's
+// (Batcher), what the attempts' starts and the steps' memos read and write
+// in them (StepBatches), the completion of runs with their River jobs, by the engine's
 // batch or by River's completer through River's pilot, and the runs
 // pending completion (Completer, Pending), the LISTEN connections of the waker and of Result waits
 // (Listener), the Result waits themselves (Waiter), the notice of plain
