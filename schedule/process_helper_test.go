@@ -35,7 +35,7 @@ const workerStartedPrefix = "worker helper: started, client ID "
 
 // Warnings of a working client that mean a live client was taken for dead:
 // the one that rescues logs the first, the one rescued from the second
-// (workflow/registry.go).
+// (internal/wfruntime/registry.go).
 const (
 	clientDiedLog = "tributary: A client died"
 	rowGoneLog    = "tributary: This client's worker registry row is gone"

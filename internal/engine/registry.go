@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The worker registry's statements (see workflow/registry.go): every
+// The worker registry's statements (see internal/wfruntime/registry.go): every
 // started working client has a row in tributary_workers, refreshed by its
 // heartbeat on a session of its own that holds an advisory lock.
 var (
@@ -46,7 +46,7 @@ RETURNING clock_timestamp(), pg_postmaster_start_time()`)
 	deregisterWorkerStmt = define(`DELETE FROM {s}tributary_workers WHERE client_id = $1`)
 
 	// deadWorkersStmt claims the rows of dead clients other than $1 (see
-	// the top of workflow/registry.go): a heartbeat older than $2 seconds
+	// the top of internal/wfruntime/registry.go): a heartbeat older than $2 seconds
 	// (or, for a beat from before the server's start or from before $5,
 	// when the asking client first reached this server, $4 seconds after
 	// the later of the two) and a liveness lock gone, or a heartbeat older
