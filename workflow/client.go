@@ -120,7 +120,7 @@ type Config struct {
 	// River() for its own jobs, in place of the client river.NewClient
 	// built. NewClient builds the River client on a driver of its own
 	// (riverpgxv5's, with a pilot that completes a run and its River job in
-	// one transaction when River's completer writes first), and changes
+	// one transaction when River's completer writes the job), and changes
 	// only this in a copy of the configuration:
 	//
 	//   - Workers (made when nil) gets one worker per workflow in
