@@ -62,7 +62,7 @@ func newDigest(pool *pgxpool.Pool) *workflow.Definition[DigestInput, string] {
 		// user's zone, so a replay renders the same text.
 		info := ctx.Run()
 		body, err := workflow.Step(ctx, "render", func(context.Context) (string, error) {
-			loc, err := time.LoadLocation(in.TimeZone)
+			loc, err := schedule.LoadZone(in.TimeZone) // the zone the schedule fires in
 			if err != nil {
 				return "", workflow.NonRetryable(err)
 			}
