@@ -220,6 +220,7 @@ func (p *Pending) settle(reqs []Completion, completed map[int64]time.Time) {
 			p.settled = make(map[int64]*rivertype.JobRow)
 		}
 		row := *req.Job
+		at = at.UTC() // as River's driver reads its times
 		row.State, row.FinalizedAt = rivertype.JobStateCompleted, &at
 		p.settled[req.JobID] = &row
 	}
