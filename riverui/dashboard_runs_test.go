@@ -20,7 +20,9 @@ func TestDashboardRuns(t *testing.T) {
 	t.Parallel()
 
 	d := newDash(t, nil, true)
-	s := d.createSchedule(t, &schedule.Params{Name: "s", Cron: "@daily", Input: flowInput{User: "sched"}})
+	// Paused, so that its only run is the one triggered: a test that ran
+	// across midnight UTC saw its @daily slot fire too.
+	s := d.createSchedule(t, &schedule.Params{Name: "s", Cron: "@daily", Input: flowInput{User: "sched"}, Paused: true})
 	completed := d.start(t, flowInput{User: "ada"})
 	failed := d.start(t, flowInput{User: "bob", Mode: "fail"})
 	triggered, err := d.sc.Trigger(t.Context(), schedule.ByID(s.ID), nil)
