@@ -99,10 +99,16 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 	if p.completer == nil {
 		return p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
 	}
-	var ids []int64
+	// takeable are the completions the Completer may answer for: a job
+	// with metadata to merge goes to River's update, which merges it even
+	// into a finished job.
+	var ids, takeable []int64
 	for i, id := range params.ID {
 		if params.State[i] == rivertype.JobStateCompleted {
 			ids = append(ids, id)
+			if !params.MetadataDoMerge[i] {
+				takeable = append(takeable, id)
+			}
 		}
 	}
 	if len(ids) == 0 {
@@ -110,22 +116,32 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 	}
 	// One writer: a job the Completer has completed durably is answered
 	// from memory, not written a second time (its row lock would make the
-	// two writers wait on each other). A job with metadata to merge goes
-	// to River's update, which merges it even into a finished job.
-	if done := p.completer.TakeCompleted(ctx, unmerged(params, ids)); len(done) > 0 {
-		rows := slices.AppendSeq(make([]*rivertype.JobRow, 0, len(params.ID)), maps.Values(done))
-		rest := paramsWithout(params, done)
-		if len(rest.ID) == 0 {
-			return rows, nil
+	// two writers wait on each other). Should the write of the others
+	// fail, River's completer retries the whole batch, and River's update
+	// then answers for the jobs taken here: completed, with a finalized_at
+	// other than River's, so not CompletedByRiver.
+	var taken []*rivertype.JobRow
+	if done := p.completer.TakeCompleted(ctx, takeable); len(done) > 0 {
+		taken = slices.AppendSeq(make([]*rivertype.JobRow, 0, len(params.ID)), maps.Values(done))
+		if params = paramsWithout(params, done); len(params.ID) == 0 {
+			return taken, nil
 		}
-		// Should this fail, River's completer retries the whole batch, and
-		// River's update then answers for the jobs taken here: completed,
-		// with a finalized_at other than River's, so not CompletedByRiver.
-		more, err := p.JobSetStateIfRunningMany(ctx, exec, rest)
-		if err != nil {
-			return nil, err
-		}
-		return append(rows, more...), nil
+		ids = slices.DeleteFunc(ids, func(id int64) bool { return done[id] != nil })
+	}
+	rows, err := p.completeWithCompleter(ctx, exec, params, ids)
+	if err != nil {
+		return nil, err
+	}
+	return append(taken, rows...), nil
+}
+
+// completeWithCompleter makes River's update of params, whose jobs ids are
+// to be completed, through the Completer: in its transaction when it has
+// work of its own for them (CompleteWithRiver), else alone, telling it
+// which jobs the update itself completed (CompletedByRiver).
+func (p *pilot) completeWithCompleter(ctx context.Context, exec riverdriver.Executor, params *riverdriver.JobSetStateIfRunningManyParams, ids []int64) ([]*rivertype.JobRow, error) {
+	if len(ids) == 0 {
+		return p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
 	}
 	var rows []*rivertype.JobRow
 	handled, err := p.completer.CompleteWithRiver(ctx, ids, func(ctx context.Context, tx pgx.Tx) error {
@@ -147,21 +163,6 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 		return rows, nil
 	}
 	return rows, nil
-}
-
-// unmerged returns those of ids, jobs of params, that have no metadata to
-// merge.
-func unmerged(params *riverdriver.JobSetStateIfRunningManyParams, ids []int64) []int64 {
-	merge := make(map[int64]bool)
-	for i, id := range params.ID {
-		if i < len(params.MetadataDoMerge) && params.MetadataDoMerge[i] {
-			merge[id] = true
-		}
-	}
-	if len(merge) == 0 {
-		return ids
-	}
-	return slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return merge[id] })
 }
 
 // paramsWithout returns params less the jobs of skip.

@@ -1,6 +1,7 @@
 package wfruntime
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"sync"
@@ -67,31 +68,52 @@ func (p *Pending) Add(req Completion) bool {
 	return true
 }
 
+// markTried records that the engine's batch has tried the completion,
+// and lets whoever waits on it go (once); p.mu is held.
+func (pc *pendingCompletion) markTried() {
+	if !pc.tried {
+		pc.tried = true
+		close(pc.flushed)
+	}
+}
+
 // tried records that the engine's batch has tried reqs, whatever came of
 // it (see pendingCompletion.flushed).
 func (p *Pending) tried(reqs []Completion) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, req := range reqs {
-		if pc, ok := p.m[req.JobID]; ok && !pc.tried {
-			pc.tried = true
-			close(pc.flushed)
+		if pc, ok := p.m[req.JobID]; ok {
+			pc.markTried()
 		}
 	}
 }
 
-// untried returns what to wait on for those of jobIDs that the engine's
-// batch has yet to try.
-func (p *Pending) untried(jobIDs []int64) []<-chan struct{} {
+// awaitTried waits until the engine's batch has tried those of jobIDs
+// still pending, for at most within, or until ctx is done.
+func (p *Pending) awaitTried(ctx context.Context, jobIDs []int64, within time.Duration) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	var chans []<-chan struct{}
+	var waits []<-chan struct{}
 	for _, id := range jobIDs {
 		if pc, ok := p.m[id]; ok && !pc.tried {
-			chans = append(chans, pc.flushed)
+			waits = append(waits, pc.flushed)
 		}
 	}
-	return chans
+	p.mu.Unlock()
+	if len(waits) == 0 {
+		return
+	}
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for _, ch := range waits {
+		select {
+		case <-ch:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // holdAll reports whether every one of reqs is pending.
@@ -197,9 +219,8 @@ func (p *Pending) done(reqs []Completion) {
 // forget drops the completion of job id, and lets whoever waits on it go;
 // p.mu is held.
 func (p *Pending) forget(id int64) {
-	if pc, ok := p.m[id]; ok && !pc.tried {
-		pc.tried = true
-		close(pc.flushed)
+	if pc, ok := p.m[id]; ok {
+		pc.markTried()
 	}
 	delete(p.m, id)
 }
@@ -224,6 +245,23 @@ func (p *Pending) settle(reqs []Completion, completed map[int64]time.Time) {
 		row.State, row.FinalizedAt = rivertype.JobStateCompleted, &at
 		p.settled[req.JobID] = &row
 	}
+}
+
+// take returns those of jobIDs that settle kept, and forgets them.
+func (p *Pending) take(jobIDs []int64) map[int64]*rivertype.JobRow {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var rows map[int64]*rivertype.JobRow
+	for _, id := range jobIDs {
+		if row, ok := p.settled[id]; ok {
+			if rows == nil {
+				rows = make(map[int64]*rivertype.JobRow)
+			}
+			rows[id] = row
+			delete(p.settled, id)
+		}
+	}
+	return rows
 }
 
 // Len is how many completions are pending.

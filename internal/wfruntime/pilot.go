@@ -225,37 +225,8 @@ func (cp *Completer) CompleteWithRiver(ctx context.Context, jobIDs []int64, appl
 // wfruntime's orphans.go), as CompletedByRiver would have after River's
 // update.
 func (cp *Completer) TakeCompleted(ctx context.Context, jobIDs []int64) map[int64]*rivertype.JobRow {
-	p := cp.c.Pending
-	if waits := p.untried(jobIDs); len(waits) > 0 {
-		timer := time.NewTimer(takeWait)
-	wait:
-		for _, ch := range waits {
-			select {
-			case <-ch:
-			case <-timer.C:
-				break wait
-			case <-ctx.Done():
-				break wait
-			}
-		}
-		timer.Stop()
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.settled) == 0 {
-		return nil
-	}
-	var rows map[int64]*rivertype.JobRow
-	for _, id := range jobIDs {
-		if row, ok := p.settled[id]; ok {
-			if rows == nil {
-				rows = make(map[int64]*rivertype.JobRow)
-			}
-			rows[id] = row
-			delete(p.settled, id)
-		}
-	}
-	return rows
+	cp.c.Pending.awaitTried(ctx, jobIDs, takeWait)
+	return cp.c.Pending.take(jobIDs)
 }
 
 // takeWait bounds how long River's completer waits for the engine's batch
