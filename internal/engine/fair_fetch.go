@@ -94,9 +94,9 @@ type fairState struct {
 
 // A producer fetches in turns without probing again while its last fair
 // fetch found two tenants or more with jobs ready (in the places of its
-// rotation): the probe would only say so again, and in a backlog of many
-// tenants it cost as much as the fetch (0.69 ms a call in a burst of
-// 10,000 slots over 1,000 owners, a round trip more per fetch). A fair
+// rotation): the probe would only say so again, at a round trip and a
+// statement a fetch (616 to 868 probes in a burst of 10,000 slots over
+// 1,000 owners, against 12 to 14 since). A fair
 // fetch serves any number of tenants rightly, so the only cost of a stale
 // "turns" is one fair fetch where River's would have done; the first one
 // that finds fewer than two tenants sends the next fetch back to the probe.
