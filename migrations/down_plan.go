@@ -74,14 +74,11 @@ func (m *Migrator) PlanDown(ctx context.Context, opts *DownOpts) (*DownPlan, err
 		return nil, err
 	}
 
-	conn, err := m.pool.Acquire(ctx)
+	conn, err := m.checkedConn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("migrations: connecting: %w", err)
-	}
-	defer conn.Release()
-	if _, err := m.checkSchema(ctx, conn.Conn()); err != nil {
 		return nil, err
 	}
+	defer conn.Release()
 
 	rollBack, err := m.rolledBack(ctx, conn.Conn(), opts)
 	if err != nil {

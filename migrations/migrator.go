@@ -456,6 +456,21 @@ func (m *Migrator) appliedVersions(ctx context.Context, conn *pgx.Conn) (map[int
 	return versions, nil
 }
 
+// checkedConn acquires a connection of the pool and checks the target
+// schema on it (checkSchema), for the reads that take no lock (Status,
+// PlanDown); the caller releases it.
+func (m *Migrator) checkedConn(ctx context.Context) (*pgxpool.Conn, error) {
+	conn, err := m.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: connecting: %w", err)
+	}
+	if _, err := m.checkSchema(ctx, conn.Conn()); err != nil {
+		conn.Release()
+		return nil, err
+	}
+	return conn, nil
+}
+
 // checkSchema returns the name of the target schema, resolving the
 // search_path when Config.Schema is empty, and a clear error when the schema
 // doesn't exist rather than letting the first CREATE TABLE fail.

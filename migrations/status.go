@@ -41,15 +41,11 @@ type VersionStatus struct {
 // Status reports which of Tributary's migrations the database has, and
 // River's current version. It takes no lock and changes nothing.
 func (m *Migrator) Status(ctx context.Context) (*Status, error) {
-	conn, err := m.pool.Acquire(ctx)
+	conn, err := m.checkedConn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("migrations: connecting: %w", err)
-	}
-	defer conn.Release()
-
-	if _, err := m.checkSchema(ctx, conn.Conn()); err != nil {
 		return nil, err
 	}
+	defer conn.Release()
 
 	rows, err := m.appliedRows(ctx, conn.Conn())
 	if err != nil {

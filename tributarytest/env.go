@@ -14,6 +14,7 @@ import (
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/wfruntime"
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -132,7 +133,7 @@ func New(t testing.TB, config *Config) *Env {
 		Pool:      db.Pool,
 		Schema:    db.Schema,
 		t:         t,
-		jobs:      engine.NewJobs(engine.NewQueries(db.Schema)),
+		jobs:      engine.NewJobs(wfruntime.Of(wf).Queries()),
 	}
 }
 
