@@ -142,6 +142,9 @@ func New(wf *workflow.Client, config *Config) (*Client, error) {
 			if err := river.AddWorkerSafely(workers, &fireWorker{c: c}); err != nil {
 				return err
 			}
+			if err := river.AddWorkerSafely(workers, &prepareWorker{c: c}); err != nil {
+				return err
+			}
 			return reconcile.Worker(workers)
 		},
 		Queue:        Queue,
@@ -288,6 +291,9 @@ func (c *Client) PauseTx(ctx context.Context, tx pgx.Tx, ref Ref, note string) (
 	if err != nil {
 		return nil, err
 	}
+	if err := c.dropPreparedTx(ctx, tx, id); err != nil {
+		return nil, err
+	}
 	return scheduleOf(c.q.PauseSchedule(ctx, tx, id, note, c.sqlNow()))
 }
 
@@ -326,6 +332,9 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *ResumeO
 	if !s.Paused {
 		return s, nil
 	}
+	if err := c.dropPreparedTx(ctx, tx, id); err != nil {
+		return nil, err
+	}
 	if err := c.loadCalendarsTx(ctx, tx, s); err != nil {
 		return nil, err
 	}
@@ -361,7 +370,7 @@ func (c *Client) ResumeTx(ctx context.Context, tx pgx.Tx, ref Ref, opts *ResumeO
 			return nil, err
 		}
 	}
-	return s, c.loadCalendarsTx(ctx, tx, s)
+	return c.preparedTx(ctx, tx, s)
 }
 
 // Delete deletes a schedule. Its past runs stay, with their schedule id set

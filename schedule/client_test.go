@@ -450,7 +450,7 @@ func TestBackfillOverrides(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, &BackfillResult{Slots: 3, Started: 3}, res)
 	var inputs []string
-	rows, err := db.Pool.Query(ctx, "SELECT input::text FROM workflow_runs WHERE schedule_id = $1 AND status <> 'skipped'", s.ID)
+	rows, err := db.Pool.Query(ctx, "SELECT input::text FROM workflow_runs r WHERE schedule_id = $1 AND status <> 'skipped' AND "+notPreparedRun, s.ID)
 	require.NoError(t, err)
 	for rows.Next() {
 		var in string

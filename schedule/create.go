@@ -97,7 +97,7 @@ func (c *Client) CreateTx(ctx context.Context, tx pgx.Tx, p *Params) (*Schedule,
 			return nil, err
 		}
 	}
-	return s, c.loadCalendarsTx(ctx, tx, s)
+	return c.preparedTx(ctx, tx, s)
 }
 
 // existingTx is what Create returns when row's owner has its key already:

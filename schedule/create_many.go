@@ -206,7 +206,13 @@ func (c *Client) createManyTx(ctx context.Context, tx pgx.Tx, params []*Params, 
 	if err := c.seedTx(ctx, tx, firsts...); err != nil {
 		return nil, err
 	}
-	return out, c.loadCalendarsTx(ctx, tx, out...)
+	if err := c.loadCalendarsTx(ctx, tx, out...); err != nil {
+		return nil, err
+	}
+	if err := c.tryPrepareTx(ctx, tx, out...); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // existingKeysTx reads the schedules that have the keys of items idx

@@ -363,7 +363,10 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 	}
 
 	adv := &engine.AdvanceParams{Now: c.sqlNow()}
-	var instants []time.Time
+	var (
+		instants []time.Time
+		prepare  []uuid.UUID // the schedules whose next slot is to be prepared
+	)
 	logFired := c.logger.Enabled(ctx, slog.LevelInfo)
 	for i, sl := range slots {
 		ran := 0
@@ -376,6 +379,9 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		default:
 			ran = 1
 			stats.Started++
+			if st.Promoted {
+				stats.Prepared++
+			}
 			stats.delays = append(stats.delays, now.Sub(sl.fireAt))
 			if logFired {
 				stats.logs = append(stats.logs, slotLog{scheduleID: sl.s.ID, fireAt: sl.fireAt, runID: st.RunID})
@@ -385,6 +391,9 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 		advance(adv, sl, ran)
 		if sl.next != nil && sl.next.After(later(now, sl.fireAt)) {
 			instants = append(instants, *sl.next)
+			if !sl.d.nextIsCatchUp {
+				prepare = append(prepare, sl.s.ID)
+			}
 		}
 	}
 	if err := c.q.AdvanceSchedulesTx(ctx, tx, adv); err != nil {
@@ -393,6 +402,9 @@ func (c *Client) fireBatchTx(ctx context.Context, tx pgx.Tx, claimed []*Schedule
 	// A next slot already due is fired by this pass's next batch; later
 	// ones need their instant's job.
 	if err := c.seedTx(ctx, tx, instants...); err != nil {
+		return nil, err
+	}
+	if err := c.prepareLaterTx(ctx, tx, prepare, foundAt, now); err != nil {
 		return nil, err
 	}
 	ended = true

@@ -11,8 +11,11 @@ import (
 type passStats struct {
 	// Batches is how many transactions fired slots.
 	Batches int `json:"batches"`
-	// Started is how many slots started a run.
-	Started int `json:"started"`
+	// Started is how many slots started a run; Prepared how many of
+	// those had their run prepared ahead (prepare.go), whose job the pass
+	// only made available.
+	Started  int `json:"started"`
+	Prepared int `json:"prepared,omitempty"`
 	// Skipped counts the slots recorded as skipped, by reason.
 	Skipped map[string]int `json:"skipped,omitempty"`
 	// Failed is how many schedules could not be fired at all (their error is
@@ -49,6 +52,7 @@ func (s *passStats) add(o *passStats) {
 	s.delays = append(s.delays, o.delays...)
 	s.Batches += o.Batches
 	s.Started += o.Started
+	s.Prepared += o.Prepared
 	s.Failed += o.Failed
 	for reason, n := range o.Skipped {
 		s.skip(reason, n)

@@ -197,6 +197,9 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 	if retimed && !s.Paused {
 		next = &v.first
 	}
+	if err := c.dropPreparedTx(ctx, tx, id); err != nil {
+		return nil, err
+	}
 	updated, err := scheduleOf(c.q.UpdateScheduleTx(ctx, tx, &engine.UpdateScheduleParams{
 		ID: id, Name: params.Name, Description: params.Description, Input: v.input, Cron: v.spec.Expr(),
 		TimeZone: v.spec.Zone(), OverlapPolicy: string(v.overlap), CatchUpWindowMS: v.catchUp.Milliseconds(),
@@ -215,7 +218,7 @@ func (c *Client) UpdateTx(ctx context.Context, tx pgx.Tx, ref Ref, p *UpdatePara
 			return nil, err
 		}
 	}
-	return updated, c.loadCalendarsTx(ctx, tx, updated)
+	return c.preparedTx(ctx, tx, updated)
 }
 
 // TriggerOpts override, for one triggered run, the schedule's input and

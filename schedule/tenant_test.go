@@ -141,7 +141,7 @@ func TestRunTenantsOfOperatorStarts(t *testing.T) {
 // creation order), "" for none.
 func runTenantsByCreation(t *testing.T, db *testdb.DB, id uuid.UUID) []string {
 	t.Helper()
-	rows, err := db.Pool.Query(ctxT(t, 10*time.Second), "SELECT coalesce(tenant, '') FROM workflow_runs WHERE schedule_id = $1 ORDER BY id", id)
+	rows, err := db.Pool.Query(ctxT(t, 10*time.Second), "SELECT coalesce(tenant, '') FROM workflow_runs r WHERE schedule_id = $1 AND "+notPreparedRun+" ORDER BY id", id)
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []string

@@ -80,11 +80,27 @@ func waitDB(t *testing.T, db *testdb.DB, within time.Duration, cond func(ctx con
 }
 
 // waitRuns waits until schedule id has at least n runs (any status).
+// notPreparedRun leaves out a run r of a prepared slot (prepare.go),
+// which is not a run until its slot is decided.
+const notPreparedRun = `(r.status <> 'pending' OR NOT EXISTS (SELECT FROM river_job j WHERE j.id = r.job_id AND j.state = 'pending'))`
+
+// dropPrepared deletes schedule id's prepared slot, as DropPreparedTx does.
+func dropPrepared(t *testing.T, db *testdb.DB, id uuid.UUID) {
+	t.Helper()
+	_, err := db.Pool.Exec(ctxT(t, 10*time.Second), `
+WITH p AS (
+	SELECT r.id, r.job_id FROM workflow_runs r JOIN river_job j ON j.id = r.job_id
+	WHERE r.schedule_id = $1 AND r.status = 'pending' AND j.state = 'pending'
+), jobs AS (DELETE FROM river_job WHERE id IN (SELECT job_id FROM p))
+DELETE FROM workflow_runs WHERE id IN (SELECT id FROM p)`, id)
+	require.NoError(t, err)
+}
+
 func waitRuns(t *testing.T, db *testdb.DB, id uuid.UUID, n int, within time.Duration) {
 	t.Helper()
 	waitDB(t, db, within, func(ctx context.Context) error {
 		var got int
-		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE schedule_id = $1", id).Scan(&got))
+		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs r WHERE schedule_id = $1 AND "+notPreparedRun, id).Scan(&got))
 		if got < n {
 			return fmt.Errorf("schedule %s has %d runs, want %d", id, got, n)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/tributary-go/tributary/internal/engine"
+	"github.com/tributary-go/tributary/internal/runmeta"
 	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
@@ -46,6 +48,14 @@ func (c *Client) startScheduledTx(ctx context.Context, tx pgx.Tx, s *wfruntime.S
 // type name) is recorded as skipped with a reason that begins with
 // wfruntime.SkipCannotStart, so that one bad schedule never fails the slots
 // fired with it. The results are in the order of starts.
+//
+// A start with Prepare inserts its slot's run ahead of its time, as a
+// prepared slot (engine/slot_prepared.go); nothing is prepared for one
+// that could not start (its result has the reason in Skip, and nothing is
+// written). A start of a slot that has a prepared run is decided as any:
+// when the decision is the prepared run (matchesPrepared), that run's job
+// is made available and it comes back Promoted; otherwise the prepared run
+// is dropped and the slot started or recorded as if it had none.
 func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*wfruntime.ScheduledStart) ([]wfruntime.Started, error) {
 	out := make([]wfruntime.Started, len(starts))
 	if len(starts) == 0 {
@@ -66,25 +76,67 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 		jobParams []river.InsertManyParams
 		jobOf     []int // index in starts of each of jobParams
 	)
+	var (
+		promote []int64    // the prepared slots' jobs to make available
+		drop    [][16]byte // the schedules whose prepared slot goes
+	)
 	for i, s := range starts {
-		if id, ok := existing[slotKey{s.ScheduleID, s.FireAt.UnixMicro()}]; ok {
-			out[i] = wfruntime.Started{Existing: true, RunID: id}
-			continue
+		if r, ok := existing[slotKey{s.ScheduleID, s.FireAt.UnixMicro()}]; ok {
+			switch {
+			case !r.Prepared || s.Prepare:
+				out[i] = wfruntime.Started{Existing: true, RunID: r.RunID}
+				continue
+			case c.matchesPrepared(s, &r):
+				out[i] = wfruntime.Started{Promoted: true, RunID: r.RunID, JobID: r.JobID}
+				promote = append(promote, r.JobID)
+				continue
+			}
+			// Decided otherwise than prepared (skipped, held, a policy that
+			// changed): the prepared run goes, and the slot is recorded
+			// below as one that never was.
+			drop = append(drop, s.ScheduleID)
 		}
 		p, err := c.scheduledParams(s)
 		skip := s.Skip
 		if err != nil && skip == "" {
 			skip = wfruntime.SkipCannotStart + err.Error()
 		}
+		if s.Prepare && skip != "" {
+			// Nothing is prepared for a slot that cannot start: it is
+			// decided, and recorded, at its time.
+			out[i] = wfruntime.Started{Skip: skip}
+			continue
+		}
 		id, err := uuid.NewV7()
 		if err != nil {
 			return nil, fmt.Errorf("workflow: new run id: %w", err)
+		}
+		if s.Prepare {
+			id = runIDAt(id, s.FireAt)
 		}
 		out[i] = wfruntime.Started{RunID: id, Skip: skip}
 		todo = append(todo, pending{i, p, skip})
 		if skip == "" {
 			jobParams = append(jobParams, river.InsertManyParams{Args: p.args(id, s), InsertOpts: p.insertOpts(s)})
 			jobOf = append(jobOf, i)
+		}
+	}
+
+	if len(drop) > 0 {
+		if _, err := c.db.DropPreparedTx(ctx, tx, drop); err != nil {
+			return nil, fmt.Errorf("workflow: drop the prepared runs of %d slots decided otherwise: %w", len(drop), err)
+		}
+	}
+	if len(promote) > 0 {
+		promoted, err := c.db.PromotePreparedTx(ctx, tx, promote)
+		if err != nil {
+			return nil, fmt.Errorf("workflow: make the jobs of %d prepared slots available: %w", len(promote), err)
+		}
+		if len(promoted) != len(promote) {
+			// The caller holds the schedules, and River never moves a
+			// pending job: this is a bug, and failing keeps the slots'
+			// decisions from being recorded as started runs that never run.
+			return nil, fmt.Errorf("workflow: %d of %d prepared slots' jobs were no longer pending", len(promote)-len(promoted), len(promote))
 		}
 	}
 
@@ -143,7 +195,7 @@ func (c *Client) reportScheduledStarts(ctx context.Context, starts []*wfruntime.
 	}
 	counts := map[key]int{}
 	for i, s := range starts {
-		if out[i].Existing || out[i].Skip != "" {
+		if out[i].Existing || out[i].Skip != "" || s.Prepare {
 			continue
 		}
 		trigger := TriggerSchedule
@@ -166,7 +218,7 @@ type slotKey struct {
 // read: inserting a run that conflicts with one that is finishing would
 // wait for it while the caller holds the schedule, which that run's status
 // trigger needs (a deadlock).
-func (c *Client) slotsWithRuns(ctx context.Context, tx pgx.Tx, starts []*wfruntime.ScheduledStart) (map[slotKey]uuid.UUID, error) {
+func (c *Client) slotsWithRuns(ctx context.Context, tx pgx.Tx, starts []*wfruntime.ScheduledStart) (map[slotKey]engine.SlotRun, error) {
 	ids := make([][16]byte, len(starts))
 	at := make([]time.Time, len(starts))
 	for i, s := range starts {
@@ -176,11 +228,35 @@ func (c *Client) slotsWithRuns(ctx context.Context, tx pgx.Tx, starts []*wfrunti
 	if err != nil {
 		return nil, fmt.Errorf("workflow: read the runs of %d slots: %w", len(starts), err)
 	}
-	found := make(map[slotKey]uuid.UUID, len(runs))
+	found := make(map[slotKey]engine.SlotRun, len(runs))
 	for _, r := range runs {
-		found[slotKey{r.ScheduleID, r.FireAt.UnixMicro()}] = r.RunID
+		found[slotKey{r.ScheduleID, r.FireAt.UnixMicro()}] = r
 	}
 	return found, nil
+}
+
+// matchesPrepared reports whether the decision s of a slot that has the
+// prepared run r is the run r is: started now (not skipped, not held), with
+// the same run policy and the same metadata. A decision with a trace
+// context (a recording tracer) never is: the prepared run was written
+// before the decision's span existed. The schedule's input is not
+// compared: every change of a schedule drops its prepared slot
+// (engine.DropPreparedTx).
+func (c *Client) matchesPrepared(s *wfruntime.ScheduledStart, r *engine.SlotRun) bool {
+	if s.Skip != "" || !s.StartAt.IsZero() {
+		return false
+	}
+	p, err := c.scheduledParams(s)
+	if err != nil || p.queue != r.Queue || p.priority != r.Priority || p.maxAttempts != r.MaxAttempts {
+		return false
+	}
+	if len(s.Metadata.Trace) > 0 {
+		// A recording tracer: the run's attempts link to the decision's
+		// span only when its row and job are written with it, so the slot
+		// is started anew (the prepared run is dropped).
+		return false
+	}
+	return reflect.DeepEqual(s.Metadata, runmeta.Decode(r.Metadata))
 }
 
 // scheduledPolicy is a slot's run policy with the workflow type's defaults
@@ -253,10 +329,25 @@ func (p *scheduledPolicy) args(runID uuid.UUID, s *wfruntime.ScheduledStart) run
 }
 
 func (p *scheduledPolicy) insertOpts(s *wfruntime.ScheduledStart) *river.InsertOpts {
-	return &river.InsertOpts{
+	opts := &river.InsertOpts{
 		MaxAttempts: p.maxAttempts, Priority: p.priority, Queue: p.queue, ScheduledAt: s.StartAt,
 		UniqueOpts: river.UniqueOpts{ByArgs: true},
 	}
+	if s.Prepare {
+		opts.Pending, opts.ScheduledAt = true, s.FireAt
+	}
+	return opts
+}
+
+// runIDAt is id, a UUIDv7, with at's millisecond as its time: a prepared
+// slot's run is dated at its slot, in its id (which orders listings) as in
+// its created_at, as the run the slot would have inserted at its time.
+func runIDAt(id uuid.UUID, at time.Time) uuid.UUID {
+	ms := uint64(at.UnixMilli())
+	for i := range 6 {
+		id[i] = byte(ms >> (40 - 8*i))
+	}
+	return id
 }
 
 func scheduledInput(s *wfruntime.ScheduledStart) []byte {
@@ -272,5 +363,6 @@ func scheduledRun(id uuid.UUID, jobID int64, p *scheduledPolicy, s *wfruntime.Sc
 	return engine.ScheduledRun{
 		ID: id, Type: s.Type, Input: scheduledInput(s), MaxAttempts: p.maxAttempts, Queue: p.queue, Priority: p.priority,
 		JobID: jobID, ScheduleID: s.ScheduleID, FireAt: s.FireAt, Metadata: p.metadata, Skip: skip, Tenant: s.Tenant,
+		Prepared: s.Prepare,
 	}
 }

@@ -9,13 +9,19 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// notPrepared leaves out the runs of prepared slots (slot_prepared.go):
+// written ahead of their time, they are not runs until their slot is
+// decided, and a listing shows them then.
+const notPrepared = `(r.status <> 'pending' OR j.state IS DISTINCT FROM 'pending')`
+
 // listRunsWhere lists runs (ListRuns); listRunsOrder ends it.
 const listRunsWhere = `
 SELECT ` + runReadColumns + runReadFrom + `
 WHERE ($1 = '' OR r.workflow_type = $1)
 	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
 	AND ($3::uuid IS NULL OR r.schedule_id = $3)
-	AND ($4::uuid IS NULL OR r.id < $4)`
+	AND ($4::uuid IS NULL OR r.id < $4)
+	AND ` + notPrepared
 
 // listRunsOfScheduleWhere lists a schedule's runs (History), through
 // workflow_runs_schedule_history: the schedule is not optional here, so
@@ -26,7 +32,8 @@ SELECT ` + runReadColumns + runReadFrom + `
 WHERE r.schedule_id = $3
 	AND ($1 = '' OR r.workflow_type = $1)
 	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
-	AND ($4::uuid IS NULL OR r.id < $4)`
+	AND ($4::uuid IS NULL OR r.id < $4)
+	AND ` + notPrepared
 
 const listRunsOrder = `
 ORDER BY r.id DESC

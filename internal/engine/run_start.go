@@ -24,7 +24,8 @@ RETURNING ` + runColumns)
 
 	setRunJobStmt = define(`UPDATE {s}workflow_runs SET job_id = $2 WHERE id = $1`)
 
-	unfinishedOfScheduleStmt = define(`SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') ORDER BY id`)
+	unfinishedOfScheduleStmt = define(`SELECT id FROM {s}workflow_runs r WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting')
+	AND ` + unstarted + ` ORDER BY id`)
 )
 
 // InsertRunParams is a run to insert.

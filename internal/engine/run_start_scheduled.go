@@ -11,9 +11,11 @@ import (
 // The statements that start the runs of schedule slots, many at once.
 var (
 	runsOfSlotsStmt = define(`
-SELECT r.id, r.schedule_id, r.fire_at
+SELECT r.id, r.schedule_id, r.fire_at, coalesce(j.id, 0), r.status = 'pending' AND coalesce(j.state = 'pending', false),
+	r.metadata, r.queue, r.priority, r.max_attempts
 FROM unnest($1::uuid[], $2::timestamptz[]) AS s(id, fire_at)
-JOIN {s}workflow_runs r ON r.schedule_id = s.id AND r.fire_at = s.fire_at`)
+JOIN {s}workflow_runs r ON r.schedule_id = s.id AND r.fire_at = s.fire_at
+LEFT JOIN {s}river_job j ON j.id = r.job_id`)
 
 	// A skipped slot's run is finished when it is recorded; a started
 	// one's job id is set (its job was inserted first).
@@ -22,9 +24,9 @@ INSERT INTO {s}workflow_runs (id, workflow_type, input, max_attempts, queue, pri
 	metadata, status, skip_reason, finished_at, tenant, created_at, updated_at)
 SELECT t.id, t.typ, t.input::jsonb, t.ma, t.q, t.p, nullif(t.job, 0), t.sid, t.fa, t.meta::jsonb,
 	CASE WHEN t.skip = '' THEN 'pending' ELSE 'skipped' END, nullif(t.skip, ''), CASE WHEN t.skip <> '' THEN coalesce($13::timestamptz, now()) END,
-	nullif(t.tenant, ''), coalesce($13::timestamptz, now()), coalesce($13::timestamptz, now())
+	nullif(t.tenant, ''), CASE WHEN t.prepared THEN t.fa ELSE coalesce($13::timestamptz, now()) END, coalesce($13::timestamptz, now())
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::bigint[], $8::uuid[],
-	$9::timestamptz[], $10::text[], $11::text[], $12::text[]) AS t(id, typ, input, ma, q, p, job, sid, fa, meta, skip, tenant)
+	$9::timestamptz[], $10::text[], $11::text[], $12::text[], $14::boolean[]) AS t(id, typ, input, ma, q, p, job, sid, fa, meta, skip, tenant, prepared)
 ON CONFLICT DO NOTHING`)
 )
 
@@ -33,6 +35,17 @@ type SlotRun struct {
 	RunID      uuid.UUID
 	ScheduleID uuid.UUID
 	FireAt     time.Time
+
+	// Prepared is true for a prepared slot (slot_prepared.go): its run is
+	// pending and its job, JobID, is pending too. Metadata, Queue, Priority
+	// and MaxAttempts are the run's, for comparing it with the slot's
+	// decision.
+	Prepared    bool
+	JobID       int64
+	Metadata    []byte
+	Queue       string
+	Priority    int
+	MaxAttempts int
 }
 
 // RunsOfSlots returns the runs that the slots (scheduleIDs[i], fireAts[i])
@@ -47,8 +60,10 @@ func (q *Queries) RunsOfSlots(ctx context.Context, db DBTX, scheduleIDs [][16]by
 		found []SlotRun
 		r     SlotRun
 	)
-	_, err = pgx.ForEachRow(rows, []any{&r.RunID, &r.ScheduleID, &r.FireAt}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&r.RunID, &r.ScheduleID, &r.FireAt, &r.JobID, &r.Prepared,
+		&r.Metadata, &r.Queue, &r.Priority, &r.MaxAttempts}, func() error {
 		found = append(found, r)
+		r.Metadata = nil // the next row's scan must not write into this one's
 		return nil
 	})
 	if err != nil {
@@ -72,6 +87,9 @@ type ScheduledRun struct {
 	Metadata    []byte // a JSON object
 	Skip        string // why the slot is skipped; "" for a started run
 	Tenant      string // "" for none
+	// Prepared dates the run at its slot (created_at is FireAt): a prepared
+	// slot's run (slot_prepared.go).
+	Prepared bool
 }
 
 // InsertScheduledRuns inserts runs in one statement and returns how many
@@ -93,6 +111,7 @@ func (q *Queries) InsertScheduledRuns(ctx context.Context, db DBTX, runs []Sched
 		metadata    = make([]string, 0, n)
 		skips       = make([]string, 0, n)
 		tenants     = make([]string, 0, n)
+		prepared    = make([]bool, 0, n)
 	)
 	for i := range runs {
 		r := &runs[i]
@@ -108,9 +127,10 @@ func (q *Queries) InsertScheduledRuns(ctx context.Context, db DBTX, runs []Sched
 		metadata = append(metadata, string(r.Metadata))
 		skips = append(skips, r.Skip)
 		tenants = append(tenants, r.Tenant)
+		prepared = append(prepared, r.Prepared)
 	}
 	tag, err := db.Exec(ctx, q.sql(insertScheduledRunsStmt), ids, types, inputs, maxAttempts,
-		queues, priorities, jobIDs, scheduleIDs, fireAts, metadata, skips, tenants, now)
+		queues, priorities, jobIDs, scheduleIDs, fireAts, metadata, skips, tenants, now, prepared)
 	if err != nil {
 		return 0, err
 	}

@@ -174,17 +174,39 @@ SET name = $2, description = $3, input = $4, cron = $5, time_zone = $6, overlap_
 	dst_gap = $23, dst_fold = $24, calendars = coalesce($25::text[], '{}'), on_excluded = $26, retry = $27::jsonb
 WHERE id = $1 RETURNING ` + scheduleColumns)
 
+	// Its schedules among $1 that no other transaction holds, locked.
+	lockSchedulesSkipLockedStmt = define(`SELECT ` + scheduleColumns + ` FROM {s}schedules
+WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED`)
+
 	// Lock the schedule's runs before the schedule, the order in which a
 	// finishing run's status trigger locks them; ON DELETE SET NULL then
 	// updates runs already locked. The other order deadlocks.
+	// Its prepared slot (slot_prepared.go) goes with it: its run, which
+	// has not started, and its pending job.
 	deleteScheduleStmt = define(`
-WITH runs AS (SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 ORDER BY id FOR UPDATE)
+WITH prepared AS (
+	SELECT r.id, r.job_id FROM {s}workflow_runs r JOIN {s}river_job j ON j.id = r.job_id
+	WHERE r.schedule_id = $1 AND r.status = 'pending' AND j.state = 'pending'
+), runs AS (
+	SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 AND id NOT IN (SELECT id FROM prepared) ORDER BY id FOR UPDATE
+), dropped_jobs AS (
+	DELETE FROM {s}river_job WHERE id IN (SELECT job_id FROM prepared) AND state = 'pending'
+	RETURNING id
+), dropped_runs AS (
+	DELETE FROM {s}workflow_runs WHERE id IN (SELECT p.id FROM prepared p JOIN dropped_jobs d ON d.id = p.job_id)
+)
 DELETE FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0`)
 )
 
 // ScheduleByID reads a schedule; ErrNotFound when there is none.
 func (q *Queries) ScheduleByID(ctx context.Context, db DBTX, id uuid.UUID) (*Schedule, error) {
 	return scanOneSchedule(queryRow(ctx, db, q.sql(scheduleByIDStmt), id))
+}
+
+// LockSchedulesSkipLockedTx reads and locks, until tx ends, those of the
+// schedules ids that exist and that no other transaction holds.
+func (q *Queries) LockSchedulesSkipLockedTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) ([]Schedule, error) {
+	return scanSchedules(tx.Query(ctx, q.sql(lockSchedulesSkipLockedStmt), ids))
 }
 
 // ScheduleByIDForUpdateTx is ScheduleByID that also locks the schedule's

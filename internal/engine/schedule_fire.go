@@ -51,10 +51,12 @@ WHERE state IN ('available', 'scheduled') AND queue = $2 AND priority = 1 AND sc
 	AND kind = $1`)
 
 	// Through workflow_runs_schedule_unfinished: a few rows per schedule
-	// however long its history.
+	// however long its history. A prepared slot's run (its job pending,
+	// slot_prepared.go) has not started: it is not one of them.
 	unfinishedRunsOfSchedulesStmt = define(`
-SELECT id, schedule_id, status = 'pending' AND metadata ? '` + runmeta.KeyQueued + `' FROM {s}workflow_runs
-WHERE schedule_id = ANY($1::uuid[]) AND status IN ('pending', 'running', 'sleeping', 'waiting')`)
+SELECT id, schedule_id, status = 'pending' AND metadata ? '` + runmeta.KeyQueued + `' FROM {s}workflow_runs r
+WHERE schedule_id = ANY($1::uuid[]) AND status IN ('pending', 'running', 'sleeping', 'waiting')
+	AND ` + unstarted)
 
 	lockRunsSkipLockedStmt = define(`
 SELECT id FROM {s}workflow_runs

@@ -23,7 +23,7 @@ var (
 	lockScheduleToStartStmt = define(`
 WITH runs AS (
 	SELECT r.id FROM {s}workflow_runs r
-	WHERE r.schedule_id = $1 AND r.status IN ('pending', 'running', 'sleeping', 'waiting')
+	WHERE r.schedule_id = $1 AND r.status IN ('pending', 'running', 'sleeping', 'waiting') AND ` + unstarted + `
 		AND coalesce(nullif($2, ''), (SELECT overlap_policy FROM {s}schedules WHERE id = $1)) = 'replace'
 	ORDER BY r.id FOR NO KEY UPDATE OF r
 )
@@ -31,7 +31,8 @@ SELECT ` + scheduleColumns + ` FROM {s}schedules WHERE id = $1 AND (SELECT count
 
 	scheduleRunsUnfinishedStmt = define(`
 SELECT
-	EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') AND NOT metadata ? '` + runmeta.KeyQueued + `'),
+	EXISTS (SELECT 1 FROM {s}workflow_runs r WHERE schedule_id = $1 AND status IN ('pending', 'running', 'sleeping', 'waiting') AND NOT metadata ? '` + runmeta.KeyQueued + `'
+		AND ` + unstarted + `),
 	EXISTS (SELECT 1 FROM {s}workflow_runs WHERE schedule_id = $1 AND status = 'pending' AND metadata ? '` + runmeta.KeyQueued + `')`)
 
 	// The slots in $2 that have their run (or skip record) already. A

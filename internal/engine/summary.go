@@ -13,8 +13,13 @@ import (
 var (
 	// countInFlightStmt counts the unfinished runs by stored status, from
 	// workflow_runs_unfinished alone.
+	// The pending ones leave out the prepared slots' runs (slot_prepared.go),
+	// counted from River's pending jobs of workflow kinds, which only they
+	// have.
 	countInFlightStmt = define(`
-SELECT status, count(*) FROM {s}workflow_runs
+SELECT status, count(*) - CASE WHEN status = 'pending'
+	THEN (SELECT count(*) FROM {s}river_job WHERE state = 'pending' AND kind LIKE 'workflow:%') ELSE 0 END
+FROM {s}workflow_runs
 WHERE status IN ('pending', 'running', 'sleeping', 'waiting')
 GROUP BY status`)
 

@@ -65,6 +65,12 @@ type ScheduledStart struct {
 	Type    string
 	// Tenant is the run's tenant; "" for none.
 	Tenant string
+	// Prepare inserts the slot's run ahead of its time, as a prepared slot
+	// (engine/slot_prepared.go): its job pending, scheduled at FireAt,
+	// made available only when the firing pass decides the slot at its
+	// time. Skip and StartAt must be unset. A slot that has its run (or
+	// its prepared run) already is left alone.
+	Prepare bool
 }
 
 // Triggers of ScheduledStart, the values of workflow.Trigger.
@@ -78,6 +84,10 @@ type Started struct {
 	// Existing is true when the slot already had its run: nothing was
 	// inserted.
 	Existing bool
+	// Promoted is true when the slot had a prepared run whose decision
+	// matched it, and its job was made available: the run started, and
+	// nothing was inserted.
+	Promoted bool
 	JobID    int64
 	RunID    uuid.UUID
 	// Skip is the reason the slot's run was recorded as skipped: the

@@ -1,0 +1,222 @@
+package schedule
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/tributary-go/tributary/internal/wfruntime"
+)
+
+// Prepared slots.
+//
+// A schedule's next slot is prepared ahead of its time: its run's row and
+// its River job are inserted when the schedule is created, updated or
+// resumed (in that transaction), and, for the slot after one that fired,
+// a little after the firing pass, once its burst has been started. The job
+// waits in River's pending state, which River never moves by itself
+// (engine/slot_prepared.go). At the slot, the firing pass decides the slot
+// exactly as it decides any, at its time (pause, end, catch-up window,
+// grant, overlap policy, calendars): when the decision is the prepared run,
+// it only makes that job available, and River's fetch starts it; when it
+// is anything else (a skip, a run held by overlap queue), the prepared run
+// is dropped in the same transaction and the slot recorded as if it had
+// never been prepared. Update, Pause, Resume and Delete drop the prepared
+// slot in their transaction (Update and Resume prepare the new one).
+//
+// So what a slot does is decided at its time, as before; what moves ahead
+// is the writing of the run and its job, which in a burst of slots due
+// together (every user's 08:00) was most of the firing's cost. A prepared
+// run shows in ListRuns and GetRun as pending, with its slot as fire_at,
+// and its job in River UI as pending, scheduled at the slot.
+//
+// Nothing depends on a slot being prepared: one that is not (the preparing
+// transaction failed, the process died before it, or the slot is caught up
+// or comes before its preparation could run) is started at its time as
+// before. Two things a prepared run does not carry: the trace context of
+// its slot's decision span (the run was written before the span existed;
+// the span names the run in tributary.run.id), and a change of the working
+// clients' workflow type defaults made after it was prepared (a run policy
+// that differs from the decision's drops the prepared run and starts the
+// slot anew, so that change is kept too).
+
+// prepareTx prepares the next slot of each of schedules, within tx: those
+// not paused whose next slot is after now and is not a caught-up one, and
+// whose slot would start (not skipped by its rule, not refused by its
+// grant now). A slot that has its run, prepared or not, is left alone.
+// It returns how many slots it prepared.
+func (c *Client) prepareTx(ctx context.Context, tx pgx.Tx, schedules ...*Schedule) (int, error) {
+	now := c.now()
+	var (
+		todo   []*Schedule
+		grants []uuid.UUID
+	)
+	for _, s := range schedules {
+		if s == nil || s.Paused || s.NextFireAt == nil || s.nextCatchUp || !s.NextFireAt.After(now) {
+			continue
+		}
+		todo = append(todo, s)
+		if s.GrantID != nil {
+			grants = append(grants, *s.GrantID)
+		}
+	}
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	if err := c.loadCalendarsTx(ctx, tx, todo...); err != nil {
+		return 0, err
+	}
+	byID := map[uuid.UUID]*Grant{}
+	if len(grants) > 0 {
+		var err error
+		if byID, err = c.grantsByID(ctx, tx, grants); err != nil {
+			return 0, err
+		}
+	}
+	starts := make([]*wfruntime.ScheduledStart, 0, len(todo))
+	for _, s := range todo {
+		spec, err := c.spec(s)
+		if err != nil {
+			continue // the firing pass says why, at the slot
+		}
+		fireAt := *s.NextFireAt
+		meta, skipped := slotMetadata(spec, fireAt)
+		if skipped != "" {
+			continue
+		}
+		if s.GrantID != nil && byID[*s.GrantID].admit(s.Workflow, now, &meta) != "" {
+			continue
+		}
+		starts = append(starts, &wfruntime.ScheduledStart{
+			FireAt: fireAt, Input: s.Input, MaxAttempts: s.MaxAttempts, Retry: s.retryJSON, Metadata: meta, Priority: s.Priority,
+			Queue: s.Queue, ScheduleID: s.ID, Timeout: s.Timeout, Type: s.Workflow, Tenant: s.RunTenant(), Prepare: true,
+		})
+	}
+	if len(starts) == 0 {
+		return 0, nil
+	}
+	started, err := c.rt.StartScheduledManyTx(ctx, tx, starts)
+	if err != nil {
+		return 0, fmt.Errorf("schedule: prepare the next slots of %d schedules: %w", len(starts), err)
+	}
+	n := 0
+	for _, st := range started {
+		if !st.Existing && st.Skip == "" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// preparedTx is s with its calendars loaded, after tryPrepareTx: the end
+// of every call that gives a schedule a next slot.
+func (c *Client) preparedTx(ctx context.Context, tx pgx.Tx, s *Schedule) (*Schedule, error) {
+	if err := c.loadCalendarsTx(ctx, tx, s); err != nil {
+		return nil, err
+	}
+	if err := c.tryPrepareTx(ctx, tx, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// tryPrepareTx is prepareTx under a savepoint of tx: a preparation that
+// fails is rolled back alone and logged, and the caller's change (a
+// Create, an Update, a Resume) goes on; the slot is started at its time.
+func (c *Client) tryPrepareTx(ctx context.Context, tx pgx.Tx, schedules ...*Schedule) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("schedule: begin a savepoint to prepare next slots: %w", err)
+	}
+	if _, err := c.prepareTx(ctx, sp, schedules...); err != nil {
+		if rbErr := sp.Rollback(ctx); rbErr != nil {
+			return fmt.Errorf("schedule: roll back the preparing of next slots (%v): %w", err, rbErr)
+		}
+		if ctx.Err() == nil {
+			c.logger.WarnContext(ctx, "tributary: Preparing the next slots failed; they are started at their time instead",
+				slog.Int("schedules", len(schedules)), slog.String("err", err.Error()))
+		}
+		return nil
+	}
+	return sp.Commit(ctx)
+}
+
+// dropPreparedTx drops the prepared slots of the schedules ids, within tx
+// (engine.DropPreparedTx).
+func (c *Client) dropPreparedTx(ctx context.Context, tx pgx.Tx, ids ...uuid.UUID) error {
+	keys := make([][16]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = id
+	}
+	if _, err := c.q.DropPreparedTx(ctx, tx, keys); err != nil {
+		return fmt.Errorf("schedule: drop the prepared slots of %d schedules: %w", len(ids), err)
+	}
+	return nil
+}
+
+// prepareArgs is the River job that prepares the next slots of the
+// schedules a firing batch fired: inserted by the batch's transaction, so
+// that no slot's preparation is lost to a crash, and scheduled a little
+// later (prepareDelay), when the runs that batch started are being worked
+// and the inserting does not compete with them.
+type prepareArgs struct {
+	ScheduleIDs []uuid.UUID `json:"schedule_ids"`
+}
+
+func (prepareArgs) Kind() string { return "tributary:schedule_prepare" }
+
+// prepareWorker works the prepare jobs, each in one transaction that
+// prepares those of its schedules that no other transaction holds (SKIP
+// LOCKED: one that an Update, a Pause or a firing holds has its slot
+// started at its time, as one never prepared).
+type prepareWorker struct {
+	river.WorkerDefaults[prepareArgs]
+	c *Client
+}
+
+func (w *prepareWorker) Work(ctx context.Context, job *river.Job[prepareArgs]) error {
+	c := w.c
+	var n int
+	err := pgx.BeginFunc(ctx, c.firePool(), func(tx pgx.Tx) error {
+		locked, err := schedulesOf(c.q.LockSchedulesSkipLockedTx(ctx, tx, job.Args.ScheduleIDs))
+		if err != nil {
+			return fmt.Errorf("schedule: lock %d schedules to prepare their next slots: %w", len(job.Args.ScheduleIDs), err)
+		}
+		n, err = c.prepareTx(ctx, tx, locked...)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// River UI shows it with the job.
+	_ = river.RecordOutput(ctx, map[string]int{"schedules": len(job.Args.ScheduleIDs), "prepared": n})
+	return nil
+}
+
+// prepareLaterTx inserts, within tx, the job that prepares the next slots
+// of the schedules ids, which a firing batch fired by now, found due at
+// foundAt: it runs prepareDelayMin after now, and twice as long again as
+// the pass has been firing, so that a long burst's preparation waits for
+// its runs (at most prepareDelayMax).
+func (c *Client) prepareLaterTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, foundAt, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	delay := min(prepareDelayMin+2*max(now.Sub(foundAt), 0), prepareDelayMax)
+	_, err := c.wf.River().InsertTx(ctx, tx, prepareArgs{ScheduleIDs: ids}, &river.InsertOpts{Queue: Queue, Priority: 2, ScheduledAt: now.Add(delay)})
+	if err != nil {
+		return fmt.Errorf("schedule: insert the job that prepares the next slots of %d schedules: %w", len(ids), err)
+	}
+	return nil
+}
+
+// prepareDelayMin and prepareDelayMax bound the delay of prepareLaterTx.
+const (
+	prepareDelayMin = 2 * time.Second
+	prepareDelayMax = time.Minute
+)
