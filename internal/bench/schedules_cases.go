@@ -69,7 +69,8 @@ var tributarySlots = &slotQueries{
 	summary: `SELECT count(*) FILTER (WHERE status = 'completed' AND fire_at = $1), count(*),
 		coalesce(extract(epoch FROM max(created_at) - $1::timestamptz) * 1000, 0)::float8,
 		coalesce(string_agg(DISTINCT status || coalesce(' (' || skip_reason || ')', ''), ', ') FILTER (WHERE status <> 'completed'), '')
-		FROM workflow_runs WHERE schedule_id IS NOT NULL`,
+		FROM workflow_runs r WHERE schedule_id IS NOT NULL
+			AND (status <> 'pending' OR NOT EXISTS (SELECT FROM river_job j WHERE j.id = r.job_id AND j.state = 'pending'))`,
 	lags: `SELECT (extract(epoch FROM started_at - fire_at) * 1000)::float8 FROM workflow_runs
 		WHERE schedule_id IS NOT NULL AND fire_at = $1 AND status = 'completed'`,
 }
