@@ -38,12 +38,11 @@ import (
 // Nothing depends on a slot being prepared: one that is not (the preparing
 // transaction failed, the process died before it, or the slot is caught up
 // or comes before its preparation could run) is started at its time as
-// before. Two things a prepared run does not carry: the trace context of
-// its slot's decision span (the run was written before the span existed;
-// the span names the run in tributary.run.id), and a change of the working
-// clients' workflow type defaults made after it was prepared (a run policy
-// that differs from the decision's drops the prepared run and starts the
-// slot anew, so that change is kept too).
+// before. The decision span's trace context, which did not exist when the
+// run was prepared, is added to the run as its job is made available. A
+// change of the working clients' workflow type defaults made after the
+// run was prepared (a run policy that differs from the decision's) drops
+// the prepared run, and the slot is started anew with it.
 
 // prepareTx prepares the next slot of each of schedules, within tx: those
 // not paused whose next slot is after now and is not a caught-up one, and

@@ -78,6 +78,7 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 	)
 	var (
 		promote []int64    // the prepared slots' jobs to make available
+		traces  []string   // their decisions' trace contexts, "" for none
 		drop    [][16]byte // the schedules whose prepared slot goes
 	)
 	for i, s := range starts {
@@ -89,6 +90,7 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 			case c.matchesPrepared(s, &r):
 				out[i] = wfruntime.Started{Promoted: true, RunID: r.RunID, JobID: r.JobID}
 				promote = append(promote, r.JobID)
+				traces = append(traces, traceJSON(s.Metadata.Trace))
 				continue
 			}
 			// Decided otherwise than prepared (skipped, held, a policy that
@@ -128,7 +130,7 @@ func (c *Client) startScheduledManyTx(ctx context.Context, tx pgx.Tx, starts []*
 		}
 	}
 	if len(promote) > 0 {
-		promoted, err := c.db.PromotePreparedTx(ctx, tx, promote)
+		promoted, err := c.db.PromotePreparedTx(ctx, tx, promote, traces)
 		if err != nil {
 			return nil, fmt.Errorf("workflow: make the jobs of %d prepared slots available: %w", len(promote), err)
 		}
@@ -237,11 +239,10 @@ func (c *Client) slotsWithRuns(ctx context.Context, tx pgx.Tx, starts []*wfrunti
 
 // matchesPrepared reports whether the decision s of a slot that has the
 // prepared run r is the run r is: started now (not skipped, not held), with
-// the same run policy and the same metadata. A decision with a trace
-// context (a recording tracer) never is: the prepared run was written
-// before the decision's span existed. The schedule's input is not
-// compared: every change of a schedule drops its prepared slot
-// (engine.DropPreparedTx).
+// the same run policy and the same metadata, but for the trace context of
+// the decision's span, which the prepared run was written before and which
+// PromotePreparedTx adds. The schedule's input is not compared: every
+// change of a schedule drops its prepared slot (engine.DropPreparedTx).
 func (c *Client) matchesPrepared(s *wfruntime.ScheduledStart, r *engine.SlotRun) bool {
 	if s.Skip != "" || !s.StartAt.IsZero() {
 		return false
@@ -250,13 +251,21 @@ func (c *Client) matchesPrepared(s *wfruntime.ScheduledStart, r *engine.SlotRun)
 	if err != nil || p.queue != r.Queue || p.priority != r.Priority || p.maxAttempts != r.MaxAttempts {
 		return false
 	}
-	if len(s.Metadata.Trace) > 0 {
-		// A recording tracer: the run's attempts link to the decision's
-		// span only when its row and job are written with it, so the slot
-		// is started anew (the prepared run is dropped).
-		return false
+	want, have := s.Metadata, runmeta.Decode(r.Metadata)
+	want.Trace, have.Trace = nil, nil
+	return reflect.DeepEqual(want, have)
+}
+
+// traceJSON is a decision's trace context as PromotePreparedTx takes it.
+func traceJSON(trace map[string]string) string {
+	if len(trace) == 0 {
+		return ""
 	}
-	return reflect.DeepEqual(s.Metadata, runmeta.Decode(r.Metadata))
+	b, err := json.Marshal(trace)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // scheduledPolicy is a slot's run policy with the workflow type's defaults
@@ -334,7 +343,9 @@ func (p *scheduledPolicy) insertOpts(s *wfruntime.ScheduledStart) *river.InsertO
 		UniqueOpts: river.UniqueOpts{ByArgs: true},
 	}
 	if s.Prepare {
+		// River UI shows the job as pending: its metadata says for what.
 		opts.Pending, opts.ScheduledAt = true, s.FireAt
+		opts.Metadata = []byte(`{"tributary_prepared_slot": "made available when its schedule's slot at scheduled_at is decided"}`)
 	}
 	return opts
 }

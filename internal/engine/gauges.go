@@ -15,9 +15,11 @@ var (
 	// when none is pending). Its ORDER BY follows workflow_runs_unfinished
 	// (status, id DESC), so the plan reads the one index entry it needs
 	// instead of sorting the pending runs; the ids are UUIDv7, so the
-	// smallest is the oldest.
-	oldestPendingAgeStmt = define(`SELECT coalesce(extract(epoch FROM now() - (
-	SELECT created_at FROM {s}workflow_runs WHERE status = 'pending' ORDER BY status, id LIMIT 1)), 0)::float8`)
+	// smallest is the oldest. A prepared slot's run (slot_prepared.go) is
+	// dated at its slot, later than every pending run: with none but such
+	// runs pending, the age is 0.
+	oldestPendingAgeStmt = define(`SELECT greatest(coalesce(extract(epoch FROM now() - (
+	SELECT created_at FROM {s}workflow_runs WHERE status = 'pending' ORDER BY status, id LIMIT 1)), 0), 0)::float8`)
 
 	// countSchedulesStmt counts the schedules, active and paused: one row
 	// per schedule, not per run.

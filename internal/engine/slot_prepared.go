@@ -19,16 +19,32 @@ import (
 // and is recorded as one that was never prepared. So the decision stays at
 // the slot's time, and what is saved is the inserting.
 var (
+	//
+	// A slot decided under a recording tracer has its decision span's trace
+	// context ($4, '' for none) added to its run's metadata and to its
+	// job's, when the job carries the run's start inline (runArgs), so
+	// that the run's attempts link to the span as they do for a slot
+	// started at its time.
 	promotePreparedStmt = define(`
-WITH promoted AS (
-	UPDATE {s}river_job SET state = 'available'
-	WHERE id = ANY($1::bigint[]) AND state = 'pending'
-	RETURNING id, queue
+WITH v AS (
+	SELECT * FROM unnest($1::bigint[], $4::text[]) AS v(id, trace)
+), promoted AS (
+	UPDATE {s}river_job j SET state = 'available',
+		args = CASE WHEN v.trace = '' OR NOT j.args ? 'input' THEN j.args
+			ELSE jsonb_set(j.args, '{metadata}', coalesce(j.args->'metadata', '{}') || jsonb_build_object('otel', v.trace::jsonb)) END
+	FROM v
+	WHERE j.id = v.id AND j.state = 'pending'
+	RETURNING j.id, j.queue, v.trace, j.args->>'run_id' AS run_id
+), traced AS (
+	UPDATE {s}workflow_runs r SET metadata = r.metadata || jsonb_build_object('otel', p.trace::jsonb)
+	FROM promoted p
+	WHERE p.trace <> '' AND r.id = p.run_id::uuid
+	RETURNING r.id
 ), notified AS (
 	SELECT pg_notify(coalesce(nullif($2::text, ''), current_schema()) || '.' || $3::text, json_build_object('queue', q.queue)::text)
 	FROM (SELECT DISTINCT queue FROM promoted) q
 )
-SELECT id FROM promoted WHERE (SELECT count(*) FROM notified) >= 0`)
+SELECT id FROM promoted WHERE (SELECT count(*) FROM notified) >= 0 AND (SELECT count(*) FROM traced) >= 0`)
 
 	// Through workflow_runs_schedule_unfinished: the schedules' few
 	// unfinished runs, of which only those whose job is pending go.
@@ -53,11 +69,16 @@ const unstarted = `NOT EXISTS (SELECT FROM {s}river_job pj WHERE pj.id = r.job_i
 
 // PromotePreparedTx makes the pending jobs jobIDs of prepared slots
 // available, within tx, and tells their queues' producers (River's insert
-// notification, on commit) so that they fetch at once. It returns the ids
-// it promoted: a job that is no longer pending (promoted already, deleted)
-// is left alone and left out.
-func (q *Queries) PromotePreparedTx(ctx context.Context, tx pgx.Tx, jobIDs []int64) ([]int64, error) {
-	rows, err := tx.Query(ctx, q.sql(promotePreparedStmt), jobIDs, q.schema, insertTopic)
+// notification, on commit) so that they fetch at once. traces are the
+// slots' decision spans' trace contexts, a JSON object or "" each (nil for
+// none), added to their runs' metadata. It returns the ids it promoted: a
+// job that is no longer pending (promoted already, deleted) is left alone
+// and left out.
+func (q *Queries) PromotePreparedTx(ctx context.Context, tx pgx.Tx, jobIDs []int64, traces []string) ([]int64, error) {
+	if traces == nil {
+		traces = make([]string, len(jobIDs))
+	}
+	rows, err := tx.Query(ctx, q.sql(promotePreparedStmt), jobIDs, q.schema, insertTopic, traces)
 	if err != nil {
 		return nil, err
 	}
