@@ -17,7 +17,7 @@ import (
 //
 // A schedule's next slot is prepared ahead of its time: its run's row and
 // its River job are inserted when the schedule is created, updated or
-// resumed (in that transaction), and, for the slot after one that fired,
+// resumed (in that transaction, for a slot due within prepareOnChange), and, for the slot after one that fired,
 // a little after the firing pass, once its burst has been started. The job
 // waits in River's pending state, which River never moves by itself
 // (engine/slot_prepared.go). At the slot, the firing pass decides the slot
@@ -45,18 +45,20 @@ import (
 // the prepared run, and the slot is started anew with it.
 
 // prepareTx prepares the next slot of each of schedules, within tx: those
-// not paused whose next slot is after now and is not a caught-up one, and
-// whose slot would start (not skipped by its rule, not refused by its
-// grant now). A slot that has its run, prepared or not, is left alone.
-// It returns how many slots it prepared.
-func (c *Client) prepareTx(ctx context.Context, tx pgx.Tx, schedules ...*Schedule) (int, error) {
+// not paused whose next slot is after now (and, when within is above 0,
+// before now plus within) and is not a caught-up one, and whose slot would
+// start (not skipped by its rule, not refused by its grant now). A slot
+// that has its run, prepared or not, is left alone. It returns how many
+// slots it prepared.
+func (c *Client) prepareTx(ctx context.Context, tx pgx.Tx, within time.Duration, schedules ...*Schedule) (int, error) {
 	now := c.now()
 	var (
 		todo   []*Schedule
 		grants []uuid.UUID
 	)
 	for _, s := range schedules {
-		if s == nil || s.Paused || s.NextFireAt == nil || s.nextCatchUp || !s.NextFireAt.After(now) {
+		if s == nil || s.Paused || s.NextFireAt == nil || s.nextCatchUp || !s.NextFireAt.After(now) ||
+			(within > 0 && s.NextFireAt.After(now.Add(within))) {
 			continue
 		}
 		todo = append(todo, s)
@@ -124,15 +126,23 @@ func (c *Client) preparedTx(ctx context.Context, tx pgx.Tx, s *Schedule) (*Sched
 	return s, nil
 }
 
-// tryPrepareTx is prepareTx under a savepoint of tx: a preparation that
-// fails is rolled back alone and logged, and the caller's change (a
-// Create, an Update, a Resume) goes on; the slot is started at its time.
+// tryPrepareTx is prepareTx of the slots due within prepareOnChange, under
+// a savepoint of tx: a preparation that fails is rolled back alone and
+// logged, and the caller's change (a Create, an Update, a Resume) goes on;
+// the slot is started at its time.
 func (c *Client) tryPrepareTx(ctx context.Context, tx pgx.Tx, schedules ...*Schedule) error {
+	due := false
+	for _, s := range schedules {
+		due = due || (s != nil && s.NextFireAt != nil && s.NextFireAt.Before(c.now().Add(prepareOnChange)))
+	}
+	if !due {
+		return nil
+	}
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("schedule: begin a savepoint to prepare next slots: %w", err)
 	}
-	if _, err := c.prepareTx(ctx, sp, schedules...); err != nil {
+	if _, err := c.prepareTx(ctx, sp, prepareOnChange, schedules...); err != nil {
 		if rbErr := sp.Rollback(ctx); rbErr != nil {
 			return fmt.Errorf("schedule: roll back the preparing of next slots (%v): %w", err, rbErr)
 		}
@@ -186,7 +196,7 @@ func (w *prepareWorker) Work(ctx context.Context, job *river.Job[prepareArgs]) e
 		if err != nil {
 			return fmt.Errorf("schedule: lock %d schedules to prepare their next slots: %w", len(job.Args.ScheduleIDs), err)
 		}
-		n, err = c.prepareTx(ctx, tx, locked...)
+		n, err = c.prepareTx(ctx, tx, 0, locked...)
 		return err
 	})
 	if err != nil {
@@ -214,8 +224,19 @@ func (c *Client) prepareLaterTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID,
 	return nil
 }
 
+// prepareOnChange bounds the slots that a Create, an Update or a Resume
+// prepares: those due within it. Preparing a slot writes its run and its
+// job, which made CreateMany 3.6 times slower (11,000 schedules a second
+// against 40,000); a slot further ahead is started at its time, and the
+// slots after it are prepared after each firing.
+const prepareOnChange = time.Hour
+
 // prepareDelayMin and prepareDelayMax bound the delay of prepareLaterTx.
+// A burst of 10,000 slots takes about 2 s to start on a small server (100,000
+// about 20 s), and its next slots' preparation is to come after it; a slot
+// that comes before its preparation (every 10 s or more often) is started
+// at its time as before.
 const (
-	prepareDelayMin = 2 * time.Second
-	prepareDelayMax = time.Minute
+	prepareDelayMin = 10 * time.Second
+	prepareDelayMax = 2 * time.Minute
 )

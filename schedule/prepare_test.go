@@ -33,13 +33,13 @@ func preparedSlot(ctx context.Context, t *testing.T, db *testdb.DB, id uuid.UUID
 // the slot the firing pass starts that very run, only making its job
 // available; the slot after it is prepared after the firing; and Pause,
 // Resume, Update and Delete drop the prepared slot (Resume and Update
-// prepare their new one), so that nothing prepared outlives the schedule
-// it was prepared from.
+// prepare their new one when it is due within prepareOnChange), so that
+// nothing prepared outlives the schedule it was prepared from.
 func TestPreparedSlots(t *testing.T) {
 	t.Parallel()
 
 	db := testdb.New(t)
-	ctx := ctxT(t, time.Minute)
+	ctx := ctxT(t, 2*time.Minute)
 	at, cron := dueTogether(3 * time.Second)
 	sc := insertOnly(t, db)
 	s, err := sc.Create(ctx, &Params{Name: "prepared", Workflow: "tick", Cron: cron, Input: map[string]int{"n": 1}})
@@ -81,14 +81,29 @@ func TestPreparedSlots(t *testing.T) {
 	require.Equal(t, run, history[0].ID)
 
 	// The next day's slot is prepared after the firing.
-	waitDB(t, db, 30*time.Second, func(ctx context.Context) error {
+	waitDB(t, db, time.Minute, func(ctx context.Context) error {
 		if _, fireAt, _, ok := preparedSlot(ctx, t, db, s.ID); !ok || !fireAt.Equal(at.Add(24*time.Hour)) {
 			return fmt.Errorf("the next slot is not prepared (prepared: %t, at %s)", ok, fireAt)
 		}
 		return nil
 	})
 
-	// Pause drops it; Resume prepares it again.
+	// Pause drops it. Resume prepares a slot due within prepareOnChange
+	// only: not the next day's.
+	_, err = sc.Pause(ctx, ByID(s.ID), "")
+	require.NoError(t, err)
+	_, _, _, ok = preparedSlot(ctx, t, db, s.ID)
+	require.False(t, ok, "Pause drops the prepared slot")
+	_, err = sc.Resume(ctx, ByID(s.ID), nil)
+	require.NoError(t, err)
+	_, _, _, ok = preparedSlot(ctx, t, db, s.ID)
+	require.False(t, ok, "a slot a day ahead is prepared after a firing, not by Resume")
+
+	// A schedule due within prepareOnChange: Pause drops its slot, Resume
+	// prepares it again.
+	_, soonCron := dueTogether(prepareOnChange / 2)
+	s, err = sc.Create(ctx, &Params{Name: "soon", Workflow: "tick", Cron: soonCron, Input: map[string]int{"n": 1}})
+	require.NoError(t, err)
 	_, err = sc.Pause(ctx, ByID(s.ID), "")
 	require.NoError(t, err)
 	_, _, _, ok = preparedSlot(ctx, t, db, s.ID)

@@ -173,6 +173,16 @@ func TestRetentionKeepsAScheduleLatestRuns(t *testing.T) {
 			kept = append(kept, id)
 		}
 	}
+	// Its next slot prepared (schedule/prepare.go): a pending run whose River
+	// job is pending is not one of the runs kept, and is not deleted.
+	var jobID int64
+	require.NoError(t, db.Pool.QueryRow(ctx, `INSERT INTO river_job (args, kind, max_attempts, queue, state, priority, scheduled_at)
+		VALUES ('{}', 'workflow:echo', 1, 'default', 'pending', 1, now() + interval '1 day') RETURNING id`).Scan(&jobID))
+	prepared := uuid.New()
+	_, err := db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, input, max_attempts, queue, priority, metadata, tags, status, created_at, updated_at, schedule_id, fire_at, job_id)
+		VALUES ($1, 'echo', 'null', 1, 'default', 1, '{}', '{}', 'pending', now(), now(), $2, now() + interval '1 day', $3)`, prepared, keeps3, jobID)
+	require.NoError(t, err)
+	kept = append(kept, prepared)
 	keepsNone := schedule(0)
 	slotRun(keepsNone, 0)
 	keeps9 := schedule(9) // fewer runs than it keeps

@@ -24,8 +24,9 @@ import (
 // rows instead of deadlocking on the same ones.
 //
 // So is a run among the latest keep_runs runs (by slot) of its schedule
-// (schedule.Params.KeepRuns): for the runs of a schedule that keeps some,
-// an index scan of its last keep_runs slots. Schedules are package
+// (schedule.Params.KeepRuns), a prepared slot's not counted
+// (slot_prepared.go): for the runs of a schedule that keeps some, an index
+// scan of its last keep_runs slots. Schedules are package
 // schedule's; their table is created with the runs' by the same
 // migrations, so it is always there.
 var deleteExpiredRunsStmt = define(`
@@ -45,6 +46,7 @@ WHERE id IN (
 				AND r.fire_at >= coalesce((
 					SELECT x.fire_at FROM {s}workflow_runs x
 					WHERE x.schedule_id = sc.id
+						AND (x.status <> 'pending' OR NOT EXISTS (SELECT FROM {s}river_job pj WHERE pj.id = x.job_id AND pj.state = 'pending'))
 					ORDER BY x.fire_at DESC OFFSET sc.keep_runs - 1 LIMIT 1), '-infinity'))
 	ORDER BY r.id
 	LIMIT $4
