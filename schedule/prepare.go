@@ -240,3 +240,53 @@ const (
 	prepareDelayMin = 10 * time.Second
 	prepareDelayMax = 2 * time.Minute
 )
+
+// repairPassedOver repairs the prepared slots whose job is still pending
+// reconcileGrace after their time though their schedule has moved on
+// (engine.PassedOverTx): a client of a version before prepared slots fired
+// the slot, took the prepared run for its run, and advanced (in a rolling
+// deploy, say). The run of a live schedule that moved past its slot is
+// started now, late, as that client took it as started; the run of a
+// paused or deleted schedule is dropped, as this version's Pause and
+// Delete drop it. Both are logged as warnings: an operator sees that a
+// slot ran late, or did not run, and why.
+func (c *Client) repairPassedOver(ctx context.Context, now time.Time) error {
+	var (
+		started []int64
+		dropped int
+	)
+	err := pgx.BeginFunc(ctx, c.rt.Pool(), func(tx pgx.Tx) error {
+		found, err := c.q.PassedOverTx(ctx, tx, now.Add(-reconcileGrace))
+		if err != nil || len(found) == 0 {
+			return err
+		}
+		var (
+			promote []int64
+			drop    []uuid.UUID
+		)
+		for _, p := range found {
+			if p.Started {
+				promote = append(promote, p.JobID)
+			} else {
+				drop = append(drop, p.RunID)
+			}
+		}
+		if len(promote) > 0 {
+			if started, err = c.q.PromotePreparedTx(ctx, tx, promote, nil); err != nil {
+				return err
+			}
+		}
+		if len(drop) > 0 {
+			dropped, err = c.q.DropPreparedRunsTx(ctx, tx, drop)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("schedule: repair the prepared slots passed over: %w", err)
+	}
+	if len(started) > 0 || dropped > 0 {
+		c.logger.WarnContext(ctx, "tributary: Prepared schedule slots were passed over by a client of an earlier Tributary version; started late those it took as started, dropped those of paused or deleted schedules",
+			slog.Int("started", len(started)), slog.Int("dropped", dropped))
+	}
+	return nil
+}

@@ -183,3 +183,57 @@ func TestPreparedSlotDecidedAtItsTime(t *testing.T) {
 	require.Zero(t, countOf(t, db, `SELECT count(*) FROM river_job WHERE kind LIKE 'workflow:%' AND scheduled_at = $1 AND state <> 'running'`, at),
 		"no prepared job of the slot is left, and none ran")
 }
+
+// TestPreparedSlotPassedOver: a client of a version before prepared slots
+// fires a prepared slot by advancing its schedule without starting the
+// prepared run, or pauses or deletes the schedule without dropping it. The
+// reconciler starts the first (late, with a warning) and drops the others,
+// so that no prepared job stays pending for good.
+func TestPreparedSlotPassedOver(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	ctx := ctxT(t, time.Minute)
+	at, cron := dueTogether(time.Second)
+	sc := insertOnly(t, db)
+	create := func(name string) (*Schedule, uuid.UUID) {
+		t.Helper()
+		s, err := sc.Create(ctx, &Params{Name: name, Workflow: "tick", Cron: cron})
+		require.NoError(t, err)
+		run, _, _, ok := preparedSlot(ctx, t, db, s.ID)
+		require.True(t, ok)
+		return s, run
+	}
+	fired, firedRun := create("fired by an earlier version")
+	paused, pausedRun := create("paused by an earlier version")
+	deleted, deletedRun := create("deleted by an earlier version")
+	// What that version's firing, Pause and Delete wrote.
+	_, err := db.Pool.Exec(ctx, `UPDATE schedules SET last_fire_at = next_fire_at, next_fire_at = next_fire_at + interval '1 day' WHERE id = $1`, fired.ID)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, `UPDATE schedules SET paused = true, next_fire_at = NULL WHERE id = $1`, paused.ID)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, `DELETE FROM schedules WHERE id = $1`, deleted.ID)
+	require.NoError(t, err)
+
+	jobState := func(run uuid.UUID) string {
+		var state string
+		err := db.Pool.QueryRow(ctx, `SELECT j.state::text FROM river_job j JOIN workflow_runs r ON r.job_id = j.id WHERE r.id = $1`, run).Scan(&state)
+		if err != nil {
+			require.ErrorContains(t, err, "no rows")
+			return "gone"
+		}
+		return state
+	}
+	// Before the slot and its grace, nothing is repaired.
+	_, err = sc.Reconcile(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "pending", jobState(firedRun))
+
+	waitUntil(t, at.Add(reconcileGrace+100*time.Millisecond))
+	_, err = sc.Reconcile(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "available", jobState(firedRun), "the slot its client took as started starts now")
+	require.Equal(t, "gone", jobState(pausedRun), "a paused schedule's prepared slot is dropped")
+	require.Equal(t, "gone", jobState(deletedRun), "a deleted schedule's prepared slot is dropped")
+	require.Zero(t, countOf(t, db, "SELECT count(*) FROM workflow_runs WHERE id = ANY($1)", []uuid.UUID{pausedRun, deletedRun}))
+}

@@ -38,6 +38,9 @@ const reconcileGrace = 2 * time.Second
 // lateness counts from its time, as after downtime: slots older than the
 // window are recorded as missed (SKIP_MISSED_BY_DEFAULT).
 //
+// It also repairs the prepared slots (prepare.go) that a client of an
+// earlier version passed over (repairPassedOver).
+//
 // A working client runs it on start-up and every ReconcileInterval, on the
 // leader, as a River periodic job.
 func (c *Client) Reconcile(ctx context.Context) (int, error) {
@@ -68,6 +71,9 @@ func (c *Client) Reconcile(ctx context.Context) (int, error) {
 	c.repairMu.Lock()
 	c.lastRepair = now
 	c.repairMu.Unlock()
+	if err := c.repairPassedOver(ctx, now); err != nil {
+		return n, err
+	}
 	if err := c.warnUnserved(ctx); err != nil {
 		c.logger.WarnContext(ctx, "tributary: Could not check which schedules' workflow types have a live worker", slog.String("err", err.Error()))
 	}

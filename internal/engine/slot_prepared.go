@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -100,4 +102,72 @@ func (q *Queries) DropPreparedTx(ctx context.Context, tx pgx.Tx, ids [][16]byte)
 		return 0, fmt.Errorf("dropped %d of %d prepared runs: a prepared job changed state meanwhile", runs, found)
 	}
 	return runs, nil
+}
+
+// The prepared slots that a firing passed over: their job is still pending
+// past their slot, and their schedule has moved past it, or is paused, or
+// is gone (schedule_id NULL). Only a client of a version before prepared
+// slots does that (it takes the prepared run for the slot's run, and
+// advances); every firing of this version promotes or drops the prepared
+// run in the transaction that advances the schedule. Through
+// river_job_tributary_pending (migration 024): the overdue pending jobs
+// only, not every prepared slot.
+var passedOverStmt = define(`
+SELECT j.id, r.id, coalesce(s.id::text, ''), s.id IS NOT NULL AND NOT s.paused AND (s.next_fire_at IS NULL OR s.next_fire_at > r.fire_at)
+FROM {s}river_job j
+JOIN {s}workflow_runs r ON r.job_id = j.id AND r.status = 'pending'
+LEFT JOIN {s}schedules s ON s.id = r.schedule_id
+WHERE j.state = 'pending' AND j.kind LIKE 'workflow:%' AND j.scheduled_at < $1
+	AND (s.id IS NULL OR s.paused OR s.next_fire_at IS NULL OR s.next_fire_at > r.fire_at)
+ORDER BY j.scheduled_at
+LIMIT 1000`)
+
+// PassedOver is a prepared slot that a firing passed over (PassedOverTx).
+type PassedOver struct {
+	JobID int64
+	RunID uuid.UUID
+	// ScheduleID is "" when the schedule is gone.
+	ScheduleID string
+	// Started is true when the schedule moved past the slot, live: the
+	// client that fired it took it as started. False: the schedule is
+	// paused or gone, and the slot did not start.
+	Started bool
+}
+
+// PassedOverTx reads, within tx, the prepared slots whose job is pending
+// since before due and that a firing passed over (passedOverStmt), at
+// most 1,000.
+func (q *Queries) PassedOverTx(ctx context.Context, tx pgx.Tx, due time.Time) ([]PassedOver, error) {
+	rows, err := tx.Query(ctx, q.sql(passedOverStmt), due)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		out []PassedOver
+		p   PassedOver
+	)
+	_, err = pgx.ForEachRow(rows, []any{&p.JobID, &p.RunID, &p.ScheduleID, &p.Started}, func() error {
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// dropRunsStmt deletes prepared runs $1 and their pending jobs.
+var dropRunsStmt = define(`
+WITH jobs AS (
+	DELETE FROM {s}river_job j USING {s}workflow_runs r
+	WHERE r.id = ANY($1::uuid[]) AND j.id = r.job_id AND j.state = 'pending'
+	RETURNING j.id
+)
+DELETE FROM {s}workflow_runs WHERE id = ANY($1::uuid[]) AND job_id IN (SELECT id FROM jobs)`)
+
+// DropPreparedRunsTx deletes, within tx, the prepared runs ids whose job
+// is still pending, with those jobs, and returns how many runs it deleted.
+func (q *Queries) DropPreparedRunsTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) (int, error) {
+	tag, err := tx.Exec(ctx, q.sql(dropRunsStmt), ids)
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
 }

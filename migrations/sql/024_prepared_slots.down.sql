@@ -1,0 +1,1 @@
+DROP INDEX /* TEMPLATE: schema */river_job_tributary_pending;
