@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -246,10 +247,32 @@ func waitTrue(expr string) chromedp.Action[chromedp.Void] {
 
 // visibleText returns the trimmed visible text of the first element that
 // sel matches.
+//
+// One evaluation finds the element and reads its text: a page that
+// refreshes itself (a run's, while the run is unfinished) can replace the
+// element between chromedp.Text's look-up and its read ("No node with
+// given id found", seen in CI on a forked run's page). An element not
+// there yet, or a page between two loads, is looked for again, every 50
+// ms for up to 10 s.
 func visibleText(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
 
-	return strings.TrimSpace(browser.Run(t, ctx, chromedp.Text(chromedp.CSS(sel))))
+	js := `(() => { const e = document.querySelector(` + strconv.Quote(sel) + `); return e ? e.innerText : null })()`
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[*string](js))
+		if err == nil && text != nil {
+			return strings.TrimSpace(*text)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("browser: no element %s to read within 10 s (last error: %v)", sel, err)
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("browser: reading %s: %v", sel, ctx.Err())
+		}
+	}
 }
 
 // TestBrowserOperator drives what an operator does at 3 a.m., signed in
