@@ -17,8 +17,9 @@ import (
 //
 // A schedule's next slot is prepared ahead of its time: its run's row and
 // its River job are inserted when the schedule is created, updated or
-// resumed (in that transaction, for a slot due within prepareOnChange), and, for the slot after one that fired,
-// a little after the firing pass, once its burst has been started. The job
+// resumed (in that transaction, for a slot due within prepareOnChange),
+// and, for the slot after one that fired, by a job a little after the
+// firing (prepareArgs), once its burst has been started. The job
 // waits in River's pending state, which River never moves by itself
 // (engine/slot_prepared.go). At the slot, the firing pass decides the slot
 // exactly as it decides any, at its time (pause, end, catch-up window,
@@ -31,9 +32,10 @@ import (
 //
 // So what a slot does is decided at its time, as before; what moves ahead
 // is the writing of the run and its job, which in a burst of slots due
-// together (every user's 08:00) was most of the firing's cost. A prepared
-// run shows in ListRuns and GetRun as pending, with its slot as fire_at,
-// and its job in River UI as pending, scheduled at the slot.
+// together (every user's 08:00) was most of the firing's cost. Listings,
+// History and the overview's counts leave a prepared run out; GetRun
+// shows it as pending, dated at its slot, and River UI its job as pending,
+// scheduled at the slot.
 //
 // Nothing depends on a slot being prepared: one that is not (the preparing
 // transaction failed, the process died before it, or the slot is caught up
@@ -131,9 +133,9 @@ func (c *Client) preparedTx(ctx context.Context, tx pgx.Tx, s *Schedule) (*Sched
 // logged, and the caller's change (a Create, an Update, a Resume) goes on;
 // the slot is started at its time.
 func (c *Client) tryPrepareTx(ctx context.Context, tx pgx.Tx, schedules ...*Schedule) error {
-	due := false
+	due, horizon := false, c.now().Add(prepareOnChange)
 	for _, s := range schedules {
-		due = due || (s != nil && s.NextFireAt != nil && s.NextFireAt.Before(c.now().Add(prepareOnChange)))
+		due = due || (s != nil && s.NextFireAt != nil && s.NextFireAt.Before(horizon))
 	}
 	if !due {
 		return nil
@@ -171,7 +173,7 @@ func (c *Client) dropPreparedTx(ctx context.Context, tx pgx.Tx, ids ...uuid.UUID
 // prepareArgs is the River job that prepares the next slots of the
 // schedules a firing batch fired: inserted by the batch's transaction, so
 // that no slot's preparation is lost to a crash, and scheduled a little
-// later (prepareDelay), when the runs that batch started are being worked
+// later (prepareLaterTx), when the runs that batch started are being worked
 // and the inserting does not compete with them.
 type prepareArgs struct {
 	ScheduleIDs []uuid.UUID `json:"schedule_ids"`

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/testdb"
 	"github.com/tributary-go/tributary/internal/testwait"
 	"github.com/tributary-go/tributary/workflow"
@@ -84,16 +85,14 @@ func waitDB(t *testing.T, db *testdb.DB, within time.Duration, cond func(ctx con
 // which is not a run until its slot is decided.
 const notPreparedRun = `(r.status <> 'pending' OR NOT EXISTS (SELECT FROM river_job j WHERE j.id = r.job_id AND j.state = 'pending'))`
 
-// dropPrepared deletes schedule id's prepared slot, as DropPreparedTx does.
+// dropPrepared deletes schedule id's prepared slot (engine.DropPreparedTx).
 func dropPrepared(t *testing.T, db *testdb.DB, id uuid.UUID) {
 	t.Helper()
-	_, err := db.Pool.Exec(ctxT(t, 10*time.Second), `
-WITH p AS (
-	SELECT r.id, r.job_id FROM workflow_runs r JOIN river_job j ON j.id = r.job_id
-	WHERE r.schedule_id = $1 AND r.status = 'pending' AND j.state = 'pending'
-), jobs AS (DELETE FROM river_job WHERE id IN (SELECT job_id FROM p))
-DELETE FROM workflow_runs WHERE id IN (SELECT id FROM p)`, id)
-	require.NoError(t, err)
+	ctx := ctxT(t, 10*time.Second)
+	require.NoError(t, pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		_, err := engine.NewQueries(db.Schema).DropPreparedTx(ctx, tx, [][16]byte{id})
+		return err
+	}))
 }
 
 func waitRuns(t *testing.T, db *testdb.DB, id uuid.UUID, n int, within time.Duration) {

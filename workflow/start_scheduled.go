@@ -354,10 +354,8 @@ func (p *scheduledPolicy) insertOpts(s *wfruntime.ScheduledStart) *river.InsertO
 // slot's run is dated at its slot, in its id (which orders listings) as in
 // its created_at, as the run the slot would have inserted at its time.
 func runIDAt(id uuid.UUID, at time.Time) uuid.UUID {
-	ms := uint64(at.UnixMilli())
-	for i := range 6 {
-		id[i] = byte(ms >> (40 - 8*i))
-	}
+	first := firstIDAt(at)
+	copy(id[:6], first[:6])
 	return id
 }
 

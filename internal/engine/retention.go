@@ -46,7 +46,7 @@ WHERE id IN (
 				AND r.fire_at >= coalesce((
 					SELECT x.fire_at FROM {s}workflow_runs x
 					WHERE x.schedule_id = sc.id
-						AND (x.status <> 'pending' OR NOT EXISTS (SELECT FROM {s}river_job pj WHERE pj.id = x.job_id AND pj.state = 'pending'))
+						AND ` + unstartedOf("x") + `
 					ORDER BY x.fire_at DESC OFFSET sc.keep_runs - 1 LIMIT 1), '-infinity'))
 	ORDER BY r.id
 	LIMIT $4

@@ -183,17 +183,8 @@ WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED`)
 	// updates runs already locked. The other order deadlocks.
 	// Its prepared slot (slot_prepared.go) goes with it: its run, which
 	// has not started, and its pending job.
-	deleteScheduleStmt = define(`
-WITH prepared AS (
-	SELECT r.id, r.job_id FROM {s}workflow_runs r JOIN {s}river_job j ON j.id = r.job_id
-	WHERE r.schedule_id = $1 AND r.status = 'pending' AND j.state = 'pending'
-), runs AS (
+	deleteScheduleStmt = define(preparedWhere(`r.schedule_id = $1`) + dropPreparedCTEs + `, runs AS (
 	SELECT id FROM {s}workflow_runs WHERE schedule_id = $1 AND id NOT IN (SELECT id FROM prepared) ORDER BY id FOR UPDATE
-), dropped_jobs AS (
-	DELETE FROM {s}river_job WHERE id IN (SELECT job_id FROM prepared) AND state = 'pending'
-	RETURNING id
-), dropped_runs AS (
-	DELETE FROM {s}workflow_runs WHERE id IN (SELECT p.id FROM prepared p JOIN dropped_jobs d ON d.id = p.job_id)
 )
 DELETE FROM {s}schedules WHERE id = $1 AND (SELECT count(*) FROM runs) >= 0`)
 )

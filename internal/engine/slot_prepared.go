@@ -21,7 +21,6 @@ import (
 // and is recorded as one that was never prepared. So the decision stays at
 // the slot's time, and what is saved is the inserting.
 var (
-	//
 	// A slot decided under a recording tracer has its decision span's trace
 	// context ($4, '' for none) added to its run's metadata and to its
 	// job's, when the job carries the run's start inline (runArgs), so
@@ -50,24 +49,40 @@ SELECT id FROM promoted WHERE (SELECT count(*) FROM notified) >= 0 AND (SELECT c
 
 	// Through workflow_runs_schedule_unfinished: the schedules' few
 	// unfinished runs, of which only those whose job is pending go.
-	dropPreparedStmt = define(`
-WITH prepared AS (
-	SELECT r.id, r.job_id FROM {s}workflow_runs r JOIN {s}river_job j ON j.id = r.job_id
-	WHERE r.schedule_id = ANY($1::uuid[]) AND r.status = 'pending' AND j.state = 'pending'
-), jobs AS (
-	DELETE FROM {s}river_job WHERE id IN (SELECT job_id FROM prepared) AND state = 'pending'
-	RETURNING id
-), runs AS (
-	DELETE FROM {s}workflow_runs WHERE id IN (SELECT p.id FROM prepared p JOIN jobs d ON d.id = p.job_id)
-	RETURNING id
-)
-SELECT (SELECT count(*) FROM prepared), (SELECT count(*) FROM runs)`)
+	dropPreparedStmt = define(preparedWhere(`r.schedule_id = ANY($1::uuid[])`) + dropPreparedCTEs + `
+SELECT (SELECT count(*) FROM prepared), (SELECT count(*) FROM dropped_runs)`)
 )
 
-// unstarted is a condition on a run r of a schedule: that it is not a
-// prepared slot's, which is not a run until its slot is decided (for the
-// overlap policies, one that is not running, and not to be cancelled).
-const unstarted = `NOT EXISTS (SELECT FROM {s}river_job pj WHERE pj.id = r.job_id AND pj.state = 'pending')`
+// preparedWhere is the CTE "prepared" (id, job_id) of the prepared slots'
+// runs r that cond selects: pending, with a pending job.
+func preparedWhere(cond string) string {
+	return `WITH prepared AS (
+	SELECT r.id, r.job_id FROM {s}workflow_runs r JOIN {s}river_job j ON j.id = r.job_id
+	WHERE ` + cond + ` AND r.status = 'pending' AND j.state = 'pending'
+)`
+}
+
+// dropPreparedCTEs follow preparedWhere: they delete the prepared runs'
+// jobs that are still pending, then those runs (dropped_runs, their ids),
+// so that a job promoted meanwhile keeps its run.
+const dropPreparedCTEs = `, dropped_jobs AS (
+	DELETE FROM {s}river_job WHERE id IN (SELECT job_id FROM prepared) AND state = 'pending'
+	RETURNING id
+), dropped_runs AS (
+	DELETE FROM {s}workflow_runs WHERE id IN (SELECT p.id FROM prepared p JOIN dropped_jobs d ON d.id = p.job_id)
+	RETURNING id
+)`
+
+// unstartedOf is a condition on a run of a schedule, named alias: that it
+// is not a prepared slot's, which is not a run until its slot is decided
+// (for the overlap policies, one that is not running, and not to be
+// cancelled; for keep_runs, not one of the runs kept). unstarted is it for
+// alias r.
+func unstartedOf(alias string) string {
+	return `NOT EXISTS (SELECT FROM {s}river_job pj WHERE pj.id = ` + alias + `.job_id AND pj.state = 'pending')`
+}
+
+var unstarted = unstartedOf("r")
 
 // PromotePreparedTx makes the pending jobs jobIDs of prepared slots
 // available, within tx, and tells their queues' producers (River's insert
@@ -113,7 +128,7 @@ func (q *Queries) DropPreparedTx(ctx context.Context, tx pgx.Tx, ids [][16]byte)
 // river_job_tributary_pending (migration 024): the overdue pending jobs
 // only, not every prepared slot.
 var passedOverStmt = define(`
-SELECT j.id, r.id, coalesce(s.id::text, ''), s.id IS NOT NULL AND NOT s.paused AND (s.next_fire_at IS NULL OR s.next_fire_at > r.fire_at)
+SELECT j.id, r.id, s.id IS NOT NULL AND NOT s.paused AND (s.next_fire_at IS NULL OR s.next_fire_at > r.fire_at)
 FROM {s}river_job j
 JOIN {s}workflow_runs r ON r.job_id = j.id AND r.status = 'pending'
 LEFT JOIN {s}schedules s ON s.id = r.schedule_id
@@ -126,8 +141,6 @@ LIMIT 1000`)
 type PassedOver struct {
 	JobID int64
 	RunID uuid.UUID
-	// ScheduleID is "" when the schedule is gone.
-	ScheduleID string
 	// Started is true when the schedule moved past the slot, live: the
 	// client that fired it took it as started. False: the schedule is
 	// paused or gone, and the slot did not start.
@@ -146,7 +159,7 @@ func (q *Queries) PassedOverTx(ctx context.Context, tx pgx.Tx, due time.Time) ([
 		out []PassedOver
 		p   PassedOver
 	)
-	_, err = pgx.ForEachRow(rows, []any{&p.JobID, &p.RunID, &p.ScheduleID, &p.Started}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&p.JobID, &p.RunID, &p.Started}, func() error {
 		out = append(out, p)
 		return nil
 	})
@@ -154,20 +167,13 @@ func (q *Queries) PassedOverTx(ctx context.Context, tx pgx.Tx, due time.Time) ([
 }
 
 // dropRunsStmt deletes prepared runs $1 and their pending jobs.
-var dropRunsStmt = define(`
-WITH jobs AS (
-	DELETE FROM {s}river_job j USING {s}workflow_runs r
-	WHERE r.id = ANY($1::uuid[]) AND j.id = r.job_id AND j.state = 'pending'
-	RETURNING j.id
-)
-DELETE FROM {s}workflow_runs WHERE id = ANY($1::uuid[]) AND job_id IN (SELECT id FROM jobs)`)
+var dropRunsStmt = define(preparedWhere(`r.id = ANY($1::uuid[])`) + dropPreparedCTEs + `
+SELECT count(*) FROM dropped_runs`)
 
 // DropPreparedRunsTx deletes, within tx, the prepared runs ids whose job
 // is still pending, with those jobs, and returns how many runs it deleted.
 func (q *Queries) DropPreparedRunsTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) (int, error) {
-	tag, err := tx.Exec(ctx, q.sql(dropRunsStmt), ids)
-	if err != nil {
-		return 0, err
-	}
-	return int(tag.RowsAffected()), nil
+	var n int
+	err := tx.QueryRow(ctx, q.sql(dropRunsStmt), ids).Scan(&n)
+	return n, err
 }
