@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
@@ -95,39 +96,14 @@ func TestCrashInTheMiddleOfABatch(t *testing.T) {
 	// order; the trigger holds the insert of the runs of the second.
 	var held uuid.UUID
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT id FROM schedules ORDER BY next_fire_at, id OFFSET $1 LIMIT 1", fireFirstBatchSize+50).Scan(&held))
-	_, err = db.Pool.Exec(ctx, fmt.Sprintf(`
-CREATE FUNCTION hold_run() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN PERFORM pg_sleep(60); RETURN NEW; END $$;
-CREATE TRIGGER hold_run BEFORE INSERT ON workflow_runs FOR EACH ROW
-	WHEN (NEW.schedule_id = '%s') EXECUTE FUNCTION hold_run();`, held))
-	require.NoError(t, err)
+	holdInTrigger(t, db, "INSERT ON workflow_runs", fmt.Sprintf("NEW.schedule_id = '%s'", held))
 
 	helper := startFiringHelper(t, db)
 	waitForOutput(t, helper, "firing helper: started")
 	require.True(t, time.Now().Before(at), "the helper started after the slot; raise the lead")
-
-	// The helper is inside the second batch's transaction.
-	var backend int
-	pollFor(t, "the helper's insert to sleep in the trigger", func(ctx context.Context) bool {
-		// The statement names the test's schema: other test processes on
-		// the server may hold a trigger of their own.
-		err := db.Pool.QueryRow(ctx, "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%workflow_runs%'", db.Schema).Scan(&backend)
-		return err == nil
-	})
-	require.NoError(t, helper.cmd.Process.Kill())
-	<-helper.exited
-	// Postgres notices a dead client only when its statement ends: end it.
-	_, err = db.Pool.Exec(ctx, "SELECT pg_terminate_backend($1)", backend)
-	require.NoError(t, err)
-	_, err = db.Pool.Exec(ctx, "DROP TRIGGER hold_run ON workflow_runs")
-	require.NoError(t, err)
+	killInTrigger(t, db, helper, "workflow_runs")
 
 	var runs int
-	pollFor(t, "the terminated backend's transaction to be gone", func(ctx context.Context) bool {
-		var active int
-		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", backend).Scan(&active))
-		return active == 0
-	})
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs r WHERE "+notPreparedRun).Scan(&runs))
 	require.Equal(t, fireFirstBatchSize, runs, "the first batch committed, the second rolled back")
 
@@ -145,6 +121,116 @@ CREATE TRIGGER hold_run BEFORE INSERT ON workflow_runs FOR EACH ROW
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM schedules WHERE next_fire_at = $1", at.Add(24*time.Hour)).Scan(&moved))
 	require.Equal(t, n, moved, "every chain moves to the next day")
 	t.Logf("helper output:\n%s", helper.out.String())
+}
+
+// holdInTrigger creates the test trigger hold_run, BEFORE event (as
+// "INSERT ON workflow_runs"), which sleeps a minute in each row that meets
+// when: killInTrigger then kills the process whose statement sleeps there.
+func holdInTrigger(t *testing.T, db *testdb.DB, event, when string) {
+	t.Helper()
+	_, err := db.Pool.Exec(ctxT(t, 10*time.Second), fmt.Sprintf(`
+CREATE FUNCTION hold_run() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_sleep(60); RETURN NEW; END $$;
+CREATE TRIGGER hold_run BEFORE %s FOR EACH ROW WHEN (%s) EXECUTE FUNCTION hold_run();`, event, when))
+	require.NoError(t, err)
+}
+
+// killInTrigger SIGKILLs the firing helper once its transaction sleeps in
+// the test trigger hold_run on table (holdInTrigger), ends the dead client's statement (Postgres
+// notices a dead client only when its statement ends), drops the trigger,
+// and waits until the helper's transaction is gone, rolled back.
+func killInTrigger(t *testing.T, db *testdb.DB, helper *firingHelper, table string) {
+	t.Helper()
+	ctx := ctxT(t, 30*time.Second)
+	var backend int
+	pollFor(t, "the helper's statement to sleep in the trigger on "+table, func(ctx context.Context) bool {
+		// The statement names the test's schema: other test processes on
+		// the server may hold a trigger of their own.
+		err := db.Pool.QueryRow(ctx, "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%' || $2 || '%'", db.Schema, table).Scan(&backend)
+		return err == nil
+	})
+	require.NoError(t, helper.cmd.Process.Kill())
+	<-helper.exited
+	_, err := db.Pool.Exec(ctx, "SELECT pg_terminate_backend($1)", backend)
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, "DROP TRIGGER hold_run ON "+table)
+	require.NoError(t, err)
+	pollFor(t, "the terminated backend's transaction to be gone", func(ctx context.Context) bool {
+		var active int
+		require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", backend).Scan(&active))
+		return active == 0
+	})
+}
+
+// TestCrashInTheMiddleOfAPromotion is TestCrashInTheMiddleOfABatch for
+// prepared slots (prepare.go): a working client (SIGKILL, a process of its
+// own) is killed while it promotes the prepared jobs of the second batch of
+// 300 slots due together, its update of one of them held by a test trigger.
+// The first batch's promotion committed with its schedules' advance; the
+// second rolled back with the process, its runs and jobs still prepared.
+// Another client's reconciler fires the rest: every slot starts exactly
+// once, as the run prepared for it (no run is inserted at the slot, none
+// is skipped), and every chain moves on.
+func TestCrashInTheMiddleOfAPromotion(t *testing.T) {
+	t.Parallel()
+
+	const n = 300
+	db := testdb.New(t)
+	ctx := ctxT(t, 2*time.Minute)
+
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
+	require.NoError(t, err)
+	sc, err := New(wf, nil)
+	require.NoError(t, err)
+	at, cron := dueTogether(4 * time.Second)
+	_, err = sc.CreateMany(ctx, burstParams(n, cron))
+	require.NoError(t, err)
+	prepared := runIDsAt(t, db, at, "j.state = 'pending'")
+	require.Len(t, prepared, n, "every slot due within the hour is prepared on create")
+
+	// The first batch is fireFirstBatchSize slots in (next_fire_at, id)
+	// order; the trigger holds the promotion of the second.
+	var heldJob int64
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT r.job_id FROM workflow_runs r WHERE r.fire_at = $1
+		AND r.schedule_id = (SELECT id FROM schedules ORDER BY next_fire_at, id OFFSET $2 LIMIT 1)`,
+		at, fireFirstBatchSize+50).Scan(&heldJob))
+	holdInTrigger(t, db, "UPDATE ON river_job", fmt.Sprintf("OLD.id = %d AND OLD.state = 'pending'", heldJob))
+
+	helper := startFiringHelper(t, db)
+	waitForOutput(t, helper, "firing helper: started")
+	require.True(t, time.Now().Before(at), "the helper started after the slot; raise the lead")
+	killInTrigger(t, db, helper, "river_job")
+
+	require.Len(t, runIDsAt(t, db, at, "j.state <> 'pending'"), fireFirstBatchSize, "the first batch's promotion committed, the second rolled back")
+	var advanced int
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM schedules WHERE next_fire_at > $1", at).Scan(&advanced))
+	require.Equal(t, fireFirstBatchSize, advanced, "only the first batch's schedules moved on")
+
+	startClient(t, db, &Config{ReconcileInterval: time.Second})
+	waitCount(t, db, time.Minute, n, `SELECT count(*) FROM workflow_runs r JOIN river_job j ON j.id = r.job_id
+		WHERE r.fire_at = $1 AND j.state <> 'pending'`, at)
+	require.Equal(t, prepared, runIDsAt(t, db, at, "true"), "each slot's run is the one prepared for it, once")
+	var skipped, moved int
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM workflow_runs WHERE status = 'skipped'").Scan(&skipped))
+	require.Zero(t, skipped)
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM schedules WHERE next_fire_at = $1", at.Add(24*time.Hour)).Scan(&moved))
+	require.Equal(t, n, moved, "every chain moves to the next day")
+}
+
+// runIDsAt returns the ids of the runs of the slot at whose job meets
+// jobCond (on j, the run's River job).
+func runIDsAt(t *testing.T, db *testdb.DB, at time.Time, jobCond string) map[uuid.UUID]bool {
+	t.Helper()
+	rows, err := db.Pool.Query(ctxT(t, 10*time.Second), `SELECT r.id FROM workflow_runs r JOIN river_job j ON j.id = r.job_id
+		WHERE r.fire_at = $1 AND `+jobCond, at)
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	require.NoError(t, err)
+	set := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return set
 }
 
 type firingHelper struct {
