@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+// TestPassedOverReadsRunsByID: the reconciler's look-up of passed-over
+// prepared slots (passedOverStmt) finds each overdue job's run by its id,
+// never by reading workflow_runs whole, on tables shaped as years of use
+// shape them: many finished jobs dated in the past and many slots prepared
+// for tomorrow, which make the planner expect thousands of pending jobs to
+// be overdue, and many runs. As a join, its
+// plan hashed the overdue jobs and scanned every run.
+func TestPassedOverReadsRunsByID(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db := testdb.New(t)
+	for _, stmt := range []string{
+		`INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at, finalized_at, priority)
+		SELECT '{}', 'workflow:a', 5, 'default', 'completed', now() - g * interval '1 second', now(), 1
+		FROM generate_series(1, 30000) g`,
+		`INSERT INTO workflow_runs (id, workflow_type, input, status, queue, max_attempts, priority)
+		SELECT gen_random_uuid(), 'a', 'null', 'completed', 'default', 5, 1 FROM generate_series(1, 30000)`,
+		prepared(300, "now() - interval '1 hour'"),  // passed over
+		prepared(20000, "now() + interval '1 day'"), // tomorrow's
+		`ANALYZE river_job, workflow_runs`,
+	} {
+		_, err := db.Pool.Exec(ctx, stmt)
+		require.NoError(t, err)
+	}
+
+	var plan string
+	require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+NewQueries(db.Schema).sql(passedOverStmt),
+		time.Now().Add(-time.Minute)).Scan(&plan))
+	var root []struct{ Plan relationNode }
+	require.NoError(t, json.Unmarshal([]byte(plan), &root))
+	var walk func(n relationNode)
+	walk = func(n relationNode) {
+		require.False(t, n.NodeType == "Seq Scan" && n.RelationName == "workflow_runs", "the look-up reads every run:\n%s", plan)
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(root[0].Plan)
+
+	var found int
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM ("+NewQueries(db.Schema).sql(passedOverStmt)+") x",
+		time.Now().Add(-time.Minute)).Scan(&found))
+	require.Equal(t, 300, found, "every overdue prepared slot of a schedule that is gone is found")
+}
+
+// prepared is a statement that inserts n prepared slots due at (an SQL
+// expression), of schedules that are gone: their runs, pending, and their
+// jobs, in River's pending state.
+func prepared(n int, at string) string {
+	return fmt.Sprintf(`WITH jobs AS (
+		INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at, priority)
+		SELECT jsonb_build_object('run_id', gen_random_uuid()), 'workflow:a', 5, 'default', 'pending', %[2]s, 1
+		FROM generate_series(1, %[1]d)
+		RETURNING id, (args->>'run_id')::uuid AS run_id, scheduled_at
+	)
+	INSERT INTO workflow_runs (id, workflow_type, input, status, job_id, queue, max_attempts, priority, fire_at)
+	SELECT run_id, 'a', 'null', 'pending', id, 'default', 5, 1, scheduled_at FROM jobs`, n, at)
+}
+
+// relationNode is a node of a JSON plan, with the relation it reads.
+type relationNode struct {
+	NodeType     string         `json:"Node Type"`
+	RelationName string         `json:"Relation Name"`
+	Plans        []relationNode `json:"Plans"`
+}
