@@ -33,11 +33,13 @@ FOR UPDATE`)
 
 	// Workflow jobs River's completer completed while their run is
 	// unfinished (Completer.CompletedByRiver), put back to running, the
-	// state River's rescue moves a job from.
+	// state River's rescue moves a job from. The run is found by the id in
+	// its job's args (workflow_runs has no index on job_id).
 	lostCompletionsStmt = define(`
 UPDATE {s}river_job j SET state = 'running', finalized_at = NULL
 WHERE j.id = ANY($1) AND j.state = 'completed'
-	AND EXISTS (SELECT 1 FROM {s}workflow_runs r WHERE r.job_id = j.id AND r.status IN ('pending', 'running', 'sleeping', 'waiting'))
+	AND EXISTS (SELECT 1 FROM {s}workflow_runs r WHERE r.id = (j.args->>'run_id')::uuid AND r.job_id = j.id
+		AND r.status IN ('pending', 'running', 'sleeping', 'waiting'))
 RETURNING j.id, j.attempt, j.max_attempts, j.queue, j.attempted_by[cardinality(j.attempted_by)]`)
 
 	leaderOfStmt = define(`SELECT leader_id, elected_at FROM {s}river_leader WHERE leader_id = ANY($1)`)
