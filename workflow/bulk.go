@@ -202,7 +202,7 @@ func (c *Client) bulk(ctx context.Context, action BulkAction, fromStep string, p
 	if p == nil {
 		p = &BulkParams{}
 	}
-	mp, err := matchRunsParams(p)
+	mp, err := matchRunsParams(p, c.listCeiling())
 	if err != nil {
 		return nil, err
 	}
@@ -352,8 +352,9 @@ func bulkEligible(action BulkAction, status Status) bool {
 	return status == StatusFailed || status == StatusCancelled
 }
 
-// matchRunsParams are the engine's parameters of p's filter.
-func matchRunsParams(p *BulkParams) (*engine.MatchRunsParams, error) {
+// matchRunsParams are the engine's parameters of p's filter, below
+// ceiling (listCeiling).
+func matchRunsParams(p *BulkParams, ceiling uuid.UUID) (*engine.MatchRunsParams, error) {
 	switch {
 	case p.Filter.After != nil:
 		return nil, &ValidationError{Field: "BulkParams.Filter.After", Problem: "is set; a bulk action pages by itself: leave it unset"}
@@ -362,7 +363,7 @@ func matchRunsParams(p *BulkParams) (*engine.MatchRunsParams, error) {
 	case p.Filter.Status != "" && !validStatus(p.Filter.Status):
 		return nil, &ValidationError{Field: "BulkParams.Filter.Status", Problem: fmt.Sprintf("%q is not a run status", p.Filter.Status)}
 	}
-	lp, err := listRunsParams(&p.Filter, 0)
+	lp, err := listRunsParams(&p.Filter, 0, ceiling)
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func (c *Client) CountRuns(ctx context.Context, since time.Time) (*RunCounts, er
 		}
 		counts.InFlight[StatusRunning] += running
 
-		recent, err := c.db.CountRecent(ctx, tx, firstIDAt(since), MaxRecentCounted)
+		recent, err := c.db.CountRecent(ctx, tx, firstIDAt(since), c.listCeiling(), MaxRecentCounted)
 		if err != nil {
 			return fmt.Errorf("count recent runs: %w", err)
 		}

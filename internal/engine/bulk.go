@@ -71,7 +71,7 @@ func (q *Queries) CountMatchingRuns(ctx context.Context, db DBTX, p *MatchRunsPa
 // means, with matchColumns selected and the bulk filters added.
 func (q *Queries) matchRunsSQL(p *MatchRunsParams, limit any) (string, []any) {
 	lp := p.ListRunsParams
-	sql, args := q.listRunsFiltered(&lp, []any{lp.Type, lp.Status, lp.ScheduleID, lp.After, limit})
+	sql, args := q.listRunsFiltered(&lp, []any{lp.Type, lp.Status, lp.ScheduleID, lp.before(), limit})
 	sql = strings.Replace(sql, runReadColumns, matchColumns, 1)
 	var extra strings.Builder
 	arg := func(v any) string {

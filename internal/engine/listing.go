@@ -20,7 +20,7 @@ SELECT ` + runReadColumns + runReadFrom + `
 WHERE ($1 = '' OR r.workflow_type = $1)
 	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
 	AND ($3::uuid IS NULL OR r.schedule_id = $3)
-	AND ($4::uuid IS NULL OR r.id < $4)
+	AND r.id < $4
 	AND ` + notPrepared
 
 // listRunsOfScheduleWhere lists a schedule's runs (History), through
@@ -32,7 +32,7 @@ SELECT ` + runReadColumns + runReadFrom + `
 WHERE r.schedule_id = $3
 	AND ($1 = '' OR r.workflow_type = $1)
 	AND ($2 = '' OR (CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END) = $2)
-	AND ($4::uuid IS NULL OR r.id < $4)
+	AND r.id < $4
 	AND ` + notPrepared
 
 const listRunsOrder = `
@@ -70,8 +70,12 @@ type ListRunsParams struct {
 	Type       string     // the workflow type
 	Status     string     // the status as a run reads (a run whose job is running reads running)
 	ScheduleID *uuid.UUID // the schedule that started the run
-	After      *uuid.UUID // the last run id of the previous page: runs with smaller ids
-	Limit      int        // the page size
+	// After lists the runs with smaller ids: the last run id of the
+	// previous page, or the listing's ceiling (workflow's listCeiling), a
+	// bound the listing's index scan starts from in every plan, generic
+	// ones included; nil lists from the largest id there can be.
+	After *uuid.UUID
+	Limit int // the page size
 
 	IdempotencyKey  string     // the run started with this key (of any type when Type is "")
 	Tenant          string     // the runs of this tenant
@@ -81,12 +85,20 @@ type ListRunsParams struct {
 	ForkedFrom      *uuid.UUID // the forks of this run (workflow_runs_forked_from)
 }
 
+// before is the id the listing p lists below (ListRunsParams.After).
+func (p *ListRunsParams) before() uuid.UUID {
+	if p.After == nil {
+		return uuid.Max
+	}
+	return *p.After
+}
+
 // ListRuns lists runs newest first (by id), read with their River jobs
 // joined (see runReadColumns), at most p.Limit. A listing with
 // IdempotencyKey, Tenant, Metadata, CreatedFromID, CreatedBeforeID or ForkedFrom is planned
 // for its values each time (QueryExecModeExec), never with a generic plan.
 func (q *Queries) ListRuns(ctx context.Context, db DBTX, p *ListRunsParams) ([]*Run, error) {
-	args := []any{p.Type, p.Status, p.ScheduleID, p.After, p.Limit}
+	args := []any{p.Type, p.Status, p.ScheduleID, p.before(), p.Limit}
 	if p.IdempotencyKey != "" || p.Tenant != "" || p.Metadata != nil || p.CreatedFromID != nil || p.CreatedBeforeID != nil || p.ForkedFrom != nil {
 		sql, args := q.listRunsFiltered(p, args)
 		return scanRuns(db.Query(ctx, sql, args...))

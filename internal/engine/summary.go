@@ -38,7 +38,11 @@ GROUP BY r.status`)
 	// $1 (the first id of that millisecond), read through the primary key.
 	countRecentStmt = define(`
 SELECT CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END, count(*)
-FROM (SELECT id, status, job_id FROM {s}workflow_runs WHERE id >= $1 ORDER BY id DESC LIMIT $2) r
+FROM (
+	SELECT w.id, w.status, w.job_id FROM {s}workflow_runs w
+	WHERE w.id >= $1 AND w.id < $3 AND (w.status <> 'pending' OR ` + unstartedOf("w") + `)
+	ORDER BY w.id DESC LIMIT $2
+) r
 LEFT JOIN {s}river_job j ON j.id = r.job_id
 GROUP BY 1`)
 
@@ -70,9 +74,9 @@ func (q *Queries) CountRunningJobs(ctx context.Context, db DBTX) (map[string]int
 
 // CountRecent counts, by the status they read as (a run whose job is
 // running reads running), the newest limit runs whose id is at least
-// fromID.
-func (q *Queries) CountRecent(ctx context.Context, db DBTX, fromID uuid.UUID, limit int) (map[string]int64, error) {
-	return countByStatus(db.Query(ctx, q.sql(countRecentStmt), fromID, limit))
+// fromID and less than toID, prepared slots' runs left out.
+func (q *Queries) CountRecent(ctx context.Context, db DBTX, fromID, toID uuid.UUID, limit int) (map[string]int64, error) {
+	return countByStatus(db.Query(ctx, q.sql(countRecentStmt), fromID, limit, toID))
 }
 
 // CountFailedSince counts the runs that failed at or after since.

@@ -418,3 +418,13 @@ func connectWhenRoom(ctx context.Context, connString string) (*pgx.Conn, error) 
 		}
 	}
 }
+
+// UUIDv7SQL is an SQL expression of a random UUIDv7 whose time is at (an
+// SQL expression of a timestamptz), as Tributary makes run ids: listings
+// order runs by them and start below the present (workflow's listCeiling),
+// so a test that inserts runs needs ids of the times it means. Postgres
+// 18's uuidv7() takes no time, and earlier versions have none.
+func UUIDv7SQL(at string) string {
+	return `encode(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM ` + at +
+		`) * 1000)::bigint) FROM 3 FOR 6) FROM 1 FOR 6), 'hex')::uuid`
+}

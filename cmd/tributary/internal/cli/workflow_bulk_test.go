@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tributary-go/tributary/internal/testdb"
 	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
@@ -19,13 +20,8 @@ func TestWorkflowBulk(t *testing.T) {
 	db, vars := migratedDB(t)
 	ctx := t.Context()
 	_, err := db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, max_attempts, queue, status, error, finished_at)
-		SELECT uuidv7(), 'cli_bulk', 3, 'default', s, CASE WHEN s = 'failed' THEN '{"kind": "error", "message": "partner timed out"}'::jsonb END, now()
+		SELECT `+testdb.UUIDv7SQL("clock_timestamp()")+`, 'cli_bulk', 3, 'default', s, CASE WHEN s = 'failed' THEN '{"kind": "error", "message": "partner timed out"}'::jsonb END, now()
 		FROM unnest(array_fill('failed'::text, ARRAY[12]) || ARRAY['completed', 'completed']) s`)
-	if err != nil { // uuidv7() is PostgreSQL 18's
-		_, err = db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, max_attempts, queue, status, error, finished_at)
-			SELECT gen_random_uuid(), 'cli_bulk', 3, 'default', s, CASE WHEN s = 'failed' THEN '{"kind": "error", "message": "partner timed out"}'::jsonb END, now()
-			FROM unnest(array_fill('failed'::text, ARRAY[12]) || ARRAY['completed', 'completed']) s`)
-	}
 	require.NoError(t, err)
 
 	res := runCLI(t, vars, "workflow", "bulk", "retry", "--type", "cli_bulk", "--dry-run")
@@ -104,7 +100,7 @@ func TestWorkflowBulkFork(t *testing.T) {
 	// it, one pending.
 	_, err := db.Pool.Exec(ctx, `WITH runs AS (
 			INSERT INTO workflow_runs (id, workflow_type, max_attempts, queue, status, error, finished_at)
-			SELECT gen_random_uuid(), 'cli_fork', 3, 'default', s, CASE WHEN s = 'failed' THEN '{"kind": "error", "message": "card declined"}'::jsonb END,
+			SELECT `+testdb.UUIDv7SQL("clock_timestamp()")+`, 'cli_fork', 3, 'default', s, CASE WHEN s = 'failed' THEN '{"kind": "error", "message": "card declined"}'::jsonb END,
 				CASE WHEN s = 'failed' THEN now() END
 			FROM unnest(array_fill('failed'::text, ARRAY[5]) || ARRAY['pending']) s
 			RETURNING id, status)
