@@ -71,6 +71,7 @@ var realTimes = []realTime{
 	{"internal/wfruntime/waker.go", "time.Now()", "a timed wake-up's retries for an uncommitted job are real time"},
 	{"workflow/retention.go", "time.Now()", "run ids (UUIDv7) carry real time"},
 	{"workflow/control.go", "now := time.Now()", "a listing's ceiling reaches past run ids (UUIDv7), which carry real time"},
+	{"internal/engine/repair.go", "AND r.id < ` + idFloorSQL(`greatest(now(),", "the repair's ceiling reaches past run ids (UUIDv7), which carry real time"},
 	{"internal/wfruntime/retention.go", "time.Now()", "a retention pass's time limit and pause are real time"},
 	{"internal/wfruntime/foreign.go", "time.Now()", "the foreign-fetch warning is rate-limited in real time"},
 	{"workflow/retry.go", "if local := time.Now(); at.Before(local)", "River compares a retry's time with its own clock, this machine's, and falls back to its backoff for a time before it"},

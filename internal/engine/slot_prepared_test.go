@@ -42,21 +42,54 @@ func TestPassedOverReadsRunsByID(t *testing.T) {
 	var plan string
 	require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+NewQueries(db.Schema).sql(passedOverStmt),
 		time.Now().Add(-time.Minute)).Scan(&plan))
-	var root []struct{ Plan relationNode }
-	require.NoError(t, json.Unmarshal([]byte(plan), &root))
-	var walk func(n relationNode)
-	walk = func(n relationNode) {
-		require.False(t, n.NodeType == "Seq Scan" && n.RelationName == "workflow_runs", "the look-up reads every run:\n%s", plan)
-		for _, c := range n.Plans {
-			walk(c)
-		}
-	}
-	walk(root[0].Plan)
+	requireNoSeqScan(t, plan, "workflow_runs")
 
 	var found int
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM ("+NewQueries(db.Schema).sql(passedOverStmt)+") x",
 		time.Now().Add(-time.Minute)).Scan(&found))
 	require.Equal(t, 300, found, "every overdue prepared slot of a schedule that is gone is found")
+}
+
+// TestRepairLeavesPreparedSlotsOut: the run repair's pass (brokenRunsStmt)
+// reads the unfinished runs created until now, not the runs of slots
+// prepared for later, dated at their slots: every schedule has one, and a
+// pass read them all with their jobs (78 ms over 100,000).
+func TestRepairLeavesPreparedSlotsOut(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db := testdb.New(t)
+	for _, stmt := range []string{
+		`INSERT INTO workflow_runs (id, workflow_type, input, status, queue, max_attempts, priority)
+		SELECT gen_random_uuid(), 'a', 'null', 'completed', 'default', 5, 1 FROM generate_series(1, 30000)`,
+		prepared(20000, "now() + interval '1 day'"),
+		`UPDATE workflow_runs SET id = ` + testdb.UUIDv7SQL("fire_at") + ` WHERE fire_at IS NOT NULL`,
+		`ANALYZE river_job, workflow_runs`,
+	} {
+		_, err := db.Pool.Exec(ctx, stmt)
+		require.NoError(t, err)
+	}
+	var plan string
+	require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+NewQueries(db.Schema).sql(brokenRunsStmt), 60.0, nil).Scan(&plan))
+	requireNoSeqScan(t, plan, "workflow_runs")
+	require.Contains(t, plan, `"Index Cond": "(id < `, "the runs are read below the present:\n%s", plan)
+}
+
+// requireNoSeqScan fails unless the JSON plan reads relation through an
+// index only.
+func requireNoSeqScan(t *testing.T, plan, relation string) {
+	t.Helper()
+	var root []struct{ Plan relationNode }
+	require.NoError(t, json.Unmarshal([]byte(plan), &root))
+	var walk func(n relationNode)
+	walk = func(n relationNode) {
+		require.False(t, n.NodeType == "Seq Scan" && n.RelationName == relation, "the statement reads all of %s:\n%s", relation, plan)
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(root[0].Plan)
 }
 
 // prepared is a statement that inserts n prepared slots due at (an SQL
