@@ -78,14 +78,7 @@ func TestCrashInTheMiddleOfABatch(t *testing.T) {
 	db := testdb.New(t)
 	ctx := ctxT(t, 2*time.Minute)
 
-	// Create the schedules with an insert-only client.
-	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
-	require.NoError(t, err)
-	sc, err := New(wf, nil)
-	require.NoError(t, err)
-	at, cron := dueTogether(4 * time.Second)
-	created, err := sc.CreateMany(ctx, burstParams(n, cron))
-	require.NoError(t, err)
+	at, created := createBurst(t, db, n)
 	// Slots that were not prepared (prepare.go): their runs are inserted by
 	// the batch that fires them, which the trigger below holds.
 	for _, s := range created {
@@ -121,6 +114,21 @@ func TestCrashInTheMiddleOfABatch(t *testing.T) {
 	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM schedules WHERE next_fire_at = $1", at.Add(24*time.Hour)).Scan(&moved))
 	require.Equal(t, n, moved, "every chain moves to the next day")
 	t.Logf("helper output:\n%s", helper.out.String())
+}
+
+// createBurst creates n schedules whose slot is the same second, 4 s
+// ahead, with an insert-only client, and returns that slot and the
+// schedules.
+func createBurst(t *testing.T, db *testdb.DB, n int) (time.Time, []*Schedule) {
+	t.Helper()
+	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
+	require.NoError(t, err)
+	sc, err := New(wf, nil)
+	require.NoError(t, err)
+	at, cron := dueTogether(4 * time.Second)
+	created, err := sc.CreateMany(ctxT(t, time.Minute), burstParams(n, cron))
+	require.NoError(t, err)
+	return at, created
 }
 
 // holdInTrigger creates the test trigger hold_run, BEFORE event (as
@@ -178,13 +186,7 @@ func TestCrashInTheMiddleOfAPromotion(t *testing.T) {
 	db := testdb.New(t)
 	ctx := ctxT(t, 2*time.Minute)
 
-	wf, err := workflow.NewClient(db.Pool, &workflow.Config{Schema: db.Schema})
-	require.NoError(t, err)
-	sc, err := New(wf, nil)
-	require.NoError(t, err)
-	at, cron := dueTogether(4 * time.Second)
-	_, err = sc.CreateMany(ctx, burstParams(n, cron))
-	require.NoError(t, err)
+	at, _ := createBurst(t, db, n)
 	prepared := runIDsAt(t, db, at, "j.state = 'pending'")
 	require.Len(t, prepared, n, "every slot due within the hour is prepared on create")
 
