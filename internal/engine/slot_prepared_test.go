@@ -76,6 +76,42 @@ func TestRepairLeavesPreparedSlotsOut(t *testing.T) {
 	require.Contains(t, plan, `"Index Cond": "(id < `, "the runs are read below the present:\n%s", plan)
 }
 
+// TestPromotionKeepsToThePrimaryKey: the promotion of a batch of prepared
+// jobs (promotePreparedStmt) finds them by id, in a generic plan, when the
+// planner believes no job is pending (statistics taken before a CreateMany
+// prepared the slots): it hashed every pending job through
+// river_job_tributary_pending instead, 69 ms for a batch of 1,000 among
+// 100,000.
+func TestPromotionKeepsToThePrimaryKey(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db := testdb.New(t)
+	for _, stmt := range []string{
+		`ALTER TABLE river_job SET (autovacuum_enabled = false)`,
+		`ANALYZE river_job`, // no job pending
+		prepared(5000, "now() + interval '1 hour'"),
+	} {
+		_, err := db.Pool.Exec(ctx, stmt)
+		require.NoError(t, err)
+	}
+
+	tx, err := db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // the plan is all it is for
+	_, err = tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan")
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "PREPARE promote(bigint[], text, text, text[]) AS "+NewQueries(db.Schema).sql(promotePreparedStmt))
+	require.NoError(t, err)
+	var ids string
+	require.NoError(t, tx.QueryRow(ctx, `SELECT array_agg(id)::text FROM (SELECT id FROM river_job ORDER BY id LIMIT 1000) x`).Scan(&ids))
+	var plan string
+	require.NoError(t, tx.QueryRow(ctx, `EXPLAIN (FORMAT JSON) EXECUTE promote('`+ids+`', '', 'river_insert', '{}')`).Scan(&plan))
+	require.NotContains(t, plan, "river_job_tributary_pending", "the promotion reads every pending job:\n%s", plan)
+	require.Contains(t, plan, "river_job_pkey", plan)
+}
+
 // requireNoSeqScan fails unless the JSON plan reads relation through an
 // index only.
 func requireNoSeqScan(t *testing.T, plan, relation string) {
