@@ -183,6 +183,15 @@ func (c *Client) listCeiling() uuid.UUID {
 	return firstIDAt(now.Add(listSlack))
 }
 
+// idTime is the millisecond a UUIDv7 was made in (firstIDAt's inverse).
+func idTime(id uuid.UUID) time.Time {
+	var ms int64
+	for i := range 6 {
+		ms = ms<<8 | int64(id[i])
+	}
+	return time.UnixMilli(ms)
+}
+
 // firstIDAt is the smallest UUIDv7 of t's millisecond (of 1970 for an
 // earlier t): a run created in that millisecond or later has an id at
 // least this, and one created earlier a smaller one.

@@ -52,7 +52,8 @@ func (c *Client) CountRuns(ctx context.Context, since time.Time) (*RunCounts, er
 			}
 			return total
 		}
-		unfinished, err := c.db.CountUnfinished(ctx, tx)
+		ceiling := c.listCeiling()
+		unfinished, err := c.db.CountUnfinished(ctx, tx, ceiling, idTime(ceiling))
 		if err != nil {
 			return fmt.Errorf("count unfinished runs: %w", err)
 		}
@@ -70,7 +71,7 @@ func (c *Client) CountRuns(ctx context.Context, since time.Time) (*RunCounts, er
 		}
 		counts.InFlight[StatusRunning] += running
 
-		recent, err := c.db.CountRecent(ctx, tx, firstIDAt(since), c.listCeiling(), MaxRecentCounted)
+		recent, err := c.db.CountRecent(ctx, tx, firstIDAt(since), ceiling, MaxRecentCounted)
 		if err != nil {
 			return fmt.Errorf("count recent runs: %w", err)
 		}
