@@ -94,7 +94,7 @@ type ListParams struct {
 }
 
 // ListRuns lists runs newest first, without their steps, up to 10 s past
-// the present by their ids (listSlack): a prepared slot's run, dated at its
+// the present by their ids (engine.RunIDSlack): a prepared slot's run, dated at its
 // slot, is listed once its slot is decided, and a run started on a clock
 // more than 10 s ahead once the listing's clock reaches it. Its cost follows
 // the runs it reads, not the table's, when an index serves a filter:
@@ -160,37 +160,23 @@ func listRunsParams(p *ListParams, limit int, ceiling uuid.UUID) (*engine.ListRu
 	return lp, nil
 }
 
-// listSlack is how far past the present a listing of runs reaches. A run's
-// id is a UUIDv7 made by the clock of the process that started it, so a
-// run started on a clock up to listSlack ahead is listed at once (one
-// further ahead, once the listing's clock reaches its id). Only a prepared
-// slot's run is dated later on purpose, at its slot (runIDAt), and it is
-// not a run until then: a listing starts below, instead of walking past
-// each schedule's next slot. Newest first by id, those would come before
-// every other run, and a page read them all (310 ms a page over 100,000
-// daily schedules, measured, and growing with them).
-const listSlack = 10 * time.Second
-
-// listCeiling is the id a listing of runs starts below (listSlack): the
-// first of the millisecond listSlack after the present, by the later of the
+// listCeilingAt is the time a listing of runs reads runs created before
+// (engine.RunIDSlack): RunIDSlack after the present, by the later of the
 // wall clock, which made the ids of runs started by Start, and the
-// client's configured clock, which dates a slot's run.
-func (c *Client) listCeiling() uuid.UUID {
+// client's configured clock, which dates a slot's run. A listing starts
+// below it instead of walking past each schedule's prepared next slot:
+// newest first by id, those come before every other run, and a page read
+// them all (310 ms a page over 100,000 daily schedules, measured).
+func (c *Client) listCeilingAt() time.Time {
 	now := time.Now()
 	if t := c.now(); t.After(now) {
 		now = t
 	}
-	return firstIDAt(now.Add(listSlack))
+	return now.Add(engine.RunIDSlack)
 }
 
-// idTime is the millisecond a UUIDv7 was made in (firstIDAt's inverse).
-func idTime(id uuid.UUID) time.Time {
-	var ms int64
-	for i := range 6 {
-		ms = ms<<8 | int64(id[i])
-	}
-	return time.UnixMilli(ms)
-}
+// listCeiling is the first run id of listCeilingAt's millisecond.
+func (c *Client) listCeiling() uuid.UUID { return firstIDAt(c.listCeilingAt()) }
 
 // firstIDAt is the smallest UUIDv7 of t's millisecond (of 1970 for an
 // earlier t): a run created in that millisecond or later has an id at

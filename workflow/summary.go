@@ -52,8 +52,8 @@ func (c *Client) CountRuns(ctx context.Context, since time.Time) (*RunCounts, er
 			}
 			return total
 		}
-		ceiling := c.listCeiling()
-		unfinished, err := c.db.CountUnfinished(ctx, tx, ceiling, idTime(ceiling))
+		ceilingAt := c.listCeilingAt()
+		unfinished, err := c.db.CountUnfinished(ctx, tx, ceilingAt)
 		if err != nil {
 			return fmt.Errorf("count unfinished runs: %w", err)
 		}
@@ -71,7 +71,7 @@ func (c *Client) CountRuns(ctx context.Context, since time.Time) (*RunCounts, er
 		}
 		counts.InFlight[StatusRunning] += running
 
-		recent, err := c.db.CountRecent(ctx, tx, firstIDAt(since), ceiling, MaxRecentCounted)
+		recent, err := c.db.CountRecent(ctx, tx, firstIDAt(since), firstIDAt(ceilingAt), MaxRecentCounted)
 		if err != nil {
 			return fmt.Errorf("count recent runs: %w", err)
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,6 +19,18 @@ LEFT JOIN {s}river_job j ON j.id = r.job_id
 WHERE r.status IN ('pending', 'running', 'sleeping', 'waiting')
 	AND r.job_id IS NOT NULL
 	AND (j.id IS NULL OR j.state IN ('discarded', 'cancelled', 'completed'))`
+
+// RunIDSlack is how far past the present the statements that read runs
+// below the present by their ids (listings, counts, the repair) reach. A
+// run's id is a UUIDv7 made by the clock of the process that started it,
+// so a run started on a clock up to RunIDSlack ahead is read at once (one
+// further ahead, once the reader's clock reaches its id). Only a prepared
+// slot's run is dated later on purpose, at its slot, and it is not a run
+// until then; every schedule has one, dated after every other run.
+const RunIDSlack = 10 * time.Second
+
+// runIDSlackSQL is RunIDSlack as an SQL interval.
+var runIDSlackSQL = fmt.Sprintf("interval '%d milliseconds'", RunIDSlack.Milliseconds())
 
 // idFloorSQL is the SQL of the smallest UUIDv7 of the millisecond of at,
 // an SQL expression of a timestamptz: run ids are UUIDv7s, so a run
@@ -36,7 +49,7 @@ var (
 	// left out until then: every schedule has one, and the repair read
 	// them all each pass, with their jobs (78 ms over 100,000).
 	brokenRunsStmt = define(brokenRunsSQL + `
-	AND r.id < ` + idFloorSQL(`greatest(now(), coalesce($2::timestamptz, now())) + interval '10 seconds'`) + `
+	AND r.id < ` + idFloorSQL(`greatest(now(), coalesce($2::timestamptz, now())) + `+runIDSlackSQL) + `
 	AND r.updated_at < coalesce($2::timestamptz, now()) - make_interval(secs => $1)
 	AND (j.id IS NULL OR j.finalized_at < coalesce($2::timestamptz, now()) - make_interval(secs => $1))
 LIMIT 1000`)

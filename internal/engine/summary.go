@@ -12,19 +12,19 @@ import (
 // reads an index that follows what it counts, not the table's size.
 var (
 	// countInFlightStmt counts the unfinished runs by stored status, from
-	// workflow_runs_unfinished alone, those with ids below $1 (the first
-	// id of the time $2): a prepared slot's run (slot_prepared.go) is dated
+	// workflow_runs_unfinished alone, those with ids below the first id
+	// of the time $1 (idFloorSQL): a prepared slot's run (slot_prepared.go) is dated
 	// at its slot, and every schedule has one. The pending ones leave out
 	// the prepared runs below it too, counted from River's pending jobs of
-	// workflow kinds scheduled (at their slots) before $2, which only they
+	// workflow kinds scheduled (at their slots) before $1, which only they
 	// have, through river_job_tributary_pending. Both counts read the
 	// slots of the next 10 s at most, not every schedule's next one (73 ms
 	// over 100,000 daily schedules, measured, before the bound).
 	countInFlightStmt = define(`
 SELECT status, count(*) - CASE WHEN status = 'pending'
-	THEN (SELECT count(*) FROM {s}river_job WHERE state = 'pending' AND scheduled_at < $2 AND kind LIKE 'workflow:%') ELSE 0 END
+	THEN (SELECT count(*) FROM {s}river_job WHERE state = 'pending' AND scheduled_at < $1 AND kind LIKE 'workflow:%') ELSE 0 END
 FROM {s}workflow_runs
-WHERE status IN ('pending', 'running', 'sleeping', 'waiting') AND id < $1
+WHERE status IN ('pending', 'running', 'sleeping', 'waiting') AND id < ` + idFloorSQL(`$1::timestamptz`) + `
 GROUP BY status`)
 
 	// countRunningJobsStmt counts the unfinished runs stored as pending,
@@ -62,12 +62,12 @@ LIMIT $2`)
 )
 
 // CountUnfinished counts the unfinished runs (pending, running, sleeping,
-// waiting) by stored status, those with ids below toID, the first id of
-// the time to, prepared slots' runs left out: a run whose River job is
+// waiting) by stored status, those created before to (by their ids),
+// prepared slots' runs left out: a run whose River job is
 // running but that is stored as pending, sleeping or waiting counts in its
 // stored status (see CountRunningJobs). A status without runs is absent.
-func (q *Queries) CountUnfinished(ctx context.Context, db DBTX, toID uuid.UUID, to time.Time) (map[string]int64, error) {
-	return countByStatus(db.Query(ctx, q.sql(countInFlightStmt), toID, to))
+func (q *Queries) CountUnfinished(ctx context.Context, db DBTX, to time.Time) (map[string]int64, error) {
+	return countByStatus(db.Query(ctx, q.sql(countInFlightStmt), to))
 }
 
 // CountRunningJobs counts, by stored status, the runs stored as pending,
