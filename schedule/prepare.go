@@ -235,9 +235,16 @@ const prepareOnChange = time.Hour
 
 // prepareDelayMin and prepareDelayMax bound the delay of prepareLaterTx.
 // A burst of 10,000 slots takes about 2 s to start on a small server (100,000
-// about 20 s), and its next slots' preparation is to come after it; a slot
-// that comes before its preparation (every 10 s or more often) is started
-// at its time as before.
+// about 20 s), and its next slots' preparation is to come after it. A
+// schedule whose slots come more often than that (every 10 s or more
+// often) has the slot that is next when the job runs prepared, one or more
+// after the slot that fired, and the slots in between started at their
+// time. That costs one job per firing batch (up to a batch's schedules),
+// so a burst of frequent slots due together still has its later slots
+// prepared; a lone every-second schedule pays a job a slot, as its firing
+// does already. (Leaving such schedules unprepared was tried and not
+// kept: it saved the lone schedule's job and cost every frequent burst its
+// preparation.)
 const (
 	prepareDelayMin = 10 * time.Second
 	prepareDelayMax = 2 * time.Minute
