@@ -129,7 +129,7 @@ func (h *Handler) bulkRuns(w http.ResponseWriter, r *http.Request) {
 		status, body := h.apiErrorOf(err)
 		body.Error = fmt.Sprintf("the bulk %s stopped after %d batches: %d runs changed (result.changed), the batch that failed changed nothing: %s",
 			action, res.Batches, len(res.Changed), body.Error)
-		writeJSON(w, status, bulkStoppedJSON{apiErrorBody: body, Result: wire.NewBulk(res)})
+		writeJSON(w, status, bulkStoppedJSON[*wire.Bulk]{apiErrorBody: body, Result: wire.NewBulk(res)})
 	case err != nil:
 		h.failJSON(w, r, err)
 	default:
@@ -138,10 +138,10 @@ func (h *Handler) bulkRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 // bulkStoppedJSON is the answer of a bulk action that stopped midway: the
-// error, and what it did before it.
-type bulkStoppedJSON struct {
+// error, and what it did before it (a *wire.Bulk or a *wire.OwnerBulk).
+type bulkStoppedJSON[R any] struct {
 	apiErrorBody
-	Result *wire.Bulk `json:"result"`
+	Result R `json:"result"`
 }
 
 // scheduleBulkBody is the body of POST /api/schedules/bulk.
@@ -218,7 +218,10 @@ func ownerNotFound(owner string) error {
 }
 
 // bulkSchedules answers POST /api/schedules/bulk: 200 and what the action
-// did (or would do). An action that stopped midway answers its error.
+// did (or would do). An action that stopped midway answers its error with
+// the result so far (bulkStoppedJSON): the schedules its committed batches
+// changed, and those they left as they were; the batch that failed
+// changed nothing.
 func (h *Handler) bulkSchedules(w http.ResponseWriter, r *http.Request) {
 	if h.sc == nil {
 		h.failJSON(w, r, errNoSchedules)
@@ -236,9 +239,15 @@ func (h *Handler) bulkSchedules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := h.scheduleBulk(r.Context(), b.Action.value(), b.Owner.value(), b.Note.value(), b.Missed.value(), b.DryRun.value())
-	if err != nil {
+	switch {
+	case err != nil && out != nil && out.Batches > 0:
+		status, body := h.apiErrorOf(err)
+		body.Error = fmt.Sprintf("the %s of owner %q's schedules stopped after %d batches: %d schedules changed (result.changed), the batch that failed changed nothing: %s",
+			out.Action, out.Owner, out.Batches, len(out.Changed), body.Error)
+		writeJSON(w, status, bulkStoppedJSON[*wire.OwnerBulk]{apiErrorBody: body, Result: out})
+	case err != nil:
 		h.failJSON(w, r, err)
-		return
+	default:
+		writeJSON(w, http.StatusOK, out)
 	}
-	writeJSON(w, http.StatusOK, out)
 }

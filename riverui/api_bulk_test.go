@@ -2,6 +2,7 @@ package riverui_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -203,5 +204,55 @@ func TestBulkSchedulesAPI(t *testing.T) {
 	} {
 		_, raw := post(t, body, http.StatusBadRequest)
 		require.Contains(t, raw, `"field":"`+field+`"`, body)
+	}
+}
+
+// TestBulkSchedulesAPIStopsMidway: a pause of an owner's schedules that
+// fails in its second batch answers the error with what its first batch
+// did (result.changed, result.batches), as POST /api/runs/bulk does; the
+// batch that failed changed nothing.
+func TestBulkSchedulesAPIStopsMidway(t *testing.T) {
+	t.Parallel()
+
+	d := newDash(t, nil, true)
+	params := make([]*schedule.Params, 150) // two batches of 100
+	for i := range params {
+		params[i] = &schedule.Params{Name: fmt.Sprintf("s%03d", i), Owner: "acme", Workflow: flow.Name(), Cron: "0 9 * * *"}
+	}
+	_, err := d.sc.CreateMany(t.Context(), params)
+	require.NoError(t, err)
+	listed, err := d.sc.List(t.Context(), &schedule.ListParams{Owner: "acme", Limit: 200})
+	require.NoError(t, err)
+	require.Len(t, listed, 150)
+	refused := listed[120] // in the second batch, in the order the action goes
+	_, err = d.db.Pool.Exec(t.Context(), `CREATE FUNCTION refuse_pause() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'the test refuses this pause'; END $$;
+		CREATE TRIGGER refuse_pause BEFORE UPDATE ON schedules FOR EACH ROW
+		WHEN (NEW.paused AND NOT OLD.paused AND NEW.id = '`+refused.ID.String()+`') EXECUTE FUNCTION refuse_pause()`)
+	require.NoError(t, err)
+
+	status, raw := d.bulkAPI(t, "/api/schedules/bulk", `{"action": "pause", "owner": "acme", "note": "incident 43"}`)
+	require.Equal(t, http.StatusInternalServerError, status, raw)
+	var stopped struct {
+		Error  string `json:"error"`
+		Result struct {
+			Changed []struct {
+				ID     uuid.UUID `json:"id"`
+				Paused bool      `json:"paused"`
+			} `json:"changed"`
+			Batches int `json:"batches"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(raw), &stopped))
+	require.Contains(t, stopped.Error, `the pause of owner "acme"'s schedules stopped after 1 batches: 100 schedules changed (result.changed)`)
+	require.Equal(t, 1, stopped.Result.Batches)
+	require.Len(t, stopped.Result.Changed, 100)
+	paused := true
+	now, err := d.sc.List(t.Context(), &schedule.ListParams{Owner: "acme", Paused: &paused, Limit: 200})
+	require.NoError(t, err)
+	require.Len(t, now, 100, "the first batch's pauses stand, the failed batch changed nothing")
+	for i, c := range stopped.Result.Changed {
+		require.True(t, c.Paused)
+		require.Equal(t, listed[i].ID, c.ID, "the result names the schedules paused")
 	}
 }

@@ -73,6 +73,7 @@ var parentFlow = workflow.Define("dash_parent", func(ctx workflow.Context, user 
 // by an httptest.Server, with a client that does not follow redirects.
 type dash struct {
 	client *http.Client
+	db     *testdb.DB
 	prefix string
 	sc     *schedule.Client
 	server *httptest.Server
@@ -129,7 +130,7 @@ func newDash(t *testing.T, config *riverui.Config, withSchedules bool) *dash {
 
 	client := *server.Client()
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	d := &dash{client: &client, sc: sc, server: server, wf: wf}
+	d := &dash{client: &client, db: db, sc: sc, server: server, wf: wf}
 	if config != nil {
 		d.prefix = strings.TrimSuffix(config.Prefix, "/")
 	}
