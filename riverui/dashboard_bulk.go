@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -182,9 +183,13 @@ func bulkDone(res *workflow.BulkResult) (string, []string) {
 	return fmt.Sprintf("%s; %d left as they were:", text, len(res.Skipped)), left
 }
 
-// bulkOwnerForm serves POST /tenants/{name}/bulk, action=pause or resume:
-// it pauses (with note) or resumes every schedule of the owner, and shows
-// the owner's page again with what it did.
+// bulkOwnerForm serves POST /tenants/{name}/bulk, action=pause or resume.
+// Without confirm=yes it changes nothing: it counts the owner's schedules
+// the action would change and shows the owner's page with a confirm form
+// (as the runs page's bulk actions do), since one click would otherwise
+// pause every schedule of a tenant, whose slots are then skipped. With
+// confirm=yes it pauses (with note) or resumes every schedule of the
+// owner, and shows the owner's page again with what it did.
 func (h *Handler) bulkOwnerForm(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if err := parseForm(r); err != nil {
@@ -201,7 +206,18 @@ func (h *Handler) bulkOwnerForm(w http.ResponseWriter, r *http.Request) {
 		h.showOwner(w, r, http.StatusBadRequest, fmt.Sprintf("%q is not pause or resume", action), "")
 		return
 	}
-	out, err := h.scheduleBulk(r.Context(), action, name, strings.TrimSpace(r.PostForm.Get("note")), "", false)
+	note := strings.TrimSpace(r.PostForm.Get("note"))
+	if r.PostForm.Get("confirm") != "yes" {
+		count, err := h.scheduleBulk(r.Context(), action, name, note, "", true)
+		if err != nil {
+			status, msg := h.statusOf(err)
+			h.showOwner(w, r, status, msg, "")
+			return
+		}
+		h.showOwnerConfirm(w, r, ownerConfirmOf(count, note))
+		return
+	}
+	out, err := h.scheduleBulk(r.Context(), action, name, note, "", false)
 	var done string
 	if out != nil {
 		past := map[string]string{"pause": "Paused", "resume": "Resumed"}[action]
@@ -214,4 +230,40 @@ func (h *Handler) bulkOwnerForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.showOwner(w, r, http.StatusOK, "", done)
+}
+
+// ownerConfirm is the owner page's confirm form of a bulk action on its
+// schedules: what it would do, and the fields to send again with
+// confirm=yes.
+type ownerConfirm struct {
+	Action, Note, Text string
+	// Eligible is how many schedules the action would change; none: there
+	// is nothing to confirm.
+	Eligible int
+}
+
+// ownerConfirmOf says what a dry run of a bulk action on an owner's
+// schedules counted.
+func ownerConfirmOf(count *wire.OwnerBulk, note string) *ownerConfirm {
+	c := &ownerConfirm{Action: count.Action, Note: note, Eligible: count.Eligible}
+	left := count.Schedules - count.Eligible
+	switch count.Action {
+	case "pause":
+		c.Text = fmt.Sprintf("Pause %d of %s's %d schedules (%d paused already)? Their slots are skipped while they are paused.",
+			count.Eligible, count.Owner, count.Schedules, left)
+		if note != "" {
+			c.Text += fmt.Sprintf(" Note: %q.", note)
+		}
+	default:
+		c.Text = fmt.Sprintf("Resume %d of %s's %d schedules (%d not paused)? The slots they missed while paused are skipped.",
+			count.Eligible, count.Owner, count.Schedules, left)
+	}
+	switch {
+	case count.Eligible > 0:
+	case count.Action == "pause":
+		c.Text = fmt.Sprintf("Nothing to pause: all %d of %s's schedules are paused already.", count.Schedules, count.Owner)
+	default:
+		c.Text = fmt.Sprintf("Nothing to resume: none of %s's %d schedules is paused.", count.Owner, count.Schedules)
+	}
+	return c
 }

@@ -83,15 +83,33 @@ func TestDashboardBulkOwner(t *testing.T) {
 	page := d.page(t, "/tenants/acme", nil)
 	require.Contains(t, page, `data-testid="owner-pause-all"`)
 
+	// A first POST changes nothing: it asks to confirm, saying how many.
 	resp := d.send(t, http.MethodPost, "/tenants/acme/bulk", url.Values{"action": {"pause"}, "note": {"incident 42"}}, sameOrigin)
 	require.Equal(t, http.StatusOK, resp.status, resp.body)
-	require.Contains(t, resp.body, "Paused 2 schedules of acme; 0 left as they were (paused already).")
+	require.Contains(t, html.UnescapeString(resp.body), `Pause 2 of acme's 2 schedules (0 paused already)? Their slots are skipped while they are paused. Note: "incident 42".`)
+	require.Contains(t, resp.body, `data-testid="owner-bulk-confirm-form"`)
+	require.Contains(t, resp.body, `name="confirm" value="yes"`)
 	s, err := d.sc.Get(t.Context(), schedule.ByID(a.ID))
+	require.NoError(t, err)
+	require.False(t, s.Paused, "the first POST only counts")
+
+	resp = d.send(t, http.MethodPost, "/tenants/acme/bulk", url.Values{"action": {"pause"}, "note": {"incident 42"}, "confirm": {"yes"}}, sameOrigin)
+	require.Equal(t, http.StatusOK, resp.status, resp.body)
+	require.Contains(t, resp.body, "Paused 2 schedules of acme; 0 left as they were (paused already).")
+	s, err = d.sc.Get(t.Context(), schedule.ByID(a.ID))
 	require.NoError(t, err)
 	require.True(t, s.Paused)
 	require.Equal(t, "incident 42", s.PauseNote)
 
+	resp = d.send(t, http.MethodPost, "/tenants/acme/bulk", url.Values{"action": {"pause"}}, sameOrigin)
+	require.Equal(t, http.StatusOK, resp.status, resp.body)
+	require.Contains(t, html.UnescapeString(resp.body), "Nothing to pause: all 2 of acme's schedules are paused already.")
+	require.NotContains(t, resp.body, `data-testid="owner-bulk-confirm-form"`, "nothing to confirm")
+
 	resp = d.send(t, http.MethodPost, "/tenants/acme/bulk", url.Values{"action": {"resume"}}, sameOrigin)
+	require.Equal(t, http.StatusOK, resp.status, resp.body)
+	require.Contains(t, html.UnescapeString(resp.body), "Resume 2 of acme's 2 schedules (0 not paused)? The slots they missed while paused are skipped.")
+	resp = d.send(t, http.MethodPost, "/tenants/acme/bulk", url.Values{"action": {"resume"}, "confirm": {"yes"}}, sameOrigin)
 	require.Equal(t, http.StatusOK, resp.status, resp.body)
 	require.Contains(t, resp.body, "Resumed 2 schedules of acme; 0 left as they were (not paused).")
 

@@ -26,8 +26,11 @@ type ownerView struct {
 	// TenantsLink lists the tenant's standing (limits, rates, held runs).
 	MoreSchedules, MoreRuns, TenantsLink string
 	// BulkPath is where its pause all and resume all forms post; BulkDone
-	// says what one did.
+	// says what one did; Confirm, when set, asks to confirm one.
 	BulkPath, BulkDone string
+	Confirm            *ownerConfirm
+	// Path is the page's own (a confirm form's Cancel).
+	Path string
 }
 
 // ownerRun is a run in a short list: the owner's page, the search page.
@@ -68,9 +71,20 @@ func (h *Handler) ownerPage(w http.ResponseWriter, r *http.Request) {
 // showOwner renders the page of the owner r's path names with status,
 // errMsg, and bulkDone (see ownerView.BulkDone).
 func (h *Handler) showOwner(w http.ResponseWriter, r *http.Request, status int, errMsg, bulkDone string) {
+	h.renderOwner(w, r, status, errMsg, bulkDone, nil)
+}
+
+// showOwnerConfirm shows the owner's page with the confirm form of a bulk
+// action on its schedules (bulkOwnerForm).
+func (h *Handler) showOwnerConfirm(w http.ResponseWriter, r *http.Request, confirm *ownerConfirm) {
+	h.renderOwner(w, r, http.StatusOK, "", "", confirm)
+}
+
+func (h *Handler) renderOwner(w http.ResponseWriter, r *http.Request, status int, errMsg, bulkDone string, confirm *ownerConfirm) {
 	name := r.PathValue("name")
-	v := &ownerView{chrome: h.chrome(r, name, "tenants"), Name: name, BulkDone: bulkDone}
-	v.BulkPath = h.prefix + ownerPath(name) + "/bulk"
+	v := &ownerView{chrome: h.chrome(r, name, "tenants"), Name: name, BulkDone: bulkDone, Confirm: confirm}
+	v.Path = h.prefix + ownerPath(name)
+	v.BulkPath = v.Path + "/bulk"
 	v.TenantsLink = h.prefix + "/tenants?" + url.Values{"tenant": {name}}.Encode()
 	err := func() error {
 		ctx := r.Context()
