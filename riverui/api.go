@@ -327,7 +327,7 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 		h.failJSON(w, r, errNoSchedules)
 		return
 	}
-	err := checkQuery(r, "owner", "workflow", "paused", "calendar", "limit", "after")
+	err := checkQuery(r, "name", "owner", "workflow", "paused", "calendar", "limit", "after")
 	var params *schedule.ListParams
 	if err == nil {
 		params, err = scheduleListParams(r)
@@ -435,12 +435,12 @@ var runStatuses = []workflow.Status{
 	workflow.StatusCompleted, workflow.StatusFailed, workflow.StatusCancelled, workflow.StatusSkipped,
 }
 
-// scheduleListParams reads owner=, workflow=, paused=, calendar=, limit= and after= of
-// a schedule listing. paused= takes true or false (yes or no, and "" or any
+// scheduleListParams reads name=, owner=, workflow=, paused=, calendar=, limit= and
+// after= of a schedule listing. paused= takes true or false (yes or no, and "" or any
 // for both).
 func scheduleListParams(r *http.Request) (*schedule.ListParams, error) {
 	q := r.URL.Query()
-	params := &schedule.ListParams{Owner: q.Get("owner"), Workflow: q.Get("workflow"), Calendar: q.Get("calendar")}
+	params := &schedule.ListParams{Name: q.Get("name"), Owner: q.Get("owner"), Workflow: q.Get("workflow"), Calendar: q.Get("calendar")}
 	switch s := q.Get("paused"); s {
 	case "", "any":
 	case "yes", "no":

@@ -130,6 +130,7 @@ type schedulesView struct {
 	chrome
 	Enabled  bool
 	Filtered bool
+	Name     string // the schedules whose name contains it, in any case
 	Owner    string
 	Workflow string
 	Paused   string // "", "yes" or "no"
@@ -151,7 +152,8 @@ func (h *Handler) schedulesPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := &schedulesView{
 		chrome:  h.chrome(r, "Schedules", "schedules"),
-		Enabled: h.sc != nil, Owner: q.Get("owner"), Workflow: q.Get("workflow"), Calendar: q.Get("calendar"), Types: h.wf.Types(),
+		Enabled: h.sc != nil, Name: q.Get("name"), Owner: q.Get("owner"), Workflow: q.Get("workflow"), Calendar: q.Get("calendar"),
+		Types: h.wf.Types(),
 	}
 	switch q.Get("paused") {
 	case "yes", "true":
@@ -159,7 +161,7 @@ func (h *Handler) schedulesPage(w http.ResponseWriter, r *http.Request) {
 	case "no", "false":
 		v.Paused = "no"
 	}
-	v.Filtered = v.Owner != "" || v.Workflow != "" || v.Paused != "" || v.Calendar != ""
+	v.Filtered = v.Name != "" || v.Owner != "" || v.Workflow != "" || v.Paused != "" || v.Calendar != ""
 	if !v.Enabled {
 		h.render(w, r, http.StatusOK, schedulesTemplate, v)
 		return

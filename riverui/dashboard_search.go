@@ -3,6 +3,7 @@ package riverui
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -25,6 +26,9 @@ type searchView struct {
 	Owner, Tenant bool
 	Schedules     []scheduleRow
 	Runs          []ownerRun
+	// NameLink lists the schedules whose name contains Q; "" without a
+	// schedule client.
+	NameLink string
 }
 
 // searchPage serves GET /search?q=. Every lookup goes through an index and
@@ -36,7 +40,9 @@ type searchView struct {
 //     (the primary key: the runs below the prefix's upper bound, newest
 //     first), whose idempotency key is q, or whose tenant is q.
 //
-// A schedule's name is not indexed, so it is not searched.
+// A schedule's name is not indexed, so it is not searched here: the page
+// links the schedules page filtered by it (name=q), which reads schedules
+// newest first until it has a page (NameLink).
 func (h *Handler) searchPage(w http.ResponseWriter, r *http.Request) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	v := &searchView{chrome: h.chrome(r, "Search", ""), Q: q}
@@ -45,6 +51,9 @@ func (h *Handler) searchPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Title = "Search: " + q
+	if h.sc != nil {
+		v.NameLink = h.prefix + "/schedules?" + url.Values{"name": {q}}.Encode()
+	}
 	to, err := h.search(r, v)
 	switch {
 	case err != nil:

@@ -82,6 +82,22 @@ func TestDashboardSearch(t *testing.T) {
 		require.Empty(t, attrs(body, "owner-link", "href"))
 	})
 
+	t.Run("NameLinksTheSchedulesPage", func(t *testing.T) {
+		// Names are not indexed: the search links the schedules page's
+		// name filter, which finds a part of a name in any case.
+		link := attrs(search(t, "NIGHT").body, "name-link", "href")
+		require.Equal(t, []string{"/schedules?name=NIGHT"}, link)
+		body := d.page(t, link[0], nil)
+		require.Equal(t, []string{"/schedules/nightly-report?owner=globex"}, attrs(body, "schedule-link", "href"))
+		require.Equal(t, []string{"NIGHT"}, attrs(body, "name-filter", "value"))
+
+		// The API's name= is the same filter.
+		resp := d.send(t, http.MethodGet, "/api/schedules?name=lean", nil, nil)
+		require.Equal(t, http.StatusOK, resp.status, resp.body)
+		require.Contains(t, resp.body, unowned.ID.String())
+		require.NotContains(t, resp.body, nightly.ID.String())
+	})
+
 	t.Run("NothingAndEscaped", func(t *testing.T) {
 		resp := search(t, hostile)
 		require.Equal(t, http.StatusOK, resp.status, texts(resp.body, "error"))

@@ -84,6 +84,14 @@ func TestCalendars(t *testing.T) {
 	excluding, err = sc.List(ctx, &ListParams{Calendar: "no-such"})
 	require.NoError(t, err)
 	require.Empty(t, excluding)
+	// And whose name holds a text, in any case.
+	excluding, err = sc.List(ctx, &ListParams{Calendar: "us-holidays", Name: "DAIL"})
+	require.NoError(t, err)
+	require.Len(t, excluding, 1)
+	require.Equal(t, daily.ID, excluding[0].ID)
+	named, err := sc.Count(ctx, &ListParams{Name: "aily"})
+	require.NoError(t, err)
+	require.Equal(t, 1, named)
 	slots, err := sc.Backfill(ctx, ByID(daily.ID), time.Date(2027, 12, 23, 0, 0, 0, 0, time.UTC), time.Date(2027, 12, 28, 0, 0, 0, 0, time.UTC), nil)
 	require.NoError(t, err)
 	require.Equal(t, 2, slots.Slots) // the 23rd, and the 24th moved to Monday the 27th

@@ -140,10 +140,13 @@ RETURNING ` + scheduleColumns)
 
 	scheduleIDByKeyStmt = define(`SELECT id FROM {s}schedules WHERE owner = $1 AND key = $2`)
 
+	// The name's condition ($6) has no index: the listing reads schedules
+	// newest first until it has its page.
 	listSchedulesStmt = define(`
 SELECT ` + scheduleColumns + ` FROM {s}schedules
 WHERE ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
 	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id < $4)
+	AND ($6 = '' OR strpos(lower(name), lower($6)) > 0)
 ORDER BY id DESC LIMIT $5`)
 
 	// listSchedulesByCalendarStmt is listSchedulesStmt for the schedules
@@ -154,6 +157,7 @@ SELECT ` + scheduleColumns + ` FROM {s}schedules
 WHERE calendars <> '{}' AND calendars @> ARRAY[$6::text]
 	AND ($1 = '' OR owner = $1) AND ($2 = '' OR workflow_type = $2)
 	AND ($3::boolean IS NULL OR paused = $3) AND ($4::uuid IS NULL OR id < $4)
+	AND ($7 = '' OR strpos(lower(name), lower($7)) > 0)
 ORDER BY id DESC LIMIT $5`)
 
 	pauseScheduleStmt = define(`
@@ -287,17 +291,20 @@ type ListSchedulesParams struct {
 	// Calendar keeps the schedules that exclude this calendar's dates
 	// (through the schedules_calendars GIN index); "" for any.
 	Calendar string
-	After    *uuid.UUID
-	Limit    int
+	// Name keeps the schedules whose name contains it, in any case; ""
+	// for any.
+	Name  string
+	After *uuid.UUID
+	Limit int
 }
 
 // ListSchedules lists schedules newest first (by id) after p.After, at
 // most p.Limit; an empty, non-nil slice when there are none.
 func (q *Queries) ListSchedules(ctx context.Context, db DBTX, p *ListSchedulesParams) ([]Schedule, error) {
 	if p.Calendar != "" {
-		return scanSchedules(db.Query(ctx, q.sql(listSchedulesByCalendarStmt), p.Owner, p.Type, p.Paused, p.After, p.Limit, p.Calendar))
+		return scanSchedules(db.Query(ctx, q.sql(listSchedulesByCalendarStmt), p.Owner, p.Type, p.Paused, p.After, p.Limit, p.Calendar, p.Name))
 	}
-	return scanSchedules(db.Query(ctx, q.sql(listSchedulesStmt), p.Owner, p.Type, p.Paused, p.After, p.Limit))
+	return scanSchedules(db.Query(ctx, q.sql(listSchedulesStmt), p.Owner, p.Type, p.Paused, p.After, p.Limit, p.Name))
 }
 
 // PauseSchedule pauses a schedule with note, ending its chain (next_fire_at

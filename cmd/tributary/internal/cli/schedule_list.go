@@ -24,14 +24,16 @@ const nameColumnWidth = 40
 // newScheduleListCommand is `tributary schedule list`.
 func newScheduleListCommand(env *Env) *cobra.Command {
 	return command(env, &cobra.Command{
-		Use:   "list [--owner <owner>] [--workflow <type>] [--paused true|false] [--calendar <name>] [--limit <n>] [--after <schedule-id>] [flags]",
+		Use:   "list [--name <text>] [--owner <owner>] [--workflow <type>] [--paused true|false] [--calendar <name>] [--limit <n>] [--after <schedule-id>] [flags]",
 		Short: "List schedules, newest first, with when each fires next",
 		Example: `tributary schedule list --owner team-42
+			tributary schedule list --name digest
 			tributary schedule list --paused true --json`,
 	}, setupScheduleList)
 }
 
 func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
+	name := fs.String("name", "", "list only the schedules whose name contains this `text`, in any case")
 	owner := fs.String("owner", "", "list only the schedules of this `owner`")
 	workflowType := fs.String("workflow", "", "list only the schedules that start this workflow `type`")
 	paused := fs.String("paused", "", "`true|false`: list only paused schedules, or only active ones")
@@ -42,7 +44,7 @@ func setupScheduleList(fs *pflag.FlagSet, env *Env) Action {
 		if err := noArgs(args); err != nil {
 			return nil, err
 		}
-		params := &schedule.ListParams{Owner: *owner, Workflow: *workflowType, Calendar: *calendar, Limit: *limit}
+		params := &schedule.ListParams{Name: *name, Owner: *owner, Workflow: *workflowType, Calendar: *calendar, Limit: *limit}
 		if *paused != "" {
 			b, err := strconv.ParseBool(*paused)
 			if err != nil {

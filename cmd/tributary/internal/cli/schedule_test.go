@@ -244,6 +244,7 @@ func TestScheduleCommands(t *testing.T) {
 		require.Equal(t, []uuid.UUID{a2}, listScheduleIDs(t, vars, "--owner", "list-a", "--paused", "true"))
 		require.Equal(t, []uuid.UUID{a1}, listScheduleIDs(t, vars, "--owner", "list-a", "--paused", "false"))
 		require.Equal(t, []uuid.UUID{a2}, listScheduleIDs(t, vars, "--owner", "list-a", "--workflow", "sync"))
+		require.Equal(t, []uuid.UUID{a1}, listScheduleIDs(t, vars, "--owner", "list-a", "--name", "DIGEST"))
 
 		res = runCLI(t, vars, "schedule", "list", "--owner", "list-a", "--json")
 		require.Equal(t, ExitOK, res.code, res.stderr)
