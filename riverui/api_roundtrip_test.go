@@ -236,7 +236,7 @@ func TestAPIScheduleBodyErrors(t *testing.T) {
 		{"PauseField", http.MethodPost, path + "/pause", `{"reason": "x"}`, "reason", "the fields are note"},
 		{"ResumeMissed", http.MethodPost, path + "/resume", `{"missed": "all"}`, "missed", "invalid missed"},
 		{"BackfillTo", http.MethodPost, path + "/backfill", `{"from": "2026-01-10T00:00:00Z"}`, "to", "is missing"},
-		{"Query", http.MethodGet, "/api/schedules?colour=red", ``, "colour", "takes owner, workflow, paused, calendar, limit, after"},
+		{"Query", http.MethodGet, "/api/schedules?colour=red", ``, "colour", "takes name, owner, workflow, paused, calendar, limit, after"},
 		{"QueryRuns", http.MethodGet, "/api/runs?stauts=failed", ``, "stauts", "takes type, status"},
 		{"QueryLimit", http.MethodGet, "/api/runs?limit=0", ``, "limit", "limit="},
 	} {
