@@ -25,7 +25,8 @@ var flaky = workflow.Define("dash_flaky", func(ctx workflow.Context, _ any) (str
 
 // TestRunWaitingToRetry: the API's run carries attempt, max_attempts and
 // next_attempt_at, and the run's page says "attempt 1 of 5, next in 59m",
-// for a run whose attempt failed and waits to retry.
+// for a run whose attempt failed and waits to retry, and how it retries
+// (its job's policy).
 func TestRunWaitingToRetry(t *testing.T) {
 	t.Parallel()
 
@@ -90,6 +91,7 @@ func TestRunWaitingToRetry(t *testing.T) {
 
 	page := d.page(t, "/runs/"+handle.ID.String(), nil)
 	require.Equal(t, []string{"attempt 1 of 5, next in 59m"}, texts(page, "run-attempts"))
+	require.Equal(t, []string{"retries after 1h"}, texts(page, "run-retry"), "the type's policy, carried by the run's job")
 
 	// A run not waiting to retry has none.
 	later, err := flaky.Start(ctx, wf, nil, &workflow.StartOpts{ScheduledAt: time.Now().Add(time.Hour)})
@@ -100,4 +102,10 @@ func TestRunWaitingToRetry(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(resp.body), &wire))
 	require.Nil(t, wire.NextAttemptAt)
 	require.Equal(t, []string{"attempt 0 of 5"}, texts(d.page(t, "/runs/"+later.ID.String(), nil), "run-attempts"))
+
+	// A run's own policy is the one its page says.
+	own, err := flaky.Start(ctx, wf, nil, &workflow.StartOpts{ScheduledAt: time.Now().Add(time.Hour),
+		Retry: &workflow.RetryPolicy{Base: time.Second, Factor: 3, Max: time.Minute}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"retries after 1s, ×3 each time, at most 1m"}, texts(d.page(t, "/runs/"+own.ID.String(), nil), "run-retry"))
 }
