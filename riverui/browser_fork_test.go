@@ -1,8 +1,6 @@
 package riverui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,10 +45,6 @@ func TestBrowserFork(t *testing.T) {
 	require.Contains(t, visibleText(t, ctx, `main`), "Forked from")
 	require.Contains(t, visibleText(t, ctx, `main`), "(at step "+browserSteps[1]+")")
 
-	png := browser.Run(t, ctx, chromedp.FullScreenshot(100))
-	require.NoError(t, os.WriteFile(filepath.Join(t.ArtifactDir(), "fork-browser.png"), png, 0o644))
-	if dir := os.Getenv("TRIBUTARY_SHOTS"); dir != "" {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "fork-browser.png"), png, 0o644))
-	}
+	saveScreenshot(t, ctx, "fork-browser.png")
 	browser.NoErrors(t, ctx)
 }

@@ -1,8 +1,6 @@
 package riverui_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -26,14 +24,6 @@ func TestBrowserGrants(t *testing.T) {
 	config := &riverui.Config{Prefix: "/ops", Token: "browser-s3cret"}
 	b := setupBrowser(t, config)
 	ctx := browser.New(t)
-	screenshot := func(name string) {
-		t.Helper()
-		png := browser.Run(t, ctx, chromedp.FullScreenshot(100))
-		require.NoError(t, os.WriteFile(filepath.Join(t.ArtifactDir(), name), png, 0o644))
-		if dir := os.Getenv("TRIBUTARY_SHOTS"); dir != "" {
-			require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
-		}
-	}
 	scope := schedule.ScopeExecute(browserDigest.Name())
 
 	browser.Do(t, ctx,
@@ -70,14 +60,14 @@ func TestBrowserGrants(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`table[data-testid=grants]`)),
 	)
 	require.Equal(t, 2, browser.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("tr[data-testid=grant-row]").length`)))
-	screenshot("grants-list.png")
+	saveScreenshot(t, ctx, "grants-list.png")
 
 	browser.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`tr[data-id="`+g.ID.String()+`"] a[data-testid=grant-link]`)),
 		chromedp.WaitVisible(chromedp.CSS(`table[data-testid=grant-schedules]`)),
 	)
 	require.Contains(t, visibleText(t, ctx, `[data-testid=grant-schedule-warning]`), "before the next slot at 2098-01-01 09:00 CET")
-	screenshot("grants-grant.png")
+	saveScreenshot(t, ctx, "grants-grant.png")
 
 	browser.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`a[data-testid=grant-schedule-link]`)),
@@ -87,7 +77,7 @@ func TestBrowserGrants(t *testing.T) {
 	require.Contains(t, visibleText(t, ctx, `[data-testid=grant-warning]`), "that slot and every one after it will be skipped (grant expired)")
 	require.Equal(t, "user-42", visibleText(t, ctx, `a[data-testid=schedule-grant]`))
 	require.Equal(t, scope, visibleText(t, ctx, `[data-testid=schedule-grant-scopes]`))
-	screenshot("grants-schedule.png")
+	saveScreenshot(t, ctx, "grants-schedule.png")
 
 	// At a phone's width the grants pages are no wider than the screen.
 	browser.Do(t, ctx, chromedp.EmulateViewport(390, 844))

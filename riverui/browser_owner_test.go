@@ -1,8 +1,6 @@
 package riverui_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -24,11 +22,6 @@ func TestBrowserOwnerPauseConfirm(t *testing.T) {
 	a := d.createSchedule(t, &schedule.Params{Name: "morning digest", Owner: "acme", Cron: "0 8 * * *"})
 	d.createSchedule(t, &schedule.Params{Name: "weekly report", Owner: "acme", Cron: "0 9 * * MON"})
 	ctx := browser.New(t)
-	screenshot := func(name string) {
-		t.Helper()
-		png := browser.Run(t, ctx, chromedp.FullScreenshot(100))
-		require.NoError(t, os.WriteFile(filepath.Join(t.ArtifactDir(), name), png, 0o644))
-	}
 
 	browser.Do(t, ctx,
 		chromedp.Navigate(d.server.URL+"/tenants/acme"),
@@ -41,7 +34,7 @@ func TestBrowserOwnerPauseConfirm(t *testing.T) {
 	s, err := d.sc.Get(t.Context(), schedule.ByID(a.ID))
 	require.NoError(t, err)
 	require.False(t, s.Paused, "the first click only counts")
-	screenshot("owner-pause-confirm.png")
+	saveScreenshot(t, ctx, "owner-pause-confirm.png")
 
 	browser.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`[data-testid=owner-bulk-confirm-button]`)),
@@ -52,7 +45,7 @@ func TestBrowserOwnerPauseConfirm(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, s.Paused)
 	require.Equal(t, "incident 42", s.PauseNote)
-	screenshot("owner-paused.png")
+	saveScreenshot(t, ctx, "owner-paused.png")
 
 	// The search box finds a schedule by a part of its name through the
 	// schedules page's name filter.
@@ -64,6 +57,6 @@ func TestBrowserOwnerPauseConfirm(t *testing.T) {
 	)
 	require.Equal(t, "morning digest", visibleText(t, ctx, `[data-testid=schedule-link]`))
 	require.Equal(t, 1, browser.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("[data-testid=schedule-row]").length`)))
-	screenshot("schedules-by-name.png")
+	saveScreenshot(t, ctx, "schedules-by-name.png")
 	browser.NoErrors(t, ctx)
 }

@@ -1,8 +1,6 @@
 package riverui_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -23,11 +21,6 @@ func TestBrowserTenants(t *testing.T) {
 	f := newHeldFixture(t, config)
 	ctx := browser.New(t)
 	base := f.server.URL + config.Prefix
-	screenshot := func(name string) {
-		t.Helper()
-		png := browser.Run(t, ctx, chromedp.FullScreenshot(100))
-		require.NoError(t, os.WriteFile(filepath.Join(t.ArtifactDir(), name), png, 0o644))
-	}
 	// A page with a run in flight reloads itself; hold keeps the one
 	// shown, as an operator's typing does.
 	hold := chromedp.Evaluate[bool](`document.dispatchEvent(new Event("input")), true`)
@@ -41,7 +34,7 @@ func TestBrowserTenants(t *testing.T) {
 	require.True(t, browser.Run(t, ctx, hold))
 	require.Equal(t, "pending", visibleText(t, ctx, `[data-testid=run-status]`))
 	require.Contains(t, visibleText(t, ctx, `[data-testid=run-held]`), "Waiting: acme has 1 of 1 running (the workflow type's limit).")
-	screenshot("held-run.png")
+	saveScreenshot(t, ctx, "held-run.png")
 
 	// The tenant: 1 running, 2 held, the type's limit.
 	browser.Do(t, ctx,
@@ -52,7 +45,7 @@ func TestBrowserTenants(t *testing.T) {
 	require.Equal(t, "1", visibleText(t, ctx, `[data-testid=tenant-running]`))
 	require.Equal(t, "2", visibleText(t, ctx, `[data-testid=tenant-held]`))
 	require.Equal(t, "1 (the workflow type's limit)", visibleText(t, ctx, `[data-testid=tenant-limit]`))
-	screenshot("tenants.png")
+	saveScreenshot(t, ctx, "tenants.png")
 
 	// Raising its limit to 3 starts the held runs.
 	browser.Do(t, ctx,

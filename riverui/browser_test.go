@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +21,18 @@ import (
 	"github.com/tributary-go/tributary/schedule"
 	"github.com/tributary-go/tributary/workflow"
 )
+
+// saveScreenshot saves a screenshot of the page ctx shows, as name, in the
+// test's artifact directory (go test -artifacts), and in $TRIBUTARY_SHOTS
+// when set.
+func saveScreenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png := browser.Run(t, ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, os.WriteFile(filepath.Join(t.ArtifactDir(), name), png, 0o644))
+	if dir := os.Getenv("TRIBUTARY_SHOTS"); dir != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
+	}
+}
 
 // browserSteps are the steps of the workflow TestBrowser runs, in order.
 var browserSteps = []string{"fetch", "render", "send"}
