@@ -126,10 +126,8 @@ func (h *Handler) bulkRuns(w http.ResponseWriter, r *http.Request) {
 	res, err := h.runBulk(r.Context(), action, b.FromStep.value(), b.params())
 	switch {
 	case err != nil && res != nil && res.Batches > 0:
-		status, body := h.apiErrorOf(err)
-		body.Error = fmt.Sprintf("the bulk %s stopped after %d batches: %d runs changed (result.changed), the batch that failed changed nothing: %s",
-			action, res.Batches, len(res.Changed), body.Error)
-		writeJSON(w, status, bulkStoppedJSON[*wire.Bulk]{apiErrorBody: body, Result: wire.NewBulk(res)})
+		writeBulkStopped(h, w, err, fmt.Sprintf("the bulk %s stopped after %d batches: %d runs changed", action, res.Batches, len(res.Changed)),
+			wire.NewBulk(res))
 	case err != nil:
 		h.failJSON(w, r, err)
 	default:
@@ -142,6 +140,16 @@ func (h *Handler) bulkRuns(w http.ResponseWriter, r *http.Request) {
 type bulkStoppedJSON[R any] struct {
 	apiErrorBody
 	Result R `json:"result"`
+}
+
+// writeBulkStopped answers err of a bulk action that stopped midway, with
+// result, what it did before: the error says what (done: "… stopped after
+// 2 batches: 1,000 runs changed"), that result.changed lists it, and that
+// the batch that failed changed nothing.
+func writeBulkStopped[R any](h *Handler, w http.ResponseWriter, err error, done string, result R) {
+	status, body := h.apiErrorOf(err)
+	body.Error = fmt.Sprintf("%s (result.changed), the batch that failed changed nothing: %s", done, body.Error)
+	writeJSON(w, status, bulkStoppedJSON[R]{apiErrorBody: body, Result: result})
 }
 
 // scheduleBulkBody is the body of POST /api/schedules/bulk.
@@ -241,10 +249,8 @@ func (h *Handler) bulkSchedules(w http.ResponseWriter, r *http.Request) {
 	out, err := h.scheduleBulk(r.Context(), b.Action.value(), b.Owner.value(), b.Note.value(), b.Missed.value(), b.DryRun.value())
 	switch {
 	case err != nil && out != nil && out.Batches > 0:
-		status, body := h.apiErrorOf(err)
-		body.Error = fmt.Sprintf("the %s of owner %q's schedules stopped after %d batches: %d schedules changed (result.changed), the batch that failed changed nothing: %s",
-			out.Action, out.Owner, out.Batches, len(out.Changed), body.Error)
-		writeJSON(w, status, bulkStoppedJSON[*wire.OwnerBulk]{apiErrorBody: body, Result: out})
+		writeBulkStopped(h, w, err, fmt.Sprintf("the %s of owner %q's schedules stopped after %d batches: %d schedules changed",
+			out.Action, out.Owner, out.Batches, len(out.Changed)), out)
 	case err != nil:
 		h.failJSON(w, r, err)
 	default:
