@@ -247,23 +247,20 @@ type ownerConfirm struct {
 func ownerConfirmOf(count *wire.OwnerBulk, note string) *ownerConfirm {
 	c := &ownerConfirm{Action: count.Action, Note: note, Eligible: count.Eligible}
 	left := count.Schedules - count.Eligible
-	switch count.Action {
-	case "pause":
+	switch pause := count.Action == "pause"; {
+	case pause && count.Eligible == 0:
+		c.Text = fmt.Sprintf("Nothing to pause: all %d of %s's schedules are paused already.", count.Schedules, count.Owner)
+	case pause:
 		c.Text = fmt.Sprintf("Pause %d of %s's %d schedules (%d paused already)? Their slots are skipped while they are paused.",
 			count.Eligible, count.Owner, count.Schedules, left)
 		if note != "" {
 			c.Text += fmt.Sprintf(" Note: %q.", note)
 		}
+	case count.Eligible == 0:
+		c.Text = fmt.Sprintf("Nothing to resume: none of %s's %d schedules is paused.", count.Owner, count.Schedules)
 	default:
 		c.Text = fmt.Sprintf("Resume %d of %s's %d schedules (%d not paused)? The slots they missed while paused are skipped.",
 			count.Eligible, count.Owner, count.Schedules, left)
-	}
-	switch {
-	case count.Eligible > 0:
-	case count.Action == "pause":
-		c.Text = fmt.Sprintf("Nothing to pause: all %d of %s's schedules are paused already.", count.Schedules, count.Owner)
-	default:
-		c.Text = fmt.Sprintf("Nothing to resume: none of %s's %d schedules is paused.", count.Owner, count.Schedules)
 	}
 	return c
 }
