@@ -45,7 +45,7 @@ var (
 		"id", "run_tenant", "declared_by", "undeclared_at", "created_by", "origin", "paused_at", "next_fire_at", "last_fire_at",
 		"run_count", "failure_count", "last_run_status", "created_at", "updated_at", "next_fire_times", "worker_live", "existing",
 	}
-	runReadOnly = []string{"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step", "skip_reason", "held", "held_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps", "debounce_key", "existing", "next_attempt_at", "forked_from", "forked_from_step"}
+	runReadOnly = []string{"id", "status", "output", "error", "attempt", "job_id", "schedule_id", "fire_at", "parent_id", "parent_step", "skip_reason", "held", "held_reason", "cancel_requested_at", "created_at", "updated_at", "started_at", "finished_at", "steps", "debounce_key", "existing", "next_attempt_at", "retry", "forked_from", "forked_from_step"}
 )
 
 // TestAPIReadOnlyFields: the lists of read-only fields the round-trip

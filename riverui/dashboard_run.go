@@ -1,8 +1,6 @@
 package riverui
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -10,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/tributary-go/tributary/internal/durfmt"
 	"github.com/tributary-go/tributary/internal/wire"
@@ -131,11 +128,7 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	if run.NextAttemptAt != nil {
 		v.NextAttempt = durfmt.Relative(*run.NextAttemptAt, now)
 	}
-	if !v.Finished {
-		if v.Retry, err = h.retryText(ctx, run); err != nil {
-			return err
-		}
-	}
+	v.Retry = wire.RetryText(run)
 	if wire.IsHeld(run) {
 		t, err := wire.ReadTenant(ctx, h.wf, run.Type, run.Tenant)
 		if err != nil {
@@ -217,32 +210,4 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 	}
 	h.render(w, r, status, runTemplate, v)
 	return nil
-}
-
-// retryText is how run's failed attempts are retried, in words: the policy
-// its River job carries (the run's own, else its schedule's, else its
-// type's, as its start found them; workflow.RetryPolicy.String), or, for a
-// job that carries none, whatever the working clients' DefineOpts.Retry for
-// its type says, else River's backoff. "" when the run has no job left.
-func (h *Handler) retryText(ctx context.Context, run *workflow.Run) (string, error) {
-	if run.JobID == 0 {
-		return "", nil
-	}
-	job, err := h.wf.River().JobGet(ctx, run.JobID)
-	switch {
-	case errors.Is(err, rivertype.ErrNotFound):
-		return "", nil
-	case err != nil:
-		return "", err
-	}
-	var args struct {
-		Retry *workflow.RetryPolicy `json:"retry"`
-	}
-	if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
-		return "", nil // not a run's job: nothing to say
-	}
-	if args.Retry == nil {
-		return "no retry policy of its own: its type's on the working clients (DefineOpts.Retry), else River's backoff", nil
-	}
-	return args.Retry.String(), nil
 }

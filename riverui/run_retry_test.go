@@ -80,9 +80,11 @@ func TestRunWaitingToRetry(t *testing.T) {
 	var wire struct {
 		Attempt       int        `json:"attempt"`
 		MaxAttempts   int        `json:"max_attempts"`
-		NextAttemptAt *time.Time `json:"next_attempt_at"`
+		NextAttemptAt *time.Time      `json:"next_attempt_at"`
+		Retry         json.RawMessage `json:"retry"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(resp.body), &wire))
+	require.JSONEq(t, `{"delay": "1h0m0s"}`, string(wire.Retry), "the type's policy, carried by the run's job")
 	require.Equal(t, 1, wire.Attempt)
 	require.Equal(t, 5, wire.MaxAttempts)
 	require.NotNil(t, wire.NextAttemptAt)

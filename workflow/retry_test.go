@@ -125,7 +125,8 @@ func TestRetryPolicyRuns(t *testing.T) {
 	fixed := Define("retry_fixed", failingRun, &DefineOpts{MaxAttempts: 10, Retry: &RetryPolicy{Delay: time.Hour}})
 	backoff := Define("retry_backoff", failingRun, &DefineOpts{Retry: &RetryPolicy{Base: time.Hour, Factor: 3, Max: 2 * time.Hour}})
 	jittered := Define("retry_jitter", failingRun, &DefineOpts{Retry: &RetryPolicy{Delay: time.Hour, Jitter: 0.5}})
-	env := newTestEnv(t, fixed, backoff, jittered)
+	plain := Define("retry_none", failingRun, nil)
+	env := newTestEnv(t, fixed, backoff, jittered, plain)
 	c := env.client
 
 	jobRetry := func(t *testing.T, run *Run) *RetryPolicy {
@@ -135,6 +136,9 @@ func TestRetryPolicyRuns(t *testing.T) {
 		require.NoError(t, env.pool.QueryRow(ctxT(t), `SELECT args, scheduled_at FROM `+env.db.Schema+`.river_job WHERE id = $1`, run.JobID).Scan(&args, &scheduledAt))
 		if run.NextAttemptAt != nil {
 			require.True(t, scheduledAt.Equal(*run.NextAttemptAt), "the run's next attempt is its job's scheduled_at")
+		}
+		if run.FinishedAt == nil {
+			require.Equal(t, args.Retry, run.Retry, "the run reads the policy its job carries")
 		}
 		return args.Retry
 	}
@@ -194,11 +198,51 @@ func TestRetryPolicyRuns(t *testing.T) {
 		t.Parallel()
 		h, err := fixed.Start(ctxT(t), c, 1, &StartOpts{MaxAttempts: 1, Retry: &RetryPolicy{Delay: 2 * time.Hour}})
 		require.NoError(t, err)
-		waitStatus(t, c, h, StatusFailed)
+		failed := waitStatus(t, c, h, StatusFailed)
+		require.Nil(t, failed.Retry, "a finished run has no retry policy to show")
 		require.NoError(t, c.Retry(ctxT(t), h.ID))
 		run, err := c.GetRun(ctxT(t), h.ID)
 		require.NoError(t, err)
 		require.Equal(t, &RetryPolicy{Delay: 2 * time.Hour}, jobRetry(t, run))
+		require.Equal(t, &RetryPolicy{Delay: 2 * time.Hour}, run.Retry)
+	})
+
+	// A run reads the policy its job carries, in GetRun and ListRuns: the
+	// zero policy (River's backoff, over the type's) as set, and none for a
+	// type without one.
+	t.Run("ReadWithTheRun", func(t *testing.T) {
+		t.Parallel()
+		later := time.Now().Add(time.Hour)
+		zero, err := fixed.Start(ctxT(t), c, 1, &StartOpts{ScheduledAt: later, Retry: &RetryPolicy{}})
+		require.NoError(t, err)
+		none, err := plain.Start(ctxT(t), c, 1, &StartOpts{ScheduledAt: later})
+		require.NoError(t, err)
+		typed, err := backoff.Start(ctxT(t), c, 1, &StartOpts{ScheduledAt: later})
+		require.NoError(t, err)
+
+		for _, tt := range []struct {
+			id   uuid.UUID
+			want *RetryPolicy
+		}{
+			{zero.ID, &RetryPolicy{}},
+			{none.ID, nil},
+			{typed.ID, &RetryPolicy{Base: time.Hour, Factor: 3, Max: 2 * time.Hour}},
+		} {
+			run, err := c.GetRun(ctxT(t), tt.id)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, run.Retry, run.Type)
+			require.Equal(t, tt.want, jobRetry(t, run))
+		}
+		listed, err := c.ListRuns(ctxT(t), &ListParams{Type: "retry_none", Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, listed, 1)
+		require.Nil(t, listed[0].Retry)
+		listed, err = c.ListRuns(ctxT(t), &ListParams{Type: "retry_backoff", Status: StatusPending, Limit: 10})
+		require.NoError(t, err)
+		require.NotEmpty(t, listed)
+		for _, run := range listed {
+			require.Equal(t, &RetryPolicy{Base: time.Hour, Factor: 3, Max: 2 * time.Hour}, run.Retry)
+		}
 	})
 
 	t.Run("InvalidWritesNothing", func(t *testing.T) {

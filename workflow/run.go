@@ -72,7 +72,15 @@ type Run struct {
 	// failed is due (its RetryPolicy's wait, or River's backoff, from the
 	// failure): set while the run is pending on its retry, nil otherwise.
 	// It is read with the run (GetRun, ListRuns) from its River job.
-	NextAttemptAt     *time.Time      `json:"next_attempt_at,omitempty"`
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+	// Retry is how an unfinished run's failed attempts are retried: the
+	// policy its River job carries (its StartOpts.Retry, else its
+	// schedule's Params.Retry, else its type's DefineOpts.Retry, as its
+	// start found them; the zero policy is River's backoff). It is read
+	// with the run (GetRun, ListRuns) from its job. nil for a finished run,
+	// and for one whose job carries none: that run's retries follow
+	// DefineOpts.Retry on the client that works it, else River's backoff.
+	Retry             *RetryPolicy    `json:"retry,omitempty"`
 	Queue             string          `json:"queue"`
 	Priority          int             `json:"priority"`
 	JobID             int64           `json:"job_id,omitempty"`

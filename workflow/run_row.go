@@ -1,7 +1,9 @@
 package workflow
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/tributary-go/tributary/internal/engine"
 )
@@ -32,6 +34,12 @@ func setRun(r *Run, row *engine.Run) error {
 		Tags: row.Tags, SkipReason: row.SkipReason, CancelRequestedAt: row.CancelRequestedAt,
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, StartedAt: row.StartedAt, FinishedAt: row.FinishedAt,
 		NextAttemptAt: row.NextAttemptAt, ForkedFrom: row.ForkedFrom, ForkedFromStep: row.ForkedFromStep,
+	}
+	if len(row.Retry) > 0 && string(row.Retry) != "null" {
+		r.Retry = new(RetryPolicy)
+		if err := json.Unmarshal(row.Retry, r.Retry); err != nil {
+			return fmt.Errorf("workflow: run %s: read the retry policy its River job carries: %w", row.ID, err)
+		}
 	}
 	var err error
 	r.Error, err = decodeRunError(row.Error)

@@ -49,6 +49,11 @@ type Run struct {
 	// step it was made at (ForkRunTx); nil and "" for a run that is no fork.
 	ForkedFrom     *uuid.UUID
 	ForkedFromStep string
+	// Retry is the retry policy an unfinished run's River job carries
+	// (its args' "retry", JSON), for a read through runReadColumns; nil for
+	// a finished run, a job that carries none, and a statement that
+	// returns the rows it wrote.
+	Retry []byte
 }
 
 // Step is a row of step_runs as the engine reads it.
@@ -72,13 +77,14 @@ const runColumns = `id, workflow_type, coalesce(idempotency_key, ''), coalesce(t
 	max_attempts, queue, priority, coalesce(job_id, 0), schedule_id, fire_at, parent_run_id,
 	coalesce(parent_step, ''), metadata, tags, coalesce(skip_reason, ''), cancel_requested_at,
 	created_at, updated_at, started_at, finished_at, coalesce(debounce_key, ''), NULL::timestamptz,
-	forked_from, coalesce(forked_from_step, '')`
+	forked_from, coalesce(forked_from_step, ''), NULL::jsonb`
 
 // runReadColumns are runColumns for reads, with the run's River job joined
 // as j: a run whose job River is working right now reads as running, with
 // the job's attempt; a pending run whose job has been attempted and waits
 // (River's retryable, or available or scheduled again) has its next
-// attempt's time, the job's scheduled_at. (The row itself is only written when an attempt ends:
+// attempt's time, the job's scheduled_at; an unfinished run has the retry
+// policy its job carries. (The row itself is only written when an attempt ends:
 // starting an attempt is a read, which keeps a run's hot path short.)
 const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''), coalesce(r.tenant, ''),
 	CASE WHEN r.status IN ('pending', 'sleeping', 'waiting') AND j.state = 'running' THEN 'running' ELSE r.status END,
@@ -90,7 +96,8 @@ const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''), 
 	r.created_at, r.updated_at, coalesce(r.started_at, CASE WHEN j.state = 'running' THEN j.attempted_at END), r.finished_at,
 	coalesce(r.debounce_key, ''),
 	CASE WHEN r.status = 'pending' AND j.attempt > 0 AND j.state IN ('retryable', 'available', 'scheduled') THEN j.scheduled_at END,
-	r.forked_from, coalesce(r.forked_from_step, '')`
+	r.forked_from, coalesce(r.forked_from_step, ''),
+	CASE WHEN r.status IN ('pending', 'running', 'sleeping', 'waiting') THEN j.args->'retry' END`
 
 // runReadFrom is the FROM clause of runReadColumns.
 const runReadFrom = ` FROM {s}workflow_runs r LEFT JOIN {s}river_job j ON j.id = r.job_id `
@@ -106,7 +113,7 @@ func scanRun(row pgx.Row) (*Run, error) {
 		&r.MaxAttempts, &r.Queue, &r.Priority, &r.JobID, &r.ScheduleID, &r.FireAt, &r.ParentID,
 		&r.ParentStep, &r.Metadata, &r.Tags, &r.SkipReason, &r.CancelRequestedAt,
 		&r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.FinishedAt, &r.DebounceKey, &r.NextAttemptAt,
-		&r.ForkedFrom, &r.ForkedFromStep)
+		&r.ForkedFrom, &r.ForkedFromStep, &r.Retry)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

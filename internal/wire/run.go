@@ -12,18 +12,21 @@ import (
 
 // Run is a run: workflow.Run on the wire.
 type Run struct {
-	ID                uuid.UUID       `json:"id"`
-	Type              string          `json:"type"`
-	Status            workflow.Status `json:"status"`
-	IdempotencyKey    string          `json:"idempotency_key"`
-	Tenant            string          `json:"tenant"`
-	DebounceKey       string          `json:"debounce_key"`
-	Input             json.RawMessage `json:"input"`
-	Output            json.RawMessage `json:"output"`
-	Error             *RunError       `json:"error"`
-	Attempt           int             `json:"attempt"`
-	MaxAttempts       int             `json:"max_attempts"`
-	NextAttemptAt     *time.Time      `json:"next_attempt_at"`
+	ID             uuid.UUID       `json:"id"`
+	Type           string          `json:"type"`
+	Status         workflow.Status `json:"status"`
+	IdempotencyKey string          `json:"idempotency_key"`
+	Tenant         string          `json:"tenant"`
+	DebounceKey    string          `json:"debounce_key"`
+	Input          json.RawMessage `json:"input"`
+	Output         json.RawMessage `json:"output"`
+	Error          *RunError       `json:"error"`
+	Attempt        int             `json:"attempt"`
+	MaxAttempts    int             `json:"max_attempts"`
+	NextAttemptAt  *time.Time      `json:"next_attempt_at"`
+	// Retry is workflow.Run.Retry: {} for River's backoff, null for a
+	// finished run or one whose job carries no policy (its type's applies).
+	Retry             *Retry          `json:"retry"`
 	Queue             string          `json:"queue"`
 	Priority          int             `json:"priority"`
 	JobID             *int64          `json:"job_id"`
@@ -90,7 +93,7 @@ func NewRun(run *workflow.Run, withSteps bool) *Run {
 	out := &Run{
 		ID: run.ID, Type: run.Type, Status: run.Status, IdempotencyKey: run.IdempotencyKey, Tenant: run.Tenant,
 		DebounceKey: run.DebounceKey, Input: JSONOrNull(run.Input), Output: JSONOrNull(run.Output), Error: NewRunError(run.Error),
-		Attempt: run.Attempt, MaxAttempts: run.MaxAttempts, NextAttemptAt: utcPtr(run.NextAttemptAt), Queue: run.Queue, Priority: run.Priority,
+		Attempt: run.Attempt, MaxAttempts: run.MaxAttempts, NextAttemptAt: utcPtr(run.NextAttemptAt), Retry: newRetryKeepingZero(run.Retry), Queue: run.Queue, Priority: run.Priority,
 		ScheduleID: run.ScheduleID, FireAt: utcPtr(run.FireAt), ParentID: run.ParentID, ParentStep: run.ParentStep,
 		ForkedFrom: run.ForkedFrom, ForkedFromStep: run.ForkedFromStep,
 		Metadata: run.Metadata, Tags: run.Tags, SkipReason: run.SkipReason, Held: run.Held,
@@ -224,4 +227,18 @@ func HeldReason(run *workflow.Run, t *workflow.Tenant) string {
 // waits: a run cancelled while held keeps its mark but waits for nothing.
 func IsHeld(run *workflow.Run) bool {
 	return run.Held != "" && run.Status == workflow.StatusPending
+}
+
+// RetryText is how an unfinished run's failed attempts are retried, in
+// words, as the dashboard and the CLI show it: its policy (Run.Retry,
+// RetryPolicy.String), or that its job carries none; "" for a finished
+// run.
+func RetryText(run *workflow.Run) string {
+	switch {
+	case run.FinishedAt != nil:
+		return ""
+	case run.Retry != nil:
+		return run.Retry.String()
+	}
+	return "no retry policy of its own: its type's on the working clients (DefineOpts.Retry), else River's backoff"
 }

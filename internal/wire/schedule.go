@@ -177,6 +177,15 @@ func NewRetry(p *workflow.RetryPolicy) *Retry {
 	if p == nil || p.IsZero() {
 		return nil
 	}
+	return newRetryKeepingZero(p)
+}
+
+// newRetryKeepingZero is p on the wire, the zero policy as {} (River's
+// backoff, over the type's policy, on a run); nil for nil.
+func newRetryKeepingZero(p *workflow.RetryPolicy) *Retry {
+	if p == nil {
+		return nil
+	}
 	return &Retry{Delay: Duration(p.Delay), Base: Duration(p.Base), Factor: p.Factor, Max: Duration(p.Max), Jitter: p.Jitter}
 }
 

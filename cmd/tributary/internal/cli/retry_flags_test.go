@@ -42,6 +42,7 @@ func TestRetryFlags(t *testing.T) {
 		require.NoError(t, err)
 		if run.NextAttemptAt != nil {
 			require.Equal(t, &workflow.RetryPolicy{Delay: time.Hour}, retryOfJob(ctx, t, client, run.JobID))
+			require.Equal(t, &workflow.RetryPolicy{Delay: time.Hour}, run.Retry, "the run reads its job's policy")
 			break
 		}
 		select {
@@ -53,6 +54,7 @@ func TestRetryFlags(t *testing.T) {
 	res = runCLI(t, vars, "workflow", "get", id.String())
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	require.Regexp(t, `(?m)^Attempts: +attempt 1 of 5, next in (1h|59m\d+s)$`, res.stdout)
+	require.Regexp(t, `(?m)^Retry: +retries after 1h$`, res.stdout)
 
 	res = runCLI(t, vars, "workflow", "start", "cli_flaky", "--retry-backoff", "base=1s,factor=0.5")
 	requireFailed(t, res, ExitUsage, "re:^tributary: --retry-backoff: is 0.5; use 1 or more")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tributary-go/tributary/internal/durfmt"
+	"github.com/tributary-go/tributary/internal/wire"
 	"github.com/tributary-go/tributary/workflow"
 )
 
@@ -85,6 +86,9 @@ func printRun(w io.Writer, run *workflow.Run, held string, forks []*workflow.Run
 		field("Attempts", "%s", nextAttemptText(run, now))
 	} else {
 		field("Attempts", "%d/%d", run.Attempt, run.MaxAttempts)
+	}
+	if retry := wire.RetryText(run); retry != "" {
+		field("Retry", "%s", retry)
 	}
 	field("Queue", "%s (priority %d)", run.Queue, run.Priority)
 	if run.JobID != 0 {
