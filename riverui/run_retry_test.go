@@ -78,8 +78,8 @@ func TestRunWaitingToRetry(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.status, resp.body)
 	checkAnswer(t, http.MethodGet, path, resp.status, resp.header.Get("Content-Type"), resp.body)
 	var wire struct {
-		Attempt       int        `json:"attempt"`
-		MaxAttempts   int        `json:"max_attempts"`
+		Attempt       int             `json:"attempt"`
+		MaxAttempts   int             `json:"max_attempts"`
 		NextAttemptAt *time.Time      `json:"next_attempt_at"`
 		Retry         json.RawMessage `json:"retry"`
 	}
