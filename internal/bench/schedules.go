@@ -90,7 +90,8 @@ func (c *SchedulesConfig) withDefaults() (*SchedulesConfig, error) {
 // SchedulesResult is what RunSchedules measured. Its JSON form is the output
 // of `tributary bench schedules --json`.
 type SchedulesResult struct {
-	// Cases are the cases, in the order they ran: tributary_warm,
+	// Cases are the cases, in the order of the rounds that run them first to
+	// last (every other round runs them in reverse): tributary_warm,
 	// tributary_cold (with SchedulesConfig.Cold), river_periodic.
 	Cases []*SlotCase `json:"cases"`
 
@@ -274,7 +275,16 @@ func RunSchedules(ctx context.Context, pool *pgxpool.Pool, config *SchedulesConf
 	}
 
 	for round := range config.Rounds {
-		for i, c := range cases {
+		for k := range cases {
+			// Every other round in reverse order, as runRounds does, so
+			// that what one case leaves behind (dead rows, dirty pages, a
+			// checkpoint due) falls on River's case as often as on
+			// Tributary's.
+			i := k
+			if round%2 == 1 {
+				i = len(cases) - 1 - k
+			}
+			c := cases[i]
 			prefix := ""
 			if config.Rounds > 1 {
 				prefix = fmt.Sprintf("round %d/%d, ", round+1, config.Rounds)
