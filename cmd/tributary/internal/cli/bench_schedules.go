@@ -33,10 +33,11 @@ func newBenchSchedulesCommand(env *Env) *cobra.Command {
 		of Tributary's p99 to River's. With --cold, a second Tributary case starts its working client only
 		after the slot: the lag of the first slot after a start-up. A case fails when a slot is skipped or
 		its run does not complete, or when nothing finishes for a minute. With --rounds above 1 the cases
-		run that many times interleaved (every other round in reverse order), and each case's lags are pooled over its rounds. Each case runs
-		on a schema of its own (tributary_bench_<random>), created, migrated and dropped afterwards, also
-		when it fails or is interrupted. Without a database URL it starts a throw-away Postgres cluster
-		from the local binaries and removes it on exit. Progress goes to stderr, the results to stdout.`,
+		run that many times interleaved (every other round in reverse order), and each case's lags are
+		pooled over its rounds. Each case runs on a schema of its own (tributary_bench_<random>),
+		created, migrated and dropped afterwards, also when it fails or is interrupted. Without a
+		database URL it starts a throw-away Postgres cluster from the local binaries and removes it on
+		exit. Progress goes to stderr, the results to stdout.`,
 		Example: `tributary bench schedules
 		tributary bench schedules --due 1000 --cold
 		tributary bench schedules --database-url postgres://localhost:5432/app --due 20000 --rounds 3 --json`,
