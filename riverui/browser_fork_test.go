@@ -44,6 +44,10 @@ func TestBrowserFork(t *testing.T) {
 	require.Equal(t, b.run.ID.String(), visibleText(t, ctx, `a[data-testid=forked-from]`))
 	require.Contains(t, visibleText(t, ctx, `main`), "Forked from")
 	require.Contains(t, visibleText(t, ctx, `main`), "(at step "+browserSteps[1]+")")
+	// The step copied from the origin stands at the timeline's start,
+	// labelled as copied, whatever its time in the origin.
+	require.Equal(t, browserSteps[0], browser.Run(t, ctx, chromedp.Evaluate[string](`document.querySelector("[data-testid=timeline-row][data-copied=true]").dataset.name`)))
+	require.Equal(t, 1, browser.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("[data-testid=timeline-row][data-copied=true]").length`)))
 
 	saveScreenshot(t, ctx, "fork-browser.png")
 	browser.NoErrors(t, ctx)

@@ -12,7 +12,12 @@ import (
 
 // timeline is a run's steps drawn on a time axis: one bar per step from
 // its start to its end, on an axis from the run's creation to what has
-// happened: its end, or now while it is live. What is still to come (the
+// happened: its end, or now while it is live. A fork's step records copied
+// from its origin (those that began before the fork was created) keep the
+// origin's times, which may be days old: they do not stretch the axis,
+// which would leave the fork's own steps a sliver at its end; each is a
+// thin bar at the axis's start, labelled with how long it took in the
+// origin. What is still to come (the
 // wake time of a sleep, the timeout of a wait for a signal) does not
 // stretch the axis, or an hour's timeout would make a 2 s sleep a sliver:
 // its bar runs to the axis's end, open-ended, and its label says when it
@@ -28,6 +33,9 @@ type timeline struct {
 	Mid string
 	// Live says the axis ends now: the run is in flight.
 	Live bool
+	// Copied says some rows are step records copied from the fork's
+	// origin (timelineRow.Copied).
+	Copied bool
 	// Rows are the run itself, then its steps in start order.
 	Rows []timelineRow
 }
@@ -42,6 +50,9 @@ type timelineRow struct {
 	// Open says the bar goes on past the axis's end: a sleep or a wait
 	// still pending, drawn open-ended.
 	Open bool
+	// Copied says the step record was copied from the fork's origin: its
+	// bar stands at the axis's start, whatever its times.
+	Copied bool
 	// Label is the bar's duration or state, written beside it.
 	Label string
 	Title string
@@ -56,9 +67,10 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 	if len(run.Steps) == 0 {
 		return nil
 	}
+	copied := func(st workflow.StepRun) bool { return run.ForkedFrom != nil && st.StartedAt.Before(run.CreatedAt) }
 	start := run.CreatedAt
 	for _, st := range run.Steps {
-		if st.StartedAt.Before(start) {
+		if st.StartedAt.Before(start) && !copied(st) {
 			start = st.StartedAt
 		}
 	}
@@ -68,7 +80,7 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 	}
 	axisEnd := end
 	for _, st := range run.Steps {
-		if st.FinishedAt != nil && st.FinishedAt.After(axisEnd) {
+		if st.FinishedAt != nil && st.FinishedAt.After(axisEnd) && !copied(st) {
 			axisEnd = *st.FinishedAt
 		}
 	}
@@ -108,6 +120,18 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 
 	for _, st := range run.Steps {
 		row := timelineRow{Name: st.Name, Kind: string(st.Kind), Class: string(st.Status)}
+		if copied(st) {
+			row.Copied = true
+			row.Label = "copied from " + shortID(*run.ForkedFrom)
+			if st.FinishedAt != nil {
+				row.Label += " (took " + durfmt.Human(st.Duration()) + " there)"
+			}
+			t.Copied = true
+			place(&row, start, start)
+			row.Title = fmt.Sprintf("%s %s: %s, %s", st.Kind, st.Name, st.Status, row.Label)
+			t.Rows = append(t.Rows, row)
+			continue
+		}
 		to := end
 		switch {
 		case st.FinishedAt != nil:

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/workflow"
@@ -100,5 +102,49 @@ func TestRunTimeline(t *testing.T) {
 		require.Equal(t, "93.33", wait.W)
 		require.True(t, wait.Open)
 		require.Equal(t, "waiting 28s for signal approve, times out in 59m", wait.Label)
+	})
+
+	// A fork made a day after its origin ran: the origin's two step
+	// records, copied, keep their times but do not stretch the axis, which
+	// spans the fork's own 4 s; they stand at its start.
+	t.Run("Fork", func(t *testing.T) {
+		t.Parallel()
+
+		origin := uuid.MustParse("01a22271-cd7f-7522-8913-c34493f6f43b")
+		day := -24 * 3600.0
+		run := &workflow.Run{
+			Status: workflow.StatusCompleted, CreatedAt: t0, StartedAt: ptr(at(1)), FinishedAt: ptr(at(4)),
+			ForkedFrom: &origin, ForkedFromStep: "render",
+			Steps: []workflow.StepRun{
+				{Name: "create", Kind: workflow.StepKindStep, Status: workflow.StepStatusCompleted, Attempts: 1, StartedAt: at(day), FinishedAt: ptr(at(day + 1.5))},
+				{Name: "nap", Kind: workflow.StepKindSleep, Status: workflow.StepStatusCompleted, Attempts: 1, StartedAt: at(day + 2), FinishedAt: ptr(at(day + 62))},
+				{Name: "render", Kind: workflow.StepKindStep, Status: workflow.StepStatusCompleted, Attempts: 1, StartedAt: at(2), FinishedAt: ptr(at(4))},
+			},
+		}
+		tl := runTimeline(run, at(60))
+		require.Equal(t, "4s", tl.Span, "the fork's own time, not the day since its origin ran")
+		require.True(t, tl.Copied)
+		require.Equal(t, t0.Format(time.RFC3339), tl.Start.ISO, "the axis starts at the fork's creation")
+		for i, want := range []struct {
+			name, x, w, label string
+			copied            bool
+		}{
+			{"run", "25.00", "75.00", "3s", false},
+			{"create", "0.00", "0.40", "copied from …c34493f6f43b (took 1.5s there)", true},
+			{"nap", "0.00", "0.40", "copied from …c34493f6f43b (took 1m there)", true},
+			{"render", "50.00", "50.00", "2s", false},
+		} {
+			row := tl.Rows[i]
+			require.Equal(t, want.name, row.Name)
+			require.Equal(t, want.x, row.X, want.name)
+			require.Equal(t, want.w, row.W, want.name)
+			require.Equal(t, want.label, row.Label, want.name)
+			require.Equal(t, want.copied, row.Copied, want.name)
+		}
+
+		// A run that is no fork draws a step that began before its
+		// creation (a clock behind the database's) on the axis, as before.
+		run.ForkedFrom = nil
+		require.Equal(t, "24h", runTimeline(run, at(60)).Span, "a day and 4 s, shown to the hour")
 	})
 }
