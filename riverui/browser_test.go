@@ -208,10 +208,15 @@ func TestBrowser(t *testing.T) {
 			require.True(t, strings.HasPrefix(browser.Run(t, ctx, chromedp.Location()), b.base+"/schedules/digest:user@42?notice=triggered&owner=acme&run="))
 			require.Equal(t, "digest for user 42", visibleText(t, ctx, `[data-testid=schedule-name]`))
 
-			// The runs page leads to the run and its steps.
+			// The runs page leads to the run and its steps. The schedule's
+			// page reloads itself every 5 s while the run just triggered is
+			// in flight, so the nav link is clicked in the page, in one
+			// step: chromedp.Click resolves the node first and fails with
+			// "Could not find node with given id" when a reload comes in
+			// between (seen once in CI, on a loaded machine).
 			runLink := fmt.Sprintf(`a[data-testid=run-link][href$=%q]`, "/runs/"+b.run.ID.String())
+			browser.Run(t, ctx, chromedp.Evaluate[bool](`(document.querySelector("a[data-testid=nav-runs]").click(), true)`))
 			browser.Do(t, ctx,
-				chromedp.Click(chromedp.CSS(`a[data-testid=nav-runs]`)),
 				chromedp.WaitVisible(chromedp.CSS(`table[data-testid=runs]`)),
 				chromedp.Click(chromedp.CSS(runLink)),
 				chromedp.WaitVisible(chromedp.CSS(`table[data-testid=steps]`)),
