@@ -47,7 +47,7 @@ type runView struct {
 	// due, relative to now ("in 40s"); "" for a run not waiting to retry.
 	NextAttempt string
 	// Retry is how an unfinished run's failed attempts are retried, in
-	// words (retryText); "" for a finished run.
+	// words (wire.RetryText); "" for a finished run.
 	Retry        string
 	Schedule     *schedule.Schedule
 	FireAt       *moment

@@ -12,18 +12,16 @@ import (
 
 // timeline is a run's steps drawn on a time axis: one bar per step from
 // its start to its end, on an axis from the run's creation to what has
-// happened: its end, or now while it is live. A fork's step records copied
-// from its origin (those that began before the fork was created) keep the
-// origin's times, which may be days old: they do not stretch the axis,
-// which would leave the fork's own steps a sliver at its end; each is a
-// thin bar at the axis's start, labelled with how long it took in the
-// origin. What is still to come (the
+// happened: its end, or now while it is live. What is still to come (the
 // wake time of a sleep, the timeout of a wait for a signal) does not
 // stretch the axis, or an hour's timeout would make a 2 s sleep a sliver:
 // its bar runs to the axis's end, open-ended, and its label says when it
-// wakes or times out. The bars are SVG
-// rectangles placed by attributes, in a viewBox 100 units wide, so the
-// page needs no inline style (the CSP allows none).
+// wakes or times out. Nor do a fork's step records copied from its origin
+// (those that began before the fork was created), which keep the origin's
+// times, maybe days old: each is a thin bar at the axis's start, labelled
+// with how long it took in the origin. The bars are SVG rectangles placed
+// by attributes, in a viewBox 100 units wide, so the page needs no inline
+// style (the CSP allows none).
 type timeline struct {
 	// Start is when the axis starts: the run's creation.
 	Start *moment
@@ -120,20 +118,14 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 
 	for _, st := range run.Steps {
 		row := timelineRow{Name: st.Name, Kind: string(st.Kind), Class: string(st.Status)}
-		if copied(st) {
-			row.Copied = true
+		from, to := st.StartedAt, end
+		switch {
+		case copied(st):
+			from, to, row.Copied, t.Copied = start, start, true, true
 			row.Label = "copied from " + shortID(*run.ForkedFrom)
 			if st.FinishedAt != nil {
 				row.Label += " (took " + durfmt.Human(st.Duration()) + " there)"
 			}
-			t.Copied = true
-			place(&row, start, start)
-			row.Title = fmt.Sprintf("%s %s: %s, %s", st.Kind, st.Name, st.Status, row.Label)
-			t.Rows = append(t.Rows, row)
-			continue
-		}
-		to := end
-		switch {
 		case st.FinishedAt != nil:
 			to = *st.FinishedAt
 			row.Label = durfmt.Human(st.Duration())
@@ -143,8 +135,8 @@ func runTimeline(run *workflow.Run, now time.Time) *timeline {
 		default: // interrupted by the run's end
 			row.Label = string(st.Status)
 		}
-		place(&row, st.StartedAt, to)
-		if st.Attempts > 1 {
+		place(&row, from, to)
+		if st.Attempts > 1 && !row.Copied {
 			row.Label += fmt.Sprintf(" (%d attempts)", st.Attempts)
 		}
 		row.Title = fmt.Sprintf("%s %s: %s, %s", st.Kind, st.Name, st.Status, row.Label)

@@ -35,7 +35,7 @@ func setRun(r *Run, row *engine.Run) error {
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, StartedAt: row.StartedAt, FinishedAt: row.FinishedAt,
 		NextAttemptAt: row.NextAttemptAt, ForkedFrom: row.ForkedFrom, ForkedFromStep: row.ForkedFromStep,
 	}
-	if len(row.Retry) > 0 && string(row.Retry) != "null" {
+	if len(row.Retry) > 0 {
 		r.Retry = new(RetryPolicy)
 		if err := json.Unmarshal(row.Retry, r.Retry); err != nil {
 			return fmt.Errorf("workflow: run %s: read the retry policy its River job carries: %w", row.ID, err)

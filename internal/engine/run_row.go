@@ -97,7 +97,7 @@ const runReadColumns = `r.id, r.workflow_type, coalesce(r.idempotency_key, ''), 
 	coalesce(r.debounce_key, ''),
 	CASE WHEN r.status = 'pending' AND j.attempt > 0 AND j.state IN ('retryable', 'available', 'scheduled') THEN j.scheduled_at END,
 	r.forked_from, coalesce(r.forked_from_step, ''),
-	CASE WHEN r.status IN ('pending', 'running', 'sleeping', 'waiting') THEN j.args->'retry' END`
+	CASE WHEN r.status IN ('pending', 'running', 'sleeping', 'waiting') THEN nullif(j.args->'retry', 'null') END`
 
 // runReadFrom is the FROM clause of runReadColumns.
 const runReadFrom = ` FROM {s}workflow_runs r LEFT JOIN {s}river_job j ON j.id = r.job_id `
