@@ -80,7 +80,13 @@ func TestDashboardRunSearch(t *testing.T) {
 	require.ElementsMatch(t, []string{link(acme), link(other), link(plain)}, hrefs(url.Values{"from": {now.Add(-time.Hour).Format("2006-01-02T15:04")}}))
 	require.Empty(t, hrefs(url.Values{"from": {now.Add(time.Hour).Format(time.RFC3339)}}))
 	require.Empty(t, hrefs(url.Values{"to": {now.Add(-time.Hour).Format("2006-01-02T15:04")}}))
-	require.Equal(t, []string{link(plain)}, hrefs(url.Values{"from": {plain.CreatedAt.Add(-time.Millisecond).Format(time.RFC3339Nano)}, "to": {now.Add(time.Minute).Format(time.RFC3339)}}))
+	// The range is on the time a run's id records (UUIDv7, taken when the
+	// start was prepared), which may be some milliseconds before the
+	// row's created_at (the database's, at its insert) on a loaded
+	// machine: from is a millisecond before the id's.
+	idSec, idNsec := plain.ID.Time().UnixTime()
+	idTime := time.Unix(idSec, idNsec).UTC()
+	require.Equal(t, []string{link(plain)}, hrefs(url.Values{"from": {idTime.Add(-time.Millisecond).Format(time.RFC3339Nano)}, "to": {now.Add(time.Minute).Format(time.RFC3339)}}))
 	body = d.page(t, "/runs?from="+now.Add(-time.Hour).Format("2006-01-02T15:04"), nil)
 	require.Contains(t, body, `<input type="datetime-local" name="from" value="`+now.Add(-time.Hour).Format("2006-01-02T15:04")+`" data-testid="from">`)
 
