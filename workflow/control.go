@@ -270,7 +270,7 @@ func (c *Client) RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 // pending on it. A new job, not JobRetry of the old one: River may still
 // hold the old attempt's outcome to apply "if running" (see handOffTx).
 func (c *Client) requeueTx(ctx context.Context, tx pgx.Tx, run *Run, attemptBase, maxAttempts int) error {
-	args := runArgs{kind: kindOf(run.Type), RunID: run.ID, Workflow: run.Type, ScheduleID: run.ScheduleID, FireAt: run.FireAt,
+	args := runArgs{kind: kindOf(run.Type), RunID: run.ID, ScheduleID: run.ScheduleID, FireAt: run.FireAt,
 		AttemptBase: attemptBase, Tenant: run.Tenant}
 	if old, err := c.river.JobGetTx(ctx, tx, run.JobID); err == nil {
 		var oldArgs runArgs

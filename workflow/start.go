@@ -246,29 +246,47 @@ func (c *Client) startByNameParams(typeName string, input json.RawMessage, opts 
 }
 
 // runArgs are the args of every workflow job: the run id (state lives in
-// workflow_runs) and the type name, so River UI shows what ran.
+// workflow_runs); the job's kind names the type ("workflow:" and its name),
+// so River UI shows what ran.
 //
 // The run's first job also carries the run's input, metadata and parent
 // when they are small (at most inlineStartBytes together, a copy of what
-// workflow_runs holds): the run's first attempt then starts from the job
-// alone, without reading the run (see worker.begin). River UI shows them.
+// workflow_runs holds), in Start: the run's first attempt then starts from
+// the job alone, without reading the run (see worker.begin). River UI shows
+// them, as one JSON text.
+//
+// Why one text: River indexes every job's args with a GIN index (jsonb_ops),
+// which holds an entry for every key and every value at any depth, and
+// Postgres writes a job's entries again at each of its state changes (its
+// fetch, its completion: none is a HOT update, state being indexed). As
+// text, the inline start is one key and one value, and the type name, which
+// the kind holds, is not repeated: a slot's job went from about twenty
+// entries to ten, a plain run's from six to four, and StartMany's
+// benchmark ran about 13 % faster (docs/benchmarks.md, "2026-11-28, the
+// third session").
 type runArgs struct {
 	kind string
 
 	// AttemptBase is how many attempts the run used in earlier jobs (a
 	// parked run continues in a new job).
-	AttemptBase int             `json:"attempt_base,omitempty"`
-	FireAt      *time.Time      `json:"fire_at,omitempty" river:"unique"`
-	Input       json.RawMessage `json:"input,omitempty"`
-	Metadata    json.RawMessage `json:"metadata,omitempty"`
-	ParentRunID *uuid.UUID      `json:"parent_run_id,omitempty"`
+	AttemptBase int        `json:"attempt_base,omitempty"`
+	FireAt      *time.Time `json:"fire_at,omitempty" river:"unique"`
 	// Retry is the run's retry policy (runRetry), nil for none.
 	Retry      *RetryPolicy `json:"retry,omitempty"`
 	RunID      uuid.UUID    `json:"run_id"`
 	ScheduleID *uuid.UUID   `json:"schedule_id,omitempty" river:"unique"`
-	Tenant     string       `json:"tenant,omitempty"`
-	TimeoutMS  int64        `json:"timeout_ms,omitempty"`
-	Workflow   string       `json:"workflow"`
+	// Start is the inline start, a JSON object as text (inlineStart).
+	Start     string `json:"start,omitempty"`
+	Tenant    string `json:"tenant,omitempty"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+
+	// Input, Metadata, ParentRunID and Workflow are how jobs written before
+	// Start carried the inline start and the type name: read, never
+	// written.
+	Input       json.RawMessage `json:"input,omitempty"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	ParentRunID *uuid.UUID      `json:"parent_run_id,omitempty"`
+	Workflow    string          `json:"workflow,omitempty"`
 }
 
 // inlineStartBytes bounds the input and metadata a run's first job carries
@@ -276,15 +294,47 @@ type runArgs struct {
 // for typical inputs. Larger ones are read from workflow_runs.
 const inlineStartBytes = 2048
 
+// inlined is a run's start as its first job carries it (runArgs.Start).
+type inlined struct {
+	Input       json.RawMessage `json:"input"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	ParentRunID *uuid.UUID      `json:"parent_run_id,omitempty"`
+}
+
 // inlineStart copies input and metadata into args when they are small.
 func (a *runArgs) inlineStart(input, metadata []byte, parentID *uuid.UUID) {
 	if len(input)+len(metadata) > inlineStartBytes {
 		return
 	}
-	a.Input, a.ParentRunID = input, parentID
+	in := inlined{Input: input, ParentRunID: parentID}
 	if string(metadata) != "{}" {
-		a.Metadata = metadata
+		in.Metadata = metadata
 	}
+	b, err := json.Marshal(&in)
+	if err != nil {
+		return // the first attempt reads the run
+	}
+	a.Start = string(b)
+}
+
+// inlined returns the inline start args carry, if they carry one, in
+// either form (Start, or the fields of jobs written before it). Metadata
+// is "{}" for none.
+func (a *runArgs) inlined() (*inlined, bool) {
+	in := &inlined{Input: a.Input, Metadata: a.Metadata, ParentRunID: a.ParentRunID}
+	if a.Start != "" {
+		in = &inlined{}
+		if err := json.Unmarshal([]byte(a.Start), in); err != nil {
+			return nil, false
+		}
+	}
+	if len(in.Input) == 0 {
+		return nil, false
+	}
+	if len(in.Metadata) == 0 {
+		in.Metadata = []byte("{}")
+	}
+	return in, true
 }
 
 func (a runArgs) Kind() string { return a.kind }

@@ -332,7 +332,7 @@ func (c *Client) scheduledParams(s *wfruntime.ScheduledStart) (*scheduledPolicy,
 
 func (p *scheduledPolicy) args(runID uuid.UUID, s *wfruntime.ScheduledStart) runArgs {
 	scheduleID, fireAt := s.ScheduleID, s.FireAt
-	args := runArgs{kind: p.kind, RunID: runID, Workflow: s.Type, ScheduleID: &scheduleID, FireAt: &fireAt, TimeoutMS: p.timeoutMS, Tenant: s.Tenant, Retry: p.retry}
+	args := runArgs{kind: p.kind, RunID: runID, ScheduleID: &scheduleID, FireAt: &fireAt, TimeoutMS: p.timeoutMS, Tenant: s.Tenant, Retry: p.retry}
 	args.inlineStart(scheduledInput(s), p.metadata, nil)
 	return args
 }

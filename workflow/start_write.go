@@ -104,7 +104,7 @@ func (c *Client) prepareStart(p *startParams, added map[string]any) (*preparedSt
 	if ps.id, err = uuid.NewV7(); err != nil {
 		return nil, fmt.Errorf("workflow: new run id: %w", err)
 	}
-	ps.args = runArgs{kind: kindOf(p.typeName), RunID: ps.id, Workflow: p.typeName, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: ps.tenant,
+	ps.args = runArgs{kind: kindOf(p.typeName), RunID: ps.id, ScheduleID: p.scheduleID, FireAt: p.fireAt, Tenant: ps.tenant,
 		Retry: runRetry(opts.Retry, nil, p.defaults.Retry)}
 	if ps.debounce == nil && !p.fork { // a later start of the window changes the input
 		ps.args.inlineStart(p.input, ps.metadata, p.parentID)

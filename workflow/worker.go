@@ -142,12 +142,10 @@ func sleptUntil(memos []*memo, startedAt time.Time) *time.Time {
 // one query, shared with other attempts starting at the same moment.
 func (w *worker) begin(ctx context.Context, job *river.Job[runArgs]) (*attemptState, error) {
 	a := job.Args
-	if a.Input != nil && a.AttemptBase == 0 && job.Attempt == 1 && len(job.AttemptedBy) == 1 && len(job.Errors) == 0 {
-		metadata := a.Metadata
-		if metadata == nil {
-			metadata = []byte("{}")
+	if a.AttemptBase == 0 && job.Attempt == 1 && len(job.AttemptedBy) == 1 && len(job.Errors) == 0 {
+		if in, ok := a.inlined(); ok {
+			return &attemptState{typ: w.reg.name, input: in.Input, scheduleID: a.ScheduleID, fireAt: a.FireAt, parentID: in.ParentRunID, metadata: in.Metadata}, nil
 		}
-		return &attemptState{typ: w.reg.name, input: a.Input, scheduleID: a.ScheduleID, fireAt: a.FireAt, parentID: a.ParentRunID, metadata: metadata}, nil
 	}
 	return w.c.loadAttempt(ctx, a.RunID)
 }
@@ -229,7 +227,7 @@ func (w *worker) finish(ctx context.Context, wctx *wfContext, job *river.Job[run
 // pending already.
 func (w *worker) completeRun(ctx context.Context, wctx *wfContext, job *river.Job[runArgs], output json.RawMessage) error {
 	req := wfruntime.Completion{
-		JobID: job.ID, RunID: job.Args.RunID, Type: job.Args.Workflow, Attempt: wctx.info.Attempt, HasParent: wctx.info.ParentID != nil,
+		JobID: job.ID, RunID: job.Args.RunID, Type: w.reg.name, Attempt: wctx.info.Attempt, HasParent: wctx.info.ParentID != nil,
 		Memos: wfruntime.MemoRows(wctx.memosToComplete()), Output: output, StartedAt: wctx.attemptedAt(), Job: job.JobRow,
 	}
 	if w.c.pending.Add(req) {
@@ -275,7 +273,7 @@ func (w *worker) failRun(ctx context.Context, wctx *wfContext, job *river.Job[ru
 	}
 	wctx.outcome = AttemptFailed
 	if finished {
-		c.mw.runFinished(ctx, wctx.info.ID, job.Args.Workflow, StatusFailed)
+		c.mw.runFinished(ctx, wctx.info.ID, w.reg.name, StatusFailed)
 	}
 	wctx.logger.WarnContext(ctx, "tributary: Run failed", slog.String("kind", stored.Kind), slog.String("step", step), slog.String("err", cause.Error()))
 	return river.JobCancel(cause) // no-op for River's state (already discarded); stops retries if the tx raced
@@ -301,7 +299,7 @@ func (w *worker) cancelRun(ctx context.Context, wctx *wfContext, job *river.Job[
 	}
 	wctx.outcome = AttemptCancelled
 	if finished {
-		c.mw.runFinished(ctx, wctx.info.ID, job.Args.Workflow, StatusCancelled)
+		c.mw.runFinished(ctx, wctx.info.ID, w.reg.name, StatusCancelled)
 	}
 	return river.JobCancel(ErrCancelled)
 }

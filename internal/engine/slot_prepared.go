@@ -30,16 +30,20 @@ import (
 var (
 	// A slot decided under a recording tracer has its decision span's trace
 	// context ($4, '' for none) added to its run's metadata and to its
-	// job's, when the job carries the run's start inline (runArgs), so
-	// that the run's attempts link to the span as they do for a slot
-	// started at its time.
+	// job's, when the job carries the run's start inline (workflow's
+	// runArgs: the text "start", or "input" and "metadata" in a job written
+	// before it), so that the run's attempts link to the span as they do
+	// for a slot started at its time.
 	promotePreparedStmt = define(`
 WITH v AS (
 	SELECT * FROM unnest($1::bigint[], $4::text[]) AS v(id, trace)
 ), promoted AS (
-	UPDATE {s}river_job j SET state = 'available',
-		args = CASE WHEN v.trace = '' OR NOT j.args ? 'input' THEN j.args
-			ELSE jsonb_set(j.args, '{metadata}', coalesce(j.args->'metadata', '{}') || jsonb_build_object('otel', v.trace::jsonb)) END
+	UPDATE {s}river_job j SET state = 'available', metadata = j.metadata - 'tributary_prepared_slot',
+		args = CASE WHEN v.trace = '' THEN j.args
+			WHEN j.args ? 'start' THEN jsonb_set(j.args, '{start}', to_jsonb(jsonb_set((j.args->>'start')::jsonb, '{metadata}',
+				coalesce((j.args->>'start')::jsonb->'metadata', '{}') || jsonb_build_object('otel', v.trace::jsonb))::text))
+			WHEN j.args ? 'input' THEN jsonb_set(j.args, '{metadata}', coalesce(j.args->'metadata', '{}') || jsonb_build_object('otel', v.trace::jsonb))
+			ELSE j.args END
 	FROM v
 	WHERE j.id = v.id AND (j.state = 'pending') IS TRUE
 	RETURNING j.id, j.queue, v.trace, j.args->>'run_id' AS run_id

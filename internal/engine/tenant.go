@@ -25,7 +25,7 @@ var (
 	// runningCTE counts the running jobs of workflow runs with a tenant,
 	// by type and tenant (few: at most the workers of every client).
 	runningCTE = `running AS (
-	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
+	SELECT substr(kind, length('workflow:') + 1) AS workflow_type, args->>'tenant' AS tenant, count(*) AS n
 	FROM {s}river_job WHERE state = 'running' AND kind LIKE 'workflow:%' AND args ? 'tenant'
 	GROUP BY 1, 2
 )`
@@ -78,7 +78,7 @@ ON CONFLICT (workflow_type, tenant) DO UPDATE SET max_running = excluded.max_run
 	// bucket's whole tokens wait for it (rate_limited). next_token is the
 	// seconds until the bucket's next whole token, while runs wait for it.
 	tenantsStmt = define(`WITH ` + typeLimitsCTE + `, ` + typeRatesCTE + `, ` + runningCTE + `, ready AS (
-	SELECT args->>'workflow' AS workflow_type, args->>'tenant' AS tenant, queue, count(*) AS n
+	SELECT substr(kind, length('workflow:') + 1) AS workflow_type, args->>'tenant' AS tenant, queue, count(*) AS n
 	FROM {s}river_job WHERE state = 'available' AND args ? 'tenant' AND kind LIKE 'workflow:%'
 	GROUP BY 1, 2, 3
 ), ready_pairs AS (
