@@ -292,6 +292,55 @@ func TestLedger(t *testing.T) {
 		require.JSONEq(t, `"UTC"`, mustJSON(t, metaField(t, history[0].Metadata, "schedule_zone")))
 	})
 
+	// The status trigger rewrites a schedule only when its last status
+	// changes or its runs failed (migration 027): a run that completes
+	// like the one before leaves the schedule's row as it was (its xmin).
+	t.Run("UnchangedStatusLeavesTheRow", func(t *testing.T) {
+		t.Parallel()
+
+		db := testdb.New(t)
+		sc := insertOnly(t, db)
+		ctx := ctxT(t, 30*time.Second)
+		s, err := sc.Create(ctx, &Params{Name: "steady", Workflow: "w", Cron: "0 0 1 1 *", Overlap: OverlapAllow})
+		require.NoError(t, err)
+
+		type row struct {
+			xmin     uint32
+			status   string
+			failures int
+		}
+		read := func() row {
+			var r row
+			require.NoError(t, db.Pool.QueryRow(ctx, `SELECT xmin::text::bigint, coalesce(last_run_status, ''), failure_count
+				FROM schedules WHERE id = $1`, s.ID).Scan(&r.xmin, &r.status, &r.failures))
+			return r
+		}
+		finish := func(i int, status string) row {
+			t.Helper()
+			id := uuid.New()
+			_, err := db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, max_attempts, queue, status, schedule_id, fire_at)
+				VALUES ($1, 'w', 1, 'default', 'running', $2, '2030-01-01'::timestamptz + $3 * interval '1 day')`, id, s.ID, i)
+			require.NoError(t, err)
+			_, err = db.Pool.Exec(ctx, `UPDATE workflow_runs SET status = $2, finished_at = now() WHERE id = $1`, id, status)
+			require.NoError(t, err)
+			return read()
+		}
+
+		before := read()
+		first := finish(1, "completed")
+		require.Equal(t, "completed", first.status)
+		require.NotEqual(t, before.xmin, first.xmin, "a first status is written")
+		second := finish(2, "completed")
+		require.Equal(t, first, second, "the same status again leaves the row")
+		failed := finish(3, "failed")
+		require.Equal(t, "failed", failed.status)
+		require.Equal(t, 1, failed.failures)
+		again := finish(4, "failed")
+		require.Equal(t, "failed", again.status)
+		require.Equal(t, 2, again.failures, "a failure counts though the status stands")
+		require.NotEqual(t, failed.xmin, again.xmin)
+	})
+
 	t.Run("TriggerAndBackfill", func(t *testing.T) {
 		t.Parallel()
 
