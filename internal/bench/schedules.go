@@ -47,6 +47,15 @@ type SchedulesConfig struct {
 	// Defaults to 1: every schedule of one owner.
 	Owners int
 
+	// RanBefore gives every schedule the status of a run that completed
+	// before (last_run_status "completed"), as a day's schedules have after
+	// their first day: the runs' status trigger then leaves their rows as
+	// they are (migration 027), where it writes the first status of new
+	// ones.
+	//
+	// Defaults to false: new schedules, as Create leaves them.
+	RanBefore bool
+
 	// Logger receives River's, the workflow engine's, the schedule
 	// client's and the migrator's logs.
 	//
@@ -96,10 +105,11 @@ type SchedulesResult struct {
 	Cases []*SlotCase `json:"cases"`
 
 	// Due, Rounds and Workers are the configuration the cases ran with.
-	Due     int `json:"due"`
-	Owners  int `json:"owners"`
-	Rounds  int `json:"rounds"`
-	Workers int `json:"workers"`
+	Due       int  `json:"due"`
+	Owners    int  `json:"owners"`
+	RanBefore bool `json:"ran_before,omitempty"`
+	Rounds    int  `json:"rounds"`
+	Workers   int  `json:"workers"`
 
 	// Ratios divide each Tributary case's p99 lag by River's: 2 means
 	// Tributary's 99th percentile slot started twice as late.
@@ -261,7 +271,7 @@ func RunSchedules(ctx context.Context, pool *pgxpool.Pool, config *SchedulesConf
 		progress = io.Discard
 	}
 
-	res := &SchedulesResult{Due: config.Due, Owners: config.Owners, Rounds: config.Rounds, Workers: config.Workers}
+	res := &SchedulesResult{Due: config.Due, Owners: config.Owners, RanBefore: config.RanBefore, Rounds: config.Rounds, Workers: config.Workers}
 	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&res.Server); err != nil {
 		return nil, fmt.Errorf("bench: reading the server version: %w", err)
 	}

@@ -107,7 +107,7 @@ func runTributary(cold bool) func(context.Context, *scratch, *SchedulesConfig) (
 
 		began := time.Now()
 		slot := began.Add(tributaryLead + time.Duration(config.Due)*createCost).Truncate(time.Second).UTC()
-		if err := createSlots(ctx, s, inserter, config.Due, config.Owners, slot); err != nil {
+		if err := createSlots(ctx, s, inserter, config.Due, config.Owners, config.RanBefore, slot); err != nil {
 			return nil, err
 		}
 		created := time.Now()
@@ -138,8 +138,9 @@ func runTributary(cold bool) func(context.Context, *scratch, *SchedulesConfig) (
 // createSlots creates n schedules whose first slot is slot, spread in turn
 // over owners owners, through an insert-only schedule client:
 // schedule.MaxCreateMany to a CreateMany call, each in a transaction of its
-// own.
-func createSlots(ctx context.Context, s *scratch, sc *schedule.Client, n, owners int, slot time.Time) error {
+// own. With ranBefore, it then marks them as having completed a run before
+// (SchedulesConfig.RanBefore).
+func createSlots(ctx context.Context, s *scratch, sc *schedule.Client, n, owners int, ranBefore bool, slot time.Time) error {
 	cron := fmt.Sprintf("%d %d %d * * *", slot.Second(), slot.Minute(), slot.Hour())
 	for from := 0; from < n; from += schedule.MaxCreateMany {
 		params := make([]*schedule.Params, 0, min(schedule.MaxCreateMany, n-from))
@@ -154,6 +155,11 @@ func createSlots(ctx context.Context, s *scratch, sc *schedule.Client, n, owners
 		}
 		if _, err := sc.CreateMany(ctx, params); err != nil {
 			return fmt.Errorf("creating schedules %d to %d: %w", from, from+len(params), err)
+		}
+	}
+	if ranBefore {
+		if _, err := s.pool.Exec(ctx, `UPDATE schedules SET last_run_status = 'completed'`); err != nil {
+			return fmt.Errorf("marking the schedules as having run before: %w", err)
 		}
 	}
 	due, err := s.count(ctx, `SELECT count(*) FROM schedules WHERE next_fire_at = $1`, slot)

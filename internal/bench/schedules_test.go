@@ -75,6 +75,26 @@ func TestRunSchedules(t *testing.T) {
 	require.InDelta(t, millis(res.Cases[0].Rounds[0].Lead), round["lead_ms"], 1e-9)
 }
 
+// TestRunSchedulesRanBefore: with RanBefore, the schedules carry the status
+// of a run that completed before, the result says so, and every slot still
+// starts its run.
+func TestRunSchedulesRanBefore(t *testing.T) {
+	t.Parallel()
+
+	const due = 20
+	admin := adminPool(t)
+	res, err := RunSchedules(context.Background(), admin, &SchedulesConfig{Due: due, RanBefore: true, Workers: testWorkers}, nil)
+	require.NoError(t, err)
+	require.True(t, res.RanBefore)
+	require.Len(t, res.Cases, 2)
+	for _, c := range res.Cases {
+		require.Equal(t, due, c.Rounds[0].Slots, c.Name)
+	}
+	out, err := json.Marshal(res)
+	require.NoError(t, err)
+	require.Contains(t, string(out), `"ran_before":true`)
+}
+
 // requireLag checks that a lag summary is ordered and not negative: no run
 // started before its slot.
 func requireLag(t *testing.T, lag *Lag, name string) {

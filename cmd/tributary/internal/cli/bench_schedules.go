@@ -31,8 +31,10 @@ func newBenchSchedulesCommand(env *Env) *cobra.Command {
 		from the database, on its clock. It prints each case's p50, p95 and p99 lag, the maximum, slots
 		per second (--due over the maximum lag: the rate at which due slots got started), and the ratio
 		of Tributary's p99 to River's. With --cold, a second Tributary case starts its working client only
-		after the slot: the lag of the first slot after a start-up. A case fails when a slot is skipped or
-		its run does not complete, or when nothing finishes for a minute. With --rounds above 1 the cases
+		after the slot: the lag of the first slot after a start-up. With --ran-before, the schedules
+		carry the status of a run that completed before, as a day's schedules do after their first
+		day. A case fails when a slot is skipped or its run does not complete, or when nothing
+		finishes for a minute. With --rounds above 1 the cases
 		run that many times interleaved (every other round in reverse order), and each case's lags are
 		pooled over its rounds. Each case runs on a schema of its own (tributary_bench_<random>),
 		created, migrated and dropped afterwards, also when it fails or is interrupted. Without a
@@ -49,6 +51,7 @@ func setupBenchSchedules(fs *pflag.FlagSet, env *Env) Action {
 	due := fs.Int("due", bench.DefaultDue, "`number` of schedules (and River periodic jobs) due in the same second (default 10000)")
 	owners := fs.Int("owners", 1, "`number` of owners the schedules are spread over; each schedule's runs carry its owner as their tenant, and tenants take turns for the workers (default 1)")
 	cold := fs.Bool("cold", false, "also measure Tributary with its working client started only after the slot")
+	ranBefore := fs.Bool("ran-before", false, "give the schedules the status of a run that completed before, as a day's schedules have after their first day (the runs' status trigger then leaves their rows as they are)")
 	rounds := fs.Int("rounds", bench.DefaultRounds, "run the cases this `number` of times, interleaved, pooling each case's lags (default 1)")
 	workers := fs.Int("workers", bench.DefaultWorkers, "`number` of workers of the default queue of every case's working client (default 20)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
@@ -65,7 +68,7 @@ func setupBenchSchedules(fs *pflag.FlagSet, env *Env) Action {
 		); err != nil {
 			return err
 		}
-		config := &bench.SchedulesConfig{Cold: *cold, Due: *due, Owners: *owners, Logger: env.Logger, Rounds: *rounds, Workers: *workers}
+		config := &bench.SchedulesConfig{Cold: *cold, Due: *due, Owners: *owners, RanBefore: *ranBefore, Logger: env.Logger, Rounds: *rounds, Workers: *workers}
 		return runBenchOn(ctx, env, url.Get(), "bench schedules", *asJSON, func(pool *pgxpool.Pool) (*bench.SchedulesResult, error) {
 			return bench.RunSchedules(ctx, pool, config, env.Stderr)
 		}, printBenchSchedulesTable)

@@ -64,9 +64,10 @@ func TestBenchSchedules(t *testing.T) {
 					Slots        int     `json:"slots"`
 				} `json:"rounds"`
 			} `json:"cases"`
-			Due    int `json:"due"`
-			Owners int `json:"owners"`
-			Ratios []struct {
+			Due       int  `json:"due"`
+			Owners    int  `json:"owners"`
+			RanBefore bool `json:"ran_before"` // left out unless --ran-before
+			Ratios    []struct {
 				Max   float64 `json:"max"`
 				Min   float64 `json:"min"`
 				Name  string  `json:"name"`
@@ -83,6 +84,7 @@ func TestBenchSchedules(t *testing.T) {
 		require.NoError(t, dec.Decode(&out), res.stdout)
 		require.Equal(t, 20, out.Due)
 		require.Equal(t, 1, out.Owners, "one owner unless --owners says more")
+		require.False(t, out.RanBefore)
 		require.Equal(t, 1, out.Rounds)
 		require.Equal(t, 4, out.Workers)
 		require.NotEmpty(t, out.Server)
