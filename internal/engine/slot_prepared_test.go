@@ -112,6 +112,85 @@ func TestPromotionKeepsToThePrimaryKey(t *testing.T) {
 	require.Contains(t, plan, "river_job_pkey", plan)
 }
 
+// TestPromotionAddsTheTrace: a prepared job promoted under a decision span
+// gets the span's trace context in the metadata its inline start carries,
+// in either form of args (the text "start", or "input" and "metadata" in a
+// job written before it), and so does its run; the job's "prepared" note
+// goes. A job without an inline start, or promoted without a trace, keeps
+// its args.
+func TestPromotionAddsTheTrace(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db := testdb.New(t)
+	q := NewQueries(db.Schema)
+
+	args := map[string]string{
+		"text":     `{"start": "{\"input\": 1, \"metadata\": {\"k\": \"v\"}}"}`,
+		"nested":   `{"input": 1, "metadata": {"k": "v"}, "workflow": "a"}`,
+		"none":     `{}`,
+		"untraced": `{"start": "{\"input\": 1}"}`,
+	}
+	ids := map[string]int64{}
+	for name, a := range args {
+		var id int64
+		require.NoError(t, db.Pool.QueryRow(ctx, `WITH job AS (
+			INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at, priority, metadata)
+			VALUES (jsonb_build_object('run_id', gen_random_uuid()) || $1::jsonb, 'workflow:a', 5, 'default', 'pending', now(), 1,
+				'{"tributary_prepared_slot": "note"}')
+			RETURNING id, (args->>'run_id')::uuid AS run_id
+		), run AS (
+			INSERT INTO workflow_runs (id, workflow_type, input, status, queue, max_attempts, priority, job_id, metadata)
+			SELECT run_id, 'a', '1', 'pending', 'default', 5, 1, id, '{"k": "v"}' FROM job
+		)
+		SELECT id FROM job`, a).Scan(&id))
+		ids[name] = id
+	}
+
+	const trace = `{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`
+	tx, err := db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	promoted, err := q.PromotePreparedTx(ctx, tx, []int64{ids["text"], ids["nested"], ids["none"], ids["untraced"]}, []string{trace, trace, trace, ""})
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	require.Len(t, promoted, 4)
+
+	read := func(name string) (args, jobMeta, runMeta map[string]any) {
+		var a, jm, rm []byte
+		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT j.args, j.metadata, r.metadata FROM river_job j
+			JOIN workflow_runs r ON r.job_id = j.id WHERE j.id = $1 AND j.state = 'available'`, ids[name]).Scan(&a, &jm, &rm))
+		require.NoError(t, json.Unmarshal(a, &args))
+		require.NoError(t, json.Unmarshal(jm, &jobMeta))
+		require.NoError(t, json.Unmarshal(rm, &runMeta))
+		return args, jobMeta, runMeta
+	}
+	wantOtel := map[string]any{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+	for _, name := range []string{"text", "nested", "none", "untraced"} {
+		a, jm, rm := read(name)
+		require.NotContains(t, jm, "tributary_prepared_slot", name)
+		if name == "untraced" {
+			require.NotContains(t, rm, "otel", name)
+		} else {
+			require.Equal(t, wantOtel, rm["otel"], name)
+		}
+		switch name {
+		case "text":
+			var start map[string]any
+			require.NoError(t, json.Unmarshal([]byte(a["start"].(string)), &start))
+			require.Equal(t, map[string]any{"k": "v", "otel": wantOtel}, start["metadata"])
+			require.EqualValues(t, 1, start["input"])
+		case "nested":
+			require.Equal(t, map[string]any{"k": "v", "otel": wantOtel}, a["metadata"])
+		case "none":
+			require.NotContains(t, a, "start", name)
+			require.NotContains(t, a, "metadata", name)
+		case "untraced":
+			require.JSONEq(t, `{"input": 1}`, a["start"].(string))
+		}
+	}
+}
+
 // requireNoSeqScan fails unless the JSON plan reads relation through an
 // index only.
 func requireNoSeqScan(t *testing.T, plan, relation string) {
