@@ -44,9 +44,7 @@ func (c *Client) nextJobTx(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow
 	}
 	next := args
 	next.kind = job.Kind
-	// The next attempt reads the run and its memos; a job written before
-	// runArgs.Start has its type name in the kind only, as new ones do.
-	next.Start, next.Input, next.Metadata, next.ParentRunID, next.Workflow = "", nil, nil, nil, ""
+	next.Start, next.Input, next.Metadata, next.ParentRunID = "", nil, nil, nil // the next attempt reads the run and its memos
 	next.AttemptBase = args.AttemptBase + job.Attempt - 1
 	opts.MaxAttempts = max(job.MaxAttempts-job.Attempt+1, 1)
 	opts.Priority, opts.Queue, opts.Tags = job.Priority, job.Queue, job.Tags

@@ -280,13 +280,12 @@ type runArgs struct {
 	Tenant    string `json:"tenant,omitempty"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
 
-	// Input, Metadata, ParentRunID and Workflow are how jobs written before
-	// Start carried the inline start and the type name: read, never
-	// written.
+	// Input, Metadata and ParentRunID are how jobs written before Start
+	// carried the inline start: read, never written. Their type name
+	// ("workflow") is not decoded: the kind holds it.
 	Input       json.RawMessage `json:"input,omitempty"`
 	Metadata    json.RawMessage `json:"metadata,omitempty"`
 	ParentRunID *uuid.UUID      `json:"parent_run_id,omitempty"`
-	Workflow    string          `json:"workflow,omitempty"`
 }
 
 // inlineStartBytes bounds the input and metadata a run's first job carries
