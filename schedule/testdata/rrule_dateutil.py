@@ -138,7 +138,8 @@ def main():
             continue
         rules.append({"rule": text, "occurrences": occurrences})
     # One rule a line, so that a change of the script shows in a diff.
-    head = json.dumps({"dateutil": dateutil.__version__, "seed": SEED, "horizon_years": HORIZON_YEARS})
+    head = json.dumps({"dateutil": dateutil.__version__, "seed": SEED, "horizon_years": HORIZON_YEARS,
+                       "max_occurrences": MAX_OCCURRENCES})
     sys.stdout.write(head[:-1] + ', "rules": [\n')
     sys.stdout.write(",\n".join(json.dumps(r) for r in rules))
     sys.stdout.write("\n]}\n")
