@@ -169,3 +169,26 @@ func TestFairFetchRowsAsRiverReadsThem(t *testing.T) {
 		require.NotEmpty(t, j.UniqueStates)
 	}
 }
+
+// TestFairFetchPlainTakesItsPlace pins the turn of the jobs without a
+// tenant when more tenants have jobs ready than a fetch takes: they are
+// fetched when the rotation reaches their place (after the last tenant),
+// not before, even when one of them is the oldest ready job of the queue,
+// and then in the fetch that holds their place.
+func TestFairFetchPlainTakesItsPlace(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	for i := range 6 {
+		insertKeyed(t, db, "workflow:a", fmt.Sprintf("t%02d", i), 10+i)
+	}
+	_, err := db.Pool.Exec(ctx(t), `INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at, priority)
+		VALUES ('{"n": 1}', 'workflow:a', 5, 'default', 'available', '2026-01-01'::timestamptz, 1)`)
+	require.NoError(t, err)
+
+	f := newFairFetcher(t, db)
+	require.Equal(t, []string{"t00", "t01"}, tenantsOf(t, f.fetch(2, "workflow:a")), "the oldest job, without a tenant, waits for its place")
+	require.Equal(t, []string{"t02", "t03"}, tenantsOf(t, f.fetch(2, "workflow:a")))
+	require.Equal(t, []string{"t04", "t05"}, tenantsOf(t, f.fetch(2, "workflow:a")))
+	require.Equal(t, []string{`{"n": 1}`}, f.fetch(2, "workflow:a"), "the next fetch holds the place of the jobs without a tenant")
+}
