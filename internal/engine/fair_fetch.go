@@ -194,7 +194,7 @@ func (p *pilot) probe(ctx context.Context, texts fairTexts, queue string) (first
 // fetchFair runs the fair fetch from cursor and returns what it fetched:
 // the jobs it started and the tenant its turns ended on. It is
 // one batch, sent in one round trip: the transaction's planner settings (fairPlanSQL),
-// then, with tenant limits for some of the client's kinds, the advisory
+// with tenant limits for some of the client's kinds with the advisory
 // locks of the limited kinds it may fetch (so that racing producers on any
 // client count each other's starts), then the fetch with its limits and
 // rates. Without rates the batch is one implicit transaction (one Sync),
@@ -209,11 +209,13 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 	rated, limited := len(p.rates.kinds) > 0, len(p.limits.kinds) > 0
 
 	batch := &pgx.Batch{}
-	batch.Queue(fairPlanSQL)
-	// The locks come first, in a statement of their own: the fetch's
-	// snapshot is then taken after the last racing fetch committed.
+	// The locks come first, in a statement of their own (the settings'):
+	// the fetch's snapshot is then taken after the last racing fetch
+	// committed.
 	if lockKeys := p.limits.lockKeys(params.Schema, params.Kind); len(lockKeys) > 0 {
-		batch.Queue(texts.lockKinds, lockKeys)
+		batch.Queue(fairPlanLockSQL, lockKeys)
+	} else {
+		batch.Queue(fairPlanSQL)
 	}
 	switch {
 	case rated:
@@ -365,8 +367,8 @@ func (p *pilot) armFetch(queue, schema string, after time.Duration) {
 
 // fairTexts are the fair fetch's statements for one schema.
 type fairTexts struct {
-	schema                                                        string
-	probe, fetch, fetchLimited, fetchRated, takeTokens, lockKinds string
+	schema                                             string
+	probe, fetch, fetchLimited, fetchRated, takeTokens string
 }
 
 // fairTexts returns the statements for schema; a pilot serves one schema,
@@ -383,7 +385,6 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 			fetchLimited: strings.ReplaceAll(fairFetchLimitedSQL, "{s}", prefix),
 			fetchRated:   strings.ReplaceAll(fairFetchRatedSQL, "{s}", prefix),
 			takeTokens:   strings.ReplaceAll(takeTokensSQL, "{s}", prefix),
-			lockKinds:    lockLimitedKindsSQL,
 		}
 	}
 	return p.fair

@@ -31,7 +31,7 @@ import (
 // twice per pair), its limit (the tenant's own, tributary_tenant_limits, else
 // the type's) less its jobs running now (through the partial index
 // river_job_tributary_tenant_running), and a candidate of a pair beyond it
-// is left out. The caller holds the kinds' locks (lockLimitedKindsSQL)
+// is left out. The caller holds the kinds' locks (fairPlanLockSQL)
 // from before the statement began, so that what it counts as running
 // includes every start of a racing fetch. held marks the candidates left
 // out, for River UI: their job's metadata gets tributary_held, {"reason":
@@ -104,12 +104,16 @@ const fairUnmark = `,
 const fairPlanSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true),
     set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`
 
-// lockLimitedKindsSQL takes the transaction advisory locks of the limited
-// kinds $1 (each a schema-qualified key, see pilotLimits.lockKeys), in
-// order, so that two fetches locking some of the same kinds never wait for
-// each other in a circle.
-const lockLimitedKindsSQL = `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
-FROM (SELECT DISTINCT unnest($1::text[]) AS k ORDER BY 1) x`
+// fairPlanLockSQL is fairPlanSQL that also takes the transaction advisory
+// locks of the limited kinds $1 (each a schema-qualified key, see
+// pilotLimits.lockKeys), in order, so that two fetches locking some of the
+// same kinds never wait for each other in a circle: one statement before
+// the fetch instead of two, since a limited fetch is on its producer's
+// serial path (the statement is planned before its settings apply, so its
+// sort is planned as any other).
+const fairPlanLockSQL = fairPlanSQL + `,
+    (SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
+     FROM (SELECT DISTINCT unnest($1::text[]) AS k ORDER BY 1) x)`
 const fairAllowedFilter = `
         WHERE NOT EXISTS (SELECT 1 FROM allowance a WHERE a.kind = k.kind AND a.tenant = k.tenant AND k.kind_rank > a.n)
             AND` + fairWithinLimit
