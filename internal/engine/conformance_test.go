@@ -38,7 +38,7 @@ func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil
 
 // ctx is a context for one step of a test, ended after 30 s or with the
 // test.
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx

@@ -197,8 +197,9 @@ func (p *pilot) probe(ctx context.Context, texts fairTexts, queue string) (first
 // (fairPlanSQL; with tenant limits for some of the client's kinds,
 // fairPlanLockSQL, which also takes the advisory locks of the limited
 // kinds it may fetch, so that racing producers on any client count each
-// other's starts), then the fetch with its limits and rates. Without rates the batch is one implicit transaction (one Sync),
-// which holds the locks until the fetch is committed; with rates it runs in
+// other's starts), then the fetch with its limits and rates. Without
+// rates the batch is one implicit transaction (one Sync), which holds the
+// locks until the fetch is committed; with rates it runs in
 // a transaction that then takes the tokens of the rated attempts started.
 // When it started fewer jobs than it was asked for, it arms a fetch for
 // when the next token comes (rates), and marks the queue for a fetch when

@@ -1,10 +1,8 @@
 package engine_test
 
 import (
-	"context"
 	"testing"
 
-	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/stretchr/testify/require"
 
@@ -18,51 +16,43 @@ import (
 // fetch under a tenant limit none reaches.
 func BenchmarkFetch(b *testing.B) {
 	for _, c := range []struct {
-		name    string
-		fetcher func(d *engine.Driver) riverpilot.Pilot
-		limit   bool
+		name         string
+		river, limit bool
 	}{
-		{"River", func(d *engine.Driver) riverpilot.Pilot { return &riverpilot.StandardPilot{} }, false},
-		{"Fair", func(d *engine.Driver) riverpilot.Pilot { return d.PluginPilot() }, false},
-		{"FairLimited", func(d *engine.Driver) riverpilot.Pilot { return d.PluginPilot() }, true},
+		{name: "River", river: true},
+		{name: "Fair"},
+		{name: "FairLimited", limit: true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			db := testdb.New(b)
-			ctx := context.Background()
-			_, err := db.Pool.Exec(ctx, `INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at, priority)
+			_, err := db.Pool.Exec(ctx(b), `INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at, priority)
 				SELECT jsonb_build_object('run_id', gen_random_uuid(), 'tenant', 't' || (g % 1000), 'start', '{"input":1}'),
 					'workflow:a', 25, 'default', 'available', now() - interval '1 minute' + g * interval '1 microsecond', 1
 				FROM generate_series(1, $1) g`, b.N+100)
 			require.NoError(b, err)
-			_, err = db.Pool.Exec(ctx, `ANALYZE river_job`)
+			_, err = db.Pool.Exec(ctx(b), `ANALYZE river_job`)
 			require.NoError(b, err)
 
-			d := engine.NewDriver(db.Pool, nil)
+			f := newFairFetcher(b, db)
 			if c.limit {
-				d.SetTenantLimits(map[string]engine.TenantLimit{"workflow:a": {Type: "a", Max: 1000}})
+				f.driver.SetTenantLimits(map[string]engine.TenantLimit{"workflow:a": {Type: "a", Max: 1000}})
 			}
-			pilot := c.fetcher(d)
-			_, state, err := pilot.ProducerInit(ctx, d.GetExecutor(), &riverpilot.ProducerInitParams{
-				ClientID: "fetcher", Queue: "default", Schema: db.Schema,
-			})
-			require.NoError(b, err)
-			params := &riverdriver.JobGetAvailableParams{
-				ClientID: "fetcher", Kind: []string{"workflow:a"}, MaxAttemptedBy: 100, MaxToLock: 13, Queue: "default", Schema: db.Schema,
+			if c.river {
+				f.pilot = &riverpilot.StandardPilot{}
 			}
 			b.ResetTimer()
 			for fetched := 0; fetched < b.N; {
-				res, err := pilot.JobGetAvailable(ctx, d.GetExecutor(), state, params)
-				require.NoError(b, err)
-				require.NotEmpty(b, res.Jobs)
-				fetched += len(res.Jobs)
+				jobs := f.fetchJobs(13, "workflow:a")
+				require.NotEmpty(b, jobs)
+				fetched += len(jobs)
 				// The jobs end, as a client's would, so that as many run
 				// at once as a client of 20 workers runs.
 				b.StopTimer()
-				ids := make([]int64, len(res.Jobs))
-				for i, j := range res.Jobs {
+				ids := make([]int64, len(jobs))
+				for i, j := range jobs {
 					ids[i] = j.ID
 				}
-				_, err = db.Pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1)`, ids)
+				_, err = db.Pool.Exec(ctx(b), `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1)`, ids)
 				require.NoError(b, err)
 				b.StartTimer()
 			}

@@ -17,14 +17,14 @@ import (
 // fairFetcher fetches from db's default queue as one River producer
 // would, through the engine's pilot.
 type fairFetcher struct {
-	t      *testing.T
+	t      testing.TB
 	db     *testdb.DB
 	driver *engine.Driver
 	pilot  riverpilot.Pilot
 	state  riverpilot.ProducerState
 }
 
-func newFairFetcher(t *testing.T, db *testdb.DB) *fairFetcher {
+func newFairFetcher(t testing.TB, db *testdb.DB) *fairFetcher {
 	t.Helper()
 	d := engine.NewDriver(db.Pool, nil)
 	f := &fairFetcher{t: t, db: db, driver: d, pilot: d.PluginPilot()}
@@ -40,16 +40,23 @@ func newFairFetcher(t *testing.T, db *testdb.DB) *fairFetcher {
 // being the job's args' n, sorted.
 func (f *fairFetcher) fetch(n int, kinds ...string) []string {
 	f.t.Helper()
-	res, err := f.pilot.JobGetAvailable(ctx(f.t), f.driver.GetExecutor(), f.state, &riverdriver.JobGetAvailableParams{
-		ClientID: "fetcher", Kind: kinds, MaxAttemptedBy: 100, MaxToLock: n, Queue: "default", Schema: f.db.Schema,
-	})
-	require.NoError(f.t, err)
 	var got []string
-	for _, j := range res.Jobs {
+	for _, j := range f.fetchJobs(n, kinds...) {
 		got = append(got, string(j.EncodedArgs))
 	}
 	sort.Strings(got)
 	return got
+}
+
+// fetchJobs fetches up to n jobs of kinds and returns them as the fetch
+// did.
+func (f *fairFetcher) fetchJobs(n int, kinds ...string) []*rivertype.JobRow {
+	f.t.Helper()
+	res, err := f.pilot.JobGetAvailable(ctx(f.t), f.driver.GetExecutor(), f.state, &riverdriver.JobGetAvailableParams{
+		ClientID: "fetcher", Kind: kinds, MaxAttemptedBy: 100, MaxToLock: n, Queue: "default", Schema: f.db.Schema,
+	})
+	require.NoError(f.t, err)
+	return res.Jobs
 }
 
 // insertKeyed inserts an available job of kind for tenant, its args
