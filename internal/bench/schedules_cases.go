@@ -19,10 +19,14 @@ import (
 const (
 	// tributaryLead and createCost place a Tributary case's slot: that far
 	// ahead of creating its schedules, plus createCost per schedule, so
-	// that creating them ends a few seconds before the slot. CreateMany
-	// takes about 25µs a schedule on a laptop-class server.
+	// that creating them ends a few seconds before the slot. CreateMany,
+	// which writes each schedule with its first slot's run and job
+	// (prepared slots), took up to 133µs a schedule on the 2-core bench
+	// machine (100,000 in 12.8 to 13.3 s in the runs where 100µs left them
+	// past their slot: four of six in one hour); the lag is measured from
+	// the slot, so a longer lead costs only the wait.
 	tributaryLead = 3 * time.Second
-	createCost    = 100 * time.Microsecond
+	createCost    = 200 * time.Microsecond
 
 	// riverLead places the River case's slot this far ahead of starting its
 	// client: time to be elected leader and start the periodic job enqueuer
