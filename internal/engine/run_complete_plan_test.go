@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tributary-go/tributary/internal/testdb"
+)
+
+// TestCompleteRunsPlanReadsTheBatchOnce: the completion statement's
+// generic plan, as a workflow client's batch pool makes it (generic plans,
+// no sequential scans), reads its batch (the CTE v) once per use, not once
+// per job: a plan that looks each job up and then scans the whole batch
+// for it costs the square of the batch (in a burst of 100,000 slots, 14 of
+// the 31 ms of a batch of 140 runs).
+func TestCompleteRunsPlanReadsTheBatchOnce(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db := testdb.New(t)
+	const n = 300
+	_, err := db.Pool.Exec(ctx, `INSERT INTO river_job (args, kind, max_attempts, queue, state, attempt, attempted_at)
+		SELECT '{}', 'workflow:a', 5, 'default', 'running', 1, now() FROM generate_series(1, 20000)`)
+	require.NoError(t, err)
+	rows, err := db.Pool.Query(ctx, `SELECT id FROM river_job ORDER BY id DESC LIMIT $1`, n)
+	require.NoError(t, err)
+	var jobIDs []int64
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		jobIDs = append(jobIDs, id)
+	}
+	require.NoError(t, rows.Err())
+	var (
+		jobs, runs, outputs, attempts, starts []string
+	)
+	for _, id := range jobIDs {
+		run := uuid.New()
+		_, err := db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, input, max_attempts, queue, job_id, status)
+			VALUES ($1, 'a', 'null', 5, 'default', $2, 'pending')`, run, id)
+		require.NoError(t, err)
+		jobs, runs = append(jobs, fmt.Sprint(id)), append(runs, run.String())
+		outputs, attempts, starts = append(outputs, "null"), append(attempts, "1"), append(starts, "NULL")
+	}
+	lit := func(typ string, xs []string) string { return "'{" + strings.Join(xs, ",") + "}'::" + typ }
+	args := strings.Join([]string{
+		lit("bigint[]", jobs), lit("uuid[]", runs), lit("text[]", outputs), lit("int[]", attempts), lit("timestamptz[]", starts),
+		"false", "'{}'::uuid[]", "'{}'::text[]", "'{}'::text[]", "'{}'::text[]", "'{}'::text[]", "'{}'::text[]",
+		"'{}'::timestamptz[]", "'{}'::timestamptz[]", "'{}'::int[]", "NULL",
+	}, ", ")
+
+	tx, err := db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // the plan is all it is for
+	_, err = tx.Exec(ctx, `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "PREPARE complete_plan AS "+NewQueries(db.Schema).sql(completeRunsStmt))
+	require.NoError(t, err)
+	var plan string
+	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE complete_plan("+args+")").Scan(&plan))
+
+	type node struct {
+		Type  string `json:"Node Type"`
+		CTE   string `json:"CTE Name"`
+		Loops int    `json:"Actual Loops"`
+		Plans []node `json:"Plans"`
+	}
+	var root []struct{ Plan node }
+	require.NoError(t, json.Unmarshal([]byte(plan), &root))
+	scans := 0
+	var walk func(n node)
+	walk = func(n node) {
+		if n.Type == "CTE Scan" && n.CTE == "v" {
+			scans++
+			require.LessOrEqual(t, n.Loops, 1, "a scan of the batch v run once per row of another node, in:\n%s", plan)
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(root[0].Plan)
+	require.Positive(t, scans)
+}
