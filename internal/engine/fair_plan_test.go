@@ -74,9 +74,12 @@ func TestFairFetchPlanKeepsToTheTenantIndex(t *testing.T) {
 }
 
 type planNode struct {
-	IndexName string     `json:"Index Name"`
-	Filter    string     `json:"Filter"`
-	Plans     []planNode `json:"Plans"`
+	NodeType    string     `json:"Node Type"`
+	IndexName   string     `json:"Index Name"`
+	CTEName     string     `json:"CTE Name"`
+	Filter      string     `json:"Filter"`
+	ActualLoops int        `json:"Actual Loops"`
+	Plans       []planNode `json:"Plans"`
 }
 
 // explainGeneric returns the JSON of the generic plan the fair fetch's
@@ -84,16 +87,26 @@ type planNode struct {
 // transaction that is rolled back.
 func explainGeneric(ctx context.Context, t *testing.T, db *testdb.DB, stmt, args string) string {
 	t.Helper()
+	return explainPlan(ctx, t, db, fairPlanSQL, "EXPLAIN (FORMAT JSON)", stmt, args)
+}
+
+// explainPlan returns the JSON of explain (an EXPLAIN with its options)
+// of the plan stmt gets under settings (a statement that sets them for the
+// transaction), with args (SQL literals) for its parameters, in a
+// transaction that is rolled back: with ANALYZE, stmt runs, and what it
+// writes is undone.
+func explainPlan(ctx context.Context, t *testing.T, db *testdb.DB, settings, explain, stmt, args string) string {
+	t.Helper()
 	tx, err := db.Pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // the plan is all it is for
-	_, err = tx.Exec(ctx, fairPlanSQL)
+	_, err = tx.Exec(ctx, settings)
 	require.NoError(t, err)
-	name := fmt.Sprintf("fair_plan_%d", time.Now().UnixNano())
+	name := fmt.Sprintf("plan_%d", time.Now().UnixNano())
 	_, err = tx.Exec(ctx, "PREPARE "+name+" AS "+stmt)
 	require.NoError(t, err)
 	var plan string
-	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE "+name+"("+args+")").Scan(&plan))
+	require.NoError(t, tx.QueryRow(ctx, explain+" EXECUTE "+name+"("+args+")").Scan(&plan))
 	_, err = tx.Exec(ctx, "DEALLOCATE "+name)
 	require.NoError(t, err)
 	return strings.TrimSpace(plan)

@@ -57,30 +57,17 @@ func TestCompleteRunsPlanReadsTheBatchOnce(t *testing.T) {
 		"'{}'::timestamptz[]", "'{}'::timestamptz[]", "'{}'::int[]", "NULL",
 	}, ", ")
 
-	tx, err := db.Pool.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // the plan is all it is for
-	_, err = tx.Exec(ctx, `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`)
-	require.NoError(t, err)
-	_, err = tx.Exec(ctx, "PREPARE complete_plan AS "+NewQueries(db.Schema).sql(completeRunsStmt))
-	require.NoError(t, err)
-	var plan string
-	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE complete_plan("+args+")").Scan(&plan))
-
-	type node struct {
-		Type  string `json:"Node Type"`
-		CTE   string `json:"CTE Name"`
-		Loops int    `json:"Actual Loops"`
-		Plans []node `json:"Plans"`
-	}
-	var root []struct{ Plan node }
+	// The batch pool's settings (workflow's newBatchPool).
+	const batchPool = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`
+	plan := explainPlan(ctx, t, db, batchPool, "EXPLAIN (ANALYZE, FORMAT JSON)", NewQueries(db.Schema).sql(completeRunsStmt), args)
+	var root []struct{ Plan planNode }
 	require.NoError(t, json.Unmarshal([]byte(plan), &root))
 	scans := 0
-	var walk func(n node)
-	walk = func(n node) {
-		if n.Type == "CTE Scan" && n.CTE == "v" {
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if n.NodeType == "CTE Scan" && n.CTEName == "v" {
 			scans++
-			require.LessOrEqual(t, n.Loops, 1, "a scan of the batch v run once per row of another node, in:\n%s", plan)
+			require.LessOrEqual(t, n.ActualLoops, 1, "a scan of the batch v run once per row of another node, in:\n%s", plan)
 		}
 		for _, c := range n.Plans {
 			walk(c)
