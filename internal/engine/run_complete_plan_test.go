@@ -3,12 +3,11 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
@@ -30,26 +29,19 @@ func TestCompleteRunsPlanReadsTheBatchOnce(t *testing.T) {
 	_, err := db.Pool.Exec(ctx, `INSERT INTO river_job (args, kind, max_attempts, queue, state, attempt, attempted_at)
 		SELECT '{}', 'workflow:a', 5, 'default', 'running', 1, now() FROM generate_series(1, 20000)`)
 	require.NoError(t, err)
-	rows, err := db.Pool.Query(ctx, `SELECT id FROM river_job ORDER BY id DESC LIMIT $1`, n)
+	// A run for each of the newest n jobs, as the batch completes them.
+	rows, err := db.Pool.Query(ctx, `INSERT INTO workflow_runs (id, workflow_type, input, max_attempts, queue, job_id, status)
+		SELECT gen_random_uuid(), 'a', 'null', 5, 'default', id, 'pending' FROM river_job ORDER BY id DESC LIMIT $1
+		RETURNING job_id::text, id::text`, n)
 	require.NoError(t, err)
-	var jobIDs []int64
-	for rows.Next() {
-		var id int64
-		require.NoError(t, rows.Scan(&id))
-		jobIDs = append(jobIDs, id)
-	}
-	require.NoError(t, rows.Err())
-	var (
-		jobs, runs, outputs, attempts, starts []string
-	)
-	for _, id := range jobIDs {
-		run := uuid.New()
-		_, err := db.Pool.Exec(ctx, `INSERT INTO workflow_runs (id, workflow_type, input, max_attempts, queue, job_id, status)
-			VALUES ($1, 'a', 'null', 5, 'default', $2, 'pending')`, run, id)
-		require.NoError(t, err)
-		jobs, runs = append(jobs, fmt.Sprint(id)), append(runs, run.String())
+	var jobs, runs, outputs, attempts, starts []string
+	var job, run string
+	_, err = pgx.ForEachRow(rows, []any{&job, &run}, func() error {
+		jobs, runs = append(jobs, job), append(runs, run)
 		outputs, attempts, starts = append(outputs, "null"), append(attempts, "1"), append(starts, "NULL")
-	}
+		return nil
+	})
+	require.NoError(t, err)
 	lit := func(typ string, xs []string) string { return "'{" + strings.Join(xs, ",") + "}'::" + typ }
 	args := strings.Join([]string{
 		lit("bigint[]", jobs), lit("uuid[]", runs), lit("text[]", outputs), lit("int[]", attempts), lit("timestamptz[]", starts),
