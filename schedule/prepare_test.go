@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
@@ -236,4 +238,50 @@ func TestPreparedSlotPassedOver(t *testing.T) {
 	require.Equal(t, "gone", jobState(pausedRun), "a paused schedule's prepared slot is dropped")
 	require.Equal(t, "gone", jobState(deletedRun), "a deleted schedule's prepared slot is dropped")
 	require.Zero(t, countOf(t, db, "SELECT count(*) FROM workflow_runs WHERE id = ANY($1)", []uuid.UUID{pausedRun, deletedRun}))
+}
+
+// TestPrepareDefersToABacklog: a prepare job snoozes, prepareRecheck at a
+// time, while a River job of any queue has waited prepareBacklog or more
+// for a worker, until its WaitUntil; then it prepares all the same, and so
+// it does at once with no backlog.
+func TestPrepareDefersToABacklog(t *testing.T) {
+	t.Parallel()
+
+	db := testdb.New(t)
+	ctx := ctxT(t, time.Minute)
+	_, cron := dueTogether(3 * time.Hour)
+	sc := insertOnly(t, db)
+	create := func(name string) uuid.UUID {
+		t.Helper()
+		s, err := sc.Create(ctx, &Params{Name: name, Workflow: "tick", Cron: cron})
+		require.NoError(t, err)
+		_, _, _, ok := preparedSlot(ctx, t, db, s.ID)
+		require.False(t, ok, "Create does not prepare a slot hours ahead")
+		return s.ID
+	}
+	w := &prepareWorker{c: sc}
+	work := func(id uuid.UUID, waitUntil time.Time) error {
+		return w.Work(ctx, &river.Job[prepareArgs]{JobRow: &rivertype.JobRow{}, Args: prepareArgs{ScheduleIDs: []uuid.UUID{id}, WaitUntil: waitUntil}})
+	}
+	prepared := func(id uuid.UUID) bool {
+		_, _, _, ok := preparedSlot(ctx, t, db, id)
+		return ok
+	}
+
+	none := create("no backlog")
+	require.NoError(t, work(none, time.Now().Add(time.Minute)))
+	require.True(t, prepared(none), "with no backlog the job prepares at once")
+
+	// A backlog: a job of a queue that no client works, ready for a minute.
+	_, err := db.Pool.Exec(ctx, `INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at)
+		VALUES ('{}', 'other', 1, 'elsewhere', 'available', now() - interval '1 minute')`)
+	require.NoError(t, err)
+	behind := create("backlog")
+	var snooze *rivertype.JobSnoozeError
+	require.ErrorAs(t, work(behind, time.Now().Add(time.Minute)), &snooze)
+	require.Equal(t, prepareRecheck, snooze.Duration)
+	require.False(t, prepared(behind), "the job defers to the backlog")
+
+	require.NoError(t, work(behind, time.Now().Add(-time.Second)))
+	require.True(t, prepared(behind), "past its WaitUntil the job prepares all the same")
 }

@@ -95,6 +95,24 @@ func unstartedOf(alias string) string {
 
 var unstarted = unstartedOf("r")
 
+// readyBacklogStmt: whether a River job of any queue has been ready for
+// at least $1 seconds by $2 (NULL: the database's now()) and is still not
+// fetched. It reads River's fetching index from the oldest ready job, so
+// that it stops at the first one while there is a backlog and reads only
+// the jobs made ready in the last $1 seconds while there is none.
+var readyBacklogStmt = define(`
+SELECT EXISTS (SELECT FROM {s}river_job
+	WHERE state = 'available' AND scheduled_at < coalesce($2::timestamptz, now()) - make_interval(secs => $1))`)
+
+// ReadyBacklog reports whether a River job of any queue has waited at
+// least wait for a worker, by now (nil: the database's now()): the
+// database's workers are behind, as in a burst of schedule slots.
+func (q *Queries) ReadyBacklog(ctx context.Context, db DBTX, wait time.Duration, now *time.Time) (bool, error) {
+	var behind bool
+	err := queryRow(ctx, db, q.sql(readyBacklogStmt), wait.Seconds(), now).Scan(&behind)
+	return behind, err
+}
+
 // PromotePreparedTx makes the pending jobs jobIDs of prepared slots
 // available, within tx, and tells their queues' producers (River's insert
 // notification, on commit) so that they fetch at once. traces are the
