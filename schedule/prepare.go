@@ -200,7 +200,9 @@ type prepareWorker struct {
 // time, so that its inserts (a run and a job for each slot) do not compete
 // with the runs waiting to start, until its WaitUntil, and then prepares
 // what it can all the same. A slot not yet prepared when it falls due is
-// started at its time, as one never prepared.
+// started at its time, as one never prepared. Jobs of a queue that no
+// client works count too: while they wait, every preparation waits its
+// two minutes.
 func (w *prepareWorker) Work(ctx context.Context, job *river.Job[prepareArgs]) error {
 	c := w.c
 	if c.now().Before(job.Args.WaitUntil) {
