@@ -235,7 +235,8 @@ func (w *prepareWorker) Work(ctx context.Context, job *river.Job[prepareArgs]) e
 // of the schedules ids, which a firing batch fired by now, found due at
 // foundAt: it runs prepareDelayMin after now, and twice as long again as
 // the pass has been firing, so that a long burst's preparation waits for
-// its runs (at most prepareDelayMax).
+// its runs (at most prepareDelayMax), and then waits out a backlog of
+// ready jobs until prepareDelayMax after now (prepareArgs.WaitUntil).
 func (c *Client) prepareLaterTx(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, foundAt, now time.Time) error {
 	if len(ids) == 0 {
 		return nil

@@ -97,9 +97,11 @@ var unstarted = unstartedOf("r")
 
 // readyBacklogStmt: whether a River job of any queue has been ready for
 // at least $1 seconds by $2 (NULL: the database's now()) and is still not
-// fetched. It reads River's fetching index from the oldest ready job, so
-// that it stops at the first one while there is a backlog and reads only
-// the jobs made ready in the last $1 seconds while there is none.
+// fetched. It reads the ready jobs' part of River's fetching index (state,
+// queue, priority, scheduled_at) in that order and stops at the first job
+// ready long enough: with no backlog it reads the ready jobs, all made
+// ready in the last $1 seconds; with one, it stops at the first such job,
+// having read at most the newer ready jobs of the queues before it.
 var readyBacklogStmt = define(`
 SELECT EXISTS (SELECT FROM {s}river_job
 	WHERE state = 'available' AND scheduled_at < coalesce($2::timestamptz, now()) - make_interval(secs => $1))`)
