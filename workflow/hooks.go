@@ -108,12 +108,12 @@ type bindingPool struct {
 }
 
 // openBindingPools opens the bindings' pools; their connections are opened
-// as they are first needed.
+// in the background and kept while the client is started (warmPool).
 func (c *Client) openBindingPools() error {
 	for i := range c.bindingConns {
 		bp := &c.bindingConns[i]
 		config := c.pool.Config().Copy()
-		config.MaxConns, config.MinConns = int32(bp.conns), 0
+		warmPool(config, int32(bp.conns))
 		pool, err := pgxpool.NewWithConfig(context.Background(), config)
 		if err != nil {
 			c.closeBindingPools()
