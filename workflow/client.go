@@ -474,13 +474,6 @@ func (c *Client) Types() []string {
 // unlike River's Start, cancelling ctx afterwards does not stop it (River
 // would stop hard, cancelling the attempts in progress), so a signal
 // context can be passed here and Stop called for a graceful shutdown.
-//
-// Start opens the client's own pools beside the pool it was given, with the
-// same connection settings: five connections for its batched writes, and
-// those its bindings ask for (a schedule client's firing passes: two).
-// They open in the background as it starts and stay open until Stop, so
-// that a burst of work never waits for a connection to open; count them in
-// the server's max_connections.
 func (c *Client) Start(ctx context.Context) error {
 	c.startStopMu.Lock()
 	defer c.startStopMu.Unlock()
@@ -550,23 +543,6 @@ func (c *Client) Stop(ctx context.Context) error {
 	return err
 }
 
-// warmPool makes config a pool of exactly conns connections, all opened in
-// the background as soon as the pool is (pgxpool's MinConns) and kept while
-// it is open, however long they idle: the client's own pools (the batch
-// pool, the bindings' pools) serve bursts, and a burst that opened them
-// paid for it in its slots' lags. A working client started a second after
-// a slot of 10,000 (`tributary bench schedules --cold`) had a p99 lag about
-// 50 ms longer with connections opened on first use (1,647, 1,650 and
-// 1,662 ms, against 1,575, 1,623 and 1,597 ms alternating): each new
-// connection is a new server process, which reads its catalogs and plans
-// each batched statement anew. The same happened to a client whose pools
-// had idled out (pgxpool closes a connection idle for 30 minutes) before a
-// daily slot. They are few: batchPoolConns, plus each binding's Conns (the
-// firing passes' schedule.QueueWorkers).
-func warmPool(config *pgxpool.Config, conns int32) {
-	config.MaxConns, config.MinConns = conns, conns
-}
-
 // writePool is the pool for batched writes: the batch pool while the client
 // is started, else the user's pool; its reads keep nothing of the pool once
 // done (engine.Pool).
@@ -588,11 +564,11 @@ func (c *Client) writePool() engine.Pool {
 // read all of river_job for each batch. Every batched statement looks its
 // rows up by primary key, so an index path is always there; the setting
 // makes the planner take it whatever the tables' size when it plans.
-// Its connections are opened in the background as the pool opens and kept
-// (warmPool); Close closes them.
+// Connections are opened on first use; Close closes them.
 func newBatchPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 	config := pool.Config().Copy()
-	warmPool(config, batchPoolConns)
+	config.MaxConns = batchPoolConns
+	config.MinConns = 0
 	if config.ConnConfig.RuntimeParams == nil {
 		config.ConnConfig.RuntimeParams = map[string]string{}
 	}

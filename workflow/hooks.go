@@ -108,12 +108,12 @@ type bindingPool struct {
 }
 
 // openBindingPools opens the bindings' pools; their connections are opened
-// in the background and kept while the client is started (warmPool).
+// as they are first needed.
 func (c *Client) openBindingPools() error {
 	for i := range c.bindingConns {
 		bp := &c.bindingConns[i]
 		config := c.pool.Config().Copy()
-		warmPool(config, int32(bp.conns))
+		config.MaxConns, config.MinConns = int32(bp.conns), 0
 		pool, err := pgxpool.NewWithConfig(context.Background(), config)
 		if err != nil {
 			c.closeBindingPools()
