@@ -554,10 +554,10 @@ func (c *Client) writePool() engine.Pool {
 }
 
 // newBatchPool opens the client's own small pool for its batched writes. It
-// has the user's pool's settings plus plan_cache_mode=force_generic_plan: a
-// batch's queries take arrays whose lengths vary, which otherwise makes
-// Postgres re-plan them on almost every call, and planning cost more than
-// executing. And enable_seqscan=off: a connection makes each generic plan
+// has the user's pool's settings plus engine.BatchPoolSettings:
+// plan_cache_mode=force_generic_plan, since a batch's queries take arrays
+// whose lengths vary, which otherwise makes Postgres re-plan them on almost
+// every call, and planning cost more than executing. And enable_seqscan=off: a connection makes each generic plan
 // once and keeps it, so a plan made while a table was small (a new schema,
 // a quiet queue) would scan the whole table on every later call however
 // large it grew; at 100,000 slots due together, the completion statement
@@ -572,8 +572,9 @@ func newBatchPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 	if config.ConnConfig.RuntimeParams == nil {
 		config.ConnConfig.RuntimeParams = map[string]string{}
 	}
-	config.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	config.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	for name, value := range engine.BatchPoolSettings {
+		config.ConnConfig.RuntimeParams[name] = value
+	}
 	bp, err := pgxpool.NewWithConfig(context.Background(), config)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: open the batch pool: %w", err)

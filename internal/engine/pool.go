@@ -9,6 +9,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// BatchPoolSettings are the server settings of a workflow client's batch
+// pool (workflow's newBatchPool, which says why), on top of its pool's
+// own: generic plans, made without sequential scans. The batch statements'
+// plan tests plan under them.
+var BatchPoolSettings = map[string]string{
+	"plan_cache_mode": "force_generic_plan",
+	"enable_seqscan":  "off",
+}
+
 // Pool is a pgxpool.Pool whose reads keep nothing of the pool once done:
 // Query runs on a connection acquired for its rows and released when they
 // close, and QueryRow on one acquired for its Scan (queryRow).

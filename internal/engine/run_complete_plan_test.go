@@ -49,9 +49,12 @@ func TestCompleteRunsPlanReadsTheBatchOnce(t *testing.T) {
 		"'{}'::timestamptz[]", "'{}'::timestamptz[]", "'{}'::int[]", "NULL",
 	}, ", ")
 
-	// The batch pool's settings (workflow's newBatchPool).
-	const batchPool = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`
-	plan := explainPlan(ctx, t, db, batchPool, "EXPLAIN (ANALYZE, FORMAT JSON)", NewQueries(db.Schema).sql(completeRunsStmt), args)
+	// The batch pool's settings, for this transaction.
+	var settings []string
+	for name, value := range BatchPoolSettings {
+		settings = append(settings, "set_config('"+name+"', '"+value+"', true)")
+	}
+	plan := explainPlan(ctx, t, db, "SELECT "+strings.Join(settings, ", "), "EXPLAIN (ANALYZE, FORMAT JSON)", NewQueries(db.Schema).sql(completeRunsStmt), args)
 	var root []struct{ Plan planNode }
 	require.NoError(t, json.Unmarshal([]byte(plan), &root))
 	scans := 0
