@@ -557,13 +557,14 @@ func (c *Client) writePool() engine.Pool {
 // has the user's pool's settings plus engine.BatchPoolSettings:
 // plan_cache_mode=force_generic_plan, since a batch's queries take arrays
 // whose lengths vary, which otherwise makes Postgres re-plan them on almost
-// every call, and planning cost more than executing. And enable_seqscan=off: a connection makes each generic plan
-// once and keeps it, so a plan made while a table was small (a new schema,
-// a quiet queue) would scan the whole table on every later call however
-// large it grew; at 100,000 slots due together, the completion statement
-// read all of river_job for each batch. Every batched statement looks its
-// rows up by primary key, so an index path is always there; the setting
-// makes the planner take it whatever the tables' size when it plans.
+// every call, and planning cost more than executing. And
+// enable_seqscan=off: a connection makes each generic plan once and keeps
+// it, so a plan made while a table was small (a new schema, a quiet queue)
+// would scan the whole table on every later call however large it grew; at
+// 100,000 slots due together, the completion statement read all of
+// river_job for each batch. Every batched statement looks its rows up by
+// primary key, so an index path is always there; the setting makes the
+// planner take it whatever the tables' size when it plans.
 // Connections are opened on first use; Close closes them.
 func newBatchPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 	config := pool.Config().Copy()
