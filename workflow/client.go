@@ -573,9 +573,7 @@ func newBatchPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 	if config.ConnConfig.RuntimeParams == nil {
 		config.ConnConfig.RuntimeParams = map[string]string{}
 	}
-	for name, value := range engine.BatchPoolSettings {
-		config.ConnConfig.RuntimeParams[name] = value
-	}
+	maps.Copy(config.ConnConfig.RuntimeParams, engine.BatchPoolSettings)
 	bp, err := pgxpool.NewWithConfig(context.Background(), config)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: open the batch pool: %w", err)
