@@ -422,6 +422,7 @@ func NewClient(pool *pgxpool.Pool, config *Config) (*Client, error) {
 
 	c.completer = newCompleter(c)
 	driver := engine.NewDriver(pool, c.completer)
+	driver.SetLogger(logger)
 	if rates := c.kindTenantRates(); len(rates) > 0 {
 		driver.SetTenantRates(rates)
 	}

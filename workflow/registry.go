@@ -150,5 +150,6 @@ func newRegistry(c *Client) *wfruntime.Registry {
 			return c.readDatabaseClock(ctx, false, read)
 		},
 		RealNow: c.realNow, ArmWaiting: c.waker.ArmWaiting, Held: &c.held, Pending: &c.pending,
+		Reserved: c.driver.ReservedJobs,
 	})
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -91,6 +92,11 @@ type pilot struct {
 
 	armMu sync.Mutex
 	armed map[string]bool // queues with a fetch armed (armFetch), for a rate or a limit
+
+	producersMu sync.Mutex
+	producers   map[int64]*fairState // the client's producers, by id, for their reserves
+
+	log *slog.Logger // nil for slog.Default
 }
 
 // JobSetStateIfRunningMany is River's completer's write (and River's

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -69,7 +70,9 @@ import (
 // at most one fetch's worth of tenants per fetch; each tenant's runs come
 // from the same index. The jobs are locked with SKIP LOCKED and moved to
 // running as River's own fetch does (the same columns, the same
-// attempted_by trimming); River then reads them by id.
+// attempted_by trimming); River then reads them by id. A producer that
+// fetches often starts its next fetch's jobs too, and keeps them in its
+// reserve (fair_reserve.go).
 
 // fairPlainWindow is how many of River's first ready jobs per job to fetch
 // a fair fetch looks through for jobs without a tenant.
@@ -90,6 +93,11 @@ type fairState struct {
 	// turns is set while the producer's last fair fetch found two tenants
 	// or more with ready jobs: its next fetch is a fair one with no probe.
 	turns bool
+
+	producer   producerOf    // whose reserve it is (fair_reserve.go)
+	lastFetch  time.Time     // when the producer's last fetch began
+	reserve    []reservedJob // jobs started ahead for the producer's next fetch
+	reserveGen uint64        // counts the reserves kept, for their put-back
 }
 
 // A producer fetches in turns without probing again while its last fair
@@ -117,18 +125,57 @@ func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, par
 	if err != nil {
 		return 0, nil, err
 	}
-	return id, &fairState{ProducerState: state}, nil
+	fs := &fairState{ProducerState: state, producer: producerOf{clientID: params.ClientID, queue: params.Queue, schema: params.Schema}}
+	p.producersMu.Lock()
+	defer p.producersMu.Unlock()
+	if p.producers == nil {
+		p.producers = map[int64]*fairState{}
+	}
+	p.producers[id] = fs
+	return id, fs, nil
 }
 
-// JobGetAvailable is River's fetch: the fair fetch when jobs of two
-// tenants or more are ready in the queue (as the probe, or the producer's
-// last fair fetch, found), or when some kind has a tenant limit or rate;
-// River's own otherwise.
+// JobGetAvailable is River's fetch: the producer's reserve first
+// (fair_reserve.go), then the fair fetch when jobs of two tenants or more
+// are ready in the queue (as the probe, or the producer's last fair fetch,
+// found), or when some kind has a tenant limit or rate; River's own
+// otherwise.
 func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, state riverpilot.ProducerState, params *riverdriver.JobGetAvailableParams) (*riverdriver.JobGetAvailableResult, error) {
 	fs, ok := state.(*fairState)
 	if !ok || p.pool == nil || params.MaxToLock <= 0 {
 		return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
 	}
+	taken, frequent := fs.takeReserve(params.MaxToLock)
+	jobs := make([]*rivertype.JobRow, len(taken), params.MaxToLock)
+	for i, r := range taken {
+		jobs[i] = r.job
+	}
+	if len(jobs) == params.MaxToLock {
+		return &riverdriver.JobGetAvailableResult{Jobs: jobs}, nil
+	}
+	// A fair fetch of a producer that fetches often also starts its next
+	// fetch's jobs; not with rates, whose tokens go to attempts as they
+	// start.
+	ahead := 0
+	if frequent && len(p.rates.kinds) == 0 {
+		ahead = params.MaxToLock
+	}
+	rest := *params
+	rest.MaxToLock -= len(jobs)
+	res, err := p.fetch(ctx, exec, fs, &rest, ahead)
+	if err != nil {
+		fs.untake(taken)
+		return nil, err
+	}
+	res.Jobs = append(jobs, res.Jobs...)
+	return res, nil
+}
+
+// fetch is JobGetAvailable after the reserve: a fair fetch that is to
+// start ahead more jobs than params asks for keeps them in the producer's
+// reserve.
+func (p *pilot) fetch(ctx context.Context, exec riverdriver.Executor, fs *fairState, params *riverdriver.JobGetAvailableParams, ahead int) (*riverdriver.JobGetAvailableResult, error) {
+	state := riverpilot.ProducerState(fs)
 	ctx, cancel := context.WithTimeout(ctx, fairFetchTimeout)
 	defer cancel()
 
@@ -159,7 +206,9 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 	cursor := fs.cursor
 	fs.mu.Unlock()
 
-	got, err := p.fetchFair(ctx, texts, params, cursor)
+	ask := *params
+	ask.MaxToLock += ahead
+	got, err := p.fetchFair(ctx, texts, &ask, cursor)
 	if err != nil {
 		return nil, fmt.Errorf("tributary: fetch jobs of queue %q in fair turns: %w", params.Queue, err)
 	}
@@ -170,7 +219,9 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 
 	// The jobs are running and this producer's from here on, as after
 	// River's own fetch, which returns them as it updated them too.
-	return &riverdriver.JobGetAvailableResult{Jobs: got.jobs}, nil
+	n := min(len(got.jobs), params.MaxToLock)
+	p.keepReserve(fs, got.jobs[n:], got.prior[n:])
+	return &riverdriver.JobGetAvailableResult{Jobs: got.jobs[:n:n]}, nil
 }
 
 // probe returns the first and the last tenant (in text order) with jobs
@@ -267,6 +318,8 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 // fetched is what a fair fetch returned.
 type fetched struct {
 	jobs   []*rivertype.JobRow // the jobs started, as the fetch left them
+	prior  []*time.Time        // each job's attempted_at before the fetch
+	order  [][3]int64          // each job's priority, rank and place: the order the fetch took them in
 	served string              // the tenant at the furthest place in the rotation served (or looked at, by a short fetch)
 	// tenants is how many tenants the rotation's places held.
 	tenants int64
@@ -319,6 +372,8 @@ func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (*fetched, error) {
 		}
 		if id != nil {
 			got.jobs = append(got.jobs, job.row(*id, kind))
+			got.prior = append(got.prior, job.priorAttemptedAt)
+			got.order = append(got.order, [3]int64{int64(*job.priority), *job.rank, pos})
 		}
 		if pos > last {
 			last, got.served = pos, ""
@@ -334,7 +389,24 @@ func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (*fetched, error) {
 			got.nextToken = &wait
 		}
 	}
+	got.sort()
 	return got, rows.Err()
+}
+
+// sort puts the jobs in the order the fetch took them (priority, then
+// rank within their tenant, then place in the rotation), which the rows
+// of an UPDATE's RETURNING do not keep: the first of them are handed out
+// now, the rest kept in the producer's reserve.
+func (f *fetched) sort() {
+	idx := make([]int, len(f.jobs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return slices.Compare(f.order[a][:], f.order[b][:]) })
+	jobs, prior, order := slices.Clone(f.jobs), slices.Clone(f.prior), slices.Clone(f.order)
+	for i, j := range idx {
+		f.jobs[i], f.prior[i], f.order[i] = jobs[j], prior[j], order[j]
+	}
 }
 
 // controlled reports whether some kind of the client has a tenant limit or
@@ -370,6 +442,7 @@ func (p *pilot) armFetch(queue, schema string, after time.Duration) {
 type fairTexts struct {
 	schema                                             string
 	probe, fetch, fetchLimited, fetchRated, takeTokens string
+	putBack                                            string
 }
 
 // fairTexts returns the statements for schema; a pilot serves one schema,
@@ -386,6 +459,7 @@ func (p *pilot) fairTexts(schema string) fairTexts {
 			fetchLimited: strings.ReplaceAll(fairFetchLimitedSQL, "{s}", prefix),
 			fetchRated:   strings.ReplaceAll(fairFetchRatedSQL, "{s}", prefix),
 			takeTokens:   strings.ReplaceAll(takeTokensSQL, "{s}", prefix),
+			putBack:      strings.ReplaceAll(putBackSQL, "{s}", prefix),
 		}
 	}
 	return p.fair

@@ -263,7 +263,7 @@ plain AS (
     LIMIT $3 * 2
 ),
 locked AS (
-    SELECT j.id, p.pos
+    SELECT j.id, p.pos, p.rank, j.attempted_at AS prior_attempted_at
     FROM picked p JOIN {s}river_job j ON j.id = p.id
     WHERE j.state = 'available'
     ORDER BY p.priority, p.rank, p.pos
@@ -289,15 +289,15 @@ RETURNING river_job.id, river_job.args->>'tenant' AS tenant, locked.pos, river_j
     river_job.args, river_job.attempt, river_job.attempted_at, river_job.attempted_by, river_job.created_at,
     river_job.errors, river_job.finalized_at, river_job.max_attempts, river_job.metadata, river_job.priority,
     river_job.queue, river_job.state::text AS state, river_job.scheduled_at, river_job.tags, river_job.unique_key,
-    river_job.unique_states
+    river_job.unique_states, locked.prior_attempted_at, locked.rank
 )
 SELECT id, tenant, pos, kind, NULL::float8 AS next_token_s, (SELECT count(tenant) FROM rotation) AS tenants,
     args, attempt, attempted_at, attempted_by, created_at, errors, finalized_at, max_attempts, metadata, priority,
-    queue, state, scheduled_at, tags, unique_key, unique_states
+    queue, state, scheduled_at, tags, unique_key, unique_states, prior_attempted_at, rank
 FROM started
 UNION ALL
 SELECT NULL, r.tenant, r.pos, '', {nextToken}, (SELECT count(tenant) FROM rotation),
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM (SELECT tenant, pos FROM rotation ORDER BY pos DESC LIMIT 1) r
 WHERE (SELECT count(*) FROM started) < $3`
 
@@ -320,11 +320,18 @@ type fetchedJob struct {
 	tags         []string
 	uniqueKey    []byte
 	uniqueStates pgtype.Bits
+	// priorAttemptedAt is attempted_at before the fetch, which a job put
+	// back from a producer's reserve gets again (fair_reserve.go).
+	priorAttemptedAt *time.Time
+	// rank is the job's rank among its tenant's in the fetch, which with
+	// its priority and place in the rotation orders the fetch's jobs.
+	rank *int64
 }
 
 func (j *fetchedJob) dest() []any {
 	return []any{&j.args, &j.attempt, &j.attemptedAt, &j.attemptedBy, &j.createdAt, &j.errors, &j.finalizedAt,
-		&j.maxAttempts, &j.metadata, &j.priority, &j.queue, &j.state, &j.scheduledAt, &j.tags, &j.uniqueKey, &j.uniqueStates}
+		&j.maxAttempts, &j.metadata, &j.priority, &j.queue, &j.state, &j.scheduledAt, &j.tags, &j.uniqueKey, &j.uniqueStates,
+		&j.priorAttemptedAt, &j.rank}
 }
 
 // row is the job as River's driver makes it of the same columns

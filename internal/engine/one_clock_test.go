@@ -59,6 +59,7 @@ var realTimes = []realTime{
 	{"internal/engine/fair_rates.go", "at = now(), per_second", "a rate bucket is stamped with real time"},
 	{"internal/engine/fair_rates.go", "extract(epoch FROM now() - b.at) * coalesce(o.per_second", "a rate bucket's tokens as the fetch would find them, by real elapsed time"},
 	{"internal/engine/fair_fetch.go", "time.Now()", "how often a quiet queue probes for tenants is real time"},
+	{"internal/engine/fair_reserve.go", "now := time.Now()", "how often a producer fetches, which decides its reserve, is real time"},
 	{"internal/engine/jobs.go", "func (realTime) Now() time.Time { return time.Now() }", "Jobs without a clock (NewJobs) keep real time, as River's own TimeGenerator does in production"},
 	// Metrics describe the live system as an exporter reads it.
 	{"internal/engine/gauges.go", "extract(epoch FROM now() - (", "a gauge's age of the oldest pending run, read by the database's clock"},

@@ -125,6 +125,9 @@ func (w *serverWatch) orphansDue(at time.Time) bool {
 func (r *Registry) rescueOrphans(ctx context.Context, changedAt time.Time) error {
 	c := &r.c
 	keep := append(c.Held.list(), c.Pending.JobIDs()...)
+	if c.Reserved != nil {
+		keep = append(keep, c.Reserved()...)
+	}
 	return pgx.BeginFunc(ctx, c.Pool, func(tx pgx.Tx) error {
 		rescued, err := c.Jobs.RescueOrphansTx(ctx, tx, c.ClientID, tributaryKinds, keep, changedAt)
 		if err != nil {

@@ -156,11 +156,14 @@ type RegistryConfig struct {
 	// lookahead (Waker.ArmWaiting); every heartbeat calls it.
 	ArmWaiting func(ctx context.Context, lookahead time.Duration)
 
-	// Held are the Tributary jobs the client is working now, and Pending
-	// those whose run completes without its worker waiting: the orphan
-	// rescue never takes one of them.
-	Held    *HeldJobs
-	Pending *Pending
+	// Held are the Tributary jobs the client is working now, Pending
+	// those whose run completes without its worker waiting, and Reserved
+	// (nil for none) returns those its producers started ahead of their
+	// next fetch (engine.Driver.ReservedJobs): the orphan rescue never
+	// takes one of them.
+	Held     *HeldJobs
+	Pending  *Pending
+	Reserved func() []int64
 }
 
 // NewRegistry is the Registry of c's client. It touches no database until

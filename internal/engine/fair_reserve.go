@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivershared/riverpilot"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// A producer's reserve.
+//
+// River's producer fetches one fetch after the other: it asks for as many
+// jobs as it has free slots, starts them, and fetches again when a slot
+// frees, no sooner than its cooldown. Its runs wait for each fetch, so
+// the time a fetch takes is part of every cycle of the queue, and a fair
+// fetch takes longer than River's (a probe of the tenant index per tenant,
+// and the tenants' limits): over 1,000 tenants its producer cycled about
+// 10 % slower (docs/benchmarks.md). So while a producer fetches often, a
+// fair fetch that gives it all it asked for also starts as many jobs
+// again, in the same statement and in the same turns, and keeps them in
+// the producer's reserve: its next fetch hands them out with no statement,
+// and a fetch asking for more than the reserve holds gets the reserve and
+// the rest from the database.
+//
+// What a reserve keeps:
+//
+//   - Its jobs are running and this client's from the fetch that started
+//     them, as River's own fetch leaves its jobs: they count against their
+//     tenant's limit from then on, so no more of a tenant's jobs run at
+//     once than its limit, and the orphan rescue and the dead-client
+//     rescue see them as this client's (a client that dies with a reserve
+//     has its reserved jobs rescued with its others, each with an attempt
+//     counted as failed, as for a job River fetched and had not begun).
+//   - The turns: the reserve's jobs are the ones the next fetch in turns
+//     would have taken first, and the fetch after it goes on after them.
+//     A tenant or a better priority whose jobs become ready meanwhile is
+//     served from the fetch after the reserve, one fetch later than
+//     without it.
+//   - An attempt begins when its worker starts, as for any job: its
+//     attempted_at is the fetch's time, up to a fetch cycle earlier.
+//
+// A producer keeps a reserve only while it fetches often (its previous
+// fetch began less than reserveCadence earlier), so that the reserve is
+// handed out within a cycle, and never for a client with tenant rates,
+// whose tokens are taken as attempts start. A reserve not handed out
+// within reserveMaxAge (the producer stopped fetching: its queue paused,
+// or its slots all held by long attempts) is put back, as is a producer's
+// reserve when it stops: its jobs become available again as they were
+// before the fetch (state, attempt, attempted_at, and attempted_by,
+// unless River's fetch dropped the oldest entry of a full attempted_by),
+// and the queue's producers are notified. A put-back that fails (the
+// database unreachable) keeps the reserve for the next fetch, and is
+// tried again after reserveMaxAge.
+const (
+	reserveCadence = 10 * time.Millisecond
+	reserveMaxAge  = 100 * time.Millisecond
+)
+
+// reserveTimeout bounds putting a reserve back.
+const reserveTimeout = 5 * time.Second
+
+// reservedJob is a job in a producer's reserve, with its attempted_at
+// before the fetch that started it.
+type reservedJob struct {
+	job   *rivertype.JobRow
+	prior *time.Time
+}
+
+// producerOf is what a reserve's put-back needs of its producer.
+type producerOf struct {
+	clientID, queue, schema string
+}
+
+// takeReserve takes up to n jobs from the producer's reserve, oldest
+// first, and reports whether the producer fetches often: its previous
+// fetch began less than reserveCadence ago (it records this one's start).
+func (fs *fairState) takeReserve(n int) (taken []reservedJob, frequent bool) {
+	now := time.Now()
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	frequent = !fs.lastFetch.IsZero() && now.Sub(fs.lastFetch) < reserveCadence
+	fs.lastFetch = now
+	n = min(n, len(fs.reserve))
+	taken = slices.Clone(fs.reserve[:n])
+	fs.reserve = slices.Delete(fs.reserve, 0, n)
+	return taken, frequent
+}
+
+// untake puts jobs takeReserve took back at the head of the reserve: the
+// fetch that was to hand them out with more failed.
+func (fs *fairState) untake(taken []reservedJob) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.reserve = append(taken, fs.reserve...)
+}
+
+// keepReserve adds jobs, started by a fair fetch beyond what its producer
+// asked for, to the producer's reserve, and arms their put-back.
+func (p *pilot) keepReserve(fs *fairState, jobs []*rivertype.JobRow, prior []*time.Time) {
+	if len(jobs) == 0 {
+		return
+	}
+	fs.mu.Lock()
+	for i, job := range jobs {
+		fs.reserve = append(fs.reserve, reservedJob{job: job, prior: prior[i]})
+	}
+	fs.reserveGen++
+	gen := fs.reserveGen
+	fs.mu.Unlock()
+	time.AfterFunc(reserveMaxAge, func() { p.putBackReserve(context.Background(), fs, gen) })
+}
+
+// putBackReserve puts the producer's reserve back (see the reserve's
+// comment) if it is still the one of generation gen (0 for any): a fetch
+// since kept a newer one, whose own put-back is armed.
+func (p *pilot) putBackReserve(ctx context.Context, fs *fairState, gen uint64) {
+	fs.mu.Lock()
+	if len(fs.reserve) == 0 || (gen != 0 && gen != fs.reserveGen) {
+		fs.mu.Unlock()
+		return
+	}
+	back := fs.reserve
+	fs.reserve = nil
+	fs.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reserveTimeout)
+	defer cancel()
+	ids := make([]int64, len(back))
+	prior := make([]*time.Time, len(back))
+	for i, r := range back {
+		ids[i], prior[i] = r.job.ID, r.prior
+	}
+	texts := p.fairTexts(fs.producer.schema)
+	_, err := p.pool.Exec(ctx, texts.putBack, ids, prior, fs.producer.clientID)
+	if err == nil {
+		// A lost notification costs a poll interval.
+		_ = p.driver.GetExecutor().NotifyMany(ctx, insertNotification(fs.producer.schema, fs.producer.queue))
+		return
+	}
+	p.logger().WarnContext(ctx, "tributary: could not put a producer's reserve of started jobs back in their queue; keeping them for its next fetch, and trying again",
+		slog.String("queue", fs.producer.queue), slog.Int("jobs", len(back)), slog.String("err", err.Error()))
+	fs.mu.Lock()
+	fs.reserve = append(back, fs.reserve...)
+	fs.reserveGen++
+	gen = fs.reserveGen
+	fs.mu.Unlock()
+	time.AfterFunc(reserveMaxAge, func() { p.putBackReserve(context.Background(), fs, gen) })
+}
+
+// ProducerShutdown puts the stopping producer's reserve back.
+func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerShutdownParams) error {
+	p.producersMu.Lock()
+	fs := p.producers[params.ProducerID]
+	delete(p.producers, params.ProducerID)
+	p.producersMu.Unlock()
+	if fs != nil {
+		p.putBackReserve(ctx, fs, 0)
+	}
+	return p.StandardPilot.ProducerShutdown(ctx, exec, params)
+}
+
+// ReservedJobs returns the ids of the jobs in the reserves of the
+// client's producers: running and this client's, not yet worked. The
+// orphan rescue leaves them alone, as it does the jobs being worked.
+func (d *Driver) ReservedJobs() []int64 {
+	p := d.pilot
+	p.producersMu.Lock()
+	states := make([]*fairState, 0, len(p.producers))
+	for _, fs := range p.producers {
+		states = append(states, fs)
+	}
+	p.producersMu.Unlock()
+	var ids []int64
+	for _, fs := range states {
+		fs.mu.Lock()
+		for _, r := range fs.reserve {
+			ids = append(ids, r.job.ID)
+		}
+		fs.mu.Unlock()
+	}
+	return ids
+}
+
+// SetLogger gives the driver the client's logger, for what its pilot
+// cannot return as an error (a reserve that could not be put back).
+func (d *Driver) SetLogger(logger *slog.Logger) { d.pilot.log = logger }
+
+func (p *pilot) logger() *slog.Logger {
+	if p.log == nil {
+		return slog.Default()
+	}
+	return p.log
+}
+
+// putBackSQL makes jobs $1 of a producer's reserve available again as
+// they were before the fetch that started them: attempted_at $2, one
+// attempt less, and client $3 dropped from the end of attempted_by (NULL
+// when it was the only entry, as River leaves a job never attempted). A
+// job no longer running as $3's (rescued meanwhile) is left as it is.
+const putBackSQL = `UPDATE {s}river_job j
+SET state = 'available',
+    attempt = greatest(j.attempt - 1, 0),
+    attempted_at = r.prior,
+    attempted_by = CASE WHEN cardinality(j.attempted_by) > 1 THEN j.attempted_by[1:cardinality(j.attempted_by) - 1] END
+FROM unnest($1::bigint[], $2::timestamptz[]) AS r(id, prior)
+WHERE j.id = r.id AND j.state = 'running' AND j.attempted_by[cardinality(j.attempted_by)] = $3`
