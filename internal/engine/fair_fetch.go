@@ -164,7 +164,7 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 	rest.MaxToLock -= len(jobs)
 	res, err := p.fetch(ctx, exec, fs, &rest, ahead)
 	if err != nil {
-		fs.untake(taken)
+		p.untake(fs, taken)
 		return nil, err
 	}
 	res.Jobs = append(jobs, res.Jobs...)

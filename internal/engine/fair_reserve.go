@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivertype"
@@ -60,8 +62,12 @@ const (
 	reserveMaxAge  = 100 * time.Millisecond
 )
 
-// reserveTimeout bounds putting a reserve back.
-const reserveTimeout = 5 * time.Second
+// reserveTimeout bounds putting a reserve back, and reservePutBackMaxWait
+// the wait before a failed put-back is tried again.
+const (
+	reserveTimeout        = 5 * time.Second
+	reservePutBackMaxWait = 30 * time.Second
+)
 
 // reservedJob is a job in a producer's reserve, with its attempted_at
 // before the fetch that started it.
@@ -90,34 +96,49 @@ func (fs *fairState) takeReserve(n int) (taken []reservedJob, frequent bool) {
 	return taken, frequent
 }
 
-// untake puts jobs takeReserve took back at the head of the reserve: the
-// fetch that was to hand them out with more failed.
-func (fs *fairState) untake(taken []reservedJob) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	fs.reserve = append(taken, fs.reserve...)
+// untake puts jobs takeReserve took back at the head of the reserve, and
+// arms their put-back: the fetch that was to hand them out with more
+// failed.
+func (p *pilot) untake(fs *fairState, taken []reservedJob) {
+	p.restore(fs, taken, true, reserveMaxAge, 0)
 }
 
 // keepReserve adds jobs, started by a fair fetch beyond what its producer
 // asked for, to the producer's reserve, and arms their put-back.
 func (p *pilot) keepReserve(fs *fairState, jobs []*rivertype.JobRow, prior []*time.Time) {
+	kept := make([]reservedJob, len(jobs))
+	for i, job := range jobs {
+		kept[i] = reservedJob{job: job, prior: prior[i]}
+	}
+	p.restore(fs, kept, false, reserveMaxAge, 0)
+}
+
+// restore puts jobs in the producer's reserve (nothing for none), at its
+// head or its end, and arms the reserve's put-back after wait, with
+// failures the tries that failed before (0 for a new reserve).
+func (p *pilot) restore(fs *fairState, jobs []reservedJob, head bool, wait time.Duration, failures int) {
 	if len(jobs) == 0 {
 		return
 	}
 	fs.mu.Lock()
-	for i, job := range jobs {
-		fs.reserve = append(fs.reserve, reservedJob{job: job, prior: prior[i]})
+	if head {
+		fs.reserve = append(jobs, fs.reserve...)
+	} else {
+		fs.reserve = append(fs.reserve, jobs...)
 	}
 	fs.reserveGen++
 	gen := fs.reserveGen
 	fs.mu.Unlock()
-	time.AfterFunc(reserveMaxAge, func() { p.putBackReserve(context.Background(), fs, gen) })
+	time.AfterFunc(wait, func() { p.putBackReserve(context.Background(), fs, gen, failures) })
 }
 
 // putBackReserve puts the producer's reserve back (see the reserve's
 // comment) if it is still the one of generation gen (0 for any): a fetch
-// since kept a newer one, whose own put-back is armed.
-func (p *pilot) putBackReserve(ctx context.Context, fs *fairState, gen uint64) {
+// since kept a newer one, whose own put-back is armed. A put-back that
+// fails keeps the jobs in the reserve, for the producer's next fetch, and
+// is tried again, waiting twice as long each time up to
+// reservePutBackMaxWait; failures counts the tries that failed before.
+func (p *pilot) putBackReserve(ctx context.Context, fs *fairState, gen uint64, failures int) {
 	fs.mu.Lock()
 	if len(fs.reserve) == 0 || (gen != 0 && gen != fs.reserveGen) {
 		fs.mu.Unlock()
@@ -135,20 +156,23 @@ func (p *pilot) putBackReserve(ctx context.Context, fs *fairState, gen uint64) {
 		ids[i], prior[i] = r.job.ID, r.prior
 	}
 	texts := p.fairTexts(fs.producer.schema)
-	_, err := p.pool.Exec(ctx, texts.putBack, ids, prior, fs.producer.clientID)
+	err := p.driver.GetExecutor().Exec(ctx, texts.putBack, ids, prior, fs.producer.clientID)
 	if err == nil {
 		// A lost notification costs a poll interval.
 		_ = p.driver.GetExecutor().NotifyMany(ctx, insertNotification(fs.producer.schema, fs.producer.queue))
 		return
 	}
+	var pgErr *pgconn.PgError
+	if errors.Is(err, riverdriver.ErrClosedPool) || (errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000")) { // undefined_table, invalid_schema_name
+		// The client's pool is closed (the application stopped using the
+		// database), or the queue's tables are gone: nothing to try again.
+		// A dead client's running jobs are rescued.
+		return
+	}
+	wait := min(reserveMaxAge<<min(failures+1, 16), reservePutBackMaxWait)
 	p.logger().WarnContext(ctx, "tributary: could not put a producer's reserve of started jobs back in their queue; keeping them for its next fetch, and trying again",
-		slog.String("queue", fs.producer.queue), slog.Int("jobs", len(back)), slog.String("err", err.Error()))
-	fs.mu.Lock()
-	fs.reserve = append(back, fs.reserve...)
-	fs.reserveGen++
-	gen = fs.reserveGen
-	fs.mu.Unlock()
-	time.AfterFunc(reserveMaxAge, func() { p.putBackReserve(context.Background(), fs, gen) })
+		slog.String("queue", fs.producer.queue), slog.Int("jobs", len(back)), slog.Duration("retry_in", wait), slog.String("err", err.Error()))
+	p.restore(fs, back, true, wait, failures+1)
 }
 
 // ProducerShutdown puts the stopping producer's reserve back.
@@ -158,7 +182,7 @@ func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor,
 	delete(p.producers, params.ProducerID)
 	p.producersMu.Unlock()
 	if fs != nil {
-		p.putBackReserve(ctx, fs, 0)
+		p.putBackReserve(ctx, fs, 0, 0)
 	}
 	return p.StandardPilot.ProducerShutdown(ctx, exec, params)
 }

@@ -188,3 +188,27 @@ func TestFairReservePutBack(t *testing.T) {
 	defer f.state.mu.Unlock()
 	require.Empty(t, f.state.reserve)
 }
+
+// TestFairReserveKeptWhenAFetchFails: a fetch that was to hand out the
+// reserve with more from the database, and failed, leaves the reserve as
+// it was, for the next fetch.
+func TestFairReserveKeptWhenAFetchFails(t *testing.T) {
+	t.Parallel()
+
+	f := newReserveFixture(t)
+	for i := range 12 {
+		f.insert(fmt.Sprintf("t%02d", i), i, 0, nil, nil)
+	}
+	require.Equal(t, []string{"t00", "t01", "t02"}, f.fetch(3, false))
+	require.Equal(t, []string{"t03", "t04", "t05"}, f.fetch(3, true))
+	require.Len(t, f.d.ReservedJobs(), 3)
+
+	cancelled, cancel := context.WithCancel(f.ctx)
+	cancel()
+	_, err := f.d.pilot.JobGetAvailable(cancelled, f.d.GetExecutor(), f.state, &riverdriver.JobGetAvailableParams{
+		ClientID: "c", Kind: []string{"workflow:a"}, MaxAttemptedBy: 100, MaxToLock: 5, Queue: "default", Schema: f.db.Schema,
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, f.d.ReservedJobs(), 3, "the reserve is whole again")
+	require.Equal(t, []string{"t06", "t07", "t08"}, f.fetch(3, false))
+}
