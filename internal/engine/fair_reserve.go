@@ -44,6 +44,9 @@ import (
 //     without it.
 //   - An attempt begins when its worker starts, as for any job: its
 //     attempted_at is the fetch's time, up to a fetch cycle earlier.
+//   - River's JobCancel of a reserved job reaches it once it starts, by
+//     River's poll for the cancellations of its producer's running jobs
+//     (its notification finds no executor for the job before then).
 //
 // A producer keeps a reserve only while it fetches often (its previous
 // fetch began less than reserveCadence earlier), so that the reserve is
