@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
-	"github.com/riverqueue/river/rivertype"
 )
 
 // Fair turns across tenants.
@@ -94,10 +93,10 @@ type fairState struct {
 	// or more with ready jobs: its next fetch is a fair one with no probe.
 	turns bool
 
-	producer   producerOf    // whose reserve it is (fair_reserve.go)
-	lastFetch  time.Time     // when the producer's last fetch began
-	reserve    []reservedJob // jobs started ahead for the producer's next fetch
-	reserveGen uint64        // counts the reserves kept, for their put-back
+	producer   producerOf   // whose reserve it is (fair_reserve.go)
+	lastFetch  time.Time    // when the producer's last fetch began
+	reserve    []startedJob // jobs started ahead for the producer's next fetch
+	reserveGen uint64       // counts the reserves kept, for their put-back
 }
 
 // A producer fetches in turns without probing again while its last fair
@@ -146,12 +145,8 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 		return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
 	}
 	taken, frequent := fs.takeReserve(params.MaxToLock)
-	jobs := make([]*rivertype.JobRow, len(taken), params.MaxToLock)
-	for i, r := range taken {
-		jobs[i] = r.job
-	}
-	if len(jobs) == params.MaxToLock {
-		return &riverdriver.JobGetAvailableResult{Jobs: jobs}, nil
+	if len(taken) == params.MaxToLock {
+		return &riverdriver.JobGetAvailableResult{Jobs: rowsOf(taken)}, nil
 	}
 	// A fair fetch of a producer that fetches often also starts its next
 	// fetch's jobs; not with rates, whose tokens go to attempts as they
@@ -161,13 +156,15 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 		ahead = params.MaxToLock
 	}
 	rest := *params
-	rest.MaxToLock -= len(jobs)
+	rest.MaxToLock -= len(taken)
 	res, err := p.fetch(ctx, exec, fs, &rest, ahead)
 	if err != nil {
 		p.untake(fs, taken)
 		return nil, err
 	}
-	res.Jobs = append(jobs, res.Jobs...)
+	if len(taken) > 0 {
+		res.Jobs = append(rowsOf(taken), res.Jobs...)
+	}
 	return res, nil
 }
 
@@ -175,7 +172,6 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 // start ahead more jobs than params asks for keeps them in the producer's
 // reserve.
 func (p *pilot) fetch(ctx context.Context, exec riverdriver.Executor, fs *fairState, params *riverdriver.JobGetAvailableParams, ahead int) (*riverdriver.JobGetAvailableResult, error) {
-	state := riverpilot.ProducerState(fs)
 	ctx, cancel := context.WithTimeout(ctx, fairFetchTimeout)
 	defer cancel()
 
@@ -188,7 +184,7 @@ func (p *pilot) fetch(ctx context.Context, exec riverdriver.Executor, fs *fairSt
 	fs.mu.Unlock()
 	if !p.controlled() && !turns {
 		if quiet {
-			return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
+			return p.StandardPilot.JobGetAvailable(ctx, exec, fs, params)
 		}
 		first, last, err := p.probe(ctx, texts, params.Queue)
 		if err != nil {
@@ -198,7 +194,7 @@ func (p *pilot) fetch(ctx context.Context, exec riverdriver.Executor, fs *fairSt
 			fs.mu.Lock()
 			fs.quietUntil = time.Now().Add(fairQuietProbe)
 			fs.mu.Unlock()
-			return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
+			return p.StandardPilot.JobGetAvailable(ctx, exec, fs, params)
 		}
 	}
 
@@ -220,8 +216,8 @@ func (p *pilot) fetch(ctx context.Context, exec riverdriver.Executor, fs *fairSt
 	// The jobs are running and this producer's from here on, as after
 	// River's own fetch, which returns them as it updated them too.
 	n := min(len(got.jobs), params.MaxToLock)
-	p.keepReserve(fs, got.jobs[n:], got.prior[n:])
-	return &riverdriver.JobGetAvailableResult{Jobs: got.jobs[:n:n]}, nil
+	p.keepReserve(fs, got.jobs[n:])
+	return &riverdriver.JobGetAvailableResult{Jobs: rowsOf(got.jobs[:n])}, nil
 }
 
 // probe returns the first and the last tenant (in text order) with jobs
@@ -317,10 +313,13 @@ func (p *pilot) fetchFair(ctx context.Context, texts fairTexts, params *riverdri
 
 // fetched is what a fair fetch returned.
 type fetched struct {
-	jobs   []*rivertype.JobRow // the jobs started, as the fetch left them
-	prior  []*time.Time        // each job's attempted_at before the fetch
-	order  [][3]int64          // each job's priority, rank and place: the order the fetch took them in
-	served string              // the tenant at the furthest place in the rotation served (or looked at, by a short fetch)
+	// jobs are the jobs started, as the fetch left them, in the order it
+	// took them (priority, then rank within their tenant, then place in
+	// the rotation), which the rows of an UPDATE's RETURNING do not keep:
+	// the first are handed out now, the rest kept in the producer's
+	// reserve.
+	jobs   []startedJob
+	served string // the tenant at the furthest place in the rotation served (or looked at, by a short fetch)
 	// tenants is how many tenants the rotation's places held.
 	tenants int64
 	// taken counts the attempts started of each rated (kind, tenant) pair.
@@ -358,6 +357,13 @@ func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (*fetched, error) {
 	defer rows.Close()
 	var last int64 // the furthest place in the rotation served
 	got := &fetched{taken: map[[2]string]float64{}}
+	// started are the jobs, each with the order the fetch took it in: its
+	// priority, rank and place.
+	type inOrder struct {
+		startedJob
+		order [3]int64
+	}
+	var started []inOrder
 	for rows.Next() {
 		var (
 			id        *int64 // NULL for the last place of a short fetch's rotation
@@ -371,9 +377,8 @@ func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (*fetched, error) {
 			return nil, err
 		}
 		if id != nil {
-			got.jobs = append(got.jobs, job.row(*id, kind))
-			got.prior = append(got.prior, job.priorAttemptedAt)
-			got.order = append(got.order, [3]int64{int64(*job.priority), *job.rank, pos})
+			started = append(started, inOrder{startedJob{job.row(*id, kind), job.priorAttemptedAt},
+				[3]int64{int64(*job.priority), *job.rank, pos}})
 		}
 		if pos > last {
 			last, got.served = pos, ""
@@ -389,24 +394,11 @@ func scanFetched(rows pgx.Rows, rated map[string]TenantRate) (*fetched, error) {
 			got.nextToken = &wait
 		}
 	}
-	got.sort()
+	slices.SortFunc(started, func(a, b inOrder) int { return slices.Compare(a.order[:], b.order[:]) })
+	for _, s := range started {
+		got.jobs = append(got.jobs, s.startedJob)
+	}
 	return got, rows.Err()
-}
-
-// sort puts the jobs in the order the fetch took them (priority, then
-// rank within their tenant, then place in the rotation), which the rows
-// of an UPDATE's RETURNING do not keep: the first of them are handed out
-// now, the rest kept in the producer's reserve.
-func (f *fetched) sort() {
-	idx := make([]int, len(f.jobs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return slices.Compare(f.order[a][:], f.order[b][:]) })
-	jobs, prior, order := slices.Clone(f.jobs), slices.Clone(f.prior), slices.Clone(f.order)
-	for i, j := range idx {
-		f.jobs[i], f.prior[i], f.order[i] = jobs[j], prior[j], order[j]
-	}
 }
 
 // controlled reports whether some kind of the client has a tenant limit or

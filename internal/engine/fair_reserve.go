@@ -72,11 +72,20 @@ const (
 	reservePutBackMaxWait = 30 * time.Second
 )
 
-// reservedJob is a job in a producer's reserve, with its attempted_at
-// before the fetch that started it.
-type reservedJob struct {
+// startedJob is a job a fair fetch started, with its attempted_at before
+// the fetch: what a producer's reserve holds.
+type startedJob struct {
 	job   *rivertype.JobRow
 	prior *time.Time
+}
+
+// rowsOf returns the jobs' rows, as River takes them.
+func rowsOf(jobs []startedJob) []*rivertype.JobRow {
+	rows := make([]*rivertype.JobRow, len(jobs))
+	for i, j := range jobs {
+		rows[i] = j.job
+	}
+	return rows
 }
 
 // producerOf is what a reserve's put-back needs of its producer.
@@ -87,7 +96,7 @@ type producerOf struct {
 // takeReserve takes up to n jobs from the producer's reserve, oldest
 // first, and reports whether the producer fetches often: its previous
 // fetch began less than reserveCadence ago (it records this one's start).
-func (fs *fairState) takeReserve(n int) (taken []reservedJob, frequent bool) {
+func (fs *fairState) takeReserve(n int) (taken []startedJob, frequent bool) {
 	now := time.Now()
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -102,24 +111,20 @@ func (fs *fairState) takeReserve(n int) (taken []reservedJob, frequent bool) {
 // untake puts jobs takeReserve took back at the head of the reserve, and
 // arms their put-back: the fetch that was to hand them out with more
 // failed.
-func (p *pilot) untake(fs *fairState, taken []reservedJob) {
+func (p *pilot) untake(fs *fairState, taken []startedJob) {
 	p.restore(fs, taken, true, reserveMaxAge, 0)
 }
 
 // keepReserve adds jobs, started by a fair fetch beyond what its producer
 // asked for, to the producer's reserve, and arms their put-back.
-func (p *pilot) keepReserve(fs *fairState, jobs []*rivertype.JobRow, prior []*time.Time) {
-	kept := make([]reservedJob, len(jobs))
-	for i, job := range jobs {
-		kept[i] = reservedJob{job: job, prior: prior[i]}
-	}
-	p.restore(fs, kept, false, reserveMaxAge, 0)
+func (p *pilot) keepReserve(fs *fairState, jobs []startedJob) {
+	p.restore(fs, jobs, false, reserveMaxAge, 0)
 }
 
 // restore puts jobs in the producer's reserve (nothing for none), at its
 // head or its end, and arms the reserve's put-back after wait, with
 // failures the tries that failed before (0 for a new reserve).
-func (p *pilot) restore(fs *fairState, jobs []reservedJob, head bool, wait time.Duration, failures int) {
+func (p *pilot) restore(fs *fairState, jobs []startedJob, head bool, wait time.Duration, failures int) {
 	if len(jobs) == 0 {
 		return
 	}
