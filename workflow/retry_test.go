@@ -200,11 +200,19 @@ func TestRetryPolicyRuns(t *testing.T) {
 		require.NoError(t, err)
 		failed := waitStatus(t, c, h, StatusFailed)
 		require.Nil(t, failed.Retry, "a finished run has no retry policy to show")
-		require.NoError(t, c.Retry(ctxT(t), h.ID))
-		run, err := c.GetRun(ctxT(t), h.ID)
+		// The run is read in the retry's own transaction: once it commits,
+		// the retried attempt may fail (it always does) and finish the run
+		// before a later read.
+		tx, err := env.pool.Begin(ctxT(t))
 		require.NoError(t, err)
-		require.Equal(t, &RetryPolicy{Delay: 2 * time.Hour}, jobRetry(t, run))
+		defer tx.Rollback(ctxT(t))
+		require.NoError(t, c.RetryTx(ctxT(t), tx, h.ID))
+		run, err := runOf(c.db.RunByID(ctxT(t), tx, h.ID))
+		require.NoError(t, err)
+		require.Equal(t, StatusPending, run.Status)
 		require.Equal(t, &RetryPolicy{Delay: 2 * time.Hour}, run.Retry)
+		require.NoError(t, tx.Commit(ctxT(t)))
+		require.Equal(t, &RetryPolicy{Delay: 2 * time.Hour}, jobRetry(t, run), "the new job carries the policy")
 	})
 
 	// A run reads the policy its job carries, in GetRun and ListRuns: the
