@@ -16,6 +16,7 @@ import (
 
 	"github.com/tributary-go/tributary/internal/engine"
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/testlog"
 	"github.com/tributary-go/tributary/internal/wfruntime"
 )
 
@@ -207,7 +208,7 @@ func TestSyncCompletionLostToFailover(t *testing.T) {
 	cluster := startCrashCluster(t)
 	pool := crashDatabase(t, cluster, "lost_to_failover")
 	def := pgCrashDef()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	c, err := NewClient(pool, &Config{
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		River: &river.Config{

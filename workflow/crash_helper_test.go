@@ -5,7 +5,6 @@ package workflow
 // re-executed as TestCrashHelperProcess) and the parent's handle on it.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/testlog"
 )
 
 // Environment of the helper process.
@@ -320,7 +319,7 @@ func runCrashHelper(t *testing.T) {
 // crashChild is the parent's handle on a helper process.
 type crashChild struct {
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *testlog.Buffer
 	exited chan struct{} // closed once the process has been reaped
 }
 
@@ -344,7 +343,7 @@ func startChild(t *testing.T, name, entry string, deadline time.Duration, env ..
 	cmd := exec.CommandContext(ctx, os.Args[0],
 		"-test.run=^"+entry+"$", "-test.v", "-test.count=1", "-test.timeout="+deadline.String())
 	cmd.Env = append(os.Environ(), env...)
-	out := &syncBuffer{}
+	out := &testlog.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
 	stdin, err := cmd.StdinPipe() // held open: the helper exits on EOF
@@ -396,23 +395,4 @@ func (c *crashChild) kill(t *testing.T) {
 		t.Fatalf("crash helper pid %d not reaped after SIGKILL", c.cmd.Process.Pid)
 	}
 	require.Equal(t, -1, c.cmd.ProcessState.ExitCode(), "the helper must die of the signal, not exit: %s", c.cmd.ProcessState)
-}
-
-// syncBuffer is a bytes.Buffer that the helper's output copiers and the test
-// may use concurrently.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

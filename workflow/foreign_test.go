@@ -1,10 +1,8 @@
 package workflow
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/testlog"
 )
 
 type plainArgs struct{}
@@ -25,24 +24,6 @@ type plainWorker struct {
 }
 
 func (plainWorker) Work(context.Context, *river.Job[plainArgs]) error { return nil }
-
-// lockedBuffer is a log destination safe for concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestForeignFetchIsLogged: a plain River client (the application's, without
 // Tributary's workers or FetchOnlyKnownKinds) working the runs' queue
@@ -81,7 +62,7 @@ func TestForeignFetchIsLogged(t *testing.T) {
 	defer stop()
 	require.NoError(t, plain.Stop(stopCtx))
 
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	config := testConfig(t, db, echo)
 	config.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, err := NewClient(db.Pool, config)

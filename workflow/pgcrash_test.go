@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/pgcluster"
+	"github.com/tributary-go/tributary/internal/testlog"
 	"github.com/tributary-go/tributary/migrations"
 
 	"github.com/tributary-go/tributary/internal/wfruntime"
@@ -117,7 +118,7 @@ func testPostgresCrash(t *testing.T, cluster *pgcluster.Cluster, tc pgCrashCase)
 		})
 	}
 	def := pgCrashDef()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	restored := &atomic.Int64{}
 	c, err := NewClient(pool, &Config{
 		AsyncCompletion: tc.async,
