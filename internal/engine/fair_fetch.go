@@ -93,10 +93,13 @@ type fairState struct {
 	// or more with ready jobs: its next fetch is a fair one with no probe.
 	turns bool
 
-	producer   producerOf   // whose reserve it is (fair_reserve.go)
-	lastFetch  time.Time    // when the producer's last fetch began
-	reserve    []startedJob // jobs started ahead for the producer's next fetch
-	reserveGen uint64       // counts the reserves kept, for their put-back
+	producer   producerOf    // whose reserve it is (fair_reserve.go)
+	lastFetch  time.Time     // when the producer's last fetch began
+	reserve    []startedJob  // jobs started ahead for the producer's next fetches
+	reserveGen uint64        // counts the reserves kept, for their put-back
+	peak       int           // the most jobs the producer asked for in one fetch
+	refilling  chan struct{} // while a refill is in flight; closed when it ends
+	stopped    bool          // the producer stopped: no more refills
 }
 
 // A producer fetches in turns without probing again while its last fair
@@ -138,40 +141,37 @@ func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, par
 // (fair_reserve.go), then the fair fetch when jobs of two tenants or more
 // are ready in the queue (as the probe, or the producer's last fair fetch,
 // found), or when some kind has a tenant limit or rate; River's own
-// otherwise.
+// otherwise. A producer that fetches often in turns then has its reserve
+// topped up off its path.
 func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, state riverpilot.ProducerState, params *riverdriver.JobGetAvailableParams) (*riverdriver.JobGetAvailableResult, error) {
 	fs, ok := state.(*fairState)
 	if !ok || p.pool == nil || params.MaxToLock <= 0 {
 		return p.StandardPilot.JobGetAvailable(ctx, exec, state, params)
 	}
-	taken, frequent := fs.takeReserve(params.MaxToLock)
-	if len(taken) == params.MaxToLock {
-		return &riverdriver.JobGetAvailableResult{Jobs: rowsOf(taken)}, nil
-	}
-	// A fair fetch of a producer that fetches often also starts its next
-	// fetch's jobs; not with rates, whose tokens go to attempts as they
-	// start.
-	ahead := 0
-	if frequent && len(p.rates.kinds) == 0 {
-		ahead = params.MaxToLock
-	}
-	rest := *params
-	rest.MaxToLock -= len(taken)
-	res, err := p.fetch(ctx, exec, fs, &rest, ahead)
-	if err != nil {
-		p.untake(fs, taken)
+	if err := fs.awaitRefill(ctx); err != nil {
 		return nil, err
 	}
-	if len(taken) > 0 {
-		res.Jobs = append(rowsOf(taken), res.Jobs...)
+	taken, frequent := fs.takeReserve(params.MaxToLock)
+	res := &riverdriver.JobGetAvailableResult{Jobs: rowsOf(taken)}
+	if len(taken) < params.MaxToLock {
+		rest := *params
+		rest.MaxToLock -= len(taken)
+		got, err := p.fetch(ctx, exec, fs, &rest)
+		if err != nil {
+			p.untake(fs, taken)
+			return nil, err
+		}
+		res.Jobs = append(res.Jobs, got.Jobs...)
+	}
+	// Not with rates, whose tokens go to attempts as they start.
+	if frequent && len(p.rates.kinds) == 0 {
+		p.refill(fs, params)
 	}
 	return res, nil
 }
 
-// fetch is JobGetAvailable after the reserve: a fair fetch that is to
-// start ahead more jobs than params asks for keeps them in the producer's
-// reserve.
-func (p *pilot) fetch(ctx context.Context, exec riverdriver.Executor, fs *fairState, params *riverdriver.JobGetAvailableParams, ahead int) (*riverdriver.JobGetAvailableResult, error) {
+// fetch is JobGetAvailable after the reserve.
+func (p *pilot) fetch(ctx context.Context, exec riverdriver.Executor, fs *fairState, params *riverdriver.JobGetAvailableParams) (*riverdriver.JobGetAvailableResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, fairFetchTimeout)
 	defer cancel()
 
@@ -198,26 +198,29 @@ func (p *pilot) fetch(ctx context.Context, exec riverdriver.Executor, fs *fairSt
 		}
 	}
 
+	got, err := p.fetchTurns(ctx, texts, fs, params)
+	if err != nil {
+		return nil, err
+	}
+	// The jobs are running and this producer's from here on, as after
+	// River's own fetch, which returns them as it updated them too.
+	return &riverdriver.JobGetAvailableResult{Jobs: rowsOf(got)}, nil
+}
+
+// fetchTurns is a fair fetch of the producer's from where its turns
+// ended; it records where they end now.
+func (p *pilot) fetchTurns(ctx context.Context, texts fairTexts, fs *fairState, params *riverdriver.JobGetAvailableParams) ([]startedJob, error) {
 	fs.mu.Lock()
 	cursor := fs.cursor
 	fs.mu.Unlock()
-
-	ask := *params
-	ask.MaxToLock += ahead
-	got, err := p.fetchFair(ctx, texts, &ask, cursor)
+	got, err := p.fetchFair(ctx, texts, params, cursor)
 	if err != nil {
 		return nil, fmt.Errorf("tributary: fetch jobs of queue %q in fair turns: %w", params.Queue, err)
 	}
-
 	fs.mu.Lock()
 	fs.cursor, fs.turns = got.served, got.tenants >= 2
 	fs.mu.Unlock()
-
-	// The jobs are running and this producer's from here on, as after
-	// River's own fetch, which returns them as it updated them too.
-	n := min(len(got.jobs), params.MaxToLock)
-	p.keepReserve(fs, got.jobs[n:])
-	return &riverdriver.JobGetAvailableResult{Jobs: rowsOf(got.jobs[:n])}, nil
+	return got.jobs, nil
 }
 
 // probe returns the first and the last tenant (in text order) with jobs

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivertype"
@@ -17,16 +18,25 @@ import (
 //
 // River's producer fetches one fetch after the other: it asks for as many
 // jobs as it has free slots, starts them, and fetches again when a slot
-// frees, no sooner than its cooldown. Its runs wait for each fetch, so
-// the time a fetch takes is part of every cycle of the queue, and a fair
-// fetch takes longer than River's (a probe of the tenant index per tenant,
-// and the tenants' limits): over 1,000 tenants its producer cycled about
-// 10 % slower (docs/benchmarks.md). So while a producer fetches often, a
-// fair fetch that gives it all it asked for also starts as many jobs
-// again, in the same statement and in the same turns, and keeps them in
-// the producer's reserve: its next fetch hands them out with no statement,
-// and a fetch asking for more than the reserve holds gets the reserve and
-// the rest from the database.
+// frees, no sooner than its cooldown (FetchCooldown) after the last call
+// for a fetch. Its runs wait for each fetch, so the time a fetch takes is
+// part of every cycle of the queue, and a fair fetch takes longer than
+// River's (a probe of the tenant index per tenant, and the tenants'
+// limits). Worse, a fetch that outlasts the cooldown lets the first slot
+// that frees after it call for the next fetch at once, which then asks
+// for that one slot, and the slots that free just after it wait a whole
+// cooldown: measured over 1,000 tenants with 20 workers and River's
+// fetch cooldown of 2 ms, a quarter of the fetches asked for one job, and
+// 0-step runs cycled 25 % slower than without a tenant (docs/benchmarks.md).
+//
+// So while a producer fetches often in turns, its fair fetches are made
+// ahead, off its path: after each fetch, a refill in the background starts
+// the next turns' jobs, up to the most the producer has asked for in one
+// fetch, and keeps them in the producer's reserve, once the reserve is
+// down to half that. The producer's next fetch hands them out with no
+// statement (waiting for a refill still in flight first, so that the
+// producer's fetches never overlap), and a fetch asking for more than the
+// reserve holds gets the reserve and the rest from the database.
 //
 // What a reserve keeps:
 //
@@ -37,29 +47,32 @@ import (
 //     rescue see them as this client's (a client that dies with a reserve
 //     has its reserved jobs rescued with its others, each with an attempt
 //     counted as failed, as for a job River fetched and had not begun).
-//   - The turns: the reserve's jobs are the ones the next fetch in turns
-//     would have taken first, and the fetch after it goes on after them.
+//   - The turns: the reserve's jobs are the ones the next fetches in turns
+//     would have taken first, and the fetch after them goes on after them.
 //     A tenant or a better priority whose jobs become ready meanwhile is
-//     served from the fetch after the reserve, one fetch later than
-//     without it.
+//     served after the reserve, at most one refill (the most jobs the
+//     producer asks for in one fetch) later than without it.
 //   - An attempt begins when its worker starts, as for any job: its
-//     attempted_at is the fetch's time, up to a fetch cycle earlier.
+//     attempted_at is the refill's time, up to a few fetch cycles earlier.
 //   - River's JobCancel of a reserved job reaches it once it starts, by
 //     River's poll for the cancellations of its producer's running jobs
 //     (its notification finds no executor for the job before then).
 //
 // A producer keeps a reserve only while it fetches often (its previous
-// fetch began less than reserveCadence earlier), so that the reserve is
-// handed out within a cycle, and never for a client with tenant rates,
-// whose tokens are taken as attempts start. A reserve not handed out
-// within reserveMaxAge (the producer stopped fetching: its queue paused,
-// or its slots all held by long attempts) is put back, as is a producer's
-// reserve when it stops: its jobs become available again as they were
-// before the fetch (state, attempt, attempted_at, and attempted_by,
-// unless River's fetch dropped the oldest entry of a full attempted_by),
-// and the queue's producers are notified. A put-back that fails (the
-// database unreachable) keeps the reserve for the next fetch, and is
-// tried again after reserveMaxAge.
+// fetch began less than reserveCadence earlier) and in turns (its last
+// fetch was a fair one, or some kind has a tenant limit: River's own fetch
+// is quick), so that the reserve is handed out within a few cycles, and
+// never for a client with tenant rates, whose tokens are taken as
+// attempts start. A reserve not handed out within reserveMaxAge (the
+// producer stopped fetching: its queue paused, or its slots all held by
+// long attempts) is put back, as is a producer's reserve when it stops:
+// its jobs become available again as they were before the fetch (state,
+// attempt, attempted_at, and attempted_by, unless River's fetch dropped
+// the oldest entry of a full attempted_by), and the queue's producers are
+// notified. A put-back that fails (the database unreachable) keeps the
+// reserve for the next fetch, and is tried again after reserveMaxAge. A
+// refill that fails is logged as a warning and leaves the reserve as it
+// was; the producer's next fetch fetches for itself.
 const (
 	reserveCadence = 10 * time.Millisecond
 	reserveMaxAge  = 100 * time.Millisecond
@@ -170,10 +183,7 @@ func (p *pilot) putBackReserve(ctx context.Context, fs *fairState, gen uint64, f
 		_ = p.driver.GetExecutor().NotifyMany(ctx, insertNotification(fs.producer.schema, fs.producer.queue))
 		return
 	}
-	var pgErr *pgconn.PgError
-	if errors.Is(err, riverdriver.ErrClosedPool) || (errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000")) { // undefined_table, invalid_schema_name
-		// The client's pool is closed (the application stopped using the
-		// database), or the queue's tables are gone: nothing to try again.
+	if gone(err) {
 		// A dead client's running jobs are rescued.
 		return
 	}
@@ -183,13 +193,84 @@ func (p *pilot) putBackReserve(ctx context.Context, fs *fairState, gen uint64, f
 	p.restore(fs, back, true, wait, failures+1)
 }
 
-// ProducerShutdown puts the stopping producer's reserve back.
+// refill tops up the producer's reserve in the background (see the
+// reserve's comment), after a fetch that asked as params: to the most jobs
+// it asked for in one fetch, once the reserve holds half that or less, and
+// only while its fetches are fair ones. One refill is in flight at a time,
+// and none once the producer stopped.
+func (p *pilot) refill(fs *fairState, params *riverdriver.JobGetAvailableParams) {
+	fs.mu.Lock()
+	fs.peak = max(fs.peak, params.MaxToLock)
+	n := fs.peak - len(fs.reserve)
+	if fs.stopped || fs.refilling != nil || len(fs.reserve) > fs.peak/2 || !(fs.turns || p.controlled()) {
+		fs.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	fs.refilling = done
+	fs.mu.Unlock()
+
+	ask := *params
+	ask.MaxToLock = n
+	go func() {
+		defer func() {
+			fs.mu.Lock()
+			fs.refilling = nil
+			fs.mu.Unlock()
+			close(done)
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), fairFetchTimeout)
+		defer cancel()
+		jobs, err := p.fetchTurns(ctx, p.fairTexts(ask.Schema), fs, &ask)
+		if err != nil && !gone(err) {
+			p.logger().WarnContext(ctx, "tributary: could not start a producer's next jobs ahead of its fetch; its next fetch fetches them itself",
+				slog.String("queue", ask.Queue), slog.String("err", err.Error()))
+			return
+		}
+		p.keepReserve(fs, jobs)
+	}()
+}
+
+// gone reports whether err says that the client's pool is closed (the
+// application stopped using the database) or that the queue's tables are
+// gone: nothing a reserve's put-back or refill should try again or report.
+func gone(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.Is(err, riverdriver.ErrClosedPool) || errors.Is(err, puddle.ErrClosedPool) ||
+		(errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000")) // undefined_table, invalid_schema_name
+}
+
+// awaitRefill waits for the producer's refill in flight, if any, so that
+// its jobs are in the reserve and the producer's fetches do not overlap.
+func (fs *fairState) awaitRefill(ctx context.Context) error {
+	fs.mu.Lock()
+	done := fs.refilling
+	fs.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ProducerShutdown puts the stopping producer's reserve back, once its
+// refill in flight, if any, ended.
 func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerShutdownParams) error {
 	p.producersMu.Lock()
 	fs := p.producers[params.ProducerID]
 	delete(p.producers, params.ProducerID)
 	p.producersMu.Unlock()
 	if fs != nil {
+		fs.mu.Lock()
+		fs.stopped = true
+		fs.mu.Unlock()
+		// A refill ends within fairFetchTimeout; its jobs are put back
+		// with the rest.
+		_ = fs.awaitRefill(context.WithoutCancel(ctx))
 		p.putBackReserve(ctx, fs, 0, 0)
 	}
 	return p.StandardPilot.ProducerShutdown(ctx, exec, params)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tributary-go/tributary/internal/testdb"
+	"github.com/tributary-go/tributary/internal/testlog"
 )
 
 // reserveFixture is one producer of queue default on db, fetching
@@ -66,6 +68,7 @@ func (f *reserveFixture) fetch(n int, frequent bool) []string {
 		ClientID: "c", Kind: []string{"workflow:a"}, MaxAttemptedBy: 100, MaxToLock: n, Queue: "default", Schema: f.db.Schema,
 	})
 	require.NoError(f.t, err)
+	require.NoError(f.t, f.state.awaitRefill(f.ctx), "the refill the fetch set off, if any")
 	var tenants []string
 	for _, j := range res.Jobs {
 		require.Equal(f.t, "running", string(j.State))
@@ -86,13 +89,14 @@ func (f *reserveFixture) running() []string {
 	return tenants
 }
 
-// TestFairReserveHandsOutTheNextTurns: a fair fetch of a producer that
-// fetches often starts its next fetch's jobs too, in the same turns, and
-// keeps them (running, this client's); the next fetch hands them out with
-// no statement (a tenant ready meanwhile waits for the fetch after), and
-// a fetch asking for more than the reserve holds gets the reserve and the
-// rest from the database. A producer that does not fetch often keeps no
-// reserve.
+// TestFairReserveHandsOutTheNextTurns: after a fair fetch of a producer
+// that fetches often, a refill starts the next turns' jobs, as many as the
+// producer asked for, and keeps them (running, this client's); the next
+// fetches hand them out with no statement (a tenant ready meanwhile waits
+// for the fetch after), the reserve is topped up only once down to half,
+// and a fetch asking for more than the reserve holds gets the reserve and
+// the rest from the database. A producer that does not fetch often keeps
+// no reserve.
 func TestFairReserveHandsOutTheNextTurns(t *testing.T) {
 	t.Parallel()
 
@@ -107,14 +111,17 @@ func TestFairReserveHandsOutTheNextTurns(t *testing.T) {
 
 	require.Equal(t, []string{"t03", "t04", "t05"}, f.fetch(3, true))
 	require.Equal(t, []string{"t00", "t01", "t02", "t03", "t04", "t05", "t06", "t07", "t08"}, f.running(),
-		"the frequent fetch started the next turns' three too")
+		"the refill after the frequent fetch started the next turns' three")
 	require.Len(t, f.d.ReservedJobs(), 3)
 
+	require.Equal(t, []string{"t06"}, f.fetch(1, true), "the reserve, oldest first, with no statement")
+	require.Len(t, f.d.ReservedJobs(), 2, "more than half the most asked for is left: no refill")
+	require.Len(t, f.running(), 9)
+
 	f.insert("a", 0, 0, nil, nil) // first in the rotation's order, and the oldest
-	require.Equal(t, []string{"t06", "t07"}, f.fetch(2, false), "the reserve, oldest first, with no statement")
-	require.Equal(t, []string{"t08", "t09", "t10"}, f.fetch(3, false), "the reserve's last, then the rest in turns")
+	require.Equal(t, []string{"t07", "t08", "t09"}, f.fetch(3, false), "the reserve, then the rest in turns after it")
 	require.Empty(t, f.d.ReservedJobs(), "a fetch that is not frequent keeps nothing back")
-	require.ElementsMatch(t, []string{"t11", "a"}, f.fetch(3, false), "the turns go on after the reserve's, then wrap")
+	require.ElementsMatch(t, []string{"t10", "t11", "a"}, f.fetch(3, false), "the turns go on, then wrap")
 }
 
 // TestFairReservePutBack: a producer's reserve is put back when the
@@ -176,7 +183,13 @@ func TestFairReservePutBack(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"queue": "default"}`, n.Payload, "the queue's producers are told to fetch")
 
-	// A reserve not handed out is put back after reserveMaxAge.
+	// A reserve not handed out is put back after reserveMaxAge. (A
+	// stopped producer refills no more: the client starts a new one.)
+	id, state, err := f.d.pilot.ProducerInit(f.ctx, f.d.GetExecutor(), &riverpilot.ProducerInitParams{
+		ClientID: "c", Queue: "default", Schema: f.db.Schema,
+	})
+	require.NoError(t, err)
+	f.id, f.state = id, state.(*fairState)
 	require.Equal(t, []string{"t03"}, f.fetch(1, true))
 	require.Equal(t, "running", read("t04").State, "in the reserve")
 	// The put-back notifies the queue once it has committed.
@@ -211,4 +224,35 @@ func TestFairReserveKeptWhenAFetchFails(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, f.d.ReservedJobs(), 3, "the reserve is whole again")
 	require.Equal(t, []string{"t06", "t07", "t08"}, f.fetch(3, false))
+}
+
+// TestFairReserveRefillFailureLogged: a refill that fails is logged as a
+// warning through the client's logger and starts nothing; the producer's
+// next fetch fetches for itself.
+func TestFairReserveRefillFailureLogged(t *testing.T) {
+	t.Parallel()
+
+	f := newReserveFixture(t)
+	logs := &testlog.Buffer{}
+	f.d.SetLogger(slog.New(slog.NewTextHandler(logs, nil)))
+	for i := range 8 {
+		f.insert(fmt.Sprintf("t%02d", i), i, 0, nil, nil)
+	}
+	require.Equal(t, []string{"t00", "t01"}, f.fetch(2, false))
+	require.Equal(t, []string{"t02", "t03"}, f.fetch(2, true))
+	require.Len(t, f.d.ReservedJobs(), 2)
+
+	// No job may start now: the refill after the next fetch, which hands
+	// out the reserve with no statement, fails.
+	_, err := f.db.Pool.Exec(f.ctx, `ALTER TABLE river_job ADD CONSTRAINT none_start CHECK (state <> 'running') NOT VALID`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"t04", "t05"}, f.fetch(2, true))
+	require.Empty(t, f.d.ReservedJobs())
+	require.Contains(t, logs.String(), "could not start a producer's next jobs ahead of its fetch")
+	require.Contains(t, logs.String(), "none_start")
+
+	_, err = f.db.Pool.Exec(f.ctx, `ALTER TABLE river_job DROP CONSTRAINT none_start`)
+	require.NoError(t, err)
+	require.Len(t, f.running(), 6, "the failed refill started nothing")
+	require.Equal(t, []string{"t06", "t07"}, f.fetch(2, false), "the next fetch fetches for itself")
 }
