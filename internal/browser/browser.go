@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/tributary-go/tributary/internal/testlog"
 )
 
 const (
@@ -113,7 +115,7 @@ func New(t testing.TB) context.Context {
 	// TempDir's removal is registered first, so it runs after the cleanup
 	// below has waited for the browser, which writes there until it exits.
 	profile := t.TempDir()
-	output := &syncBuffer{}
+	output := &testlog.Buffer{}
 
 	// hardCtx bounds the browser process itself, including start-up and
 	// the cleanup's grace period; a test's actions get the shorter Timeout

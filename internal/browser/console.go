@@ -133,22 +133,3 @@ func formatErrors(errs []string) string {
 	}
 	return "\n\t" + strings.Join(errs, "\n\t")
 }
-
-// syncBuffer collects Chromium's output, which chromedp writes from its own
-// goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

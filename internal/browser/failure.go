@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/tributary-go/tributary/internal/testlog"
 )
 
 // saveFailure saves what a failed test's tab shows — screenshot.png,
@@ -15,7 +17,7 @@ import (
 // (Chromium's own output) — and logs the directory. browserCtx is New's
 // context without the test's deadline, so a test that ran out of time can
 // still be looked at.
-func saveFailure(t testing.TB, browserCtx context.Context, rec *recorder, output *syncBuffer) {
+func saveFailure(t testing.TB, browserCtx context.Context, rec *recorder, output *testlog.Buffer) {
 	dir, err := artifactDir(t)
 	if err != nil {
 		t.Logf("browser: saving the page of the failed test: %v", err)
