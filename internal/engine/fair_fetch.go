@@ -161,7 +161,11 @@ func (p *pilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, 
 			p.untake(fs, taken)
 			return nil, err
 		}
-		res.Jobs = append(res.Jobs, got.Jobs...)
+		// River's own fetch's jobs are not copied behind an empty reserve.
+		if len(taken) > 0 {
+			got.Jobs = append(res.Jobs, got.Jobs...)
+		}
+		res = got
 	}
 	// Not with rates, whose tokens go to attempts as they start.
 	if frequent && len(p.rates.kinds) == 0 {
@@ -319,8 +323,7 @@ type fetched struct {
 	// jobs are the jobs started, as the fetch left them, in the order it
 	// took them (priority, then rank within their tenant, then place in
 	// the rotation), which the rows of an UPDATE's RETURNING do not keep:
-	// the first are handed out now, the rest kept in the producer's
-	// reserve.
+	// a refill's are handed out from the producer's reserve in that order.
 	jobs   []startedJob
 	served string // the tenant at the furthest place in the rotation served (or looked at, by a short fetch)
 	// tenants is how many tenants the rotation's places held.

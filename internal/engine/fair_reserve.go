@@ -128,8 +128,8 @@ func (p *pilot) untake(fs *fairState, taken []startedJob) {
 	p.restore(fs, taken, true, reserveMaxAge, 0)
 }
 
-// keepReserve adds jobs, started by a fair fetch beyond what its producer
-// asked for, to the producer's reserve, and arms their put-back.
+// keepReserve adds jobs, started by a refill ahead of its producer's
+// fetches, to the producer's reserve, and arms their put-back.
 func (p *pilot) keepReserve(fs *fairState, jobs []startedJob) {
 	p.restore(fs, jobs, false, reserveMaxAge, 0)
 }
@@ -222,9 +222,11 @@ func (p *pilot) refill(fs *fairState, params *riverdriver.JobGetAvailableParams)
 		ctx, cancel := context.WithTimeout(context.Background(), fairFetchTimeout)
 		defer cancel()
 		jobs, err := p.fetchTurns(ctx, p.fairTexts(ask.Schema), fs, &ask)
-		if err != nil && !gone(err) {
-			p.logger().WarnContext(ctx, "tributary: could not start a producer's next jobs ahead of its fetch; its next fetch fetches them itself",
-				slog.String("queue", ask.Queue), slog.String("err", err.Error()))
+		if err != nil {
+			if !gone(err) {
+				p.logger().WarnContext(ctx, "tributary: could not start a producer's next jobs ahead of its fetch; its next fetch fetches them itself",
+					slog.String("queue", ask.Queue), slog.String("err", err.Error()))
+			}
 			return
 		}
 		p.keepReserve(fs, jobs)
